@@ -1,0 +1,226 @@
+//! The 2025-11-25 "experimental tasks" wire (SEP-1686).
+//!
+//! A `Task` object carries `taskId`, `status`, optional `statusMessage`, `createdAt`,
+//! `lastUpdatedAt`, `ttl` (milliseconds or `null` for unlimited) and optional
+//! `pollInterval` (milliseconds). `tasks/get`, `tasks/cancel` and
+//! `notifications/tasks/status` carry the task's fields flat; `CreateTaskResult` and
+//! `tasks/list` nest them.
+//!
+//! A tool result with `isError: true` is shown as `failed` here (the 2025-11-25 rule),
+//! while the engine records it as a completed task.
+
+use serde::Deserialize;
+use serde_json::{json, Map, Value};
+use std::time::Duration;
+
+use super::{timestamp, MODEL_IMMEDIATE_RESPONSE_META, RELATED_TASK_META};
+use crate::jsonrpc::RpcError;
+use crate::task::{TaskStatus, TaskView};
+
+/// The status this generation shows for a task.
+pub fn wire_status(view: &TaskView) -> TaskStatus {
+    if view.status == TaskStatus::Completed && view.tool_error {
+        TaskStatus::Failed
+    } else {
+        view.status
+    }
+}
+
+/// The `Task` object.
+pub fn task(view: &TaskView) -> Value {
+    let mut m = Map::new();
+    m.insert("taskId".into(), json!(view.id.as_str()));
+    m.insert("status".into(), json!(wire_status(view).as_str()));
+    if let Some(msg) = &view.status_message {
+        m.insert("statusMessage".into(), json!(msg));
+    }
+    m.insert("createdAt".into(), json!(timestamp(&view.created_at)));
+    m.insert("lastUpdatedAt".into(), json!(timestamp(&view.last_updated_at)));
+    m.insert(
+        "ttl".into(),
+        match view.ttl {
+            Some(d) => json!(millis(d)),
+            None => Value::Null,
+        },
+    );
+    if let Some(p) = view.poll_interval {
+        m.insert("pollInterval".into(), json!(millis(p)));
+    }
+    Value::Object(m)
+}
+
+/// `CreateTaskResult`: `{task, _meta?}`. `immediate` fills the optional
+/// model-immediate-response `_meta` entry.
+pub fn create_task_result(view: &TaskView, immediate: Option<&str>) -> Value {
+    let mut v = json!({ "task": task(view) });
+    if let Some(text) = immediate {
+        v["_meta"] = json!({ MODEL_IMMEDIATE_RESPONSE_META: text });
+    }
+    v
+}
+
+/// The result of `tasks/get` and `tasks/cancel`: the task's fields, flat.
+pub fn task_result(view: &TaskView) -> Value {
+    task(view)
+}
+
+/// The params of `notifications/tasks/status`: the full task, flat.
+pub fn status_notification_params(view: &TaskView) -> Value {
+    task(view)
+}
+
+/// The result of `tasks/list`.
+pub fn list_result(views: &[TaskView], next_cursor: Option<&str>) -> Value {
+    let mut v = json!({ "tasks": views.iter().map(task).collect::<Vec<_>>() });
+    if let Some(c) = next_cursor {
+        v["nextCursor"] = json!(c);
+    }
+    v
+}
+
+/// `_meta` value tying a message to a task.
+pub fn related_task(task_id: &str) -> Value {
+    json!({ RELATED_TASK_META: { "taskId": task_id } })
+}
+
+/// Adds the related-task entry to a result's `_meta`, keeping any `_meta` it had.
+pub fn with_related_task(mut result: Value, task_id: &str) -> Value {
+    if !result.is_object() {
+        result = json!({});
+    }
+    let meta = result
+        .as_object_mut()
+        .map(|o| o.entry("_meta").or_insert_with(|| json!({})));
+    if let Some(meta) = meta {
+        if !meta.is_object() {
+            *meta = json!({});
+        }
+        meta[RELATED_TASK_META] = json!({ "taskId": task_id });
+    }
+    result
+}
+
+/// Adds the related-task entry to the `data` of an error returned by `tasks/result`.
+pub fn error_with_related_task(mut error: RpcError, task_id: &str) -> RpcError {
+    let mut data = match error.data.take() {
+        Some(Value::Object(m)) => Value::Object(m),
+        Some(other) => json!({ "detail": other }),
+        None => json!({}),
+    };
+    data["_meta"] = related_task(task_id);
+    error.data = Some(data);
+    error
+}
+
+/// The `task` member a client puts in request params to ask for a task.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+pub struct TaskMetadata {
+    /// Requested time to keep the task, in milliseconds from creation.
+    #[serde(default)]
+    pub ttl: Option<u64>,
+}
+
+impl TaskMetadata {
+    /// The requested ttl as a duration.
+    pub fn ttl(&self) -> Option<Duration> {
+        self.ttl.map(Duration::from_millis)
+    }
+}
+
+/// Reads `params.task`: `Ok(None)` when absent, the metadata when it is an object
+/// (`{}` included).
+///
+/// # Errors
+/// `-32602` when `task` is not an object or `ttl` is not a non-negative integer.
+pub fn task_metadata(params: &Value) -> Result<Option<TaskMetadata>, RpcError> {
+    match params.get("task") {
+        None | Some(Value::Null) => Ok(None),
+        Some(v @ Value::Object(_)) => serde_json::from_value(v.clone()).map(Some).map_err(|e| {
+            RpcError::invalid_params(format!(
+                "'task' must be {{}} or {{\"ttl\": <milliseconds>}}: {e}"
+            ))
+        }),
+        Some(other) => Err(RpcError::invalid_params(format!(
+            "'task' must be an object like {{\"ttl\": 60000}}, got {}",
+            crate::jsonrpc::kind(other)
+        ))),
+    }
+}
+
+fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::task::TaskId;
+    use chrono::TimeZone;
+
+    fn view() -> TaskView {
+        let t = chrono::Utc
+            .with_ymd_and_hms(2025, 11, 25, 10, 30, 0)
+            .single()
+            .expect("valid date");
+        TaskView {
+            id: TaskId::from_string("abc"),
+            status: TaskStatus::Working,
+            status_message: Some("halfway".into()),
+            created_at: t,
+            last_updated_at: t,
+            ttl: Some(Duration::from_secs(60)),
+            poll_interval: Some(Duration::from_secs(1)),
+            tool_error: false,
+        }
+    }
+
+    #[test]
+    fn task_has_the_2025_fields() {
+        let v = task(&view());
+        assert_eq!(v["taskId"], "abc");
+        assert_eq!(v["status"], "working");
+        assert_eq!(v["ttl"], 60000);
+        assert_eq!(v["pollInterval"], 1000);
+        assert_eq!(v["createdAt"], "2025-11-25T10:30:00.000Z");
+        assert_eq!(v["statusMessage"], "halfway");
+    }
+
+    #[test]
+    fn unlimited_ttl_is_null() {
+        let mut w = view();
+        w.ttl = None;
+        assert!(task(&w)["ttl"].is_null());
+        assert!(task(&w).as_object().is_some_and(|o| o.contains_key("ttl")));
+    }
+
+    #[test]
+    fn tool_error_is_failed_on_this_wire() {
+        let mut w = view();
+        w.status = TaskStatus::Completed;
+        w.tool_error = true;
+        assert_eq!(task(&w)["status"], "failed");
+    }
+
+    #[test]
+    fn related_task_is_merged_into_meta() {
+        let r = with_related_task(json!({"content": [], "_meta": {"x": 1}}), "abc");
+        assert_eq!(r["_meta"]["x"], 1);
+        assert_eq!(r["_meta"][RELATED_TASK_META]["taskId"], "abc");
+    }
+
+    #[test]
+    fn task_metadata_accepts_empty_and_ttl_and_rejects_junk() {
+        assert_eq!(task_metadata(&json!({})).ok(), Some(None));
+        assert_eq!(
+            task_metadata(&json!({"task": {}})).ok(),
+            Some(Some(TaskMetadata { ttl: None }))
+        );
+        assert_eq!(
+            task_metadata(&json!({"task": {"ttl": 5}})).ok().flatten().and_then(|m| m.ttl),
+            Some(5)
+        );
+        assert!(task_metadata(&json!({"task": 3})).is_err());
+        assert!(task_metadata(&json!({"task": {"ttl": -1}})).is_err());
+        assert!(task_metadata(&json!({"task": {"ttl": "x"}})).is_err());
+    }
+}

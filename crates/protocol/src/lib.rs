@@ -1,0 +1,23 @@
+//! # mcp-tasks-protocol
+//!
+//! Pure data for the Model Context Protocol as mcp-tasks speaks it. Nothing here does I/O,
+//! so every other layer (engine, server, client) can share one definition of the wire.
+//!
+//! | module | what it holds |
+//! |---|---|
+//! | [`jsonrpc`] | JSON-RPC 2.0 envelopes, [`jsonrpc::RequestId`], [`jsonrpc::RpcError`], parsing that tells -32700 from -32600 |
+//! | [`error_code`] | every numeric error code as a named constant |
+//! | [`version`] | protocol versions we speak and how a version is negotiated |
+//! | [`methods`] | method names and the params/results of the methods we serve |
+//! | [`task`] | generation-neutral task types: [`task::TaskId`], [`task::TaskStatus`], [`task::TaskView`] |
+//! | [`codec`] | per-generation rendering of tasks (`ttl` vs `ttlMs` lives only there) |
+
+pub mod codec;
+pub mod error_code;
+pub mod jsonrpc;
+pub mod methods;
+pub mod task;
+pub mod version;
+
+pub use jsonrpc::{Incoming, RequestId, RpcError};
+pub use task::{TaskId, TaskStatus, TaskView};

@@ -1,0 +1,33 @@
+//! Method names and the params of the methods mcp-tasks serves.
+//!
+//! Params types accept unknown fields (MCP adds fields over time) and are parsed with
+//! [`parse_params`], which turns a serde error into a `-32602` that names the method.
+
+mod params;
+
+pub use params::*;
+
+/// `initialize`: version and capability negotiation.
+pub const INITIALIZE: &str = "initialize";
+/// `ping`: liveness check, answered with `{}`.
+pub const PING: &str = "ping";
+/// `tools/list`.
+pub const TOOLS_LIST: &str = "tools/list";
+/// `tools/call`.
+pub const TOOLS_CALL: &str = "tools/call";
+/// `tasks/get`.
+pub const TASKS_GET: &str = "tasks/get";
+/// `tasks/result`: waits for a terminal task and returns what the request returned.
+pub const TASKS_RESULT: &str = "tasks/result";
+/// `tasks/list`.
+pub const TASKS_LIST: &str = "tasks/list";
+/// `tasks/cancel`.
+pub const TASKS_CANCEL: &str = "tasks/cancel";
+/// Client notification ending `initialize`.
+pub const NOTIF_INITIALIZED: &str = "notifications/initialized";
+/// Cancels an in-flight request (not a task: tasks use `tasks/cancel`).
+pub const NOTIF_CANCELLED: &str = "notifications/cancelled";
+/// Progress of a request carrying `_meta.progressToken`.
+pub const NOTIF_PROGRESS: &str = "notifications/progress";
+/// 2025-11-25 task status change.
+pub const NOTIF_TASK_STATUS: &str = "notifications/tasks/status";

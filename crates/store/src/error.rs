@@ -1,0 +1,30 @@
+//! The store's error type.
+
+use crate::record::TaskRecord;
+
+/// What can go wrong in a store call. Variants are things a caller can act on.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StoreError {
+    /// No record with that id (or it expired).
+    #[error("task not found")]
+    NotFound,
+    /// The record is terminal or changed since it was read; carries what it is now.
+    #[error("task changed concurrently or is already terminal (now {})", .current.status)]
+    Conflict {
+        /// The record as it is now.
+        current: Box<TaskRecord>,
+    },
+    /// An id that already exists was created again.
+    #[error("a task with this id already exists")]
+    Duplicate,
+    /// The backend is temporarily unable to serve (busy, pool timeout); retrying may work.
+    #[error("store temporarily unavailable: {0}")]
+    Unavailable(String),
+    /// The database URL is not one we can open.
+    #[error("{0}")]
+    InvalidUrl(String),
+    /// Any other backend failure.
+    #[error("store backend error: {0}")]
+    Backend(#[source] Box<dyn std::error::Error + Send + Sync>),
+}
