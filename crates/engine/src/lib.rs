@@ -1,1 +1,33 @@
-//! placeholder
+//! # mcp-tasks-engine
+//!
+//! Runs tasks. The engine owns the rules of a task's life and leaves wire formats to the
+//! server and storage to a [`mcp_tasks_store::TaskStore`].
+//!
+//! | module | what it does |
+//! |---|---|
+//! | [`engine`] | [`Engine`]: create / get / list / cancel / wait for result; the one place transitions happen |
+//! | [`context`] | [`TaskContext`] handed to running work: status messages, progress, cancellation |
+//! | [`events`] | [`TaskEvent`]: the stream of changes the server turns into notifications |
+//! | [`config`] | [`EngineConfig`] and the documented defaults |
+//! | [`caller`] | [`Caller`]: who is asking, for owner binding |
+//! | [`error`] | [`EngineError`] |
+//!
+//! Work is a future the engine spawns on tokio. Cancellation is cooperative (the work
+//! awaits [`TaskContext::cancelled`]) and, after a grace period, forced (abort). On
+//! start, tasks left running by a previous process are failed with a message saying so.
+
+pub mod caller;
+pub mod config;
+pub mod context;
+pub mod engine;
+pub mod error;
+pub mod events;
+mod sweeper;
+
+pub use caller::Caller;
+pub use config::EngineConfig;
+pub use context::{Progress, ProgressSink, TaskContext};
+pub use engine::{CreateParams, Engine, ListResult, Work};
+pub use error::EngineError;
+pub use events::TaskEvent;
+pub use mcp_tasks_store::{Outcome, TaskRecord};

@@ -1,1 +1,24 @@
-//! placeholder
+//! # mcp-tasks-server
+//!
+//! An MCP server speaking the 2025-11-25 task wire on top of the
+//! [`mcp_tasks_engine::Engine`]. It knows nothing of SQL.
+//!
+//! | module | what it does |
+//! |---|---|
+//! | [`registry`] | [`ToolRegistry`]: tools, their input schemas, task support and handlers |
+//! | [`server`] | [`McpServer`]: shared state, session table, event routing to sessions |
+//! | [`session`] | [`Session`]: negotiated version, client capabilities, outbound stream, in-flight calls |
+//! | `dispatch` | one file per MCP method; unknown methods answer `-32601` |
+//! | [`error_map`] | engine errors to JSON-RPC errors, in one place |
+//! | [`transport`] | stdio and Streamable HTTP (axum) |
+
+mod dispatch;
+pub mod error_map;
+pub mod registry;
+pub mod server;
+pub mod session;
+pub mod transport;
+
+pub use registry::{TaskSupport, Tool, ToolFuture, ToolRegistry, ToolResult};
+pub use server::{McpServer, ServerConfig};
+pub use session::Session;

@@ -43,7 +43,7 @@ pub trait TaskStore: Send + Sync + std::fmt::Debug {
     /// backends, because a client may be told about the task right after.
     ///
     /// # Errors
-    /// [`StoreError::Conflict`] if the id exists; [`StoreError::Backend`] on I/O failure.
+    /// [`StoreError::Duplicate`] if the id exists; [`StoreError::Backend`] on I/O failure.
     async fn create(&self, record: &TaskRecord) -> Result<(), StoreError>;
 
     /// Reads a record by id. Expired records (`expires_at <= now`) are reported as
@@ -74,7 +74,11 @@ pub trait TaskStore: Send + Sync + std::fmt::Debug {
     ///
     /// # Errors
     /// [`StoreError::Backend`] on I/O failure.
-    async fn delete_expired(&self, now: DateTime<Utc>, limit: usize) -> Result<Vec<TaskId>, StoreError>;
+    async fn delete_expired(
+        &self,
+        now: DateTime<Utc>,
+        limit: usize,
+    ) -> Result<Vec<TaskId>, StoreError>;
 
     /// Moves every non-terminal record whose `runner` is not `current_runner` to
     /// `failed` with `status_message` and `error`, returning how many. Called at start-up

@@ -1,0 +1,256 @@
+//! The in-process reference backend: maps behind one std `Mutex`, lost on exit.
+//!
+//! Every method takes the lock once, does a short amount of work without awaiting, and
+//! releases it, so each call is atomic exactly as the trait requires. Side indexes keep
+//! every call proportional to its answer rather than to the number of stored tasks:
+//!
+//! - an expiry index `(expires_at, id)` makes [`TaskStore::delete_expired`] O(expired);
+//! - per-owner and per-(owner, session) indexes `(created_at, id)` make
+//!   [`TaskStore::list`] O(page) (plus any expired records it skips);
+//! - the set of non-terminal ids makes [`TaskStore::fail_orphaned`] O(running).
+
+use crate::error::StoreError;
+use crate::record::{ListPage, ListParams, Outcome, TaskRecord, TransitionParams};
+use crate::TaskStore;
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use mcp_tasks_protocol::{TaskId, TaskStatus};
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::ops::Bound;
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
+/// A position in creation order: the keyset that `list` pages by.
+type CreatedKey = (DateTime<Utc>, TaskId);
+
+/// The in-memory [`TaskStore`]: fast, always available, and gone when the process exits.
+///
+/// It behaves exactly like the durable backends (the shared `suite` checks this), with
+/// one note on precision: it keeps timestamps as given, whereas SQL backends keep
+/// milliseconds. Callers (the engine does) pass millisecond-truncated timestamps so that
+/// every backend returns the same values.
+#[derive(Debug, Default)]
+pub struct MemoryStore {
+    inner: Mutex<Inner>,
+}
+
+/// Everything behind the lock: the records and the indexes derived from them.
+#[derive(Debug, Default)]
+struct Inner {
+    /// All records, expired or not, until deleted.
+    records: HashMap<TaskId, TaskRecord>,
+    /// `(expires_at, id)` of every record that has an expiry.
+    expiry: BTreeSet<CreatedKey>,
+    /// Creation order per owner.
+    by_owner: HashMap<String, BTreeSet<CreatedKey>>,
+    /// Creation order per (owner, session).
+    by_session: HashMap<(String, String), BTreeSet<CreatedKey>>,
+    /// Ids of records that are not terminal.
+    active: HashSet<TaskId>,
+}
+
+impl MemoryStore {
+    /// An empty store.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Takes the lock. A panic while it was held cannot leave a half-applied change
+    /// visible (every mutation is checked before anything is written), so a poisoned
+    /// lock is simply taken over.
+    fn lock(&self) -> MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// Whether a record is expired at `now` (and so must look absent).
+fn is_expired(record: &TaskRecord, now: DateTime<Utc>) -> bool {
+    record.expires_at.is_some_and(|at| at <= now)
+}
+
+impl Inner {
+    fn insert(&mut self, record: TaskRecord) {
+        let key = (record.created_at, record.id.clone());
+        if let Some(at) = record.expires_at {
+            self.expiry.insert((at, record.id.clone()));
+        }
+        self.by_owner
+            .entry(record.owner.clone())
+            .or_default()
+            .insert(key.clone());
+        if let Some(session) = &record.session {
+            self.by_session
+                .entry((record.owner.clone(), session.clone()))
+                .or_default()
+                .insert(key);
+        }
+        if !record.status.is_terminal() {
+            self.active.insert(record.id.clone());
+        }
+        self.records.insert(record.id.clone(), record);
+    }
+
+    fn remove(&mut self, id: &TaskId) -> Option<TaskRecord> {
+        let record = self.records.remove(id)?;
+        let key = (record.created_at, record.id.clone());
+        if let Some(at) = record.expires_at {
+            self.expiry.remove(&(at, record.id.clone()));
+        }
+        if let Some(set) = self.by_owner.get_mut(&record.owner) {
+            set.remove(&key);
+            if set.is_empty() {
+                self.by_owner.remove(&record.owner);
+            }
+        }
+        if let Some(session) = &record.session {
+            let owner_session = (record.owner.clone(), session.clone());
+            if let Some(set) = self.by_session.get_mut(&owner_session) {
+                set.remove(&key);
+                if set.is_empty() {
+                    self.by_session.remove(&owner_session);
+                }
+            }
+        }
+        self.active.remove(id);
+        Some(record)
+    }
+
+    /// Applies a change to a record already checked to be non-terminal. Only status,
+    /// message, outcome, time and version change, so no ordering index moves; only the
+    /// active set may.
+    fn apply(&mut self, id: &TaskId, change: impl FnOnce(&mut TaskRecord)) -> Option<TaskRecord> {
+        let record = self.records.get_mut(id)?;
+        change(record);
+        record.version += 1;
+        let updated = record.clone();
+        if updated.status.is_terminal() {
+            self.active.remove(id);
+        }
+        Some(updated)
+    }
+}
+
+#[async_trait]
+impl TaskStore for MemoryStore {
+    async fn create(&self, record: &TaskRecord) -> Result<(), StoreError> {
+        let mut inner = self.lock();
+        if inner.records.contains_key(&record.id) {
+            return Err(StoreError::Duplicate);
+        }
+        inner.insert(record.clone());
+        Ok(())
+    }
+
+    async fn get(&self, id: &TaskId, now: DateTime<Utc>) -> Result<Option<TaskRecord>, StoreError> {
+        let inner = self.lock();
+        Ok(inner
+            .records
+            .get(id)
+            .filter(|r| !is_expired(r, now))
+            .cloned())
+    }
+
+    async fn list(&self, params: &ListParams) -> Result<ListPage, StoreError> {
+        let inner = self.lock();
+        let index = match &params.session {
+            Some(session) => inner
+                .by_session
+                .get(&(params.owner.clone(), session.clone())),
+            None => inner.by_owner.get(&params.owner),
+        };
+        let Some(index) = index else {
+            return Ok(ListPage {
+                records: Vec::new(),
+                has_more: false,
+            });
+        };
+        let start = match &params.after {
+            Some(after) => Bound::Excluded(after.clone()),
+            None => Bound::Unbounded,
+        };
+        let mut visible = index
+            .range((start, Bound::Unbounded))
+            .filter_map(|(_, id)| inner.records.get(id))
+            .filter(|r| !is_expired(r, params.now));
+        let records: Vec<TaskRecord> = visible.by_ref().take(params.limit).cloned().collect();
+        let has_more = visible.next().is_some();
+        Ok(ListPage { records, has_more })
+    }
+
+    async fn transition(&self, params: &TransitionParams) -> Result<TaskRecord, StoreError> {
+        let mut inner = self.lock();
+        let current = match inner.records.get(&params.id) {
+            Some(r) if !is_expired(r, params.now) => r,
+            _ => return Err(StoreError::NotFound),
+        };
+        let version_ok = match params.expected_version {
+            Some(expected) => expected == current.version,
+            None => true,
+        };
+        if !current.status.can_transition_to(params.status) || !version_ok {
+            return Err(StoreError::Conflict {
+                current: Box::new(current.clone()),
+            });
+        }
+        inner
+            .apply(&params.id, |r| {
+                r.status = params.status;
+                if let Some(message) = &params.status_message {
+                    r.status_message.clone_from(message);
+                }
+                if let Some(outcome) = &params.outcome {
+                    r.outcome = Some(outcome.clone());
+                }
+                r.last_updated_at = params.now;
+            })
+            .ok_or(StoreError::NotFound)
+    }
+
+    async fn delete_expired(
+        &self,
+        now: DateTime<Utc>,
+        limit: usize,
+    ) -> Result<Vec<TaskId>, StoreError> {
+        let mut inner = self.lock();
+        let ids: Vec<TaskId> = inner
+            .expiry
+            .iter()
+            .take_while(|(at, _)| *at <= now)
+            .take(limit)
+            .map(|(_, id)| id.clone())
+            .collect();
+        for id in &ids {
+            inner.remove(id);
+        }
+        Ok(ids)
+    }
+
+    async fn fail_orphaned(
+        &self,
+        current_runner: &str,
+        status_message: &str,
+        error: &Outcome,
+        now: DateTime<Utc>,
+    ) -> Result<u64, StoreError> {
+        let mut inner = self.lock();
+        let orphans: Vec<TaskId> = inner
+            .active
+            .iter()
+            .filter(|id| {
+                inner
+                    .records
+                    .get(*id)
+                    .is_some_and(|r| r.runner.as_deref() != Some(current_runner))
+            })
+            .cloned()
+            .collect();
+        for id in &orphans {
+            inner.apply(id, |r| {
+                r.status = TaskStatus::Failed;
+                r.status_message = Some(status_message.to_string());
+                r.outcome = Some(error.clone());
+                r.last_updated_at = now;
+            });
+        }
+        Ok(orphans.len() as u64)
+    }
+}

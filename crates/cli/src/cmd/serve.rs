@@ -1,0 +1,179 @@
+//! `mcp-tasks serve`: build the store, engine and tools, then serve stdio or HTTP.
+
+use anyhow::{Context, Result};
+use clap::Args;
+use mcp_tasks_engine::{config as defaults, Engine, EngineConfig};
+use mcp_tasks_server::server::DEFAULT_MAX_BODY_BYTES;
+use mcp_tasks_server::transport::{http, stdio};
+use mcp_tasks_server::{McpServer, ServerConfig, ToolRegistry};
+use std::path::PathBuf;
+use std::time::Duration;
+use tokio::net::TcpListener;
+
+use crate::config::{parse_duration, ConfigFile};
+
+/// Default HTTP listen address: loopback only.
+pub const DEFAULT_LISTEN: &str = "127.0.0.1:8080";
+/// Default database: an SQLite file in the working directory.
+pub const DEFAULT_DATABASE: &str = "sqlite://./mcp-tasks.db";
+
+/// Options of `serve`. Each can also come from the config file's `[server]` table or an
+/// environment variable; flags win over the file, the file over the defaults.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Serve one session over stdin/stdout (for desktop hosts that spawn the server)
+    /// instead of HTTP.
+    #[arg(long)]
+    stdio: bool,
+
+    /// Address for Streamable HTTP (endpoint /mcp). Port 0 picks a free port; the
+    /// chosen address is printed on stderr. [default: 127.0.0.1:8080]
+    #[arg(long, env = "MCP_TASKS_LISTEN", value_name = "ADDR")]
+    listen: Option<String>,
+
+    /// Task store: sqlite://PATH (durable; created if missing) or memory: (lost on exit).
+    /// [default: sqlite://./mcp-tasks.db]
+    #[arg(long, env = "MCP_TASKS_DATABASE", value_name = "URL")]
+    database: Option<String>,
+
+    /// TOML file with [server] settings and [[tools]] command tools (see
+    /// examples/tasks.toml).
+    #[arg(long, env = "MCP_TASKS_CONFIG", value_name = "FILE")]
+    config: Option<PathBuf>,
+
+    /// Also serve the built-in demo tools: slow_compute (task optional), greet (sync
+    /// only), failing_job (task required).
+    #[arg(long)]
+    demo: bool,
+
+    /// Retention of a task when the client asks for none. [default: 1h]
+    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
+    default_ttl: Option<Duration>,
+
+    /// Longest retention a client may ask for; longer requests are clamped and the
+    /// clamped ttl is reported. [default: 24h]
+    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
+    max_ttl: Option<Duration>,
+
+    /// Polling interval suggested to clients. [default: 1s]
+    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
+    poll_interval: Option<Duration>,
+
+    /// How long cancelled work may take to stop before it is aborted. [default: 5s]
+    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
+    cancel_grace: Option<Duration>,
+
+    /// Largest request body (HTTP) or line (stdio), in bytes. [default: 4194304]
+    #[arg(long, value_name = "BYTES")]
+    max_body_bytes: Option<usize>,
+
+    /// An extra browser Origin to accept over HTTP (localhost origins always are).
+    /// Repeat for several.
+    #[arg(long = "allowed-origin", value_name = "ORIGIN")]
+    allowed_origins: Vec<String>,
+
+    /// Log filter for stderr, e.g. info, debug, mcp_tasks_engine=debug.
+    #[arg(long, env = "MCP_TASKS_LOG", default_value = "info")]
+    log: String,
+}
+
+/// Runs the server until Ctrl-C / SIGTERM (HTTP) or end of input (stdio).
+pub async fn run(args: ServeArgs) -> Result<()> {
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .with_env_filter(tracing_subscriber::EnvFilter::try_new(&args.log).context("parsing --log")?)
+        .init();
+
+    let file = match &args.config {
+        Some(p) => ConfigFile::load(p)?,
+        None => ConfigFile::default(),
+    };
+    let s = &file.server;
+    let engine_config = EngineConfig {
+        default_ttl: args.default_ttl.or(s.default_ttl).unwrap_or(defaults::DEFAULT_TTL),
+        max_ttl: args.max_ttl.or(s.max_ttl).unwrap_or(defaults::DEFAULT_MAX_TTL),
+        poll_interval: args.poll_interval.or(s.poll_interval).unwrap_or(defaults::DEFAULT_POLL_INTERVAL),
+        cancel_grace: args.cancel_grace.or(s.cancel_grace).unwrap_or(defaults::DEFAULT_CANCEL_GRACE),
+        ..EngineConfig::default()
+    };
+    let mut allowed_origins = s.allowed_origins.clone();
+    allowed_origins.extend(args.allowed_origins.iter().cloned());
+    let server_config = ServerConfig {
+        max_body_bytes: args.max_body_bytes.or(s.max_body_bytes).unwrap_or(DEFAULT_MAX_BODY_BYTES),
+        allowed_origins,
+        ..ServerConfig::default()
+    };
+    let database = args
+        .database
+        .clone()
+        .or_else(|| s.database.clone())
+        .unwrap_or_else(|| DEFAULT_DATABASE.to_string());
+
+    let mut tools = ToolRegistry::new();
+    if args.demo {
+        crate::demo::register(&mut tools)?;
+    }
+    for t in file.tools.clone() {
+        let name = t.name.clone();
+        tools
+            .register(crate::command_tool::build(t)?)
+            .with_context(|| format!("registering tool '{name}'"))?;
+    }
+    if tools.is_empty() {
+        tracing::warn!("no tools configured: pass --demo or --config FILE with [[tools]]");
+    }
+
+    let store = mcp_tasks_store::open(&database)
+        .await
+        .with_context(|| format!("opening task store {database}"))?;
+    let engine = Engine::start(store, engine_config)
+        .await
+        .context("starting the task engine")?;
+    tracing::info!(database = %database, "task store ready");
+    let sweeper_engine = engine.clone();
+    let server = McpServer::new(engine, tools, server_config);
+    let stop = server.shutdown_token();
+    tokio::spawn(async move { sweeper_engine.run_sweeper(stop.cancelled_owned()).await });
+
+    if args.stdio {
+        stdio::serve(server, tokio::io::stdin(), tokio::io::stdout(), shutdown_signal())
+            .await
+            .context("serving stdio")?;
+        return Ok(());
+    }
+    let listen = args
+        .listen
+        .clone()
+        .or_else(|| s.listen.clone())
+        .unwrap_or_else(|| DEFAULT_LISTEN.to_string());
+    let listener = TcpListener::bind(&listen)
+        .await
+        .with_context(|| format!("binding {listen}"))?;
+    let addr = listener.local_addr().context("reading the bound address")?;
+    eprintln!("mcp-tasks: listening on http://{addr}{}", http::DEFAULT_PATH);
+    http::serve(server, listener, shutdown_signal())
+        .await
+        .context("serving HTTP")?;
+    Ok(())
+}
+
+/// Completes on Ctrl-C or SIGTERM.
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => futures::future::pending::<()>().await,
+        }
+    };
+    tokio::select! {
+        _ = ctrl_c => {},
+        _ = term => {},
+    }
+    tracing::info!("shutting down");
+}

@@ -1,0 +1,48 @@
+//! `mcp-tasks`: serve task-capable MCP tools (shell commands from a config file, or the
+//! built-in demo set) over stdio or Streamable HTTP, with a durable task store.
+
+mod cmd;
+mod command_tool;
+mod config;
+mod demo;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+/// MCP Tasks server: long-running tool calls as durable tasks a client can poll,
+/// cancel and collect later (MCP 2025-11-25 tasks).
+#[derive(Debug, Parser)]
+#[command(name = "mcp-tasks", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Serve tools over Streamable HTTP (default 127.0.0.1:8080, path /mcp) or stdio.
+    Serve(cmd::serve::ServeArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("mcp-tasks: cannot start the async runtime: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    let result = runtime.block_on(async {
+        match cli.command {
+            Command::Serve(args) => cmd::serve::run(args).await,
+        }
+    });
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("mcp-tasks: error: {e:#}");
+            ExitCode::from(1)
+        }
+    }
+}

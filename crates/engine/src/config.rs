@@ -1,0 +1,71 @@
+//! Engine settings and their defaults. Every default is a named constant here so the
+//! CLI's `--help` and the docs can quote the same values.
+
+use std::time::Duration;
+
+/// Default retention of a task when the client asks for none: 1 hour.
+pub const DEFAULT_TTL: Duration = Duration::from_secs(60 * 60);
+/// Longest retention a client may ask for; longer requests are clamped: 24 hours.
+pub const DEFAULT_MAX_TTL: Duration = Duration::from_secs(24 * 60 * 60);
+/// Suggested polling interval sent with every task: 1 second.
+pub const DEFAULT_POLL_INTERVAL: Duration = Duration::from_secs(1);
+/// How long cancelled work may take to stop by itself before it is aborted: 5 seconds.
+pub const DEFAULT_CANCEL_GRACE: Duration = Duration::from_secs(5);
+/// How often expired tasks are looked for: 1 second.
+pub const DEFAULT_SWEEP_INTERVAL: Duration = Duration::from_secs(1);
+/// Most expired records deleted per store call, so one sweep never holds the store long.
+pub const SWEEP_BATCH: usize = 500;
+/// Default and largest `tasks/list` page.
+pub const DEFAULT_LIST_PAGE_SIZE: usize = 50;
+
+/// How the engine treats tasks.
+#[derive(Debug, Clone)]
+pub struct EngineConfig {
+    /// Retention when the client asks for none.
+    pub default_ttl: Duration,
+    /// Upper bound on retention; requests above it are clamped (and the clamped value is
+    /// what the client sees).
+    pub max_ttl: Duration,
+    /// Suggested polling interval.
+    pub poll_interval: Duration,
+    /// Grace period between cooperative cancellation and abort.
+    pub cancel_grace: Duration,
+    /// Period of the expiry sweeper.
+    pub sweep_interval: Duration,
+    /// `tasks/list` page size.
+    pub list_page_size: usize,
+}
+
+impl Default for EngineConfig {
+    fn default() -> Self {
+        EngineConfig {
+            default_ttl: DEFAULT_TTL,
+            max_ttl: DEFAULT_MAX_TTL,
+            poll_interval: DEFAULT_POLL_INTERVAL,
+            cancel_grace: DEFAULT_CANCEL_GRACE,
+            sweep_interval: DEFAULT_SWEEP_INTERVAL,
+            list_page_size: DEFAULT_LIST_PAGE_SIZE,
+        }
+    }
+}
+
+impl EngineConfig {
+    /// The retention granted for a requested ttl: the default when none was asked,
+    /// never more than `max_ttl`.
+    pub fn effective_ttl(&self, requested: Option<Duration>) -> Duration {
+        requested.unwrap_or(self.default_ttl).min(self.max_ttl)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ttl_is_defaulted_and_clamped() {
+        let c = EngineConfig::default();
+        assert_eq!(c.effective_ttl(None), DEFAULT_TTL);
+        assert_eq!(c.effective_ttl(Some(Duration::from_secs(5))), Duration::from_secs(5));
+        assert_eq!(c.effective_ttl(Some(Duration::from_secs(10 * 86400))), DEFAULT_MAX_TTL);
+    }
+}

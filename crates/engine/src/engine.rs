@@ -1,0 +1,466 @@
+//! [`Engine`]: creating, reading, listing, cancelling and awaiting tasks. Every status
+//! change goes through [`Inner::apply`], so the transition rule and the event that
+//! follows it live in one place.
+
+use chrono::{DateTime, Utc};
+use futures::future::BoxFuture;
+use mcp_tasks_protocol::error_code::INTERNAL_ERROR;
+use mcp_tasks_protocol::methods::progress_token;
+use mcp_tasks_protocol::{TaskId, TaskStatus, TaskView};
+use mcp_tasks_store::{ListParams, Outcome, StoreError, TaskRecord, TaskStore, TransitionParams};
+use serde_json::Value;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::sync::broadcast;
+use tokio::task::AbortHandle;
+use tokio_util::sync::CancellationToken;
+
+use crate::caller::Caller;
+use crate::config::EngineConfig;
+use crate::context::{ProgressSink, TaskContext};
+use crate::error::EngineError;
+use crate::events::TaskEvent;
+
+/// The future a task runs: it resolves to what the request returns.
+pub type Work = BoxFuture<'static, Outcome>;
+
+/// Status message of a task that a crash or restart interrupted.
+pub const RESTART_STATUS_MESSAGE: &str =
+    "the server restarted while this task was running; the work did not finish";
+
+/// Capacity of the event channel; a subscriber that falls further behind re-reads the
+/// store instead of losing correctness.
+const EVENT_CAPACITY: usize = 4096;
+
+/// What a new task is.
+#[derive(Debug, Clone)]
+pub struct CreateParams {
+    /// Who creates it.
+    pub caller: Caller,
+    /// The original method (`tools/call`).
+    pub method: String,
+    /// The original params (kept for audit and for tools that resume).
+    pub request: Value,
+    /// The ttl the client asked for, before clamping.
+    pub requested_ttl: Option<Duration>,
+}
+
+/// A page of `tasks/list`.
+#[derive(Debug, Clone)]
+pub struct ListResult {
+    /// The tasks, oldest first.
+    pub tasks: Vec<TaskRecord>,
+    /// Opaque cursor for the next page.
+    pub next_cursor: Option<String>,
+}
+
+struct Running {
+    cancel: CancellationToken,
+    abort: Option<AbortHandle>,
+}
+
+/// Shared state behind [`Engine`] handles and [`TaskContext`]s.
+pub(crate) struct Inner {
+    store: Arc<dyn TaskStore>,
+    config: EngineConfig,
+    runner_id: String,
+    running: Mutex<HashMap<TaskId, Running>>,
+    events: broadcast::Sender<TaskEvent>,
+}
+
+/// The task engine. Clone it freely; clones share everything.
+#[derive(Clone)]
+pub struct Engine {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for Engine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Engine")
+            .field("runner_id", &self.inner.runner_id)
+            .field("config", &self.inner.config)
+            .finish()
+    }
+}
+
+/// Now, truncated to milliseconds: the precision every store keeps, so a record reads
+/// back exactly as written.
+pub(crate) fn now_ms() -> DateTime<Utc> {
+    let now = Utc::now();
+    DateTime::from_timestamp_millis(now.timestamp_millis()).unwrap_or(now)
+}
+
+impl Engine {
+    /// Starts an engine on a store. Tasks left non-terminal by an earlier process are
+    /// failed first (their work died with that process), so none stays `working`.
+    ///
+    /// # Errors
+    /// A store error if recovery cannot run.
+    pub async fn start(store: Arc<dyn TaskStore>, config: EngineConfig) -> Result<Self, EngineError> {
+        let runner_id = TaskId::generate().to_string();
+        let (events, _) = broadcast::channel(EVENT_CAPACITY);
+        let failed = store
+            .fail_orphaned(
+                &runner_id,
+                RESTART_STATUS_MESSAGE,
+                &Outcome::Error {
+                    code: INTERNAL_ERROR,
+                    message: format!("{RESTART_STATUS_MESSAGE}; call the tool again"),
+                    data: None,
+                },
+                now_ms(),
+            )
+            .await?;
+        if failed > 0 {
+            tracing::warn!(failed, "failed tasks interrupted by a previous server process");
+        }
+        Ok(Engine {
+            inner: Arc::new(Inner {
+                store,
+                config,
+                runner_id,
+                running: Mutex::new(HashMap::new()),
+                events,
+            }),
+        })
+    }
+
+    /// The settings in force.
+    pub fn config(&self) -> &EngineConfig {
+        &self.inner.config
+    }
+
+    /// Subscribes to task events (status changes and progress).
+    pub fn subscribe(&self) -> broadcast::Receiver<TaskEvent> {
+        self.inner.events.subscribe()
+    }
+
+    /// Runs the expiry sweeper until `shutdown` completes. Each round deletes expired
+    /// records in bounded batches and stops their work.
+    pub async fn run_sweeper(&self, shutdown: impl std::future::Future<Output = ()>) {
+        crate::sweeper::run(self, shutdown).await;
+    }
+
+    /// Creates a task: stores the record (durably, on durable stores) and only then
+    /// spawns `work`, so the returned record exists whatever happens next.
+    ///
+    /// # Errors
+    /// Store failures; nothing runs then.
+    #[tracing::instrument(skip_all, fields(method = %params.method))]
+    pub async fn create<F>(&self, params: CreateParams, work: F) -> Result<TaskRecord, EngineError>
+    where
+        F: FnOnce(TaskContext) -> Work,
+    {
+        let config = &self.inner.config;
+        let now = now_ms();
+        let ttl = config.effective_ttl(params.requested_ttl);
+        let token = progress_token(&params.request);
+        let record = TaskRecord {
+            id: TaskId::generate(),
+            owner: params.caller.principal.clone(),
+            session: params.caller.session.clone(),
+            status: TaskStatus::Working,
+            status_message: None,
+            created_at: now,
+            last_updated_at: now,
+            ttl: Some(ttl),
+            expires_at: chrono::Duration::from_std(ttl).ok().and_then(|d| now.checked_add_signed(d)),
+            poll_interval: Some(config.poll_interval),
+            method: params.method,
+            request: params.request,
+            outcome: None,
+            runner: Some(self.inner.runner_id.clone()),
+            version: 0,
+        };
+        self.inner.store.create(&record).await?;
+        tracing::info!(task_id = %record.id, owner = %record.owner, "task created");
+
+        let cancel = CancellationToken::new();
+        let progress: Option<ProgressSink> = token.map(|token| {
+            let events = self.inner.events.clone();
+            let session = record.session.clone();
+            Arc::new(move |progress| {
+                let _ = events.send(TaskEvent::Progress {
+                    session: session.clone(),
+                    token: token.clone(),
+                    progress,
+                });
+            }) as ProgressSink
+        });
+        let ctx = TaskContext::for_task(
+            record.id.clone(),
+            Arc::downgrade(&self.inner),
+            cancel.clone(),
+            progress,
+        );
+        self.inner.lock_running().insert(
+            record.id.clone(),
+            Running {
+                cancel,
+                abort: None,
+            },
+        );
+        let fut = work(ctx);
+        let job = tokio::spawn(fut);
+        let abort = job.abort_handle();
+        if let Some(r) = self.inner.lock_running().get_mut(&record.id) {
+            r.abort = Some(abort);
+        }
+        let inner = Arc::clone(&self.inner);
+        let id = record.id.clone();
+        tokio::spawn(async move {
+            let outcome = match job.await {
+                Ok(outcome) => Some(outcome),
+                Err(e) if e.is_panic() => {
+                    tracing::error!(task_id = %id, "task work panicked");
+                    Some(Outcome::Error {
+                        code: INTERNAL_ERROR,
+                        message: "the tool crashed while running this task".into(),
+                        data: None,
+                    })
+                }
+                Err(_) => None, // aborted after cancellation or expiry
+            };
+            inner.lock_running().remove(&id);
+            if let Some(outcome) = outcome {
+                inner.finish(&id, outcome).await;
+            }
+        });
+        let _ = self.inner.events.send(TaskEvent::Changed(Arc::new(record.clone())));
+        Ok(record)
+    }
+
+    /// Reads a task the caller may see.
+    ///
+    /// # Errors
+    /// [`EngineError::NotFound`] for unknown, expired or foreign tasks.
+    pub async fn get(&self, id: &TaskId, caller: &Caller) -> Result<TaskRecord, EngineError> {
+        match self.inner.store.get(id, now_ms()).await? {
+            Some(r) if caller.may_access(&r.owner) => Ok(r),
+            _ => Err(EngineError::NotFound),
+        }
+    }
+
+    /// Lists the caller's own tasks, one page at a time.
+    ///
+    /// # Errors
+    /// [`EngineError::InvalidInput`] for a cursor this server did not issue.
+    pub async fn list(&self, caller: &Caller, cursor: Option<&str>) -> Result<ListResult, EngineError> {
+        let after = cursor.map(decode_cursor).transpose()?;
+        let page = self
+            .inner
+            .store
+            .list(&ListParams {
+                owner: caller.principal.clone(),
+                session: None,
+                after,
+                limit: self.inner.config.list_page_size.max(1),
+                now: now_ms(),
+            })
+            .await?;
+        let next_cursor = if page.has_more {
+            page.records.last().map(encode_cursor)
+        } else {
+            None
+        };
+        Ok(ListResult {
+            tasks: page.records,
+            next_cursor,
+        })
+    }
+
+    /// Cancels a task: the record becomes `cancelled` before this returns, then the work
+    /// is asked to stop and, after the grace period, aborted. Whatever the work does
+    /// next, the task stays cancelled.
+    ///
+    /// # Errors
+    /// [`EngineError::NotFound`]; [`EngineError::AlreadyTerminal`] when it already ended.
+    #[tracing::instrument(skip_all, fields(task_id = %id))]
+    pub async fn cancel(&self, id: &TaskId, caller: &Caller) -> Result<TaskRecord, EngineError> {
+        let current = self.get(id, caller).await?;
+        if current.status.is_terminal() {
+            return Err(EngineError::AlreadyTerminal(current.status));
+        }
+        let record = self
+            .inner
+            .apply(TransitionParams {
+                id: id.clone(),
+                expected_version: None,
+                status: TaskStatus::Cancelled,
+                status_message: Some(Some("cancelled by the client".into())),
+                outcome: Some(Outcome::Error {
+                    code: mcp_tasks_protocol::error_code::REQUEST_CANCELLED,
+                    message: "the task was cancelled before it finished".into(),
+                    data: None,
+                }),
+                now: now_ms(),
+            })
+            .await
+            .map_err(|e| match e {
+                StoreError::Conflict { current } => EngineError::AlreadyTerminal(current.status),
+                StoreError::NotFound => EngineError::NotFound,
+                other => EngineError::Store(other),
+            })?;
+        self.inner.stop_work(id);
+        Ok(record)
+    }
+
+    /// Waits until the task is terminal and returns its final record (with the outcome).
+    /// Woken by engine events; a lagging subscriber re-reads the store, and a slow
+    /// periodic re-read guards against a missed wake-up costing more than latency.
+    ///
+    /// # Errors
+    /// [`EngineError::NotFound`] (also when the task expires while waiting).
+    pub async fn wait_terminal(&self, id: &TaskId, caller: &Caller) -> Result<TaskRecord, EngineError> {
+        const RECHECK: Duration = Duration::from_secs(10);
+        let mut rx = self.subscribe();
+        loop {
+            let record = self.get(id, caller).await?;
+            if record.status.is_terminal() {
+                return Ok(record);
+            }
+            loop {
+                match tokio::time::timeout(RECHECK, rx.recv()).await {
+                    Ok(Ok(TaskEvent::Changed(r))) if &r.id == id => {
+                        if r.status.is_terminal() && caller.may_access(&r.owner) {
+                            return Ok((*r).clone());
+                        }
+                    }
+                    Ok(Ok(_)) => continue,
+                    Ok(Err(broadcast::error::RecvError::Lagged(_))) | Err(_) => break,
+                    Ok(Err(broadcast::error::RecvError::Closed)) => return Err(EngineError::ShuttingDown),
+                }
+            }
+        }
+    }
+
+    /// The neutral view of a record, for a codec to render.
+    pub fn view(record: &TaskRecord) -> TaskView {
+        TaskView {
+            id: record.id.clone(),
+            status: record.status,
+            status_message: record.status_message.clone(),
+            created_at: record.created_at,
+            last_updated_at: record.last_updated_at,
+            ttl: record.ttl,
+            poll_interval: record.poll_interval,
+            tool_error: record.outcome.as_ref().is_some_and(Outcome::is_tool_error),
+        }
+    }
+
+    /// How many tasks this process is running now.
+    pub fn running_count(&self) -> usize {
+        self.inner.lock_running().len()
+    }
+
+    pub(crate) fn store(&self) -> &Arc<dyn TaskStore> {
+        &self.inner.store
+    }
+
+    pub(crate) fn stop_work(&self, id: &TaskId) {
+        self.inner.stop_work(id);
+    }
+}
+
+impl Inner {
+    fn lock_running(&self) -> std::sync::MutexGuard<'_, HashMap<TaskId, Running>> {
+        // A poisoned lock only means another thread panicked mid-update of a map of
+        // handles; the map itself is still usable.
+        self.running.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The one place a status changes: store compare-and-set, then the event.
+    async fn apply(&self, params: TransitionParams) -> Result<TaskRecord, StoreError> {
+        let record = self.store.transition(&params).await?;
+        tracing::debug!(task_id = %record.id, status = %record.status, "task transition");
+        let _ = self.events.send(TaskEvent::Changed(Arc::new(record.clone())));
+        Ok(record)
+    }
+
+    /// Records the work's outcome. Loses quietly against an earlier terminal transition
+    /// (a cancel, an expiry): terminal is final.
+    async fn finish(&self, id: &TaskId, outcome: Outcome) {
+        let status = match &outcome {
+            Outcome::Result { .. } => TaskStatus::Completed,
+            Outcome::Error { .. } => TaskStatus::Failed,
+        };
+        let message = match &outcome {
+            Outcome::Error { message, .. } => Some(Some(message.clone())),
+            Outcome::Result { .. } => None,
+        };
+        match self
+            .apply(TransitionParams {
+                id: id.clone(),
+                expected_version: None,
+                status,
+                status_message: message,
+                outcome: Some(outcome),
+                now: now_ms(),
+            })
+            .await
+        {
+            Ok(r) => tracing::info!(task_id = %id, status = %r.status, "task finished"),
+            Err(StoreError::Conflict { current }) => {
+                tracing::debug!(task_id = %id, status = %current.status, "late outcome ignored: task already terminal")
+            }
+            Err(StoreError::NotFound) => tracing::debug!(task_id = %id, "late outcome ignored: task expired"),
+            Err(e) => tracing::error!(task_id = %id, error = %e, "could not record task outcome"),
+        }
+    }
+
+    /// Sets a status message while keeping a non-terminal status.
+    pub(crate) async fn update_message(&self, id: &TaskId, status: TaskStatus, message: String) {
+        let result = self
+            .apply(TransitionParams {
+                id: id.clone(),
+                expected_version: None,
+                status,
+                status_message: Some(Some(message)),
+                outcome: None,
+                now: now_ms(),
+            })
+            .await;
+        if let Err(e) = result {
+            if !matches!(e, StoreError::Conflict { .. } | StoreError::NotFound) {
+                tracing::warn!(task_id = %id, error = %e, "could not store status message");
+            }
+        }
+    }
+
+    /// Asks the work to stop, and aborts it after the grace period if it has not.
+    fn stop_work(&self, id: &TaskId) {
+        let (cancel, abort) = match self.lock_running().get(id) {
+            Some(r) => (r.cancel.clone(), r.abort.clone()),
+            None => return,
+        };
+        cancel.cancel();
+        if let Some(abort) = abort {
+            let grace = self.config.cancel_grace;
+            tokio::spawn(async move {
+                tokio::time::sleep(grace).await;
+                if !abort.is_finished() {
+                    tracing::warn!("work ignored cancellation for the grace period; aborting it");
+                    abort.abort();
+                }
+            });
+        }
+    }
+}
+
+fn encode_cursor(r: &TaskRecord) -> String {
+    hex::encode(format!("{}|{}", r.created_at.timestamp_millis(), r.id))
+}
+
+fn decode_cursor(cursor: &str) -> Result<(DateTime<Utc>, TaskId), EngineError> {
+    let bad = || EngineError::InvalidInput(format!("invalid cursor '{cursor}': pass back a nextCursor from tasks/list unchanged"));
+    let bytes = hex::decode(cursor).map_err(|_| bad())?;
+    let text = String::from_utf8(bytes).map_err(|_| bad())?;
+    let (ms, id) = text.split_once('|').ok_or_else(bad)?;
+    let ms: i64 = ms.parse().map_err(|_| bad())?;
+    let at = DateTime::from_timestamp_millis(ms).ok_or_else(bad)?;
+    if id.is_empty() {
+        return Err(bad());
+    }
+    Ok((at, TaskId::from_string(id)))
+}

@@ -1,0 +1,29 @@
+//! The engine's error type. It never contains JSON-RPC: the server maps it to codes.
+
+use mcp_tasks_protocol::TaskStatus;
+use mcp_tasks_store::StoreError;
+
+/// What an engine call can fail with.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum EngineError {
+    /// No such task, it expired, or it belongs to someone else (indistinguishable on
+    /// purpose).
+    #[error("task not found: it does not exist, has expired, or is not yours")]
+    NotFound,
+    /// The task already ended; it cannot be cancelled or changed.
+    #[error("task is already {0}; a terminal task cannot change")]
+    AlreadyTerminal(TaskStatus),
+    /// The caller sent something unusable (a bad cursor, ...).
+    #[error("{0}")]
+    InvalidInput(String),
+    /// A configured limit was reached.
+    #[error("{0}")]
+    QuotaExceeded(String),
+    /// The engine is shutting down and takes no new work.
+    #[error("the server is shutting down")]
+    ShuttingDown,
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}

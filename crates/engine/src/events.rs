@@ -1,0 +1,24 @@
+//! Events the engine publishes. The server subscribes to send notifications and to
+//! release `tasks/result` waiters; nothing sleeps in a polling loop.
+
+use mcp_tasks_store::TaskRecord;
+use serde_json::Value;
+use std::sync::Arc;
+
+use crate::context::Progress;
+
+/// One thing that happened to a task.
+#[derive(Debug, Clone)]
+pub enum TaskEvent {
+    /// The task's record changed (status or status message); carries the new record.
+    Changed(Arc<TaskRecord>),
+    /// The running work reported progress for a request that carried a progress token.
+    Progress {
+        /// The session that created the task.
+        session: Option<String>,
+        /// The original request's `_meta.progressToken`.
+        token: Value,
+        /// The progress report.
+        progress: Progress,
+    },
+}

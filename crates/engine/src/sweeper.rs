@@ -1,0 +1,44 @@
+//! Deletes expired tasks. Each round asks the store for expired records in bounded
+//! batches (an index lookup: the cost is O(expired), not O(all tasks)) and stops any
+//! work still running for them.
+
+use crate::config::SWEEP_BATCH;
+use crate::engine::{now_ms, Engine};
+
+pub(crate) async fn run(engine: &Engine, shutdown: impl std::future::Future<Output = ()>) {
+    tokio::pin!(shutdown);
+    let mut tick = tokio::time::interval(engine.config().sweep_interval);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            _ = &mut shutdown => return,
+            _ = tick.tick() => { sweep_once(engine).await; }
+        }
+    }
+}
+
+/// One sweep: delete until a batch comes back short.
+pub(crate) async fn sweep_once(engine: &Engine) -> usize {
+    let mut total = 0;
+    loop {
+        match engine.store().delete_expired(now_ms(), SWEEP_BATCH).await {
+            Ok(ids) => {
+                total += ids.len();
+                for id in &ids {
+                    engine.stop_work(id);
+                }
+                if ids.len() < SWEEP_BATCH {
+                    break;
+                }
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "expiry sweep failed; will retry");
+                break;
+            }
+        }
+    }
+    if total > 0 {
+        tracing::info!(deleted = total, "expired tasks deleted");
+    }
+    total
+}

@@ -1,0 +1,96 @@
+//! Method dispatch: one file per MCP method, chosen by [`Method`]. Unknown methods get
+//! `-32601` and the session stays up (the mini-redis `Unknown` command pattern).
+
+mod initialize;
+mod notifications;
+mod tasks_cancel;
+mod tasks_get;
+mod tasks_list;
+mod tasks_result;
+mod tools_call;
+mod tools_list;
+
+use mcp_tasks_protocol::methods as m;
+use mcp_tasks_protocol::{RequestId, RpcError};
+use serde_json::{json, Value};
+use std::sync::Arc;
+use tokio::sync::mpsc;
+
+use crate::server::McpServer;
+use crate::session::Session;
+
+/// The requests this server answers.
+enum Method {
+    Initialize,
+    Ping,
+    ToolsList,
+    ToolsCall,
+    TasksGet,
+    TasksResult,
+    TasksList,
+    TasksCancel,
+    Unknown,
+}
+
+impl Method {
+    fn from_name(name: &str) -> Self {
+        match name {
+            m::INITIALIZE => Method::Initialize,
+            m::PING => Method::Ping,
+            m::TOOLS_LIST => Method::ToolsList,
+            m::TOOLS_CALL => Method::ToolsCall,
+            m::TASKS_GET => Method::TasksGet,
+            m::TASKS_RESULT => Method::TasksResult,
+            m::TASKS_LIST => Method::TasksList,
+            m::TASKS_CANCEL => Method::TasksCancel,
+            _ => Method::Unknown,
+        }
+    }
+
+    fn is_task_method(&self) -> bool {
+        matches!(
+            self,
+            Method::TasksGet | Method::TasksResult | Method::TasksList | Method::TasksCancel
+        )
+    }
+}
+
+/// Handles a request. `None` means no response is sent (the request was cancelled).
+#[tracing::instrument(skip_all, fields(method = %method, session = %session.id()))]
+pub(crate) async fn request(
+    server: &McpServer,
+    session: &Arc<Session>,
+    id: &RequestId,
+    method: &str,
+    params: Value,
+    stream: Option<mpsc::Sender<Value>>,
+) -> Option<Result<Value, RpcError>> {
+    let which = Method::from_name(method);
+    if !matches!(which, Method::Initialize | Method::Ping) && session.protocol_version().is_none() {
+        return Some(Err(RpcError::invalid_request(format!(
+            "'{method}' before initialize: send 'initialize' first to open the session"
+        ))));
+    }
+    if which.is_task_method() && !session.speaks_tasks() {
+        return Some(Err(RpcError::method_not_found(method).with_data(json!({
+            "reason": "tasks need protocol version 2025-11-25; this session negotiated an older one"
+        }))));
+    }
+    let result = match which {
+        Method::Initialize => initialize::handle(server, session, &params),
+        Method::Ping => Ok(json!({})),
+        Method::ToolsList => tools_list::handle(server, session),
+        Method::ToolsCall => return tools_call::handle(server, session, id, params, stream).await,
+        Method::TasksGet => tasks_get::handle(server, session, &params).await,
+        Method::TasksResult => tasks_result::handle(server, session, &params).await,
+        Method::TasksList => tasks_list::handle(server, session, &params).await,
+        Method::TasksCancel => tasks_cancel::handle(server, session, &params).await,
+        Method::Unknown => Err(RpcError::method_not_found(method)),
+    };
+    Some(result)
+}
+
+/// Handles a notification from the client.
+pub(crate) fn notification(server: &McpServer, session: &Arc<Session>, method: &str, params: Value) {
+    notifications::handle(server, session, method, params);
+}

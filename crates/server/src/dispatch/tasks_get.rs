@@ -1,0 +1,18 @@
+//! `tasks/get`: the task, flat in the result.
+
+use mcp_tasks_engine::Engine;
+use mcp_tasks_protocol::codec::v2025_11_25;
+use mcp_tasks_protocol::methods::{parse_params, TaskIdParams, TASKS_GET};
+use mcp_tasks_protocol::RpcError;
+use serde_json::Value;
+use std::sync::Arc;
+
+use crate::error_map::to_rpc;
+use crate::server::McpServer;
+use crate::session::Session;
+
+pub(super) async fn handle(server: &McpServer, session: &Arc<Session>, params: &Value) -> Result<Value, RpcError> {
+    let p: TaskIdParams = parse_params(TASKS_GET, params)?;
+    let record = server.engine().get(&p.task_id, &session.caller()).await.map_err(to_rpc)?;
+    Ok(v2025_11_25::task_result(&Engine::view(&record)))
+}

@@ -1,0 +1,34 @@
+//! `tasks/result`: waits until the task is terminal, then returns exactly what the
+//! original request returned (result or JSON-RPC error), tagged with related-task
+//! `_meta`. Readable any number of times until the task expires.
+
+use mcp_tasks_engine::Outcome;
+use mcp_tasks_protocol::codec::v2025_11_25;
+use mcp_tasks_protocol::error_code::INTERNAL_ERROR;
+use mcp_tasks_protocol::methods::{parse_params, TaskIdParams, TASKS_RESULT};
+use mcp_tasks_protocol::RpcError;
+use serde_json::Value;
+use std::sync::Arc;
+
+use crate::error_map::to_rpc;
+use crate::server::McpServer;
+use crate::session::Session;
+
+pub(super) async fn handle(server: &McpServer, session: &Arc<Session>, params: &Value) -> Result<Value, RpcError> {
+    let p: TaskIdParams = parse_params(TASKS_RESULT, params)?;
+    let shutdown = server.shutdown_token();
+    let caller = session.caller();
+    let record = tokio::select! {
+        r = server.engine().wait_terminal(&p.task_id, &caller) => r.map_err(to_rpc)?,
+        _ = shutdown.cancelled() => return Err(RpcError::new(INTERNAL_ERROR, "the server is shutting down; call tasks/result again after it restarts")),
+    };
+    let id = record.id.as_str();
+    match record.outcome {
+        Some(Outcome::Result { value }) => Ok(v2025_11_25::with_related_task(value, id)),
+        Some(Outcome::Error { code, message, data }) => Err(v2025_11_25::error_with_related_task(
+            RpcError { code, message, data },
+            id,
+        )),
+        None => Err(RpcError::new(INTERNAL_ERROR, "the task ended without a stored outcome")),
+    }
+}

@@ -1,0 +1,176 @@
+//! `tools/call`: synchronously, or as a task when `params.task` is present and the
+//! tool allows it.
+
+use mcp_tasks_engine::{CreateParams, Engine, Outcome, ProgressSink, TaskContext};
+use mcp_tasks_protocol::codec::v2025_11_25;
+use mcp_tasks_protocol::error_code::{INTERNAL_ERROR, METHOD_NOT_FOUND};
+use mcp_tasks_protocol::methods::{parse_params, progress_token, CallToolParams, TOOLS_CALL};
+use mcp_tasks_protocol::{RequestId, RpcError};
+use serde_json::Value;
+use std::sync::Arc;
+use tokio::sync::mpsc;
+
+use crate::error_map::to_rpc;
+use crate::registry::{TaskSupport, Tool};
+use crate::server::{progress_notification, McpServer};
+use crate::session::Session;
+
+pub(super) async fn handle(
+    server: &McpServer,
+    session: &Arc<Session>,
+    id: &RequestId,
+    params: Value,
+    stream: Option<mpsc::Sender<Value>>,
+) -> Option<Result<Value, RpcError>> {
+    let prepared = match prepare(server, session, &params) {
+        Ok(p) => p,
+        Err(e) => return Some(Err(e)),
+    };
+    match prepared {
+        Prepared::Task { tool, args, ttl } => Some(start_task(server, session, tool, args, ttl, params).await),
+        Prepared::Sync { tool, args } => run_sync(session, id, tool, args, &params, stream).await,
+    }
+}
+
+enum Prepared {
+    Task {
+        tool: Tool,
+        args: serde_json::Map<String, Value>,
+        ttl: Option<std::time::Duration>,
+    },
+    Sync {
+        tool: Tool,
+        args: serde_json::Map<String, Value>,
+    },
+}
+
+/// Checks name, task support and arguments before anything runs.
+fn prepare(server: &McpServer, session: &Arc<Session>, params: &Value) -> Result<Prepared, RpcError> {
+    let p: CallToolParams = parse_params(TOOLS_CALL, params)?;
+    let tool = server.inner.tools.get(&p.name).cloned().ok_or_else(|| {
+        RpcError::invalid_params(format!(
+            "unknown tool '{}': call tools/list to see the tools this server offers",
+            p.name
+        ))
+    })?;
+    let task = if session.speaks_tasks() {
+        v2025_11_25::task_metadata(params)?
+    } else {
+        None
+    };
+    match (tool.support(), &task) {
+        (TaskSupport::Required, None) => {
+            let how = if session.speaks_tasks() {
+                "add \"task\": {} to the tools/call params"
+            } else {
+                "it needs protocol version 2025-11-25 or later"
+            };
+            return Err(RpcError::new(
+                METHOD_NOT_FOUND,
+                format!("tool '{}' can only run as a task (execution.taskSupport is \"required\"): {how}", p.name),
+            ));
+        }
+        (TaskSupport::Forbidden, Some(_)) => {
+            return Err(RpcError::new(
+                METHOD_NOT_FOUND,
+                format!(
+                    "tool '{}' cannot run as a task (execution.taskSupport is \"forbidden\"): call it without \"task\"",
+                    p.name
+                ),
+            ))
+        }
+        _ => {}
+    }
+    let args = p.arguments.unwrap_or_default();
+    tool.validate(&Value::Object(args.clone()))?;
+    Ok(match task {
+        Some(meta) => Prepared::Task {
+            tool,
+            args,
+            ttl: meta.ttl(),
+        },
+        None => Prepared::Sync { tool, args },
+    })
+}
+
+async fn start_task(
+    server: &McpServer,
+    session: &Arc<Session>,
+    tool: Tool,
+    args: serde_json::Map<String, Value>,
+    ttl: Option<std::time::Duration>,
+    params: Value,
+) -> Result<Value, RpcError> {
+    let tool_name = tool.name().to_string();
+    let record = server
+        .engine()
+        .create(
+            CreateParams {
+                caller: session.caller(),
+                method: TOOLS_CALL.to_string(),
+                request: params,
+                requested_ttl: ttl,
+            },
+            move |ctx| Box::pin(async move { to_outcome(tool.call(args, ctx).await) }),
+        )
+        .await
+        .map_err(to_rpc)?;
+    let immediate = format!(
+        "Tool '{tool_name}' is running as task {}; its result will be available when it finishes.",
+        record.id
+    );
+    Ok(v2025_11_25::create_task_result(
+        &Engine::view(&record),
+        Some(&immediate),
+    ))
+}
+
+fn to_outcome(result: Result<Value, RpcError>) -> Outcome {
+    match result {
+        Ok(value) => Outcome::Result { value },
+        Err(e) => Outcome::Error {
+            code: e.code,
+            message: e.message,
+            data: e.data,
+        },
+    }
+}
+
+/// Runs a tool inline. Cancelled by `notifications/cancelled` (no response is sent then,
+/// as the spec asks). A panicking tool becomes an internal error, never a crash.
+async fn run_sync(
+    session: &Arc<Session>,
+    id: &RequestId,
+    tool: Tool,
+    args: serde_json::Map<String, Value>,
+    params: &Value,
+    stream: Option<mpsc::Sender<Value>>,
+) -> Option<Result<Value, RpcError>> {
+    let cancel = session.begin_request(id);
+    let progress: Option<ProgressSink> = match (progress_token(params), stream) {
+        (Some(token), Some(tx)) => Some(Arc::new(move |p| {
+            let _ = tx.try_send(progress_notification(&token, &p));
+        })),
+        _ => None,
+    };
+    let ctx = TaskContext::detached(cancel.clone(), progress);
+    let job = tokio::spawn(tool.call(args, ctx));
+    let abort = job.abort_handle();
+    let result = tokio::select! {
+        r = job => Some(match r {
+            Ok(r) => r,
+            Err(e) if e.is_panic() => {
+                tracing::error!(tool = tool.name(), "tool panicked");
+                Err(RpcError::new(INTERNAL_ERROR, format!("tool '{}' crashed; see the server log", tool.name())))
+            }
+            Err(_) => Err(RpcError::new(INTERNAL_ERROR, "the call was aborted")),
+        }),
+        _ = cancel.cancelled() => {
+            abort.abort();
+            tracing::info!(%id, "synchronous call cancelled by the client");
+            None
+        }
+    };
+    session.end_request(id);
+    result
+}

@@ -1,0 +1,13 @@
+//! `tools/list`: every tool with its input schema and `execution.taskSupport`.
+
+use mcp_tasks_protocol::RpcError;
+use serde_json::{json, Value};
+use std::sync::Arc;
+
+use crate::server::McpServer;
+use crate::session::Session;
+
+pub(super) fn handle(server: &McpServer, _session: &Arc<Session>) -> Result<Value, RpcError> {
+    let tools: Vec<Value> = server.inner.tools.iter().map(|t| t.definition()).collect();
+    Ok(json!({ "tools": tools }))
+}

@@ -1,0 +1,238 @@
+//! The tools a server offers: name, input schema, task support and handler.
+
+use futures::future::BoxFuture;
+use mcp_tasks_engine::TaskContext;
+use mcp_tasks_protocol::RpcError;
+use serde_json::{json, Map, Value};
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::Arc;
+
+/// Whether a tool may, must or must not run as a task (`execution.taskSupport`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TaskSupport {
+    /// Only synchronous calls (the default, as in the spec when the field is absent).
+    #[default]
+    Forbidden,
+    /// Either way; the client chooses with `params.task`.
+    Optional,
+    /// Only as a task.
+    Required,
+}
+
+impl TaskSupport {
+    /// The wire spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TaskSupport::Forbidden => "forbidden",
+            TaskSupport::Optional => "optional",
+            TaskSupport::Required => "required",
+        }
+    }
+}
+
+/// What a tool handler returns: a `CallToolResult` object (use [`ToolResult`] to build
+/// one), or a JSON-RPC error for protocol-level failures.
+pub type ToolFuture = BoxFuture<'static, Result<Value, RpcError>>;
+
+/// The handler behind a tool. Receives validated arguments and a context.
+pub type ToolHandler = Arc<dyn Fn(Map<String, Value>, TaskContext) -> ToolFuture + Send + Sync>;
+
+/// Builders for `CallToolResult` values.
+#[derive(Debug)]
+pub struct ToolResult;
+
+impl ToolResult {
+    /// A successful result with one text block.
+    pub fn text(text: impl Into<String>) -> Value {
+        json!({ "content": [{ "type": "text", "text": text.into() }], "isError": false })
+    }
+
+    /// A tool error (`isError: true`) with one text block: the tool ran and failed, so
+    /// the model can read why. Not a protocol error.
+    pub fn error(text: impl Into<String>) -> Value {
+        json!({ "content": [{ "type": "text", "text": text.into() }], "isError": true })
+    }
+}
+
+/// Why a tool could not be registered.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum RegistryError {
+    /// The input schema is not a valid JSON Schema.
+    #[error("tool '{tool}': inputSchema is not a valid JSON Schema: {reason}")]
+    InvalidSchema {
+        /// The tool.
+        tool: String,
+        /// What the schema compiler said.
+        reason: String,
+    },
+    /// Two tools share a name.
+    #[error("tool '{0}' is defined twice")]
+    Duplicate(String),
+}
+
+/// One tool.
+#[derive(Clone)]
+pub struct Tool {
+    name: String,
+    title: Option<String>,
+    description: String,
+    input_schema: Value,
+    task_support: TaskSupport,
+    validator: Arc<jsonschema::Validator>,
+    handler: ToolHandler,
+}
+
+impl fmt::Debug for Tool {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Tool")
+            .field("name", &self.name)
+            .field("task_support", &self.task_support)
+            .finish()
+    }
+}
+
+impl Tool {
+    /// A tool with a JSON Schema for its arguments (an object schema) and a handler.
+    ///
+    /// # Errors
+    /// [`RegistryError::InvalidSchema`] when the schema does not compile.
+    pub fn new<F>(
+        name: impl Into<String>,
+        description: impl Into<String>,
+        input_schema: Value,
+        handler: F,
+    ) -> Result<Self, RegistryError>
+    where
+        F: Fn(Map<String, Value>, TaskContext) -> ToolFuture + Send + Sync + 'static,
+    {
+        let name = name.into();
+        let validator = jsonschema::validator_for(&input_schema).map_err(|e| RegistryError::InvalidSchema {
+            tool: name.clone(),
+            reason: e.to_string(),
+        })?;
+        Ok(Tool {
+            name,
+            title: None,
+            description: description.into(),
+            input_schema,
+            task_support: TaskSupport::Forbidden,
+            validator: Arc::new(validator),
+            handler: Arc::new(handler),
+        })
+    }
+
+    /// Sets how the tool may be called.
+    pub fn task_support(mut self, support: TaskSupport) -> Self {
+        self.task_support = support;
+        self
+    }
+
+    /// Sets a human-friendly title.
+    pub fn title(mut self, title: impl Into<String>) -> Self {
+        self.title = Some(title.into());
+        self
+    }
+
+    /// The tool's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// How the tool may be called.
+    pub fn support(&self) -> TaskSupport {
+        self.task_support
+    }
+
+    /// The `tools/list` entry.
+    pub fn definition(&self) -> Value {
+        let mut v = json!({
+            "name": self.name,
+            "description": self.description,
+            "inputSchema": self.input_schema,
+            "execution": { "taskSupport": self.task_support.as_str() },
+        });
+        if let Some(t) = &self.title {
+            v["title"] = json!(t);
+        }
+        v
+    }
+
+    /// Checks arguments against the input schema.
+    ///
+    /// # Errors
+    /// `-32602` listing every violation with its JSON pointer.
+    pub fn validate(&self, args: &Value) -> Result<(), RpcError> {
+        let problems: Vec<String> = self
+            .validator
+            .iter_errors(args)
+            .map(|e| {
+                let at = e.instance_path.to_string();
+                if at.is_empty() {
+                    e.to_string()
+                } else {
+                    format!("{at}: {e}")
+                }
+            })
+            .collect();
+        if problems.is_empty() {
+            Ok(())
+        } else {
+            Err(RpcError::invalid_params(format!(
+                "invalid arguments for tool '{}': {}",
+                self.name,
+                problems.join("; ")
+            ))
+            .with_data(json!({ "inputSchema": self.input_schema })))
+        }
+    }
+
+    /// Starts the handler.
+    pub fn call(&self, args: Map<String, Value>, ctx: TaskContext) -> ToolFuture {
+        (self.handler)(args, ctx)
+    }
+}
+
+/// The tools of a server, in registration order.
+#[derive(Debug, Clone, Default)]
+pub struct ToolRegistry {
+    tools: Vec<Tool>,
+    index: HashMap<String, usize>,
+}
+
+impl ToolRegistry {
+    /// An empty registry.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds a tool.
+    ///
+    /// # Errors
+    /// [`RegistryError::Duplicate`] when the name is taken.
+    pub fn register(&mut self, tool: Tool) -> Result<(), RegistryError> {
+        if self.index.contains_key(tool.name()) {
+            return Err(RegistryError::Duplicate(tool.name().to_string()));
+        }
+        self.index.insert(tool.name().to_string(), self.tools.len());
+        self.tools.push(tool);
+        Ok(())
+    }
+
+    /// Finds a tool by name.
+    pub fn get(&self, name: &str) -> Option<&Tool> {
+        self.index.get(name).and_then(|i| self.tools.get(*i))
+    }
+
+    /// All tools.
+    pub fn iter(&self) -> impl Iterator<Item = &Tool> {
+        self.tools.iter()
+    }
+
+    /// Whether there are no tools.
+    pub fn is_empty(&self) -> bool {
+        self.tools.is_empty()
+    }
+}

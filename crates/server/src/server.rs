@@ -1,0 +1,246 @@
+//! [`McpServer`]: the state every transport shares, and the router that turns engine
+//! events into notifications on the owning session.
+
+use mcp_tasks_engine::{Engine, TaskEvent};
+use mcp_tasks_protocol::codec::v2025_11_25;
+use mcp_tasks_protocol::jsonrpc::{self, Incoming, RequestId};
+use mcp_tasks_protocol::methods::{NOTIF_PROGRESS, NOTIF_TASK_STATUS};
+use mcp_tasks_protocol::{RpcError, TaskId};
+use serde_json::{json, Value};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+use tokio::sync::{broadcast, mpsc};
+use tokio_util::sync::CancellationToken;
+
+use crate::registry::ToolRegistry;
+use crate::session::Session;
+
+/// Default largest request body accepted: 4 MiB.
+pub const DEFAULT_MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
+
+/// Server settings that are not the engine's.
+#[derive(Debug, Clone)]
+pub struct ServerConfig {
+    /// `serverInfo.name`.
+    pub name: String,
+    /// `serverInfo.version`.
+    pub version: String,
+    /// Optional `instructions` returned by `initialize`.
+    pub instructions: Option<String>,
+    /// Largest request body (HTTP) or line (stdio) accepted, in bytes.
+    pub max_body_bytes: usize,
+    /// Extra `Origin` values accepted over HTTP besides localhost ones.
+    pub allowed_origins: Vec<String>,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        ServerConfig {
+            name: "mcp-tasks".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+            instructions: None,
+            max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+            allowed_origins: Vec::new(),
+        }
+    }
+}
+
+pub(crate) struct ServerInner {
+    pub(crate) engine: Engine,
+    pub(crate) tools: ToolRegistry,
+    pub(crate) config: ServerConfig,
+    sessions: Mutex<HashMap<String, Arc<Session>>>,
+    pub(crate) shutdown: CancellationToken,
+}
+
+/// An MCP server. Cheap to clone; clones share sessions and the engine.
+#[derive(Clone)]
+pub struct McpServer {
+    pub(crate) inner: Arc<ServerInner>,
+}
+
+impl std::fmt::Debug for McpServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpServer").field("config", &self.inner.config).finish()
+    }
+}
+
+impl McpServer {
+    /// Builds a server and starts routing engine events to sessions. Must be called
+    /// inside a tokio runtime.
+    pub fn new(engine: Engine, tools: ToolRegistry, config: ServerConfig) -> Self {
+        let server = McpServer {
+            inner: Arc::new(ServerInner {
+                engine,
+                tools,
+                config,
+                sessions: Mutex::new(HashMap::new()),
+                shutdown: CancellationToken::new(),
+            }),
+        };
+        tokio::spawn(route_events(
+            Arc::downgrade(&server.inner),
+            server.inner.engine.subscribe(),
+            server.inner.shutdown.clone(),
+        ));
+        server
+    }
+
+    /// The engine.
+    pub fn engine(&self) -> &Engine {
+        &self.inner.engine
+    }
+
+    /// The settings.
+    pub fn config(&self) -> &ServerConfig {
+        &self.inner.config
+    }
+
+    /// A token cancelled when [`McpServer::shutdown`] is called; transports end their
+    /// long-lived streams on it.
+    pub fn shutdown_token(&self) -> CancellationToken {
+        self.inner.shutdown.clone()
+    }
+
+    /// Ends long-lived streams and stops event routing.
+    pub fn shutdown(&self) {
+        self.inner.shutdown.cancel();
+    }
+
+    /// Opens a session owned by `principal` (`None`: the session itself is the
+    /// principal).
+    pub fn open_session(&self, principal: Option<String>) -> Arc<Session> {
+        let id = TaskId::generate().to_string();
+        let principal = principal.unwrap_or_else(|| format!("session:{id}"));
+        let session = Arc::new(Session::new(id.clone(), principal));
+        self.lock_sessions().insert(id, Arc::clone(&session));
+        session
+    }
+
+    /// Looks a session up by id.
+    pub fn session(&self, id: &str) -> Option<Arc<Session>> {
+        self.lock_sessions().get(id).cloned()
+    }
+
+    /// Ends a session: its synchronous calls are cancelled, its tasks go on.
+    pub fn close_session(&self, id: &str) -> bool {
+        let removed = self.lock_sessions().remove(id);
+        if let Some(s) = &removed {
+            s.cancel_all_requests();
+        }
+        removed.is_some()
+    }
+
+    /// Handles one parsed message. Returns the response to send, if any (requests get
+    /// one unless they were cancelled; notifications and responses get none).
+    /// `request_stream` receives notifications tied to this request (progress of a
+    /// synchronous call) when the transport can carry them.
+    pub async fn handle(
+        &self,
+        session: &Arc<Session>,
+        message: Incoming,
+        request_stream: Option<mpsc::Sender<Value>>,
+    ) -> Option<Value> {
+        match message {
+            Incoming::Request { id, method, params } => {
+                let outcome =
+                    crate::dispatch::request(self, session, &id, &method, params, request_stream).await;
+                outcome.map(|r| reply(&id, r))
+            }
+            Incoming::Notification { method, params } => {
+                crate::dispatch::notification(self, session, &method, params);
+                None
+            }
+            Incoming::Response { id, .. } | Incoming::ErrorResponse { id: Some(id), .. } => {
+                tracing::debug!(%id, "response from client ignored: no request of ours is pending");
+                None
+            }
+            Incoming::ErrorResponse { id: None, error } => {
+                tracing::warn!(code = error.code, message = %error.message, "client reported an error");
+                None
+            }
+        }
+    }
+
+    fn lock_sessions(&self) -> MutexGuard<'_, HashMap<String, Arc<Session>>> {
+        self.inner.sessions.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+fn reply(id: &RequestId, result: Result<Value, RpcError>) -> Value {
+    match result {
+        Ok(v) => jsonrpc::response(id, v),
+        Err(e) => jsonrpc::error_response(Some(id), &e),
+    }
+}
+
+/// Turns engine events into notifications on the session that created the task.
+async fn route_events(
+    server: std::sync::Weak<ServerInner>,
+    mut events: broadcast::Receiver<TaskEvent>,
+    shutdown: CancellationToken,
+) {
+    loop {
+        let event = tokio::select! {
+            _ = shutdown.cancelled() => return,
+            e = events.recv() => e,
+        };
+        let event = match event {
+            Ok(e) => e,
+            Err(broadcast::error::RecvError::Lagged(n)) => {
+                tracing::warn!(missed = n, "notification router lagged; some status notifications were not sent");
+                continue;
+            }
+            Err(broadcast::error::RecvError::Closed) => return,
+        };
+        let Some(server) = server.upgrade() else { return };
+        let lookup = |sid: &Option<String>| {
+            sid.as_ref().and_then(|sid| {
+                server
+                    .sessions
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .get(sid)
+                    .cloned()
+            })
+        };
+        match event {
+            TaskEvent::Changed(record) => {
+                // Creation is answered by CreateTaskResult itself; notify changes only.
+                if record.version == 0 {
+                    continue;
+                }
+                if let Some(session) = lookup(&record.session) {
+                    if session.speaks_tasks() {
+                        let view = Engine::view(&record);
+                        session.send(jsonrpc::notification(
+                            NOTIF_TASK_STATUS,
+                            v2025_11_25::status_notification_params(&view),
+                        ));
+                    }
+                }
+            }
+            TaskEvent::Progress {
+                session,
+                token,
+                progress,
+            } => {
+                if let Some(session) = lookup(&session) {
+                    session.send(progress_notification(&token, &progress));
+                }
+            }
+        }
+    }
+}
+
+/// A `notifications/progress` message.
+pub(crate) fn progress_notification(token: &Value, p: &mcp_tasks_engine::Progress) -> Value {
+    let mut params = json!({ "progressToken": token, "progress": p.progress });
+    if let Some(t) = p.total {
+        params["total"] = json!(t);
+    }
+    if let Some(m) = &p.message {
+        params["message"] = json!(m);
+    }
+    jsonrpc::notification(NOTIF_PROGRESS, params)
+}

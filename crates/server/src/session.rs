@@ -1,0 +1,143 @@
+//! One MCP session: what was negotiated, where server-initiated messages go, and which
+//! synchronous calls are in flight (so `notifications/cancelled` can stop them).
+
+use mcp_tasks_engine::Caller;
+use mcp_tasks_protocol::{version, RequestId};
+use serde_json::Value;
+use std::collections::HashMap;
+use std::sync::{Mutex, MutexGuard};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+/// Messages queued for a session's server-to-client stream before it is considered
+/// stuck; further messages are dropped (status notifications are advisory, clients poll).
+pub const OUTBOUND_CAPACITY: usize = 1024;
+
+#[derive(Debug, Default)]
+struct Negotiated {
+    protocol_version: Option<String>,
+    initialized: bool,
+    client_capabilities: Value,
+}
+
+/// A session. Shared between the transport and the event router.
+#[derive(Debug)]
+pub struct Session {
+    id: String,
+    principal: String,
+    negotiated: Mutex<Negotiated>,
+    outbound: Mutex<Option<mpsc::Sender<Value>>>,
+    in_flight: Mutex<HashMap<RequestId, CancellationToken>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // No code panics while holding these locks; if one ever did, the data is still valid.
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl Session {
+    /// A new session; `principal` is who owns the tasks created in it.
+    pub fn new(id: String, principal: String) -> Self {
+        Session {
+            id,
+            principal,
+            negotiated: Mutex::new(Negotiated::default()),
+            outbound: Mutex::new(None),
+            in_flight: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The session id (`Mcp-Session-Id` over HTTP).
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// The caller identity for engine calls.
+    pub fn caller(&self) -> Caller {
+        Caller::anonymous(self.principal.clone(), Some(self.id.clone()))
+    }
+
+    /// Records the outcome of `initialize`.
+    pub fn set_negotiated(&self, protocol_version: &str, client_capabilities: Value) {
+        let mut n = lock(&self.negotiated);
+        n.protocol_version = Some(protocol_version.to_string());
+        n.client_capabilities = client_capabilities;
+    }
+
+    /// Records `notifications/initialized`.
+    pub fn mark_initialized(&self) {
+        lock(&self.negotiated).initialized = true;
+    }
+
+    /// The negotiated protocol version, once `initialize` ran.
+    pub fn protocol_version(&self) -> Option<String> {
+        lock(&self.negotiated).protocol_version.clone()
+    }
+
+    /// Whether the negotiated version carries the 2025-11-25 task wire.
+    pub fn speaks_tasks(&self) -> bool {
+        self.protocol_version().is_some_and(|v| version::has_tasks(&v))
+    }
+
+    /// Connects the server-to-client stream (stdio writer, HTTP GET SSE stream),
+    /// replacing an earlier one.
+    pub fn attach_outbound(&self, tx: mpsc::Sender<Value>) {
+        *lock(&self.outbound) = Some(tx);
+    }
+
+    /// Disconnects the server-to-client stream (the connection ended).
+    pub fn detach_outbound(&self) {
+        *lock(&self.outbound) = None;
+    }
+
+    /// Sends a server-initiated message if a stream is attached. Returns whether it was
+    /// queued.
+    pub fn send(&self, message: Value) -> bool {
+        let tx = lock(&self.outbound).clone();
+        match tx {
+            Some(tx) => match tx.try_send(message) {
+                Ok(()) => true,
+                Err(mpsc::error::TrySendError::Closed(_)) => {
+                    *lock(&self.outbound) = None;
+                    false
+                }
+                Err(mpsc::error::TrySendError::Full(_)) => {
+                    tracing::warn!(session = %self.id, "outbound stream full; message dropped");
+                    false
+                }
+            },
+            None => false,
+        }
+    }
+
+    /// Registers an in-flight synchronous request and returns its cancellation token.
+    pub fn begin_request(&self, id: &RequestId) -> CancellationToken {
+        let token = CancellationToken::new();
+        lock(&self.in_flight).insert(id.clone(), token.clone());
+        token
+    }
+
+    /// Forgets an in-flight request.
+    pub fn end_request(&self, id: &RequestId) {
+        lock(&self.in_flight).remove(id);
+    }
+
+    /// Cancels an in-flight request (from `notifications/cancelled`). Returns whether
+    /// one was found.
+    pub fn cancel_request(&self, id: &RequestId) -> bool {
+        match lock(&self.in_flight).get(id) {
+            Some(t) => {
+                t.cancel();
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Cancels every in-flight synchronous request (the session ended). Tasks go on.
+    pub fn cancel_all_requests(&self) {
+        for t in lock(&self.in_flight).values() {
+            t.cancel();
+        }
+    }
+}

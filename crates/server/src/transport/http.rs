@@ -1,0 +1,266 @@
+//! Streamable HTTP transport (MCP 2025-06-18 / 2025-11-25) on axum, at one endpoint:
+//!
+//! - `POST` carries one JSON-RPC message. `initialize` opens a session and returns its
+//!   `Mcp-Session-Id`; every later message must echo it (missing: 400, unknown: 404).
+//!   Requests are answered with JSON, or with an SSE stream for `tools/call` and
+//!   `tasks/result` when the client accepts `text/event-stream` (progress notifications
+//!   then precede the response). Notifications and responses get 202.
+//! - `GET` opens the session's stream of server-initiated messages (task status
+//!   notifications, task progress).
+//! - `DELETE` ends the session; its tasks live on and can be collected from a new one.
+//!
+//! Browsers are kept out by an `Origin` check (localhost origins and configured ones).
+//! JSON-RPC errors on a well-formed request travel with HTTP 200, so clients read the
+//! error instead of failing the transport.
+
+use axum::body::{Body, Bytes};
+use axum::extract::State;
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use axum::Router;
+use futures::StreamExt;
+use mcp_tasks_protocol::error_code::INVALID_REQUEST;
+use mcp_tasks_protocol::jsonrpc::{self, Incoming, RpcError};
+use mcp_tasks_protocol::methods::{INITIALIZE, TASKS_RESULT, TOOLS_CALL};
+use mcp_tasks_protocol::version;
+use serde_json::Value;
+use std::convert::Infallible;
+use std::sync::Arc;
+use tokio::net::TcpListener;
+use tokio::sync::mpsc;
+use tokio_stream::wrappers::ReceiverStream;
+
+use crate::server::McpServer;
+use crate::session::{Session, OUTBOUND_CAPACITY};
+
+/// The session header.
+pub const SESSION_HEADER: &str = "mcp-session-id";
+/// The negotiated-version header clients send after `initialize`.
+pub const PROTOCOL_VERSION_HEADER: &str = "mcp-protocol-version";
+/// The default endpoint path.
+pub const DEFAULT_PATH: &str = "/mcp";
+
+/// A router serving MCP at `path`, to mount in an existing axum app or serve alone.
+pub fn router(server: McpServer, path: &str) -> Router {
+    Router::new()
+        .route(path, post(handle_post).get(handle_get).delete(handle_delete))
+        .with_state(server)
+}
+
+/// Serves `router(server, DEFAULT_PATH)` on `listener` until `shutdown` completes, then
+/// closes long-lived streams and waits for connections to finish.
+///
+/// # Errors
+/// I/O errors from the listener.
+pub async fn serve(
+    server: McpServer,
+    listener: TcpListener,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let app = router(server.clone(), DEFAULT_PATH);
+    let token = server.shutdown_token();
+    axum::serve(listener, app)
+        .with_graceful_shutdown(async move {
+            tokio::select! {
+                _ = shutdown => {},
+                _ = token.cancelled() => {},
+            }
+            server.shutdown();
+        })
+        .await
+}
+
+fn json_response(status: StatusCode, body: &Value) -> Response {
+    (
+        status,
+        [(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))],
+        body.to_string(),
+    )
+        .into_response()
+}
+
+fn error_response(status: StatusCode, code: i64, message: String) -> Response {
+    json_response(status, &jsonrpc::error_response(None, &RpcError::new(code, message)))
+}
+
+/// Accepts requests without `Origin` (non-browser clients), from localhost origins, and
+/// from origins listed in the configuration. Guards against DNS rebinding.
+fn check_origin(server: &McpServer, headers: &HeaderMap) -> Result<(), Response> {
+    let Some(origin) = headers.get(header::ORIGIN) else {
+        return Ok(());
+    };
+    let origin = origin.to_str().unwrap_or("");
+    let host = origin
+        .split_once("://")
+        .map(|(_, rest)| rest)
+        .unwrap_or(origin);
+    let host = if host.starts_with('[') {
+        host.split(']').next().map(|h| format!("{h}]")).unwrap_or_default()
+    } else {
+        host.split(':').next().unwrap_or("").to_string()
+    };
+    let local = matches!(host.as_str(), "localhost" | "127.0.0.1" | "[::1]");
+    if local || server.config().allowed_origins.iter().any(|o| o == origin) {
+        Ok(())
+    } else {
+        Err(error_response(
+            StatusCode::FORBIDDEN,
+            INVALID_REQUEST,
+            format!("origin '{origin}' is not allowed; add it with --allowed-origin to accept it"),
+        ))
+    }
+}
+
+fn accepts_sse(headers: &HeaderMap) -> bool {
+    headers
+        .get_all(header::ACCEPT)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .any(|v| v.contains("text/event-stream"))
+}
+
+fn find_session(server: &McpServer, headers: &HeaderMap) -> Result<Arc<Session>, Response> {
+    let Some(id) = headers.get(SESSION_HEADER).and_then(|v| v.to_str().ok()) else {
+        return Err(error_response(
+            StatusCode::BAD_REQUEST,
+            INVALID_REQUEST,
+            "missing Mcp-Session-Id header: send 'initialize' first and echo the session id it returns".into(),
+        ));
+    };
+    server.session(id).ok_or_else(|| {
+        error_response(
+            StatusCode::NOT_FOUND,
+            INVALID_REQUEST,
+            "unknown or ended session (the server may have restarted): send 'initialize' to open a new one; tasks can still be collected by id".into(),
+        )
+    })
+}
+
+fn check_version_header(headers: &HeaderMap) -> Result<(), Response> {
+    match headers.get(PROTOCOL_VERSION_HEADER).map(|v| v.to_str()) {
+        None => Ok(()),
+        Some(Ok(v)) if version::SUPPORTED.contains(&v) => Ok(()),
+        Some(v) => Err(error_response(
+            StatusCode::BAD_REQUEST,
+            INVALID_REQUEST,
+            format!(
+                "unsupported MCP-Protocol-Version {:?}; supported: {}",
+                v.unwrap_or("<not text>"),
+                version::SUPPORTED.join(", ")
+            ),
+        )),
+    }
+}
+
+async fn handle_post(State(server): State<McpServer>, headers: HeaderMap, body: Body) -> Response {
+    if let Err(r) = check_origin(&server, &headers) {
+        return r;
+    }
+    let limit = server.config().max_body_bytes;
+    let bytes: Bytes = match axum::body::to_bytes(body, limit).await {
+        Ok(b) => b,
+        Err(_) => {
+            return error_response(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                INVALID_REQUEST,
+                format!("request body exceeds the limit of {limit} bytes (raise --max-body-bytes to allow it)"),
+            )
+        }
+    };
+    let message = match jsonrpc::parse(&bytes) {
+        Ok(m) => m,
+        Err(rejected) => return json_response(StatusCode::BAD_REQUEST, &rejected.to_response()),
+    };
+    let is_initialize = matches!(&message, Incoming::Request { method, .. } if method == INITIALIZE);
+    let session = if is_initialize {
+        server.open_session(None)
+    } else {
+        if let Err(r) = check_version_header(&headers) {
+            return r;
+        }
+        match find_session(&server, &headers) {
+            Ok(s) => s,
+            Err(r) => return r,
+        }
+    };
+
+    let streams = matches!(&message, Incoming::Request { method, .. } if method == TOOLS_CALL || method == TASKS_RESULT);
+    if !matches!(message, Incoming::Request { .. }) {
+        server.handle(&session, message, None).await;
+        return StatusCode::ACCEPTED.into_response();
+    }
+    let mut response = if streams && accepts_sse(&headers) {
+        sse_reply(&server, session.clone(), message)
+    } else {
+        match server.handle(&session, message, None).await {
+            Some(reply) => {
+                if is_initialize && reply.get("error").is_some() {
+                    server.close_session(session.id());
+                }
+                json_response(StatusCode::OK, &reply)
+            }
+            None => StatusCode::ACCEPTED.into_response(),
+        }
+    };
+    if is_initialize {
+        if let Ok(v) = HeaderValue::from_str(session.id()) {
+            response.headers_mut().insert(SESSION_HEADER, v);
+        }
+    }
+    response
+}
+
+/// Answers a request on an SSE stream: notifications tied to it first, then the reply.
+fn sse_reply(server: &McpServer, session: Arc<Session>, message: Incoming) -> Response {
+    let (tx, rx) = mpsc::channel::<Value>(OUTBOUND_CAPACITY);
+    let handler_server = server.clone();
+    tokio::spawn(async move {
+        if let Some(reply) = handler_server.handle(&session, message, Some(tx.clone())).await {
+            let _ = tx.send(reply).await;
+        }
+    });
+    let shutdown = server.shutdown_token();
+    let stream = ReceiverStream::new(rx)
+        .map(|v| Ok::<_, Infallible>(Event::default().event("message").data(v.to_string())))
+        .take_until(async move { shutdown.cancelled().await });
+    Sse::new(stream).keep_alive(KeepAlive::default()).into_response()
+}
+
+async fn handle_get(State(server): State<McpServer>, headers: HeaderMap) -> Response {
+    if let Err(r) = check_origin(&server, &headers) {
+        return r;
+    }
+    if !accepts_sse(&headers) {
+        return error_response(
+            StatusCode::NOT_ACCEPTABLE,
+            INVALID_REQUEST,
+            "GET opens the server-to-client event stream: send 'Accept: text/event-stream'".into(),
+        );
+    }
+    let session = match find_session(&server, &headers) {
+        Ok(s) => s,
+        Err(r) => return r,
+    };
+    let (tx, rx) = mpsc::channel::<Value>(OUTBOUND_CAPACITY);
+    session.attach_outbound(tx);
+    let shutdown = server.shutdown_token();
+    let stream = ReceiverStream::new(rx)
+        .map(|v| Ok::<_, Infallible>(Event::default().event("message").data(v.to_string())))
+        .take_until(async move { shutdown.cancelled().await });
+    Sse::new(stream).keep_alive(KeepAlive::default()).into_response()
+}
+
+async fn handle_delete(State(server): State<McpServer>, headers: HeaderMap) -> Response {
+    if let Err(r) = check_origin(&server, &headers) {
+        return r;
+    }
+    let session = match find_session(&server, &headers) {
+        Ok(s) => s,
+        Err(r) => return r,
+    };
+    session.detach_outbound();
+    server.close_session(session.id());
+    StatusCode::OK.into_response()
+}

@@ -1,0 +1,74 @@
+//! Every SQL statement of the SQLite backend, and nowhere else.
+//!
+//! Parameters are numbered (`?1`, `?2`, ...) so a value can be used twice. Times and
+//! durations are integer milliseconds; see `migrations/0001_init.sql`.
+
+/// The columns of a full record (the reader looks them up by name).
+macro_rules! columns {
+    () => {
+        "id, owner, session, status, status_message, created_at, last_updated_at, ttl_ms, \
+         expires_at, poll_interval_ms, method, request, outcome, runner, version"
+    };
+}
+
+/// Inserts a record. ?1..?15 follow the column list.
+pub(super) const CREATE: &str = concat!(
+    "INSERT INTO tasks (",
+    columns!(),
+    ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)"
+);
+
+/// Reads a visible record. ?1 id, ?2 now.
+pub(super) const GET: &str = concat!(
+    "SELECT ",
+    columns!(),
+    " FROM tasks WHERE id = ?1 AND (expires_at IS NULL OR expires_at > ?2)"
+);
+
+/// One page of one owner's records after a keyset position. ?1 owner, ?2 now,
+/// ?3 after created_at, ?4 after id, ?5 limit (page size + 1, to learn `has_more`).
+pub(super) const LIST_BY_OWNER: &str = concat!(
+    "SELECT ",
+    columns!(),
+    " FROM tasks WHERE owner = ?1 AND (created_at, id) > (?3, ?4)",
+    " AND (expires_at IS NULL OR expires_at > ?2)",
+    " ORDER BY created_at, id LIMIT ?5"
+);
+
+/// As [`LIST_BY_OWNER`], restricted to one session: ?6 session.
+pub(super) const LIST_BY_SESSION: &str = concat!(
+    "SELECT ",
+    columns!(),
+    " FROM tasks WHERE owner = ?1 AND session = ?6 AND (created_at, id) > (?3, ?4)",
+    " AND (expires_at IS NULL OR expires_at > ?2)",
+    " ORDER BY created_at, id LIMIT ?5"
+);
+
+/// The one-statement compare-and-set of a transition. ?1 id, ?2 status, ?3 whether to
+/// replace the message (0/1), ?4 the new message, ?5 outcome JSON or NULL to keep,
+/// ?6 now, ?7 expected version or NULL.
+pub(super) const TRANSITION: &str = concat!(
+    "UPDATE tasks SET status = ?2,",
+    " status_message = CASE WHEN ?3 THEN ?4 ELSE status_message END,",
+    " outcome = COALESCE(?5, outcome),",
+    " last_updated_at = ?6,",
+    " version = version + 1",
+    " WHERE id = ?1",
+    " AND status NOT IN ('completed', 'failed', 'cancelled')",
+    " AND (expires_at IS NULL OR expires_at > ?6)",
+    " AND (?7 IS NULL OR version = ?7)",
+    " RETURNING ",
+    columns!()
+);
+
+/// Deletes up to ?2 records expired at ?1, returning their ids.
+pub(super) const DELETE_EXPIRED: &str = "DELETE FROM tasks WHERE id IN (\
+     SELECT id FROM tasks WHERE expires_at IS NOT NULL AND expires_at <= ?1 \
+     ORDER BY expires_at LIMIT ?2) RETURNING id";
+
+/// Fails every running record of another (or no) runner. ?1 current runner,
+/// ?2 status message, ?3 outcome JSON, ?4 now.
+pub(super) const FAIL_ORPHANED: &str = "UPDATE tasks SET status = 'failed', \
+     status_message = ?2, outcome = ?3, last_updated_at = ?4, version = version + 1 \
+     WHERE status IN ('working', 'input_required') \
+     AND (runner IS NULL OR runner <> ?1)";

@@ -1,0 +1,134 @@
+//! The parity suite (feature `test-suite`): the behaviour every [`TaskStore`](crate::TaskStore) backend
+//! must share, written once.
+//!
+//! Each case is a public `async fn` that takes a fresh, empty store and panics on
+//! failure. [`store_suite!`](crate::store_suite) stamps out one `#[tokio::test]` per case
+//! for a backend:
+//!
+//! ```ignore
+//! async fn make() -> std::sync::Arc<dyn mcp_tasks_store::TaskStore> {
+//!     std::sync::Arc::new(mcp_tasks_store::MemoryStore::new())
+//! }
+//! mcp_tasks_store::store_suite!(make);
+//! ```
+//!
+//! Times are millisecond-truncated (see [`base_time`]) because SQL backends keep
+//! milliseconds; callers of a store are expected to do the same.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod expiry;
+mod list;
+mod orphans;
+mod records;
+mod transition;
+
+pub use expiry::expired_records_are_invisible_and_deleted_in_batches;
+pub use list::list_filters_by_owner_and_session_and_pages_by_keyset;
+pub use orphans::fail_orphaned_fails_only_other_runners;
+pub use records::{
+    create_duplicate_id_is_duplicate, create_then_get_round_trips, get_unknown_is_none,
+};
+pub use transition::{
+    cancel_vs_complete_race_has_one_winner, compare_and_set_race_has_one_winner,
+    expected_version_mismatch_is_conflict, message_only_update_keeps_status,
+    no_transition_out_of_terminal, transition_to_terminal_records_outcome_and_bumps_version,
+    unknown_id_transition_is_not_found,
+};
+
+use crate::record::{Outcome, TaskRecord, TransitionParams};
+use chrono::{DateTime, Duration as ChronoDuration, Utc};
+use mcp_tasks_protocol::{TaskId, TaskStatus};
+use serde_json::json;
+use std::time::Duration;
+
+/// Expands to one `#[tokio::test]` per suite case, each calling `$make().await` for a
+/// fresh `Arc<dyn TaskStore>`. `$make` is an async fn or a closure returning a future.
+/// The calling crate needs `tokio` (with `macros` and `rt-multi-thread`) as a
+/// dependency. Invoke it once per module (the test names would clash otherwise).
+#[macro_export]
+macro_rules! store_suite {
+    ($make:expr) => {
+        $crate::store_suite!(@cases $make;
+            create_then_get_round_trips,
+            create_duplicate_id_is_duplicate,
+            get_unknown_is_none,
+            transition_to_terminal_records_outcome_and_bumps_version,
+            unknown_id_transition_is_not_found,
+            no_transition_out_of_terminal,
+            expected_version_mismatch_is_conflict,
+            message_only_update_keeps_status,
+            cancel_vs_complete_race_has_one_winner,
+            compare_and_set_race_has_one_winner,
+            list_filters_by_owner_and_session_and_pages_by_keyset,
+            expired_records_are_invisible_and_deleted_in_batches,
+            fail_orphaned_fails_only_other_runners,
+        );
+    };
+    (@cases $make:expr; $($case:ident),* $(,)?) => {
+        $(
+            #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+            async fn $case() {
+                let store: ::std::sync::Arc<dyn $crate::TaskStore> = ($make)().await;
+                $crate::suite::$case(store).await;
+            }
+        )*
+    };
+}
+
+/// A fixed, millisecond-precise instant that every case counts from, so results do
+/// not depend on the clock.
+pub fn base_time() -> DateTime<Utc> {
+    DateTime::from_timestamp_millis(1_767_225_600_123).expect("a valid timestamp")
+}
+
+/// `base_time() + ms` milliseconds.
+pub fn at(ms: i64) -> DateTime<Utc> {
+    base_time() + ChronoDuration::milliseconds(ms)
+}
+
+/// Truncates a time to whole milliseconds, the precision every backend keeps.
+pub fn truncate_ms(t: DateTime<Utc>) -> DateTime<Utc> {
+    DateTime::from_timestamp_millis(t.timestamp_millis()).expect("a time that was valid")
+}
+
+/// A fresh `working` record of `owner` (and `session`) created at `created_at`, run by
+/// the runner `current`, with no ttl and version 1.
+pub fn record(owner: &str, session: Option<&str>, created_at: DateTime<Utc>) -> TaskRecord {
+    TaskRecord {
+        id: TaskId::generate(),
+        owner: owner.to_string(),
+        session: session.map(str::to_string),
+        status: TaskStatus::Working,
+        status_message: None,
+        created_at,
+        last_updated_at: created_at,
+        ttl: None,
+        expires_at: None,
+        poll_interval: Some(Duration::from_secs(1)),
+        method: "tools/call".to_string(),
+        request: json!({"name": "slow", "arguments": {"n": 3}}),
+        outcome: None,
+        runner: Some("current".to_string()),
+        version: 1,
+    }
+}
+
+/// A transition of `id` to `status` at `now` with no message, outcome or version check.
+pub fn to_status(id: &TaskId, status: TaskStatus, now: DateTime<Utc>) -> TransitionParams {
+    TransitionParams {
+        id: id.clone(),
+        expected_version: None,
+        status,
+        status_message: None,
+        outcome: None,
+        now,
+    }
+}
+
+/// A successful tool result.
+pub fn ok_outcome(text: &str) -> Outcome {
+    Outcome::Result {
+        value: json!({"content": [{"type": "text", "text": text}], "isError": false}),
+    }
+}
