@@ -1,0 +1,225 @@
+//! Shared test helpers: a server with test tools on a real loopback port, and a small
+//! JSON-RPC-over-HTTP client.
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used, missing_docs)]
+
+use mcp_tasks_engine::{Engine, EngineConfig};
+use mcp_tasks_protocol::RpcError;
+use mcp_tasks_server::transport::http;
+use mcp_tasks_server::{McpServer, ServerConfig, TaskSupport, Tool, ToolRegistry, ToolResult};
+use serde_json::{json, Value};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::oneshot;
+
+pub struct TestServer {
+    pub url: String,
+    pub server: McpServer,
+    pub cancelled_flag: Arc<AtomicBool>,
+    stop: Option<oneshot::Sender<()>>,
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        if let Some(s) = self.stop.take() {
+            let _ = s.send(());
+        }
+    }
+}
+
+pub fn test_tools(flag: Arc<AtomicBool>) -> ToolRegistry {
+    let mut r = ToolRegistry::new();
+    let sleep_schema = json!({"type":"object","properties":{"ms":{"type":"integer","minimum":0}},"required":["ms"]});
+    r.register(
+        Tool::new("sleep", "sleeps ms milliseconds", sleep_schema.clone(), move |args, ctx| {
+            let ms = args.get("ms").and_then(Value::as_u64).unwrap_or(0);
+            let flag = flag.clone();
+            Box::pin(async move {
+                ctx.report_progress(0.0, Some(1.0), Some("started".into()));
+                tokio::select! {
+                    _ = ctx.cancelled() => { flag.store(true, Ordering::SeqCst); Ok(ToolResult::error("cancelled")) }
+                    _ = tokio::time::sleep(Duration::from_millis(ms)) => {
+                        ctx.set_status_message("slept").await;
+                        Ok(ToolResult::text(format!("slept {ms} ms")))
+                    }
+                }
+            })
+        })
+        .unwrap()
+        .task_support(TaskSupport::Optional),
+    )
+    .unwrap();
+    // Ignores cancellation entirely: proves a cancelled task stays cancelled.
+    r.register(
+        Tool::new("stubborn", "ignores cancellation", sleep_schema, |args, _ctx| {
+            let ms = args.get("ms").and_then(Value::as_u64).unwrap_or(0);
+            Box::pin(async move {
+                tokio::time::sleep(Duration::from_millis(ms)).await;
+                Ok(ToolResult::text("finished anyway"))
+            })
+        })
+        .unwrap()
+        .task_support(TaskSupport::Optional),
+    )
+    .unwrap();
+    let empty = json!({"type":"object"});
+    r.register(
+        Tool::new("echo", "sync only", empty.clone(), |args, _ctx| {
+            Box::pin(async move { Ok(ToolResult::text(Value::Object(args).to_string())) })
+        })
+        .unwrap(),
+    )
+    .unwrap();
+    r.register(
+        Tool::new("tool_error", "isError result", empty.clone(), |_a, _c| {
+            Box::pin(async { Ok(ToolResult::error("it went wrong")) })
+        })
+        .unwrap()
+        .task_support(TaskSupport::Required),
+    )
+    .unwrap();
+    r.register(
+        Tool::new("protocol_error", "JSON-RPC error", empty.clone(), |_a, _c| {
+            Box::pin(async { Err(RpcError::new(-32603, "backend unavailable").with_data(json!({"retry": true}))) })
+        })
+        .unwrap()
+        .task_support(TaskSupport::Optional),
+    )
+    .unwrap();
+    r.register(
+        Tool::new("panics", "panics", empty, |_a, _c| {
+            Box::pin(async {
+                let v: Option<u8> = None;
+                Ok(ToolResult::text(v.expect("deliberate panic in a test tool").to_string()))
+            })
+        })
+        .unwrap()
+        .task_support(TaskSupport::Optional),
+    )
+    .unwrap();
+    r
+}
+
+pub fn test_engine_config() -> EngineConfig {
+    EngineConfig {
+        max_ttl: Duration::from_secs(3600),
+        cancel_grace: Duration::from_millis(200),
+        sweep_interval: Duration::from_millis(50),
+        list_page_size: 3,
+        ..EngineConfig::default()
+    }
+}
+
+pub async fn start_server() -> TestServer {
+    start_server_with(ServerConfig { max_body_bytes: 64 * 1024, ..ServerConfig::default() }).await
+}
+
+pub async fn start_server_with(config: ServerConfig) -> TestServer {
+    let store = mcp_tasks_store::open("memory:").await.unwrap();
+    let engine = Engine::start(store, test_engine_config()).await.unwrap();
+    let flag = Arc::new(AtomicBool::new(false));
+    let server = McpServer::new(engine.clone(), test_tools(flag.clone()), config);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (tx, rx) = oneshot::channel::<()>();
+    let s = server.clone();
+    let stop = server.shutdown_token();
+    tokio::spawn(async move { engine.run_sweeper(stop.cancelled_owned()).await });
+    tokio::spawn(async move {
+        http::serve(s, listener, async move {
+            let _ = rx.await;
+        })
+        .await
+        .unwrap();
+    });
+    TestServer { url: format!("http://{addr}/mcp"), server, cancelled_flag: flag, stop: Some(tx) }
+}
+
+/// A JSON-RPC client over plain HTTP POSTs with JSON answers.
+pub struct Client {
+    pub http: reqwest::Client,
+    pub url: String,
+    pub session: Option<String>,
+    next_id: i64,
+}
+
+pub struct Reply {
+    pub status: u16,
+    pub headers: reqwest::header::HeaderMap,
+    pub body: Value,
+}
+
+impl Client {
+    pub fn new(url: &str) -> Self {
+        Client { http: reqwest::Client::new(), url: url.to_string(), session: None, next_id: 1 }
+    }
+
+    pub async fn connect(url: &str) -> Self {
+        Self::connect_with_version(url, "2025-11-25").await
+    }
+
+    pub async fn connect_with_version(url: &str, version: &str) -> Self {
+        let mut c = Self::new(url);
+        let r = c
+            .request("initialize", json!({"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "test", "version": "0"}}))
+            .await;
+        assert_eq!(r.status, 200, "{}", r.body);
+        c.session = Some(r.headers.get("mcp-session-id").expect("session id").to_str().unwrap().to_string());
+        c.notify("notifications/initialized", json!({})).await;
+        c
+    }
+
+    pub async fn post_raw(&self, body: impl Into<reqwest::Body>) -> Reply {
+        let mut req = self
+            .http
+            .post(&self.url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .body(body);
+        if let Some(s) = &self.session {
+            req = req.header("mcp-session-id", s);
+        }
+        let resp = req.send().await.unwrap();
+        let status = resp.status().as_u16();
+        let headers = resp.headers().clone();
+        let is_sse = headers.get("content-type").is_some_and(|v| v.to_str().unwrap_or("").starts_with("text/event-stream"));
+        let text = resp.text().await.unwrap();
+        let body = if is_sse {
+            // the last `data:` line is the response
+            text.lines().filter_map(|l| l.strip_prefix("data:")).filter(|d| d.contains("\"id\"")).last().map(|d| serde_json::from_str(d.trim()).unwrap()).unwrap_or(Value::Null)
+        } else if text.is_empty() {
+            Value::Null
+        } else {
+            serde_json::from_str(&text).unwrap_or(Value::String(text))
+        };
+        Reply { status, headers, body }
+    }
+
+    pub async fn request(&mut self, method: &str, params: Value) -> Reply {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.post_raw(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string()).await
+    }
+
+    /// The `result`, panicking with the error if there is one.
+    pub async fn call(&mut self, method: &str, params: Value) -> Value {
+        let r = self.request(method, params).await;
+        assert!(r.body.get("result").is_some(), "{method} failed: {}", r.body);
+        r.body["result"].clone()
+    }
+
+    /// The error code of a request expected to fail.
+    pub async fn error_code(&mut self, method: &str, params: Value) -> i64 {
+        let r = self.request(method, params).await;
+        r.body["error"]["code"].as_i64().unwrap_or_else(|| panic!("{method} should fail: {}", r.body))
+    }
+
+    pub async fn notify(&self, method: &str, params: Value) -> Reply {
+        self.post_raw(json!({"jsonrpc": "2.0", "method": method, "params": params}).to_string()).await
+    }
+
+    pub async fn create_task(&mut self, tool: &str, args: Value) -> String {
+        let r = self.call("tools/call", json!({"name": tool, "arguments": args, "task": {}})).await;
+        r["task"]["taskId"].as_str().expect("taskId").to_string()
+    }
+}

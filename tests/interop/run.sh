@@ -1,0 +1,176 @@
+#!/usr/bin/env bash
+# Interoperability tests: drives the mcp-tasks server with the official MCP client SDKs,
+# pinned, over both transports.
+#
+#   bash tests/interop/run.sh            # all clients, stdio and HTTP
+#   INTEROP_ONLY=ts|py bash tests/interop/run.sh
+#   INTEROP_TRANSPORTS="stdio http"       # default; pick one to narrow a run
+#
+# Installs (idempotent, into <repo>/target/interop):
+#   node/   @modelcontextprotocol/sdk (TypeScript SDK client)
+#   venv/   Python venv with mcp (Python SDK client)
+# Needs node + npm and python3 (with venv) on PATH; builds target/debug/mcp-tasks if missing.
+# Prints the clients' PASS/FAIL lines and ends with "N passed, M failed" summed over all runs.
+# Exit status is non-zero when any check failed or a client run broke down.
+set -euo pipefail
+
+TS_SDK_VERSION=1.32.2
+PY_MCP_VERSION=1.30.0
+
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+ROOT="$(cd "$HERE/../.." && pwd)"
+WORK="$ROOT/target/interop"
+BIN="${MCP_TASKS_BIN:-$ROOT/target/debug/mcp-tasks}"
+ONLY="${INTEROP_ONLY:-}"
+TRANSPORTS="${INTEROP_TRANSPORTS:-stdio http}"
+
+say() { echo "[interop] $*" >&2; }
+mkdir -p "$WORK"
+
+# ---------------------------------------------------------------- installs
+installed_npm_version() {
+  local pj="$WORK/node/node_modules/@modelcontextprotocol/sdk/package.json"
+  [ -f "$pj" ] || return 0
+  node -e 'try { process.stdout.write(require(process.argv[1]).version) } catch (e) {}' "$pj" 2>/dev/null || true
+}
+installed_py_version() {
+  [ -x "$WORK/venv/bin/python" ] || return 0
+  "$WORK/venv/bin/python" - <<'EOF' 2>/dev/null || true
+import importlib.metadata as md
+try:
+    print(md.version("mcp"), end="")
+except md.PackageNotFoundError:
+    pass
+EOF
+}
+
+if [ "$ONLY" != py ]; then
+  if [ "$(installed_npm_version)" != "$TS_SDK_VERSION" ]; then
+    say "installing @modelcontextprotocol/sdk@$TS_SDK_VERSION into $WORK/node"
+    mkdir -p "$WORK/node"
+    if [ ! -f "$WORK/node/package.json" ]; then
+      printf '{\n  "name": "mcp-tasks-interop",\n  "private": true,\n  "type": "module"\n}\n' > "$WORK/node/package.json"
+    fi
+    (cd "$WORK/node" && npm install --no-audit --no-fund --save-exact --loglevel=error \
+      "@modelcontextprotocol/sdk@$TS_SDK_VERSION" >&2)
+    [ "$(installed_npm_version)" = "$TS_SDK_VERSION" ] || { say "npm install did not yield sdk $TS_SDK_VERSION"; exit 2; }
+  fi
+fi
+
+if [ "$ONLY" != ts ]; then
+  if [ "$(installed_py_version)" != "$PY_MCP_VERSION" ]; then
+    say "installing python mcp==$PY_MCP_VERSION into $WORK/venv"
+    [ -x "$WORK/venv/bin/python" ] || python3 -m venv "$WORK/venv"
+    "$WORK/venv/bin/python" -m pip install --quiet --disable-pip-version-check "mcp==$PY_MCP_VERSION" >&2
+    [ "$(installed_py_version)" = "$PY_MCP_VERSION" ] || { say "pip did not yield mcp $PY_MCP_VERSION"; exit 2; }
+  fi
+fi
+
+# ---------------------------------------------------------------- binary
+if [ ! -x "$BIN" ]; then
+  say "building mcp-tasks"
+  (cd "$ROOT" && cargo build -p mcp-tasks-cli >&2)
+fi
+[ -x "$BIN" ] || { say "no binary at $BIN"; exit 2; }
+
+# The ESM client resolves '@modelcontextprotocol/sdk' from its own directory, so it runs
+# from a copy placed beside node_modules (refreshed on every run).
+cp "$HERE/client.mjs" "$WORK/node/client.mjs"
+
+# ---------------------------------------------------------------- server lifecycle
+SERVER_PID=""
+SERVER_LOG=""
+stop_server() {
+  if [ -n "$SERVER_PID" ]; then
+    kill "$SERVER_PID" 2>/dev/null || true
+    for _ in $(seq 1 50); do kill -0 "$SERVER_PID" 2>/dev/null || break; sleep 0.1; done
+    kill -9 "$SERVER_PID" 2>/dev/null || true
+    wait "$SERVER_PID" 2>/dev/null || true
+    SERVER_PID=""
+  fi
+}
+trap stop_server EXIT
+trap 'stop_server; exit 130' INT TERM
+
+# start_http_server: starts a fresh server on a free port, sets SERVER_PID and URL.
+start_http_server() {
+  SERVER_LOG="$WORK/server-http-$1.log"
+  : > "$SERVER_LOG"
+  "$BIN" serve --demo --database memory: --listen 127.0.0.1:0 --log warn 2> "$SERVER_LOG" &
+  SERVER_PID=$!
+  URL=""
+  for _ in $(seq 1 100); do
+    URL="$(sed -n 's#.*listening on \(http://[^ ]*\).*#\1#p' "$SERVER_LOG" | head -n1)"
+    [ -n "$URL" ] && break
+    kill -0 "$SERVER_PID" 2>/dev/null || break
+    sleep 0.1
+  done
+  if [ -z "$URL" ]; then
+    say "server did not report its address; log:"; cat "$SERVER_LOG" >&2
+    stop_server
+    return 1
+  fi
+}
+
+# ---------------------------------------------------------------- runs
+TOTAL_PASS=0
+TOTAL_FAIL=0
+CLIENT_TIMEOUT="${INTEROP_CLIENT_TIMEOUT:-90}"
+
+# run_client LABEL CMD...: runs one client, echoes its output, adds its counts to the totals.
+run_client() {
+  local label="$1"; shift
+  local out="$WORK/$label.out" rc=0
+  say "=== $label"
+  timeout --kill-after=5 "$CLIENT_TIMEOUT" "$@" > "$out" 2> "$WORK/$label.err" || rc=$?
+  sed "s/^/[$label] /" "$out"
+  local summary p f
+  summary="$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$out" | tail -n1 || true)"
+  if [ -n "$summary" ]; then
+    p="${summary%% passed*}"; f="${summary#*passed, }"; f="${f%% failed*}"
+  else
+    p="$(grep -c '^PASS ' "$out" || true)"; f="$(grep -c '^FAIL ' "$out" || true)"
+  fi
+  if [ -z "$summary" ] || { [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; }; then
+    # The client died, hung or exited without a summary: count that as a failure.
+    echo "FAIL [$label] client run broke down (exit $rc); stderr tail:"
+    tail -n 20 "$WORK/$label.err" | sed "s/^/[$label]   /"
+    f=$((f + 1))
+  fi
+  TOTAL_PASS=$((TOTAL_PASS + p)); TOTAL_FAIL=$((TOTAL_FAIL + f))
+}
+
+STDIO_CMD="$BIN serve --demo --database memory: --stdio --log warn"
+for client in ts py; do
+  [ -z "$ONLY" ] || [ "$ONLY" = "$client" ] || continue
+  if [ "$client" = ts ]; then
+    cmd=(node "$WORK/node/client.mjs")
+  else
+    cmd=("$WORK/venv/bin/python" "$HERE/client.py")
+  fi
+  for tr in $TRANSPORTS; do
+    case "$tr" in
+      stdio)
+        run_client "$client-stdio" "${cmd[@]}" --stdio "$STDIO_CMD"
+        ;;
+      http)
+        if start_http_server "$client"; then
+          run_client "$client-http" "${cmd[@]}" --url "$URL"
+          if ! kill -0 "$SERVER_PID" 2>/dev/null; then
+            echo "FAIL [$client-http] server process exited during the run; log tail:"
+            tail -n 20 "$SERVER_LOG" | sed "s/^/[$client-http]   /"
+            TOTAL_FAIL=$((TOTAL_FAIL + 1))
+          fi
+          stop_server
+        else
+          echo "FAIL [$client-http] server did not start"
+          TOTAL_FAIL=$((TOTAL_FAIL + 1))
+        fi
+        ;;
+      *) say "unknown transport $tr"; exit 2 ;;
+    esac
+  done
+done
+
+echo "$TOTAL_PASS passed, $TOTAL_FAIL failed"
+[ "$TOTAL_FAIL" -eq 0 ]
