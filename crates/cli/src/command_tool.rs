@@ -5,8 +5,8 @@
 
 use anyhow::Result;
 use mcp_tasks_engine::TaskContext;
-use mcp_tasks_protocol::RpcError;
 use mcp_tasks_protocol::error_code::INTERNAL_ERROR;
+use mcp_tasks_protocol::RpcError;
 use mcp_tasks_server::{Tool, ToolResult};
 use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
@@ -70,11 +70,18 @@ impl Drop for GroupGuard {
     }
 }
 
-async fn run(cfg: &CommandToolConfig, args: &Map<String, Value>, ctx: TaskContext) -> Result<Value, RpcError> {
+async fn run(
+    cfg: &CommandToolConfig,
+    args: &Map<String, Value>,
+    ctx: TaskContext,
+) -> Result<Value, RpcError> {
     let argv: Vec<String> = cfg.command.iter().map(|a| fill(a, args)).collect();
-    let (program, rest) = argv
-        .split_first()
-        .ok_or_else(|| RpcError::new(INTERNAL_ERROR, format!("tool '{}' has an empty command", cfg.name)))?;
+    let (program, rest) = argv.split_first().ok_or_else(|| {
+        RpcError::new(
+            INTERNAL_ERROR,
+            format!("tool '{}' has an empty command", cfg.name),
+        )
+    })?;
     let mut cmd = Command::new(program);
     cmd.args(rest)
         .stdin(Stdio::null())
@@ -82,7 +89,10 @@ async fn run(cfg: &CommandToolConfig, args: &Map<String, Value>, ctx: TaskContex
         .stderr(Stdio::piped())
         .process_group(0)
         .envs(&cfg.env)
-        .env("MCP_TASKS_ARGUMENTS", Value::Object(args.clone()).to_string());
+        .env(
+            "MCP_TASKS_ARGUMENTS",
+            Value::Object(args.clone()).to_string(),
+        );
     if let Some(id) = ctx.task_id() {
         cmd.env("MCP_TASKS_TASK_ID", id.as_str());
     }
@@ -124,7 +134,10 @@ async fn run(cfg: &CommandToolConfig, args: &Map<String, Value>, ctx: TaskContex
     let err_task = tokio::spawn(async move {
         let mut buf = Vec::new();
         if let Some(mut err) = stderr {
-            let _ = (&mut err).take(MAX_CAPTURE as u64).read_to_end(&mut buf).await;
+            let _ = (&mut err)
+                .take(MAX_CAPTURE as u64)
+                .read_to_end(&mut buf)
+                .await;
             // drain the rest so the child never blocks on a full pipe
             let _ = tokio::io::copy(&mut err, &mut tokio::io::sink()).await;
         }
@@ -154,7 +167,12 @@ async fn run(cfg: &CommandToolConfig, args: &Map<String, Value>, ctx: TaskContex
     }
     let stdout = out_task.await.unwrap_or_default();
     let stderr = err_task.await.unwrap_or_default();
-    let status = status.map_err(|e| RpcError::new(INTERNAL_ERROR, format!("tool '{}': waiting for the process failed: {e}", cfg.name)))?;
+    let status = status.map_err(|e| {
+        RpcError::new(
+            INTERNAL_ERROR,
+            format!("tool '{}': waiting for the process failed: {e}", cfg.name),
+        )
+    })?;
 
     let mut content = vec![json!({ "type": "text", "text": stdout })];
     if !stderr.is_empty() {
@@ -170,7 +188,10 @@ async fn run(cfg: &CommandToolConfig, args: &Map<String, Value>, ctx: TaskContex
             Some(code) => format!("exited with status {code}"),
             None => "was killed by a signal".to_string(),
         };
-        content.insert(0, json!({ "type": "text", "text": format!("command {why}") }));
+        content.insert(
+            0,
+            json!({ "type": "text", "text": format!("command {why}") }),
+        );
         json!({ "content": content, "isError": true })
     };
     result["structuredContent"] = json!({ "exitCode": exit, "stdout": stdout, "stderr": stderr });

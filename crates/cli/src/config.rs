@@ -82,7 +82,8 @@ impl CommandToolConfig {
     pub fn schema_json(&self) -> Result<Value> {
         match &self.input_schema {
             None => Ok(serde_json::json!({ "type": "object", "properties": {} })),
-            Some(v) => serde_json::to_value(v).with_context(|| format!("tool '{}': input_schema", self.name)),
+            Some(v) => serde_json::to_value(v)
+                .with_context(|| format!("tool '{}': input_schema", self.name)),
         }
     }
 }
@@ -90,13 +91,18 @@ impl CommandToolConfig {
 impl ConfigFile {
     /// Reads and parses a file; relative tool `cwd`s are resolved against its folder.
     pub fn load(path: &Path) -> Result<Self> {
-        let text = std::fs::read_to_string(path).with_context(|| format!("reading config file {}", path.display()))?;
-        let mut cfg: ConfigFile =
-            toml::from_str(&text).with_context(|| format!("parsing config file {}", path.display()))?;
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("reading config file {}", path.display()))?;
+        let mut cfg: ConfigFile = toml::from_str(&text)
+            .with_context(|| format!("parsing config file {}", path.display()))?;
         let base = path.parent().unwrap_or(Path::new("."));
         for t in &mut cfg.tools {
             if t.command.is_empty() {
-                anyhow::bail!("tool '{}' in {}: 'command' must name a program", t.name, path.display());
+                anyhow::bail!(
+                    "tool '{}' in {}: 'command' must name a program",
+                    t.name,
+                    path.display()
+                );
             }
             if let Some(cwd) = &t.cwd {
                 if cwd.is_relative() {
@@ -110,7 +116,8 @@ impl ConfigFile {
 
 /// Parses "90s", "10m", "1h 30m", "500ms".
 pub fn parse_duration(s: &str) -> Result<Duration, String> {
-    humantime::parse_duration(s).map_err(|e| format!("'{s}' is not a duration like 30s, 10m or 1h: {e}"))
+    humantime::parse_duration(s)
+        .map_err(|e| format!("'{s}' is not a duration like 30s, 10m or 1h: {e}"))
 }
 
 mod opt_duration {
@@ -119,7 +126,8 @@ mod opt_duration {
 
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
         let s: Option<String> = Option::deserialize(d)?;
-        s.map(|s| super::parse_duration(&s).map_err(serde::de::Error::custom)).transpose()
+        s.map(|s| super::parse_duration(&s).map_err(serde::de::Error::custom))
+            .transpose()
     }
 }
 

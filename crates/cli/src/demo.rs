@@ -38,7 +38,11 @@ fn slow_compute() -> Result<Tool> {
 
 async fn run_slow_compute(args: Map<String, Value>, ctx: TaskContext) -> Result<Value, RpcError> {
     let seconds = args.get("seconds").and_then(Value::as_f64).unwrap_or(0.0);
-    let label = args.get("label").and_then(Value::as_str).unwrap_or("job").to_string();
+    let label = args
+        .get("label")
+        .and_then(Value::as_str)
+        .unwrap_or("job")
+        .to_string();
     let total = Duration::from_secs_f64(seconds.clamp(0.0, 86400.0));
     let steps = (seconds * 4.0).ceil().max(0.0) as u64;
     if steps > 0 {
@@ -51,9 +55,14 @@ async fn run_slow_compute(args: Map<String, Value>, ctx: TaskContext) -> Result<
                 _ = tokio::time::sleep(step) => {}
             }
             let pct = i * 100 / steps;
-            ctx.report_progress(i as f64, Some(steps as f64), Some(format!("{label}: {pct}%")));
+            ctx.report_progress(
+                i as f64,
+                Some(steps as f64),
+                Some(format!("{label}: {pct}%")),
+            );
             if i % 4 == 0 || i == steps {
-                ctx.set_status_message(format!("{label}: {pct}% done")).await;
+                ctx.set_status_message(format!("{label}: {pct}% done"))
+                    .await;
             }
         }
     }
@@ -69,10 +78,19 @@ fn greet() -> Result<Tool> {
         "required": ["name"],
         "additionalProperties": false
     });
-    Ok(Tool::new("greet", "Says hello. Synchronous only.", schema, |args, _ctx| {
-        let name = args.get("name").and_then(Value::as_str).unwrap_or("world").to_string();
-        Box::pin(async move { Ok(ToolResult::text(format!("Hello, {name}!"))) })
-    })?
+    Ok(Tool::new(
+        "greet",
+        "Says hello. Synchronous only.",
+        schema,
+        |args, _ctx| {
+            let name = args
+                .get("name")
+                .and_then(Value::as_str)
+                .unwrap_or("world")
+                .to_string();
+            Box::pin(async move { Ok(ToolResult::text(format!("Hello, {name}!"))) })
+        },
+    )?
     .task_support(TaskSupport::Forbidden))
 }
 

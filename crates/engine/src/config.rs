@@ -65,7 +65,13 @@ mod tests {
     fn ttl_is_defaulted_and_clamped() {
         let c = EngineConfig::default();
         assert_eq!(c.effective_ttl(None), DEFAULT_TTL);
-        assert_eq!(c.effective_ttl(Some(Duration::from_secs(5))), Duration::from_secs(5));
-        assert_eq!(c.effective_ttl(Some(Duration::from_secs(10 * 86400))), DEFAULT_MAX_TTL);
+        assert_eq!(
+            c.effective_ttl(Some(Duration::from_secs(5))),
+            Duration::from_secs(5)
+        );
+        assert_eq!(
+            c.effective_ttl(Some(Duration::from_secs(10 * 86400))),
+            DEFAULT_MAX_TTL
+        );
     }
 }

@@ -96,9 +96,7 @@ impl TaskContext {
         match &self.task {
             Some((id, inner)) => {
                 if let Some(inner) = inner.upgrade() {
-                    inner
-                        .update_message(id, TaskStatus::Working, message)
-                        .await;
+                    inner.update_message(id, TaskStatus::Working, message).await;
                 }
             }
             None => {

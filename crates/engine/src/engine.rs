@@ -97,7 +97,10 @@ impl Engine {
     ///
     /// # Errors
     /// A store error if recovery cannot run.
-    pub async fn start(store: Arc<dyn TaskStore>, config: EngineConfig) -> Result<Self, EngineError> {
+    pub async fn start(
+        store: Arc<dyn TaskStore>,
+        config: EngineConfig,
+    ) -> Result<Self, EngineError> {
         let runner_id = TaskId::generate().to_string();
         let (events, _) = broadcast::channel(EVENT_CAPACITY);
         let failed = store
@@ -113,7 +116,10 @@ impl Engine {
             )
             .await?;
         if failed > 0 {
-            tracing::warn!(failed, "failed tasks interrupted by a previous server process");
+            tracing::warn!(
+                failed,
+                "failed tasks interrupted by a previous server process"
+            );
         }
         Ok(Engine {
             inner: Arc::new(Inner {
@@ -165,7 +171,9 @@ impl Engine {
             created_at: now,
             last_updated_at: now,
             ttl: Some(ttl),
-            expires_at: chrono::Duration::from_std(ttl).ok().and_then(|d| now.checked_add_signed(d)),
+            expires_at: chrono::Duration::from_std(ttl)
+                .ok()
+                .and_then(|d| now.checked_add_signed(d)),
             poll_interval: Some(config.poll_interval),
             method: params.method,
             request: params.request,
@@ -227,7 +235,10 @@ impl Engine {
                 inner.finish(&id, outcome).await;
             }
         });
-        let _ = self.inner.events.send(TaskEvent::Changed(Arc::new(record.clone())));
+        let _ = self
+            .inner
+            .events
+            .send(TaskEvent::Changed(Arc::new(record.clone())));
         Ok(record)
     }
 
@@ -246,7 +257,11 @@ impl Engine {
     ///
     /// # Errors
     /// [`EngineError::InvalidInput`] for a cursor this server did not issue.
-    pub async fn list(&self, caller: &Caller, cursor: Option<&str>) -> Result<ListResult, EngineError> {
+    pub async fn list(
+        &self,
+        caller: &Caller,
+        cursor: Option<&str>,
+    ) -> Result<ListResult, EngineError> {
         let after = cursor.map(decode_cursor).transpose()?;
         let page = self
             .inner
@@ -312,7 +327,11 @@ impl Engine {
     ///
     /// # Errors
     /// [`EngineError::NotFound`] (also when the task expires while waiting).
-    pub async fn wait_terminal(&self, id: &TaskId, caller: &Caller) -> Result<TaskRecord, EngineError> {
+    pub async fn wait_terminal(
+        &self,
+        id: &TaskId,
+        caller: &Caller,
+    ) -> Result<TaskRecord, EngineError> {
         const RECHECK: Duration = Duration::from_secs(10);
         let mut rx = self.subscribe();
         loop {
@@ -329,7 +348,9 @@ impl Engine {
                     }
                     Ok(Ok(_)) => continue,
                     Ok(Err(broadcast::error::RecvError::Lagged(_))) | Err(_) => break,
-                    Ok(Err(broadcast::error::RecvError::Closed)) => return Err(EngineError::ShuttingDown),
+                    Ok(Err(broadcast::error::RecvError::Closed)) => {
+                        return Err(EngineError::ShuttingDown)
+                    }
                 }
             }
         }
@@ -374,7 +395,9 @@ impl Inner {
     async fn apply(&self, params: TransitionParams) -> Result<TaskRecord, StoreError> {
         let record = self.store.transition(&params).await?;
         tracing::debug!(task_id = %record.id, status = %record.status, "task transition");
-        let _ = self.events.send(TaskEvent::Changed(Arc::new(record.clone())));
+        let _ = self
+            .events
+            .send(TaskEvent::Changed(Arc::new(record.clone())));
         Ok(record)
     }
 
@@ -404,7 +427,9 @@ impl Inner {
             Err(StoreError::Conflict { current }) => {
                 tracing::debug!(task_id = %id, status = %current.status, "late outcome ignored: task already terminal")
             }
-            Err(StoreError::NotFound) => tracing::debug!(task_id = %id, "late outcome ignored: task expired"),
+            Err(StoreError::NotFound) => {
+                tracing::debug!(task_id = %id, "late outcome ignored: task expired")
+            }
             Err(e) => tracing::error!(task_id = %id, error = %e, "could not record task outcome"),
         }
     }
@@ -453,7 +478,11 @@ fn encode_cursor(r: &TaskRecord) -> String {
 }
 
 fn decode_cursor(cursor: &str) -> Result<(DateTime<Utc>, TaskId), EngineError> {
-    let bad = || EngineError::InvalidInput(format!("invalid cursor '{cursor}': pass back a nextCursor from tasks/list unchanged"));
+    let bad = || {
+        EngineError::InvalidInput(format!(
+            "invalid cursor '{cursor}': pass back a nextCursor from tasks/list unchanged"
+        ))
+    };
     let bytes = hex::decode(cursor).map_err(|_| bad())?;
     let text = String::from_utf8(bytes).map_err(|_| bad())?;
     let (ms, id) = text.split_once('|').ok_or_else(bad)?;

@@ -81,7 +81,8 @@ impl RpcError {
 
     /// The error as a JSON value (the `error` member of a response).
     pub fn to_value(&self) -> Value {
-        serde_json::to_value(self).unwrap_or_else(|_| json!({"code": self.code, "message": self.message}))
+        serde_json::to_value(self)
+            .unwrap_or_else(|_| json!({"code": self.code, "message": self.message}))
     }
 }
 

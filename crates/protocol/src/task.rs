@@ -107,7 +107,9 @@ impl fmt::Display for TaskStatus {
 
 /// The error returned when text is not a task status.
 #[derive(Debug, Clone, thiserror::Error)]
-#[error("'{0}' is not a task status (expected working, input_required, completed, failed or cancelled)")]
+#[error(
+    "'{0}' is not a task status (expected working, input_required, completed, failed or cancelled)"
+)]
 pub struct UnknownStatus(pub String);
 
 impl FromStr for TaskStatus {
@@ -160,7 +162,10 @@ mod tests {
     fn status_round_trips_through_text() {
         for s in TaskStatus::ALL {
             assert_eq!(s.as_str().parse::<TaskStatus>().ok(), Some(s));
-            assert_eq!(serde_json::to_value(s).ok(), Some(serde_json::json!(s.as_str())));
+            assert_eq!(
+                serde_json::to_value(s).ok(),
+                Some(serde_json::json!(s.as_str()))
+            );
         }
         assert!("done".parse::<TaskStatus>().is_err());
     }

@@ -109,10 +109,11 @@ impl Tool {
         F: Fn(Map<String, Value>, TaskContext) -> ToolFuture + Send + Sync + 'static,
     {
         let name = name.into();
-        let validator = jsonschema::validator_for(&input_schema).map_err(|e| RegistryError::InvalidSchema {
-            tool: name.clone(),
-            reason: e.to_string(),
-        })?;
+        let validator =
+            jsonschema::validator_for(&input_schema).map_err(|e| RegistryError::InvalidSchema {
+                tool: name.clone(),
+                reason: e.to_string(),
+            })?;
         Ok(Tool {
             name,
             title: None,

@@ -61,7 +61,9 @@ pub struct McpServer {
 
 impl std::fmt::Debug for McpServer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("McpServer").field("config", &self.inner.config).finish()
+        f.debug_struct("McpServer")
+            .field("config", &self.inner.config)
+            .finish()
     }
 }
 
@@ -144,7 +146,8 @@ impl McpServer {
         match message {
             Incoming::Request { id, method, params } => {
                 let outcome =
-                    crate::dispatch::request(self, session, &id, &method, params, request_stream).await;
+                    crate::dispatch::request(self, session, &id, &method, params, request_stream)
+                        .await;
                 outcome.map(|r| reply(&id, r))
             }
             Incoming::Notification { method, params } => {
@@ -163,7 +166,10 @@ impl McpServer {
     }
 
     fn lock_sessions(&self) -> MutexGuard<'_, HashMap<String, Arc<Session>>> {
-        self.inner.sessions.lock().unwrap_or_else(|p| p.into_inner())
+        self.inner
+            .sessions
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
     }
 }
 
@@ -188,12 +194,17 @@ async fn route_events(
         let event = match event {
             Ok(e) => e,
             Err(broadcast::error::RecvError::Lagged(n)) => {
-                tracing::warn!(missed = n, "notification router lagged; some status notifications were not sent");
+                tracing::warn!(
+                    missed = n,
+                    "notification router lagged; some status notifications were not sent"
+                );
                 continue;
             }
             Err(broadcast::error::RecvError::Closed) => return,
         };
-        let Some(server) = server.upgrade() else { return };
+        let Some(server) = server.upgrade() else {
+            return;
+        };
         let lookup = |sid: &Option<String>| {
             sid.as_ref().and_then(|sid| {
                 server

@@ -76,7 +76,8 @@ impl Session {
 
     /// Whether the negotiated version carries the 2025-11-25 task wire.
     pub fn speaks_tasks(&self) -> bool {
-        self.protocol_version().is_some_and(|v| version::has_tasks(&v))
+        self.protocol_version()
+            .is_some_and(|v| version::has_tasks(&v))
     }
 
     /// Connects the server-to-client stream (stdio writer, HTTP GET SSE stream),

@@ -37,9 +37,20 @@ async fn initialize_negotiates_and_advertises_tasks() {
 async fn old_protocol_gets_sync_calls_and_no_task_methods() {
     let s = start_server().await;
     let mut c = Client::connect_with_version(&s.url, "2025-06-18").await;
-    let r = c.call("tools/call", json!({"name": "sleep", "arguments": {"ms": 1}, "task": {}})).await;
-    assert_eq!(r["content"][0]["text"], "slept 1 ms", "params.task is ignored before 2025-11-25");
-    assert_eq!(c.error_code("tasks/get", json!({"taskId": "x"})).await, -32601);
+    let r = c
+        .call(
+            "tools/call",
+            json!({"name": "sleep", "arguments": {"ms": 1}, "task": {}}),
+        )
+        .await;
+    assert_eq!(
+        r["content"][0]["text"], "slept 1 ms",
+        "params.task is ignored before 2025-11-25"
+    );
+    assert_eq!(
+        c.error_code("tasks/get", json!({"taskId": "x"})).await,
+        -32601
+    );
 }
 
 #[tokio::test]
@@ -47,26 +58,63 @@ async fn bad_input_gets_json_rpc_errors_and_the_server_keeps_serving() {
     let s = start_server().await;
     let mut c = Client::connect(&s.url).await;
     let r = c.post_raw("{not json").await;
-    assert_eq!((r.status, r.body["error"]["code"].as_i64()), (400, Some(-32700)));
-    let r = c.post_raw(r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#).await;
+    assert_eq!(
+        (r.status, r.body["error"]["code"].as_i64()),
+        (400, Some(-32700))
+    );
+    let r = c
+        .post_raw(r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#)
+        .await;
     assert_eq!(r.body["error"]["code"], -32600);
     let r = c.post_raw(r#"{"jsonrpc":"2.0","id":1}"#).await;
     assert_eq!(r.body["error"]["code"], -32600);
     assert_eq!(c.error_code("no/such/method", json!({})).await, -32601);
-    assert_eq!(c.error_code("tools/call", json!({"name": 42})).await, -32602);
-    assert_eq!(c.error_code("tools/call", json!({"name": "nope"})).await, -32602);
-    let r = c.request("tools/call", json!({"name": "sleep", "arguments": {}})).await;
+    assert_eq!(
+        c.error_code("tools/call", json!({"name": 42})).await,
+        -32602
+    );
+    assert_eq!(
+        c.error_code("tools/call", json!({"name": "nope"})).await,
+        -32602
+    );
+    let r = c
+        .request("tools/call", json!({"name": "sleep", "arguments": {}}))
+        .await;
     assert_eq!(r.body["error"]["code"], -32602);
-    assert!(r.body["error"]["message"].as_str().unwrap().contains("ms"), "{}", r.body);
-    assert_eq!(c.error_code("tools/call", json!({"name": "sleep", "arguments": {"ms": "soon"}})).await, -32602);
-    assert_eq!(c.error_code("tools/call", json!({"name": "sleep", "arguments": {"ms": 1}, "task": 5})).await, -32602);
+    assert!(
+        r.body["error"]["message"].as_str().unwrap().contains("ms"),
+        "{}",
+        r.body
+    );
+    assert_eq!(
+        c.error_code(
+            "tools/call",
+            json!({"name": "sleep", "arguments": {"ms": "soon"}})
+        )
+        .await,
+        -32602
+    );
+    assert_eq!(
+        c.error_code(
+            "tools/call",
+            json!({"name": "sleep", "arguments": {"ms": 1}, "task": 5})
+        )
+        .await,
+        -32602
+    );
     assert_eq!(c.error_code("tasks/get", json!({})).await, -32602);
-    assert_eq!(c.error_code("tasks/get", json!({"taskId": 7})).await, -32602);
+    assert_eq!(
+        c.error_code("tasks/get", json!({"taskId": 7})).await,
+        -32602
+    );
     let big = json!({"jsonrpc": "2.0", "id": 9, "method": "ping", "params": {"pad": "x".repeat(100 * 1024)}});
     let r = c.post_raw(big.to_string()).await;
     assert_eq!(r.status, 413);
     assert_eq!(r.body["error"]["code"], -32600);
-    assert!(r.body["error"]["message"].as_str().unwrap().contains("65536"));
+    assert!(r.body["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("65536"));
     assert_eq!(c.call("ping", json!({})).await, json!({}));
 }
 
@@ -74,24 +122,58 @@ async fn bad_input_gets_json_rpc_errors_and_the_server_keeps_serving() {
 async fn sessions_are_required_checked_and_deletable() {
     let s = start_server().await;
     let anon = Client::new(&s.url);
-    let r = anon.post_raw(r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#).await;
+    let r = anon
+        .post_raw(r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#)
+        .await;
     assert_eq!(r.status, 400);
     let mut ghost = Client::new(&s.url);
     ghost.session = Some("not-a-session".into());
-    assert_eq!(ghost.post_raw(r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#).await.status, 404);
+    assert_eq!(
+        ghost
+            .post_raw(r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#)
+            .await
+            .status,
+        404
+    );
     let c = Client::connect(&s.url).await;
-    let del = c.http.delete(&s.url).header("mcp-session-id", c.session.clone().unwrap()).send().await.unwrap();
+    let del = c
+        .http
+        .delete(&s.url)
+        .header("mcp-session-id", c.session.clone().unwrap())
+        .send()
+        .await
+        .unwrap();
     assert_eq!(del.status(), 200);
-    assert_eq!(c.post_raw(r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#).await.status, 404);
+    assert_eq!(
+        c.post_raw(r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#)
+            .await
+            .status,
+        404
+    );
 }
 
 #[tokio::test]
 async fn foreign_origins_are_refused() {
-    let s = start_server_with(ServerConfig { allowed_origins: vec!["https://app.example".into()], ..ServerConfig::default() }).await;
+    let s = start_server_with(ServerConfig {
+        allowed_origins: vec!["https://app.example".into()],
+        ..ServerConfig::default()
+    })
+    .await;
     let http = reqwest::Client::new();
     let init = json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}).to_string();
-    for (origin, ok) in [("https://evil.example", false), ("http://localhost:3000", true), ("https://app.example", true)] {
-        let r = http.post(&s.url).header("origin", origin).header("accept", "application/json").body(init.clone()).send().await.unwrap();
+    for (origin, ok) in [
+        ("https://evil.example", false),
+        ("http://localhost:3000", true),
+        ("https://app.example", true),
+    ] {
+        let r = http
+            .post(&s.url)
+            .header("origin", origin)
+            .header("accept", "application/json")
+            .body(init.clone())
+            .send()
+            .await
+            .unwrap();
         assert_eq!(r.status() == 200, ok, "{origin}: {}", r.status());
     }
 }
@@ -100,7 +182,12 @@ async fn foreign_origins_are_refused() {
 async fn task_lifecycle_create_get_result_list() {
     let s = start_server().await;
     let mut c = Client::connect(&s.url).await;
-    let created = c.call("tools/call", json!({"name": "sleep", "arguments": {"ms": 300}, "task": {"ttl": 60000}})).await;
+    let created = c
+        .call(
+            "tools/call",
+            json!({"name": "sleep", "arguments": {"ms": 300}, "task": {"ttl": 60000}}),
+        )
+        .await;
     let task = &created["task"];
     let id = task["taskId"].as_str().unwrap().to_string();
     assert_eq!(id.len(), 32);
@@ -116,31 +203,68 @@ async fn task_lifecycle_create_get_result_list() {
     let result = c.call("tasks/result", json!({"taskId": id})).await;
     assert_eq!(result["content"][0]["text"], "slept 300 ms");
     assert_eq!(result["_meta"][RT]["taskId"], id.as_str());
-    assert_eq!(c.call("tasks/result", json!({"taskId": id})).await, result, "readable again");
+    assert_eq!(
+        c.call("tasks/result", json!({"taskId": id})).await,
+        result,
+        "readable again"
+    );
     let got = c.call("tasks/get", json!({"taskId": id})).await;
     assert_eq!(got["status"], "completed");
     assert_eq!(got["statusMessage"], "slept");
     let list = c.call("tasks/list", json!({})).await;
-    assert!(list["tasks"].as_array().unwrap().iter().any(|t| t["taskId"] == id.as_str()));
+    assert!(list["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|t| t["taskId"] == id.as_str()));
 }
 
 #[tokio::test]
 async fn empty_task_metadata_gets_default_ttl_and_big_ttl_is_clamped() {
     let s = start_server().await;
     let mut c = Client::connect(&s.url).await;
-    let r = c.call("tools/call", json!({"name": "sleep", "arguments": {"ms": 1}, "task": {}})).await;
+    let r = c
+        .call(
+            "tools/call",
+            json!({"name": "sleep", "arguments": {"ms": 1}, "task": {}}),
+        )
+        .await;
     assert_eq!(r["task"]["ttl"], 3_600_000);
-    let r = c.call("tools/call", json!({"name": "sleep", "arguments": {"ms": 1}, "task": {"ttl": 999_999_999_u64}})).await;
-    assert_eq!(r["task"]["ttl"], 3_600_000, "clamped to the configured maximum");
+    let r = c
+        .call(
+            "tools/call",
+            json!({"name": "sleep", "arguments": {"ms": 1}, "task": {"ttl": 999_999_999_u64}}),
+        )
+        .await;
+    assert_eq!(
+        r["task"]["ttl"], 3_600_000,
+        "clamped to the configured maximum"
+    );
 }
 
 #[tokio::test]
 async fn task_support_rules_use_method_not_found() {
     let s = start_server().await;
     let mut c = Client::connect(&s.url).await;
-    assert_eq!(c.error_code("tools/call", json!({"name": "tool_error", "arguments": {}})).await, -32601);
-    assert_eq!(c.error_code("tools/call", json!({"name": "echo", "arguments": {}, "task": {}})).await, -32601);
-    let sync = c.call("tools/call", json!({"name": "sleep", "arguments": {"ms": 1}})).await;
+    assert_eq!(
+        c.error_code("tools/call", json!({"name": "tool_error", "arguments": {}}))
+            .await,
+        -32601
+    );
+    assert_eq!(
+        c.error_code(
+            "tools/call",
+            json!({"name": "echo", "arguments": {}, "task": {}})
+        )
+        .await,
+        -32601
+    );
+    let sync = c
+        .call(
+            "tools/call",
+            json!({"name": "sleep", "arguments": {"ms": 1}}),
+        )
+        .await;
     assert_eq!(sync["content"][0]["text"], "slept 1 ms");
 }
 
@@ -151,13 +275,19 @@ async fn cancel_is_immediate_final_and_not_repeatable() {
     let id = c.create_task("stubborn", json!({"ms": 400})).await;
     let r = c.call("tasks/cancel", json!({"taskId": id})).await;
     assert_eq!(r["status"], "cancelled");
-    assert_eq!(c.error_code("tasks/cancel", json!({"taskId": id})).await, -32602);
+    assert_eq!(
+        c.error_code("tasks/cancel", json!({"taskId": id})).await,
+        -32602
+    );
     let r = c.request("tasks/result", json!({"taskId": id})).await;
     assert!(r.body["error"]["code"].is_i64(), "{}", r.body);
     assert_eq!(r.body["error"]["data"]["_meta"][RT]["taskId"], id.as_str());
     // the stubborn work finishes later; the task must stay cancelled
     tokio::time::sleep(Duration::from_millis(600)).await;
-    assert_eq!(c.call("tasks/get", json!({"taskId": id})).await["status"], "cancelled");
+    assert_eq!(
+        c.call("tasks/get", json!({"taskId": id})).await["status"],
+        "cancelled"
+    );
 
     let id = c.create_task("sleep", json!({"ms": 60_000})).await;
     c.call("tasks/cancel", json!({"taskId": id})).await;
@@ -167,8 +297,18 @@ async fn cancel_is_immediate_final_and_not_repeatable() {
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    assert!(s.cancelled_flag.load(Ordering::SeqCst), "the tool saw its cancellation token fire");
-    assert_eq!(c.error_code("tasks/cancel", json!({"taskId": "0123456789abcdef0123456789abcdef"})).await, -32602);
+    assert!(
+        s.cancelled_flag.load(Ordering::SeqCst),
+        "the tool saw its cancellation token fire"
+    );
+    assert_eq!(
+        c.error_code(
+            "tasks/cancel",
+            json!({"taskId": "0123456789abcdef0123456789abcdef"})
+        )
+        .await,
+        -32602
+    );
 }
 
 #[tokio::test]
@@ -179,7 +319,10 @@ async fn tool_error_fails_the_task_but_result_is_returned() {
     let result = c.call("tasks/result", json!({"taskId": id})).await;
     assert_eq!(result["isError"], true);
     assert_eq!(result["_meta"][RT]["taskId"], id.as_str());
-    assert_eq!(c.call("tasks/get", json!({"taskId": id})).await["status"], "failed");
+    assert_eq!(
+        c.call("tasks/get", json!({"taskId": id})).await["status"],
+        "failed"
+    );
 }
 
 #[tokio::test]
@@ -195,7 +338,12 @@ async fn protocol_error_is_replayed_by_tasks_result() {
     assert_eq!(got["status"], "failed");
     assert_eq!(got["statusMessage"], "backend unavailable");
     // the same error synchronously
-    let r = c.request("tools/call", json!({"name": "protocol_error", "arguments": {}})).await;
+    let r = c
+        .request(
+            "tools/call",
+            json!({"name": "protocol_error", "arguments": {}}),
+        )
+        .await;
     assert_eq!(r.body["error"]["code"], -32603);
 }
 
@@ -206,8 +354,13 @@ async fn panicking_tool_fails_the_task_and_the_server_survives() {
     let id = c.create_task("panics", json!({})).await;
     let r = c.request("tasks/result", json!({"taskId": id})).await;
     assert_eq!(r.body["error"]["code"], -32603);
-    assert_eq!(c.call("tasks/get", json!({"taskId": id})).await["status"], "failed");
-    let r = c.request("tools/call", json!({"name": "panics", "arguments": {}})).await;
+    assert_eq!(
+        c.call("tasks/get", json!({"taskId": id})).await["status"],
+        "failed"
+    );
+    let r = c
+        .request("tools/call", json!({"name": "panics", "arguments": {}}))
+        .await;
     assert_eq!(r.body["error"]["code"], -32603);
     assert_eq!(c.call("ping", json!({})).await, json!({}));
 }
@@ -230,17 +383,28 @@ async fn list_pages_with_opaque_cursors_and_rejects_bad_ones() {
         let page = c.call("tasks/list", params).await;
         let tasks = page["tasks"].as_array().unwrap();
         assert!(tasks.len() <= 3, "page size limit");
-        seen.extend(tasks.iter().map(|t| t["taskId"].as_str().unwrap().to_string()));
+        seen.extend(
+            tasks
+                .iter()
+                .map(|t| t["taskId"].as_str().unwrap().to_string()),
+        );
         match page["nextCursor"].as_str() {
             Some(next) => cursor = Some(next.to_string()),
             None => break,
         }
     }
     assert_eq!(seen, ids, "every task once, in creation order");
-    assert_eq!(c.error_code("tasks/list", json!({"cursor": "garbage"})).await, -32602);
+    assert_eq!(
+        c.error_code("tasks/list", json!({"cursor": "garbage"}))
+            .await,
+        -32602
+    );
     // another session does not see them
     let mut other = Client::connect(&s.url).await;
-    assert_eq!(other.call("tasks/list", json!({})).await["tasks"], json!([]));
+    assert_eq!(
+        other.call("tasks/list", json!({})).await["tasks"],
+        json!([])
+    );
 }
 
 #[tokio::test]
@@ -248,7 +412,12 @@ async fn tasks_outlive_their_session_and_are_collected_by_id() {
     let s = start_server().await;
     let mut a = Client::connect(&s.url).await;
     let id = a.create_task("sleep", json!({"ms": 100})).await;
-    a.http.delete(&s.url).header("mcp-session-id", a.session.clone().unwrap()).send().await.unwrap();
+    a.http
+        .delete(&s.url)
+        .header("mcp-session-id", a.session.clone().unwrap())
+        .send()
+        .await
+        .unwrap();
     let mut b = Client::connect(&s.url).await;
     let result = b.call("tasks/result", json!({"taskId": id})).await;
     assert_eq!(result["content"][0]["text"], "slept 100 ms");
@@ -258,7 +427,12 @@ async fn tasks_outlive_their_session_and_are_collected_by_id() {
 async fn expired_tasks_are_swept_and_answer_not_found() {
     let s = start_server().await;
     let mut c = Client::connect(&s.url).await;
-    let r = c.call("tools/call", json!({"name": "sleep", "arguments": {"ms": 1}, "task": {"ttl": 150}})).await;
+    let r = c
+        .call(
+            "tools/call",
+            json!({"name": "sleep", "arguments": {"ms": 1}, "task": {"ttl": 150}}),
+        )
+        .await;
     let id = r["task"]["taskId"].as_str().unwrap().to_string();
     assert_eq!(r["task"]["ttl"], 150);
     let mut gone = false;
@@ -271,7 +445,10 @@ async fn expired_tasks_are_swept_and_answer_not_found() {
         }
     }
     assert!(gone, "task should expire after its ttl");
-    assert_eq!(c.error_code("tasks/result", json!({"taskId": id})).await, -32602);
+    assert_eq!(
+        c.error_code("tasks/result", json!({"taskId": id})).await,
+        -32602
+    );
 }
 
 #[tokio::test]
@@ -286,10 +463,22 @@ async fn notifications_cancelled_stops_a_synchronous_call() {
         c2.post_raw(json!({"jsonrpc":"2.0","id":"slow-1","method":"tools/call","params":{"name":"sleep","arguments":{"ms":60000}}}).to_string()).await
     });
     tokio::time::sleep(Duration::from_millis(200)).await;
-    let r = c.notify("notifications/cancelled", json!({"requestId": "slow-1", "reason": "user"})).await;
+    let r = c
+        .notify(
+            "notifications/cancelled",
+            json!({"requestId": "slow-1", "reason": "user"}),
+        )
+        .await;
     assert_eq!(r.status, 202);
-    let reply = tokio::time::timeout(Duration::from_secs(10), call).await.expect("call ended").unwrap();
-    assert!(reply.body.get("result").is_none(), "no result for a cancelled call: {}", reply.body);
+    let reply = tokio::time::timeout(Duration::from_secs(10), call)
+        .await
+        .expect("call ended")
+        .unwrap();
+    assert!(
+        reply.body.get("result").is_none(),
+        "no result for a cancelled call: {}",
+        reply.body
+    );
     assert!(s.cancelled_flag.load(Ordering::SeqCst) || reply.body.is_null());
 }
 
@@ -336,13 +525,21 @@ async fn status_and_progress_notifications_reach_the_owner_on_the_get_stream() {
         .call("tools/call", json!({"name": "sleep", "arguments": {"ms": 100}, "task": {}, "_meta": {"progressToken": "p1"}}))
         .await;
     let id = r["task"]["taskId"].as_str().unwrap().to_string();
-    let events = read_until(stream, |v| v["method"] == "notifications/tasks/status" && v["params"]["status"] == "completed").await;
+    let events = read_until(stream, |v| {
+        v["method"] == "notifications/tasks/status" && v["params"]["status"] == "completed"
+    })
+    .await;
     let last = events.last().expect("events arrived");
     assert_eq!(last["params"]["taskId"], id.as_str());
     assert_eq!(last["params"]["status"], "completed");
-    assert!(last["params"]["createdAt"].is_string() && last["params"].get("ttl").is_some(), "full task");
     assert!(
-        events.iter().any(|v| v["method"] == "notifications/progress" && v["params"]["progressToken"] == "p1"),
+        last["params"]["createdAt"].is_string() && last["params"].get("ttl").is_some(),
+        "full task"
+    );
+    assert!(
+        events.iter().any(
+            |v| v["method"] == "notifications/progress" && v["params"]["progressToken"] == "p1"
+        ),
         "task progress with the original token: {events:?}"
     );
 }
@@ -361,9 +558,15 @@ async fn synchronous_call_streams_progress_before_its_result() {
         .send()
         .await
         .unwrap();
-    assert!(resp.headers()["content-type"].to_str().unwrap().starts_with("text/event-stream"));
+    assert!(resp.headers()["content-type"]
+        .to_str()
+        .unwrap()
+        .starts_with("text/event-stream"));
     let events = read_until(resp, |v| v["id"] == 5).await;
     assert_eq!(events.first().unwrap()["method"], "notifications/progress");
     assert_eq!(events.first().unwrap()["params"]["progressToken"], 9);
-    assert_eq!(events.last().unwrap()["result"]["content"][0]["text"], "slept 10 ms");
+    assert_eq!(
+        events.last().unwrap()["result"]["content"][0]["text"],
+        "slept 10 ms"
+    );
 }

@@ -82,7 +82,9 @@ pub async fn run(args: ServeArgs) -> Result<()> {
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .with_env_filter(tracing_subscriber::EnvFilter::try_new(&args.log).context("parsing --log")?)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_new(&args.log).context("parsing --log")?,
+        )
         .init();
 
     let file = match &args.config {
@@ -91,16 +93,31 @@ pub async fn run(args: ServeArgs) -> Result<()> {
     };
     let s = &file.server;
     let engine_config = EngineConfig {
-        default_ttl: args.default_ttl.or(s.default_ttl).unwrap_or(defaults::DEFAULT_TTL),
-        max_ttl: args.max_ttl.or(s.max_ttl).unwrap_or(defaults::DEFAULT_MAX_TTL),
-        poll_interval: args.poll_interval.or(s.poll_interval).unwrap_or(defaults::DEFAULT_POLL_INTERVAL),
-        cancel_grace: args.cancel_grace.or(s.cancel_grace).unwrap_or(defaults::DEFAULT_CANCEL_GRACE),
+        default_ttl: args
+            .default_ttl
+            .or(s.default_ttl)
+            .unwrap_or(defaults::DEFAULT_TTL),
+        max_ttl: args
+            .max_ttl
+            .or(s.max_ttl)
+            .unwrap_or(defaults::DEFAULT_MAX_TTL),
+        poll_interval: args
+            .poll_interval
+            .or(s.poll_interval)
+            .unwrap_or(defaults::DEFAULT_POLL_INTERVAL),
+        cancel_grace: args
+            .cancel_grace
+            .or(s.cancel_grace)
+            .unwrap_or(defaults::DEFAULT_CANCEL_GRACE),
         ..EngineConfig::default()
     };
     let mut allowed_origins = s.allowed_origins.clone();
     allowed_origins.extend(args.allowed_origins.iter().cloned());
     let server_config = ServerConfig {
-        max_body_bytes: args.max_body_bytes.or(s.max_body_bytes).unwrap_or(DEFAULT_MAX_BODY_BYTES),
+        max_body_bytes: args
+            .max_body_bytes
+            .or(s.max_body_bytes)
+            .unwrap_or(DEFAULT_MAX_BODY_BYTES),
         allowed_origins,
         ..ServerConfig::default()
     };
@@ -137,9 +154,14 @@ pub async fn run(args: ServeArgs) -> Result<()> {
     tokio::spawn(async move { sweeper_engine.run_sweeper(stop.cancelled_owned()).await });
 
     if args.stdio {
-        stdio::serve(server, tokio::io::stdin(), tokio::io::stdout(), shutdown_signal())
-            .await
-            .context("serving stdio")?;
+        stdio::serve(
+            server,
+            tokio::io::stdin(),
+            tokio::io::stdout(),
+            shutdown_signal(),
+        )
+        .await
+        .context("serving stdio")?;
         return Ok(());
     }
     let listen = args
@@ -151,7 +173,10 @@ pub async fn run(args: ServeArgs) -> Result<()> {
         .await
         .with_context(|| format!("binding {listen}"))?;
     let addr = listener.local_addr().context("reading the bound address")?;
-    eprintln!("mcp-tasks: listening on http://{addr}{}", http::DEFAULT_PATH);
+    eprintln!(
+        "mcp-tasks: listening on http://{addr}{}",
+        http::DEFAULT_PATH
+    );
     http::serve(server, listener, shutdown_signal())
         .await
         .context("serving HTTP")?;

@@ -35,7 +35,10 @@ pub fn task(view: &TaskView) -> Value {
         m.insert("statusMessage".into(), json!(msg));
     }
     m.insert("createdAt".into(), json!(timestamp(&view.created_at)));
-    m.insert("lastUpdatedAt".into(), json!(timestamp(&view.last_updated_at)));
+    m.insert(
+        "lastUpdatedAt".into(),
+        json!(timestamp(&view.last_updated_at)),
+    );
     m.insert(
         "ttl".into(),
         match view.ttl {
@@ -216,7 +219,10 @@ mod tests {
             Some(Some(TaskMetadata { ttl: None }))
         );
         assert_eq!(
-            task_metadata(&json!({"task": {"ttl": 5}})).ok().flatten().and_then(|m| m.ttl),
+            task_metadata(&json!({"task": {"ttl": 5}}))
+                .ok()
+                .flatten()
+                .and_then(|m| m.ttl),
             Some(5)
         );
         assert!(task_metadata(&json!({"task": 3})).is_err());

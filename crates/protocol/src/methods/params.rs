@@ -100,8 +100,14 @@ mod tests {
 
     #[test]
     fn progress_token_is_read_from_meta() {
-        assert_eq!(progress_token(&json!({"_meta": {"progressToken": 3}})), Some(json!(3)));
-        assert_eq!(progress_token(&json!({"_meta": {"progressToken": 1.5}})), None);
+        assert_eq!(
+            progress_token(&json!({"_meta": {"progressToken": 3}})),
+            Some(json!(3))
+        );
+        assert_eq!(
+            progress_token(&json!({"_meta": {"progressToken": 1.5}})),
+            None
+        );
         assert_eq!(progress_token(&json!({})), None);
     }
 }

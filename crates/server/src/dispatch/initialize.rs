@@ -8,7 +8,11 @@ use std::sync::Arc;
 use crate::server::McpServer;
 use crate::session::Session;
 
-pub(super) fn handle(server: &McpServer, session: &Arc<Session>, params: &Value) -> Result<Value, RpcError> {
+pub(super) fn handle(
+    server: &McpServer,
+    session: &Arc<Session>,
+    params: &Value,
+) -> Result<Value, RpcError> {
     if session.protocol_version().is_some() {
         return Err(RpcError::invalid_request(
             "this session is already initialized; open a new session to initialize again",

@@ -91,6 +91,11 @@ pub(crate) async fn request(
 }
 
 /// Handles a notification from the client.
-pub(crate) fn notification(server: &McpServer, session: &Arc<Session>, method: &str, params: Value) {
+pub(crate) fn notification(
+    server: &McpServer,
+    session: &Arc<Session>,
+    method: &str,
+    params: Value,
+) {
     notifications::handle(server, session, method, params);
 }

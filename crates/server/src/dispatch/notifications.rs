@@ -1,6 +1,8 @@
 //! Client notifications: `initialized`, `cancelled` (of an in-flight synchronous call).
 
-use mcp_tasks_protocol::methods::{parse_params, CancelledParams, NOTIF_CANCELLED, NOTIF_INITIALIZED};
+use mcp_tasks_protocol::methods::{
+    parse_params, CancelledParams, NOTIF_CANCELLED, NOTIF_INITIALIZED,
+};
 use serde_json::Value;
 use std::sync::Arc;
 

@@ -11,8 +11,16 @@ use crate::error_map::to_rpc;
 use crate::server::McpServer;
 use crate::session::Session;
 
-pub(super) async fn handle(server: &McpServer, session: &Arc<Session>, params: &Value) -> Result<Value, RpcError> {
+pub(super) async fn handle(
+    server: &McpServer,
+    session: &Arc<Session>,
+    params: &Value,
+) -> Result<Value, RpcError> {
     let p: TaskIdParams = parse_params(TASKS_CANCEL, params)?;
-    let record = server.engine().cancel(&p.task_id, &session.caller()).await.map_err(to_rpc)?;
+    let record = server
+        .engine()
+        .cancel(&p.task_id, &session.caller())
+        .await
+        .map_err(to_rpc)?;
     Ok(v2025_11_25::task_result(&Engine::view(&record)))
 }

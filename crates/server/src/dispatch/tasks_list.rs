@@ -11,7 +11,11 @@ use crate::error_map::to_rpc;
 use crate::server::McpServer;
 use crate::session::Session;
 
-pub(super) async fn handle(server: &McpServer, session: &Arc<Session>, params: &Value) -> Result<Value, RpcError> {
+pub(super) async fn handle(
+    server: &McpServer,
+    session: &Arc<Session>,
+    params: &Value,
+) -> Result<Value, RpcError> {
     let p: ListParams = parse_params(TASKS_LIST, params)?;
     let page = server
         .engine()
@@ -19,5 +23,8 @@ pub(super) async fn handle(server: &McpServer, session: &Arc<Session>, params: &
         .await
         .map_err(to_rpc)?;
     let views: Vec<_> = page.tasks.iter().map(Engine::view).collect();
-    Ok(v2025_11_25::list_result(&views, page.next_cursor.as_deref()))
+    Ok(v2025_11_25::list_result(
+        &views,
+        page.next_cursor.as_deref(),
+    ))
 }

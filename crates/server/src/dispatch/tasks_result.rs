@@ -14,7 +14,11 @@ use crate::error_map::to_rpc;
 use crate::server::McpServer;
 use crate::session::Session;
 
-pub(super) async fn handle(server: &McpServer, session: &Arc<Session>, params: &Value) -> Result<Value, RpcError> {
+pub(super) async fn handle(
+    server: &McpServer,
+    session: &Arc<Session>,
+    params: &Value,
+) -> Result<Value, RpcError> {
     let p: TaskIdParams = parse_params(TASKS_RESULT, params)?;
     let shutdown = server.shutdown_token();
     let caller = session.caller();
@@ -25,10 +29,21 @@ pub(super) async fn handle(server: &McpServer, session: &Arc<Session>, params: &
     let id = record.id.as_str();
     match record.outcome {
         Some(Outcome::Result { value }) => Ok(v2025_11_25::with_related_task(value, id)),
-        Some(Outcome::Error { code, message, data }) => Err(v2025_11_25::error_with_related_task(
-            RpcError { code, message, data },
+        Some(Outcome::Error {
+            code,
+            message,
+            data,
+        }) => Err(v2025_11_25::error_with_related_task(
+            RpcError {
+                code,
+                message,
+                data,
+            },
             id,
         )),
-        None => Err(RpcError::new(INTERNAL_ERROR, "the task ended without a stored outcome")),
+        None => Err(RpcError::new(
+            INTERNAL_ERROR,
+            "the task ended without a stored outcome",
+        )),
     }
 }

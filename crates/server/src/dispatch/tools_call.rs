@@ -27,7 +27,9 @@ pub(super) async fn handle(
         Err(e) => return Some(Err(e)),
     };
     match prepared {
-        Prepared::Task { tool, args, ttl } => Some(start_task(server, session, tool, args, ttl, params).await),
+        Prepared::Task { tool, args, ttl } => {
+            Some(start_task(server, session, tool, args, ttl, params).await)
+        }
         Prepared::Sync { tool, args } => run_sync(session, id, tool, args, &params, stream).await,
     }
 }
@@ -45,7 +47,11 @@ enum Prepared {
 }
 
 /// Checks name, task support and arguments before anything runs.
-fn prepare(server: &McpServer, session: &Arc<Session>, params: &Value) -> Result<Prepared, RpcError> {
+fn prepare(
+    server: &McpServer,
+    session: &Arc<Session>,
+    params: &Value,
+) -> Result<Prepared, RpcError> {
     let p: CallToolParams = parse_params(TOOLS_CALL, params)?;
     let tool = server.inner.tools.get(&p.name).cloned().ok_or_else(|| {
         RpcError::invalid_params(format!(

@@ -45,7 +45,10 @@ pub const DEFAULT_PATH: &str = "/mcp";
 /// A router serving MCP at `path`, to mount in an existing axum app or serve alone.
 pub fn router(server: McpServer, path: &str) -> Router {
     Router::new()
-        .route(path, post(handle_post).get(handle_get).delete(handle_delete))
+        .route(
+            path,
+            post(handle_post).get(handle_get).delete(handle_delete),
+        )
         .with_state(server)
 }
 
@@ -75,19 +78,47 @@ pub async fn serve(
 fn json_response(status: StatusCode, body: &Value) -> Response {
     (
         status,
-        [(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))],
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        )],
         body.to_string(),
     )
         .into_response()
 }
 
 fn error_response(status: StatusCode, code: i64, message: String) -> Response {
-    json_response(status, &jsonrpc::error_response(None, &RpcError::new(code, message)))
+    json_response(
+        status,
+        &jsonrpc::error_response(None, &RpcError::new(code, message)),
+    )
+}
+
+/// A transport-level refusal: an HTTP status plus a JSON-RPC error body with no id.
+#[derive(Debug)]
+struct Refusal {
+    status: StatusCode,
+    message: String,
+}
+
+impl Refusal {
+    fn new(status: StatusCode, message: impl Into<String>) -> Self {
+        Refusal {
+            status,
+            message: message.into(),
+        }
+    }
+}
+
+impl IntoResponse for Refusal {
+    fn into_response(self) -> Response {
+        error_response(self.status, INVALID_REQUEST, self.message)
+    }
 }
 
 /// Accepts requests without `Origin` (non-browser clients), from localhost origins, and
 /// from origins listed in the configuration. Guards against DNS rebinding.
-fn check_origin(server: &McpServer, headers: &HeaderMap) -> Result<(), Response> {
+fn check_origin(server: &McpServer, headers: &HeaderMap) -> Result<(), Refusal> {
     let Some(origin) = headers.get(header::ORIGIN) else {
         return Ok(());
     };
@@ -97,7 +128,10 @@ fn check_origin(server: &McpServer, headers: &HeaderMap) -> Result<(), Response>
         .map(|(_, rest)| rest)
         .unwrap_or(origin);
     let host = if host.starts_with('[') {
-        host.split(']').next().map(|h| format!("{h}]")).unwrap_or_default()
+        host.split(']')
+            .next()
+            .map(|h| format!("{h}]"))
+            .unwrap_or_default()
     } else {
         host.split(':').next().unwrap_or("").to_string()
     };
@@ -105,9 +139,8 @@ fn check_origin(server: &McpServer, headers: &HeaderMap) -> Result<(), Response>
     if local || server.config().allowed_origins.iter().any(|o| o == origin) {
         Ok(())
     } else {
-        Err(error_response(
+        Err(Refusal::new(
             StatusCode::FORBIDDEN,
-            INVALID_REQUEST,
             format!("origin '{origin}' is not allowed; add it with --allowed-origin to accept it"),
         ))
     }
@@ -121,30 +154,27 @@ fn accepts_sse(headers: &HeaderMap) -> bool {
         .any(|v| v.contains("text/event-stream"))
 }
 
-fn find_session(server: &McpServer, headers: &HeaderMap) -> Result<Arc<Session>, Response> {
+fn find_session(server: &McpServer, headers: &HeaderMap) -> Result<Arc<Session>, Refusal> {
     let Some(id) = headers.get(SESSION_HEADER).and_then(|v| v.to_str().ok()) else {
-        return Err(error_response(
+        return Err(Refusal::new(
             StatusCode::BAD_REQUEST,
-            INVALID_REQUEST,
-            "missing Mcp-Session-Id header: send 'initialize' first and echo the session id it returns".into(),
+            "missing Mcp-Session-Id header: send 'initialize' first and echo the session id it returns",
         ));
     };
     server.session(id).ok_or_else(|| {
-        error_response(
+        Refusal::new(
             StatusCode::NOT_FOUND,
-            INVALID_REQUEST,
-            "unknown or ended session (the server may have restarted): send 'initialize' to open a new one; tasks can still be collected by id".into(),
+            "unknown or ended session (the server may have restarted): send 'initialize' to open a new one; tasks can still be collected by id",
         )
     })
 }
 
-fn check_version_header(headers: &HeaderMap) -> Result<(), Response> {
+fn check_version_header(headers: &HeaderMap) -> Result<(), Refusal> {
     match headers.get(PROTOCOL_VERSION_HEADER).map(|v| v.to_str()) {
         None => Ok(()),
         Some(Ok(v)) if version::SUPPORTED.contains(&v) => Ok(()),
-        Some(v) => Err(error_response(
+        Some(v) => Err(Refusal::new(
             StatusCode::BAD_REQUEST,
-            INVALID_REQUEST,
             format!(
                 "unsupported MCP-Protocol-Version {:?}; supported: {}",
                 v.unwrap_or("<not text>"),
@@ -156,7 +186,7 @@ fn check_version_header(headers: &HeaderMap) -> Result<(), Response> {
 
 async fn handle_post(State(server): State<McpServer>, headers: HeaderMap, body: Body) -> Response {
     if let Err(r) = check_origin(&server, &headers) {
-        return r;
+        return r.into_response();
     }
     let limit = server.config().max_body_bytes;
     let bytes: Bytes = match axum::body::to_bytes(body, limit).await {
@@ -173,16 +203,17 @@ async fn handle_post(State(server): State<McpServer>, headers: HeaderMap, body: 
         Ok(m) => m,
         Err(rejected) => return json_response(StatusCode::BAD_REQUEST, &rejected.to_response()),
     };
-    let is_initialize = matches!(&message, Incoming::Request { method, .. } if method == INITIALIZE);
+    let is_initialize =
+        matches!(&message, Incoming::Request { method, .. } if method == INITIALIZE);
     let session = if is_initialize {
         server.open_session(None)
     } else {
         if let Err(r) = check_version_header(&headers) {
-            return r;
+            return r.into_response();
         }
         match find_session(&server, &headers) {
             Ok(s) => s,
-            Err(r) => return r,
+            Err(r) => return r.into_response(),
         }
     };
 
@@ -217,7 +248,10 @@ fn sse_reply(server: &McpServer, session: Arc<Session>, message: Incoming) -> Re
     let (tx, rx) = mpsc::channel::<Value>(OUTBOUND_CAPACITY);
     let handler_server = server.clone();
     tokio::spawn(async move {
-        if let Some(reply) = handler_server.handle(&session, message, Some(tx.clone())).await {
+        if let Some(reply) = handler_server
+            .handle(&session, message, Some(tx.clone()))
+            .await
+        {
             let _ = tx.send(reply).await;
         }
     });
@@ -225,12 +259,14 @@ fn sse_reply(server: &McpServer, session: Arc<Session>, message: Incoming) -> Re
     let stream = ReceiverStream::new(rx)
         .map(|v| Ok::<_, Infallible>(Event::default().event("message").data(v.to_string())))
         .take_until(async move { shutdown.cancelled().await });
-    Sse::new(stream).keep_alive(KeepAlive::default()).into_response()
+    Sse::new(stream)
+        .keep_alive(KeepAlive::default())
+        .into_response()
 }
 
 async fn handle_get(State(server): State<McpServer>, headers: HeaderMap) -> Response {
     if let Err(r) = check_origin(&server, &headers) {
-        return r;
+        return r.into_response();
     }
     if !accepts_sse(&headers) {
         return error_response(
@@ -241,7 +277,7 @@ async fn handle_get(State(server): State<McpServer>, headers: HeaderMap) -> Resp
     }
     let session = match find_session(&server, &headers) {
         Ok(s) => s,
-        Err(r) => return r,
+        Err(r) => return r.into_response(),
     };
     let (tx, rx) = mpsc::channel::<Value>(OUTBOUND_CAPACITY);
     session.attach_outbound(tx);
@@ -249,16 +285,18 @@ async fn handle_get(State(server): State<McpServer>, headers: HeaderMap) -> Resp
     let stream = ReceiverStream::new(rx)
         .map(|v| Ok::<_, Infallible>(Event::default().event("message").data(v.to_string())))
         .take_until(async move { shutdown.cancelled().await });
-    Sse::new(stream).keep_alive(KeepAlive::default()).into_response()
+    Sse::new(stream)
+        .keep_alive(KeepAlive::default())
+        .into_response()
 }
 
 async fn handle_delete(State(server): State<McpServer>, headers: HeaderMap) -> Response {
     if let Err(r) = check_origin(&server, &headers) {
-        return r;
+        return r.into_response();
     }
     let session = match find_session(&server, &headers) {
         Ok(s) => s,
-        Err(r) => return r,
+        Err(r) => return r.into_response(),
     };
     session.detach_outbound();
     server.close_session(session.id());

@@ -1,14 +1,12 @@
 //! stdio transport: one JSON-RPC message per line in, one per line out. One session per
 //! process; its principal is the local process.
 
-use futures::StreamExt;
 use mcp_tasks_protocol::error_code::INVALID_REQUEST;
 use mcp_tasks_protocol::jsonrpc::{self, RpcError};
 use serde_json::Value;
 use std::time::Duration;
-use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
-use tokio_util::codec::{FramedRead, LinesCodec, LinesCodecError};
 
 use crate::server::McpServer;
 use crate::session::OUTBOUND_CAPACITY;
@@ -47,17 +45,17 @@ where
     });
 
     let max = server.config().max_body_bytes;
-    let mut lines = FramedRead::new(input, LinesCodec::new_with_max_length(max));
+    let mut reader = BufReader::new(input);
     tokio::pin!(shutdown);
     loop {
         let line = tokio::select! {
             _ = &mut shutdown => break,
-            l = lines.next() => l,
+            l = read_line(&mut reader, max) => l,
         };
         let line = match line {
-            None => break,
-            Some(Ok(l)) => l,
-            Some(Err(LinesCodecError::MaxLineLengthExceeded)) => {
+            Ok(Line::End) => break,
+            Ok(Line::Text(l)) => l,
+            Ok(Line::TooLong) => {
                 let err = RpcError::new(
                     INVALID_REQUEST,
                     format!("message longer than {max} bytes rejected (raise --max-body-bytes to allow it)"),
@@ -65,15 +63,15 @@ where
                 let _ = tx.send(jsonrpc::error_response(None, &err)).await;
                 continue;
             }
-            Some(Err(LinesCodecError::Io(e))) => {
+            Err(e) => {
                 tracing::warn!(error = %e, "stdin read failed");
                 break;
             }
         };
-        if line.trim().is_empty() {
+        if line.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
-        match jsonrpc::parse(line.as_bytes()) {
+        match jsonrpc::parse(&line) {
             Err(rejected) => {
                 let _ = tx.send(rejected.to_response()).await;
             }
@@ -96,5 +94,73 @@ where
     match tokio::time::timeout(DRAIN_AFTER_EOF, writer).await {
         Ok(Ok(r)) => r,
         _ => Ok(()),
+    }
+}
+
+/// One framed line of input.
+enum Line {
+    /// A line's bytes, without the newline.
+    Text(Vec<u8>),
+    /// A line longer than the limit; its bytes were discarded up to the newline.
+    TooLong,
+    /// End of input.
+    End,
+}
+
+/// Reads one newline-terminated line, never buffering more than `max` bytes of it: a
+/// longer line is skipped to its end and reported, so the session can go on.
+async fn read_line<R: AsyncBufRead + Unpin>(reader: &mut R, max: usize) -> std::io::Result<Line> {
+    let mut line = Vec::new();
+    let mut too_long = false;
+    loop {
+        let buf = reader.fill_buf().await?;
+        if buf.is_empty() {
+            return Ok(if too_long {
+                Line::TooLong
+            } else if line.is_empty() {
+                Line::End
+            } else {
+                Line::Text(line)
+            });
+        }
+        let (chunk, found_newline) = match buf.iter().position(|b| *b == b'\n') {
+            Some(i) => (&buf[..i], true),
+            None => (buf, false),
+        };
+        if !too_long {
+            if line.len() + chunk.len() > max {
+                too_long = true;
+                line = Vec::new();
+            } else {
+                line.extend_from_slice(chunk);
+            }
+        }
+        let used = chunk.len() + usize::from(found_newline);
+        reader.consume(used);
+        if found_newline {
+            return Ok(if too_long {
+                Line::TooLong
+            } else {
+                Line::Text(line)
+            });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn long_lines_are_skipped_and_reading_goes_on() {
+        let input = format!("short\n{}\nafter\nlast-without-newline", "x".repeat(50));
+        let mut r = BufReader::with_capacity(8, input.as_bytes());
+        assert!(matches!(read_line(&mut r, 10).await, Ok(Line::Text(t)) if t == b"short"));
+        assert!(matches!(read_line(&mut r, 10).await, Ok(Line::TooLong)));
+        assert!(matches!(read_line(&mut r, 10).await, Ok(Line::Text(t)) if t == b"after"));
+        assert!(
+            matches!(read_line(&mut r, 100).await, Ok(Line::Text(t)) if t == b"last-without-newline")
+        );
+        assert!(matches!(read_line(&mut r, 10).await, Ok(Line::End)));
     }
 }

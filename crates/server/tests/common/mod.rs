@@ -51,13 +51,18 @@ pub fn test_tools(flag: Arc<AtomicBool>) -> ToolRegistry {
     .unwrap();
     // Ignores cancellation entirely: proves a cancelled task stays cancelled.
     r.register(
-        Tool::new("stubborn", "ignores cancellation", sleep_schema, |args, _ctx| {
-            let ms = args.get("ms").and_then(Value::as_u64).unwrap_or(0);
-            Box::pin(async move {
-                tokio::time::sleep(Duration::from_millis(ms)).await;
-                Ok(ToolResult::text("finished anyway"))
-            })
-        })
+        Tool::new(
+            "stubborn",
+            "ignores cancellation",
+            sleep_schema,
+            |args, _ctx| {
+                let ms = args.get("ms").and_then(Value::as_u64).unwrap_or(0);
+                Box::pin(async move {
+                    tokio::time::sleep(Duration::from_millis(ms)).await;
+                    Ok(ToolResult::text("finished anyway"))
+                })
+            },
+        )
         .unwrap()
         .task_support(TaskSupport::Optional),
     )
@@ -79,9 +84,17 @@ pub fn test_tools(flag: Arc<AtomicBool>) -> ToolRegistry {
     )
     .unwrap();
     r.register(
-        Tool::new("protocol_error", "JSON-RPC error", empty.clone(), |_a, _c| {
-            Box::pin(async { Err(RpcError::new(-32603, "backend unavailable").with_data(json!({"retry": true}))) })
-        })
+        Tool::new(
+            "protocol_error",
+            "JSON-RPC error",
+            empty.clone(),
+            |_a, _c| {
+                Box::pin(async {
+                    Err(RpcError::new(-32603, "backend unavailable")
+                        .with_data(json!({"retry": true})))
+                })
+            },
+        )
         .unwrap()
         .task_support(TaskSupport::Optional),
     )
@@ -89,8 +102,10 @@ pub fn test_tools(flag: Arc<AtomicBool>) -> ToolRegistry {
     r.register(
         Tool::new("panics", "panics", empty, |_a, _c| {
             Box::pin(async {
-                let v: Option<u8> = None;
-                Ok(ToolResult::text(v.expect("deliberate panic in a test tool").to_string()))
+                if std::env::var_os("NEVER_SET_IN_TESTS_9f2c").is_none() {
+                    panic!("deliberate panic in a test tool");
+                }
+                Ok(ToolResult::text("unreachable"))
             })
         })
         .unwrap()
@@ -111,7 +126,11 @@ pub fn test_engine_config() -> EngineConfig {
 }
 
 pub async fn start_server() -> TestServer {
-    start_server_with(ServerConfig { max_body_bytes: 64 * 1024, ..ServerConfig::default() }).await
+    start_server_with(ServerConfig {
+        max_body_bytes: 64 * 1024,
+        ..ServerConfig::default()
+    })
+    .await
 }
 
 pub async fn start_server_with(config: ServerConfig) -> TestServer {
@@ -132,7 +151,12 @@ pub async fn start_server_with(config: ServerConfig) -> TestServer {
         .await
         .unwrap();
     });
-    TestServer { url: format!("http://{addr}/mcp"), server, cancelled_flag: flag, stop: Some(tx) }
+    TestServer {
+        url: format!("http://{addr}/mcp"),
+        server,
+        cancelled_flag: flag,
+        stop: Some(tx),
+    }
 }
 
 /// A JSON-RPC client over plain HTTP POSTs with JSON answers.
@@ -151,7 +175,12 @@ pub struct Reply {
 
 impl Client {
     pub fn new(url: &str) -> Self {
-        Client { http: reqwest::Client::new(), url: url.to_string(), session: None, next_id: 1 }
+        Client {
+            http: reqwest::Client::new(),
+            url: url.to_string(),
+            session: None,
+            next_id: 1,
+        }
     }
 
     pub async fn connect(url: &str) -> Self {
@@ -164,7 +193,14 @@ impl Client {
             .request("initialize", json!({"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "test", "version": "0"}}))
             .await;
         assert_eq!(r.status, 200, "{}", r.body);
-        c.session = Some(r.headers.get("mcp-session-id").expect("session id").to_str().unwrap().to_string());
+        c.session = Some(
+            r.headers
+                .get("mcp-session-id")
+                .expect("session id")
+                .to_str()
+                .unwrap()
+                .to_string(),
+        );
         c.notify("notifications/initialized", json!({})).await;
         c
     }
@@ -182,44 +218,69 @@ impl Client {
         let resp = req.send().await.unwrap();
         let status = resp.status().as_u16();
         let headers = resp.headers().clone();
-        let is_sse = headers.get("content-type").is_some_and(|v| v.to_str().unwrap_or("").starts_with("text/event-stream"));
+        let is_sse = headers
+            .get("content-type")
+            .is_some_and(|v| v.to_str().unwrap_or("").starts_with("text/event-stream"));
         let text = resp.text().await.unwrap();
         let body = if is_sse {
             // the last `data:` line is the response
-            text.lines().filter_map(|l| l.strip_prefix("data:")).filter(|d| d.contains("\"id\"")).last().map(|d| serde_json::from_str(d.trim()).unwrap()).unwrap_or(Value::Null)
+            text.lines()
+                .filter_map(|l| l.strip_prefix("data:"))
+                .rfind(|d| d.contains("\"id\""))
+                .map(|d| serde_json::from_str(d.trim()).unwrap())
+                .unwrap_or(Value::Null)
         } else if text.is_empty() {
             Value::Null
         } else {
             serde_json::from_str(&text).unwrap_or(Value::String(text))
         };
-        Reply { status, headers, body }
+        Reply {
+            status,
+            headers,
+            body,
+        }
     }
 
     pub async fn request(&mut self, method: &str, params: Value) -> Reply {
         let id = self.next_id;
         self.next_id += 1;
-        self.post_raw(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string()).await
+        self.post_raw(
+            json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string(),
+        )
+        .await
     }
 
     /// The `result`, panicking with the error if there is one.
     pub async fn call(&mut self, method: &str, params: Value) -> Value {
         let r = self.request(method, params).await;
-        assert!(r.body.get("result").is_some(), "{method} failed: {}", r.body);
+        assert!(
+            r.body.get("result").is_some(),
+            "{method} failed: {}",
+            r.body
+        );
         r.body["result"].clone()
     }
 
     /// The error code of a request expected to fail.
     pub async fn error_code(&mut self, method: &str, params: Value) -> i64 {
         let r = self.request(method, params).await;
-        r.body["error"]["code"].as_i64().unwrap_or_else(|| panic!("{method} should fail: {}", r.body))
+        r.body["error"]["code"]
+            .as_i64()
+            .unwrap_or_else(|| panic!("{method} should fail: {}", r.body))
     }
 
     pub async fn notify(&self, method: &str, params: Value) -> Reply {
-        self.post_raw(json!({"jsonrpc": "2.0", "method": method, "params": params}).to_string()).await
+        self.post_raw(json!({"jsonrpc": "2.0", "method": method, "params": params}).to_string())
+            .await
     }
 
     pub async fn create_task(&mut self, tool: &str, args: Value) -> String {
-        let r = self.call("tools/call", json!({"name": tool, "arguments": args, "task": {}})).await;
+        let r = self
+            .call(
+                "tools/call",
+                json!({"name": tool, "arguments": args, "task": {}}),
+            )
+            .await;
         r["task"]["taskId"].as_str().expect("taskId").to_string()
     }
 }

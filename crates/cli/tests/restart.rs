@@ -1,0 +1,170 @@
+//! Crash honesty with the real binary: SQLite store, `kill -9`, restart. Completed
+//! results come back intact; work that was running is reported `failed`, never left
+//! `working`.
+#![allow(missing_docs)]
+
+use serde_json::{json, Value};
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+
+struct Server {
+    child: Child,
+    url: String,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn start(db: &Path) -> Server {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_mcp-tasks"))
+        .args([
+            "serve",
+            "--demo",
+            "--listen",
+            "127.0.0.1:0",
+            "--log",
+            "warn",
+            "--database",
+        ])
+        .arg(format!("sqlite://{}", db.display()))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start mcp-tasks");
+    let stderr = child.stderr.take().expect("stderr");
+    let mut lines = BufReader::new(stderr).lines();
+    let url = loop {
+        let line = lines
+            .next()
+            .expect("server printed its address")
+            .expect("read stderr");
+        if let Some(rest) = line.split("listening on ").nth(1) {
+            break rest.trim().to_string();
+        }
+    };
+    std::thread::spawn(move || for _ in lines {});
+    Server { child, url }
+}
+
+struct Session {
+    http: reqwest::Client,
+    url: String,
+    id: String,
+}
+
+impl Session {
+    async fn open(url: &str) -> Session {
+        let http = reqwest::Client::new();
+        let resp = http
+            .post(url)
+            .header("accept", "application/json")
+            .json(&json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"restart-test","version":"0"}}}))
+            .send()
+            .await
+            .unwrap();
+        let id = resp.headers()["mcp-session-id"]
+            .to_str()
+            .unwrap()
+            .to_string();
+        Session {
+            http,
+            url: url.to_string(),
+            id,
+        }
+    }
+
+    async fn rpc(&self, method: &str, params: Value) -> Value {
+        self.http
+            .post(&self.url)
+            .header("accept", "application/json")
+            .header("mcp-session-id", &self.id)
+            .json(&json!({"jsonrpc":"2.0","id":1,"method":method,"params":params}))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap()
+    }
+
+    async fn create(&self, tool: &str, args: Value) -> String {
+        let r = self
+            .rpc(
+                "tools/call",
+                json!({"name": tool, "arguments": args, "task": {}}),
+            )
+            .await;
+        r["result"]["task"]["taskId"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{r}"))
+            .to_string()
+    }
+}
+
+#[tokio::test]
+async fn kill_9_then_restart_keeps_results_and_fails_interrupted_work() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("tasks.db");
+
+    let mut server = start(&db);
+    let s = Session::open(&server.url).await;
+    let quick = s
+        .create("slow_compute", json!({"seconds": 0, "label": "quick"}))
+        .await;
+    let failing = s.create("failing_job", json!({})).await;
+    let long = s
+        .create("slow_compute", json!({"seconds": 600, "label": "long"}))
+        .await;
+    let quick_result = s.rpc("tasks/result", json!({"taskId": quick})).await;
+    assert_eq!(
+        quick_result["result"]["content"][0]["text"],
+        "slow_compute 'quick' finished after 0 s"
+    );
+    let failing_result = s.rpc("tasks/result", json!({"taskId": failing})).await;
+    assert_eq!(failing_result["result"]["isError"], true);
+    assert_eq!(
+        s.rpc("tasks/get", json!({"taskId": long})).await["result"]["status"],
+        "working"
+    );
+
+    server.child.kill().unwrap(); // SIGKILL: no shutdown code runs
+    server.child.wait().unwrap();
+    drop(server);
+
+    let server = start(&db);
+    let s = Session::open(&server.url).await;
+    assert_eq!(
+        s.rpc("tasks/result", json!({"taskId": quick})).await,
+        quick_result,
+        "same data after the crash"
+    );
+    assert_eq!(
+        s.rpc("tasks/result", json!({"taskId": failing})).await,
+        failing_result
+    );
+    assert_eq!(
+        s.rpc("tasks/get", json!({"taskId": failing})).await["result"]["status"],
+        "failed"
+    );
+    let interrupted = s.rpc("tasks/get", json!({"taskId": long})).await;
+    assert_eq!(interrupted["result"]["status"], "failed", "{interrupted}");
+    assert!(
+        interrupted["result"]["statusMessage"]
+            .as_str()
+            .unwrap()
+            .contains("restarted"),
+        "{interrupted}"
+    );
+    let r = s.rpc("tasks/result", json!({"taskId": long})).await;
+    assert_eq!(r["error"]["code"], -32603, "{r}");
+    assert!(r["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("restarted"));
+}

@@ -1,0 +1,266 @@
+//! The real binary over stdio: framing errors, and command tools from a config file
+//! (status from stdout lines, exit codes, process-group kill on cancel).
+#![allow(missing_docs)]
+
+use serde_json::{json, Value};
+use std::path::Path;
+use std::process::Stdio;
+use std::time::Duration;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
+use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+
+struct StdioServer {
+    _child: Child,
+    stdin: ChildStdin,
+    lines: Lines<BufReader<ChildStdout>>,
+    notifications: Vec<Value>,
+}
+
+impl StdioServer {
+    async fn start(extra: &[&str]) -> StdioServer {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_mcp-tasks"))
+            .args(["serve", "--stdio", "--database", "memory:", "--log", "warn"])
+            .args(extra)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("start mcp-tasks");
+        let stdin = child.stdin.take().unwrap();
+        let lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        let mut s = StdioServer {
+            _child: child,
+            stdin,
+            lines,
+            notifications: Vec::new(),
+        };
+        let init = s
+            .rpc(0, "initialize", json!({"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"stdio-test","version":"0"}}))
+            .await;
+        assert_eq!(init["result"]["protocolVersion"], "2025-11-25");
+        s.send_line(&json!({"jsonrpc":"2.0","method":"notifications/initialized"}).to_string())
+            .await;
+        s
+    }
+
+    async fn send_line(&mut self, line: &str) {
+        self.stdin.write_all(line.as_bytes()).await.unwrap();
+        self.stdin.write_all(b"\n").await.unwrap();
+        self.stdin.flush().await.unwrap();
+    }
+
+    /// Reads messages until the response with `id` (or an id-less error when `id` is null).
+    async fn read_response(&mut self, id: &Value) -> Value {
+        loop {
+            let line = tokio::time::timeout(Duration::from_secs(30), self.lines.next_line())
+                .await
+                .expect("server answered in time")
+                .unwrap()
+                .expect("server still running");
+            let v: Value = serde_json::from_str(&line).unwrap();
+            if v.get("method").is_some() && v.get("id").is_none() {
+                self.notifications.push(v);
+                continue;
+            }
+            if &v["id"] == id {
+                return v;
+            }
+        }
+    }
+
+    async fn rpc(&mut self, id: i64, method: &str, params: Value) -> Value {
+        self.send_line(
+            &json!({"jsonrpc":"2.0","id":id,"method":method,"params":params}).to_string(),
+        )
+        .await;
+        self.read_response(&json!(id)).await
+    }
+}
+
+fn write_config(dir: &Path) -> std::path::PathBuf {
+    let path = dir.join("tasks.toml");
+    let pidfile = dir.join("grandchild.pid");
+    std::fs::write(
+        &path,
+        format!(
+            r#"
+[[tools]]
+name = "steps"
+command = ["sh", "-c", "echo step one; sleep 0.2; echo step two; sleep 0.2; echo all done"]
+
+[[tools]]
+name = "exit_code"
+command = ["sh", "-c", "echo about to fail; echo oops >&2; exit $0", "{{code}}"]
+input_schema = {{ type = "object", properties = {{ code = {{ type = "integer" }} }}, required = ["code"] }}
+
+[[tools]]
+name = "spawns_grandchild"
+task_support = "required"
+command = ["sh", "-c", "sleep 300 & echo $! > {pidfile}; echo started; wait"]
+"#,
+            pidfile = pidfile.display()
+        ),
+    )
+    .unwrap();
+    path
+}
+
+#[tokio::test]
+async fn framing_errors_are_answered_and_the_session_goes_on() {
+    let mut s = StdioServer::start(&["--demo", "--max-body-bytes", "2000"]).await;
+    s.send_line("{oops").await;
+    assert_eq!(s.read_response(&Value::Null).await["error"]["code"], -32700);
+    s.send_line(&format!(
+        r#"{{"jsonrpc":"2.0","id":99,"method":"ping","params":{{"pad":"{}"}}}}"#,
+        "x".repeat(5000)
+    ))
+    .await;
+    let r = s.read_response(&Value::Null).await;
+    assert_eq!(r["error"]["code"], -32600);
+    assert!(r["error"]["message"].as_str().unwrap().contains("2000"));
+    assert_eq!(s.rpc(1, "ping", json!({})).await["result"], json!({}));
+    assert_eq!(
+        s.rpc(
+            2,
+            "tools/call",
+            json!({"name": "greet", "arguments": {"name": "Ada"}})
+        )
+        .await["result"]["content"][0]["text"],
+        "Hello, Ada!"
+    );
+}
+
+#[tokio::test]
+async fn command_tools_report_status_output_and_exit_codes() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = write_config(dir.path());
+    let mut s = StdioServer::start(&["--config", config.to_str().unwrap()]).await;
+
+    let tools = s.rpc(1, "tools/list", json!({})).await;
+    let names: Vec<_> = tools["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].clone())
+        .collect();
+    assert_eq!(
+        names,
+        vec![
+            json!("steps"),
+            json!("exit_code"),
+            json!("spawns_grandchild")
+        ]
+    );
+
+    let created = s
+        .rpc(
+            2,
+            "tools/call",
+            json!({"name": "steps", "arguments": {}, "task": {}}),
+        )
+        .await;
+    let id = created["result"]["task"]["taskId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let result = s.rpc(3, "tasks/result", json!({"taskId": id})).await;
+    assert_eq!(
+        result["result"]["content"][0]["text"],
+        "step one\nstep two\nall done\n"
+    );
+    assert_eq!(result["result"]["isError"], false);
+    let got = s.rpc(4, "tasks/get", json!({"taskId": id})).await;
+    assert_eq!(
+        got["result"]["statusMessage"], "all done",
+        "last stdout line is the status"
+    );
+    assert!(
+        s.notifications
+            .iter()
+            .any(|n| n["params"]["statusMessage"] == "step one"),
+        "each line was a status update: {:?}",
+        s.notifications
+    );
+
+    let sync = s
+        .rpc(
+            5,
+            "tools/call",
+            json!({"name": "exit_code", "arguments": {"code": 3}}),
+        )
+        .await;
+    assert_eq!(sync["result"]["isError"], true);
+    assert_eq!(sync["result"]["structuredContent"]["exitCode"], 3);
+    assert_eq!(sync["result"]["structuredContent"]["stderr"], "oops\n");
+    let created = s
+        .rpc(
+            6,
+            "tools/call",
+            json!({"name": "exit_code", "arguments": {"code": 1}, "task": {}}),
+        )
+        .await;
+    let id = created["result"]["task"]["taskId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    s.rpc(7, "tasks/result", json!({"taskId": id})).await;
+    assert_eq!(
+        s.rpc(8, "tasks/get", json!({"taskId": id})).await["result"]["status"],
+        "failed"
+    );
+}
+
+#[tokio::test]
+async fn cancel_kills_the_whole_process_group() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = write_config(dir.path());
+    let mut s = StdioServer::start(&["--config", config.to_str().unwrap()]).await;
+    let created = s
+        .rpc(
+            1,
+            "tools/call",
+            json!({"name": "spawns_grandchild", "arguments": {}, "task": {}}),
+        )
+        .await;
+    let id = created["result"]["task"]["taskId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let pidfile = dir.path().join("grandchild.pid");
+    let mut pid = None;
+    for _ in 0..200 {
+        if let Ok(text) = std::fs::read_to_string(&pidfile) {
+            if let Ok(p) = text.trim().parse::<i32>() {
+                pid = Some(p);
+                break;
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    let pid = pid.expect("the tool started its grandchild");
+    let alive = |pid: i32| {
+        Path::new(&format!("/proc/{pid}")).exists()
+            && !std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .unwrap_or_default()
+                .contains(") Z ")
+    };
+    assert!(alive(pid));
+    assert_eq!(
+        s.rpc(2, "tasks/cancel", json!({"taskId": id})).await["result"]["status"],
+        "cancelled"
+    );
+    let mut gone = false;
+    for _ in 0..200 {
+        if !alive(pid) {
+            gone = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    assert!(gone, "grandchild {pid} was killed with its process group");
+    assert_eq!(
+        s.rpc(3, "tasks/get", json!({"taskId": id})).await["result"]["status"],
+        "cancelled"
+    );
+}

@@ -1,0 +1,262 @@
+//! Engine behaviour on real stores: races, recovery after a restart, waiters, events.
+#![allow(missing_docs)]
+
+use mcp_tasks_engine::engine::RESTART_STATUS_MESSAGE;
+use mcp_tasks_engine::{
+    Caller, CreateParams, Engine, EngineConfig, EngineError, Outcome, TaskEvent,
+};
+use mcp_tasks_protocol::TaskStatus;
+use mcp_tasks_store::{MemoryStore, SqliteStore, TaskStore};
+use serde_json::json;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::oneshot;
+
+fn caller() -> Caller {
+    Caller::anonymous("owner-a", Some("session-a".into()))
+}
+
+fn params() -> CreateParams {
+    CreateParams {
+        caller: caller(),
+        method: "tools/call".into(),
+        request: json!({"name": "t", "arguments": {}}),
+        requested_ttl: None,
+    }
+}
+
+fn done(text: &str) -> Outcome {
+    Outcome::Result {
+        value: json!({"content": [{"type": "text", "text": text}]}),
+    }
+}
+
+async fn memory_engine() -> Engine {
+    Engine::start(Arc::new(MemoryStore::new()), EngineConfig::default())
+        .await
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancel_racing_completion_has_exactly_one_winner() {
+    for backend in ["memory", "sqlite"] {
+        let dir = tempfile::tempdir().unwrap();
+        let store: Arc<dyn TaskStore> = if backend == "memory" {
+            Arc::new(MemoryStore::new())
+        } else {
+            Arc::new(
+                SqliteStore::open(&format!("sqlite://{}", dir.path().join("t.db").display()))
+                    .await
+                    .unwrap(),
+            )
+        };
+        let engine = Engine::start(store, EngineConfig::default()).await.unwrap();
+        for _ in 0..100 {
+            let (tx, rx) = oneshot::channel::<()>();
+            let record = engine
+                .create(params(), move |_ctx| {
+                    Box::pin(async move {
+                        let _ = rx.await;
+                        done("finished")
+                    })
+                })
+                .await
+                .unwrap();
+            let id = record.id.clone();
+            let e2 = engine.clone();
+            let canceller = tokio::spawn(async move { e2.cancel(&id, &caller()).await });
+            let _ = tx.send(());
+            let cancel_result = canceller.await.unwrap();
+            let final_record = engine.wait_terminal(&record.id, &caller()).await.unwrap();
+            match cancel_result {
+                Ok(r) => {
+                    assert_eq!(r.status, TaskStatus::Cancelled);
+                    assert_eq!(
+                        final_record.status,
+                        TaskStatus::Cancelled,
+                        "{backend}: cancel won, must stay cancelled"
+                    );
+                }
+                Err(EngineError::AlreadyTerminal(s)) => {
+                    assert_eq!(s, TaskStatus::Completed);
+                    assert_eq!(
+                        final_record.status,
+                        TaskStatus::Completed,
+                        "{backend}: completion won"
+                    );
+                }
+                Err(e) => panic!("{backend}: unexpected {e}"),
+            }
+            // whatever happens later, the status never moves again
+            tokio::task::yield_now().await;
+            assert_eq!(
+                engine.get(&record.id, &caller()).await.unwrap().status,
+                final_record.status
+            );
+        }
+    }
+}
+
+#[tokio::test]
+async fn restart_fails_tasks_left_running_by_the_previous_process() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("tasks.db").display());
+    let (running_id, done_id) = {
+        let engine = Engine::start(
+            Arc::new(SqliteStore::open(&url).await.unwrap()),
+            EngineConfig::default(),
+        )
+        .await
+        .unwrap();
+        let finished = engine
+            .create(params(), |_ctx| Box::pin(async { done("kept") }))
+            .await
+            .unwrap();
+        engine.wait_terminal(&finished.id, &caller()).await.unwrap();
+        let running = engine
+            .create(params(), |_ctx| {
+                Box::pin(futures::future::pending::<Outcome>())
+            })
+            .await
+            .unwrap();
+        (running.id, finished.id)
+    };
+    // a new engine on the same file plays the restarted process
+    let engine = Engine::start(
+        Arc::new(SqliteStore::open(&url).await.unwrap()),
+        EngineConfig::default(),
+    )
+    .await
+    .unwrap();
+    let interrupted = engine.get(&running_id, &caller()).await.unwrap();
+    assert_eq!(interrupted.status, TaskStatus::Failed);
+    assert_eq!(
+        interrupted.status_message.as_deref(),
+        Some(RESTART_STATUS_MESSAGE)
+    );
+    assert!(matches!(interrupted.outcome, Some(Outcome::Error { .. })));
+    let kept = engine.get(&done_id, &caller()).await.unwrap();
+    assert_eq!(kept.status, TaskStatus::Completed);
+    assert_eq!(kept.outcome, Some(done("kept")));
+}
+
+#[tokio::test]
+async fn waiters_are_released_by_the_completion_event() {
+    let engine = memory_engine().await;
+    let (tx, rx) = oneshot::channel::<()>();
+    let record = engine
+        .create(params(), move |_ctx| {
+            Box::pin(async move {
+                let _ = rx.await;
+                done("ok")
+            })
+        })
+        .await
+        .unwrap();
+    let e2 = engine.clone();
+    let id = record.id.clone();
+    let waiter = tokio::spawn(async move { e2.wait_terminal(&id, &caller()).await });
+    tokio::task::yield_now().await;
+    assert!(!waiter.is_finished());
+    tx.send(()).unwrap();
+    let r = waiter.await.unwrap().unwrap();
+    assert_eq!(r.status, TaskStatus::Completed);
+    assert_eq!(r.outcome, Some(done("ok")));
+}
+
+#[tokio::test]
+async fn status_messages_are_stored_and_published() {
+    let engine = memory_engine().await;
+    let mut events = engine.subscribe();
+    let (tx, rx) = oneshot::channel::<()>();
+    let record = engine
+        .create(params(), move |ctx| {
+            Box::pin(async move {
+                ctx.set_status_message("step 1 of 2").await;
+                let _ = rx.await;
+                done("ok")
+            })
+        })
+        .await
+        .unwrap();
+    loop {
+        match events.recv().await.unwrap() {
+            TaskEvent::Changed(r) if r.status_message.as_deref() == Some("step 1 of 2") => {
+                assert_eq!(r.status, TaskStatus::Working);
+                break;
+            }
+            _ => {}
+        }
+    }
+    let got = engine.get(&record.id, &caller()).await.unwrap();
+    assert_eq!(got.status_message.as_deref(), Some("step 1 of 2"));
+    tx.send(()).unwrap();
+}
+
+#[tokio::test]
+async fn cancelled_work_that_ignores_the_token_is_aborted_after_the_grace_period() {
+    let config = EngineConfig {
+        cancel_grace: Duration::from_millis(50),
+        ..EngineConfig::default()
+    };
+    let engine = Engine::start(Arc::new(MemoryStore::new()), config)
+        .await
+        .unwrap();
+    let (dropped_tx, dropped_rx) = oneshot::channel::<()>();
+    struct OnDrop(Option<oneshot::Sender<()>>);
+    impl Drop for OnDrop {
+        fn drop(&mut self) {
+            if let Some(tx) = self.0.take() {
+                let _ = tx.send(());
+            }
+        }
+    }
+    let record = engine
+        .create(params(), move |_ctx| {
+            Box::pin(async move {
+                let _guard = OnDrop(Some(dropped_tx));
+                futures::future::pending::<Outcome>().await
+            })
+        })
+        .await
+        .unwrap();
+    engine.cancel(&record.id, &caller()).await.unwrap();
+    dropped_rx
+        .await
+        .expect("the work future was dropped (aborted)");
+    assert_eq!(
+        engine.get(&record.id, &caller()).await.unwrap().status,
+        TaskStatus::Cancelled
+    );
+}
+
+#[tokio::test]
+async fn foreign_tasks_look_unknown_to_authenticated_callers() {
+    let engine = memory_engine().await;
+    let owner = Caller {
+        principal: "alice".into(),
+        session: None,
+        authenticated: true,
+    };
+    let other = Caller {
+        principal: "bob".into(),
+        session: None,
+        authenticated: true,
+    };
+    let mut p = params();
+    p.caller = owner.clone();
+    let r = engine
+        .create(p, |_ctx| Box::pin(async { done("x") }))
+        .await
+        .unwrap();
+    assert!(engine.get(&r.id, &owner).await.is_ok());
+    assert!(matches!(
+        engine.get(&r.id, &other).await,
+        Err(EngineError::NotFound)
+    ));
+    assert!(matches!(
+        engine.cancel(&r.id, &other).await,
+        Err(EngineError::NotFound)
+    ));
+    assert!(engine.list(&other, None).await.unwrap().tasks.is_empty());
+}
