@@ -1,7 +1,7 @@
 //! Crash honesty with the real binary: SQLite store, `kill -9`, restart. Completed
 //! results come back intact; work that was running is reported `failed`, never left
 //! `working`.
-#![allow(missing_docs)]
+#![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader};

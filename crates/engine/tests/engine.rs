@@ -1,5 +1,5 @@
 //! Engine behaviour on real stores: races, recovery after a restart, waiters, events.
-#![allow(missing_docs)]
+#![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
 use mcp_tasks_engine::engine::RESTART_STATUS_MESSAGE;
 use mcp_tasks_engine::{
