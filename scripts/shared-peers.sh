@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Runs the shared peer checks (real MCP clients maintained outside this repository) against
+# `mcp-tasks serve --demo`, over stdio and over Streamable HTTP:
+#   scripts/shared-peers.sh PEERS_SRC     (PEERS_SRC: the folder holding setup.sh, ts-client.sh, py-client.py)
+# Prints each client's PASS/FAIL lines and a last line "N passed, M failed"; exits non-zero
+# if any check failed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SRC="$(cd "$1" && pwd)"
+DIR="$(bash "$SRC/setup.sh" target/peers | tail -n 1)"
+cargo build -p mcp-tasks-cli
+BIN="$PWD/target/debug/mcp-tasks"
+LOGDIR="$(mktemp -d)"
+SERVER_PID=""
+cleanup() { [ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null || true; rm -rf "$LOGDIR"; }
+trap cleanup EXIT
+
+start_http() {
+  "$BIN" serve --demo --database memory: --listen 127.0.0.1:0 --log warn 2>"$LOGDIR/server.log" &
+  SERVER_PID=$!
+  for _ in $(seq 1 100); do
+    URL="$(grep -o 'http://[^ ]*/mcp' "$LOGDIR/server.log" | head -n 1 || true)"
+    [ -n "$URL" ] && return 0
+    sleep 0.1
+  done
+  echo "server did not start:"; cat "$LOGDIR/server.log"; exit 1
+}
+
+total_pass=0; total_fail=0
+run() {
+  local name="$1"; shift
+  echo "=== $name"
+  local out rc=0
+  out="$("$@" 2>&1)" || rc=$?
+  echo "$out"
+  local line p f
+  line="$(echo "$out" | grep -E '^[0-9]+ passed, [0-9]+ failed' | tail -n 1 || true)"
+  if [ -z "$line" ]; then p=0; f=1; else p="${line%% passed*}"; f="$(echo "$line" | sed -E 's/.* ([0-9]+) failed.*/\1/')"; fi
+  [ "$rc" = 0 ] || [ "$f" != 0 ] || f=1
+  total_pass=$((total_pass + p)); total_fail=$((total_fail + f))
+}
+
+STDIO_CMD="$BIN serve --demo --database memory: --stdio --log warn"
+run "ts-client stdio" bash "$SRC/ts-client.sh" "$DIR" --stdio "$STDIO_CMD"
+run "py-client stdio" "$DIR/venv/bin/python" "$SRC/py-client.py" --stdio "$STDIO_CMD"
+start_http
+run "ts-client http" bash "$SRC/ts-client.sh" "$DIR" --url "$URL"
+run "py-client http" "$DIR/venv/bin/python" "$SRC/py-client.py" --url "$URL"
+
+echo
+echo "peers: $total_pass passed, $total_fail failed"
+[ "$total_fail" = 0 ]

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Runs every test of the project: formatting, lints, unit/integration tests of all crates
+# (memory and SQLite stores, a kill -9 restart test, HTTP and stdio transports), then the
+# interoperability tests that install pinned official SDK clients (TypeScript, Python)
+# into target/interop and drive the real binary over stdio and Streamable HTTP.
+# Needs: cargo (with rustfmt and clippy), node + npm, python3 with venv.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+step() { printf '\n== %s\n' "$*"; }
+
+step "cargo fmt --check"
+cargo fmt --all -- --check
+
+step "cargo clippy (all targets, warnings denied)"
+cargo clippy --workspace --all-targets --all-features -- -D warnings
+
+step "cargo test (workspace)"
+cargo test --workspace --all-features
+
+step "interop: official SDK clients against the real binary"
+bash tests/interop/run.sh
