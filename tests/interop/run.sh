@@ -25,6 +25,9 @@ ONLY="${INTEROP_ONLY:-}"
 TRANSPORTS="${INTEROP_TRANSPORTS:-stdio http}"
 
 say() { echo "[interop] $*" >&2; }
+for tool in node npm python3 timeout; do
+  command -v "$tool" >/dev/null || { say "needs $tool on PATH"; exit 2; }
+done
 mkdir -p "$WORK"
 
 # ---------------------------------------------------------------- installs
@@ -75,7 +78,7 @@ fi
 
 # The ESM client resolves '@modelcontextprotocol/sdk' from its own directory, so it runs
 # from a copy placed beside node_modules (refreshed on every run).
-cp "$HERE/client.mjs" "$WORK/node/client.mjs"
+[ "$ONLY" = py ] || cp "$HERE/client.mjs" "$WORK/node/client.mjs"
 
 # ---------------------------------------------------------------- server lifecycle
 SERVER_PID=""

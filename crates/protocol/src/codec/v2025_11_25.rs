@@ -150,6 +150,53 @@ pub fn task_metadata(params: &Value) -> Result<Option<TaskMetadata>, RpcError> {
     }
 }
 
+/// Reads a `Task` object (as a client receives it) back into a neutral view. A
+/// `failed` task reads as [`TaskStatus::Failed`]: this wire does not tell a tool error
+/// from other failures.
+///
+/// # Errors
+/// A message naming the missing or malformed field.
+pub fn parse_task(v: &Value) -> Result<TaskView, String> {
+    let field = |k: &str| v.get(k).ok_or_else(|| format!("task is missing '{k}'"));
+    let text = |k: &str| -> Result<String, String> {
+        field(k)?
+            .as_str()
+            .map(str::to_string)
+            .ok_or_else(|| format!("task field '{k}' must be a string"))
+    };
+    let time = |k: &str| -> Result<chrono::DateTime<chrono::Utc>, String> {
+        chrono::DateTime::parse_from_rfc3339(&text(k)?)
+            .map(|t| t.with_timezone(&chrono::Utc))
+            .map_err(|e| format!("task field '{k}' is not an ISO 8601 time: {e}"))
+    };
+    let ms = |x: &Value, k: &str| -> Result<Duration, String> {
+        x.as_u64()
+            .map(Duration::from_millis)
+            .ok_or_else(|| format!("task field '{k}' must be a non-negative integer"))
+    };
+    let status: TaskStatus = text("status")?.parse().map_err(|e| format!("{e}"))?;
+    Ok(TaskView {
+        id: crate::task::TaskId::from_string(text("taskId")?),
+        status,
+        status_message: match v.get("statusMessage") {
+            None => None,
+            Some(Value::String(s)) => Some(s.clone()),
+            Some(_) => return Err("task field 'statusMessage' must be a string".into()),
+        },
+        created_at: time("createdAt")?,
+        last_updated_at: time("lastUpdatedAt")?,
+        ttl: match field("ttl")? {
+            Value::Null => None,
+            x => Some(ms(x, "ttl")?),
+        },
+        poll_interval: v
+            .get("pollInterval")
+            .map(|x| ms(x, "pollInterval"))
+            .transpose()?,
+        tool_error: false,
+    })
+}
+
 fn millis(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
@@ -175,6 +222,45 @@ mod tests {
             poll_interval: Some(Duration::from_secs(1)),
             tool_error: false,
         }
+    }
+
+    proptest::proptest! {
+        /// Rendering then parsing gives the same view back, for any field values.
+        #[test]
+        fn task_round_trips(
+            id in "[0-9a-f]{32}",
+            status in proptest::sample::select(TaskStatus::ALL.to_vec()),
+            message in proptest::option::of(".{0,40}"),
+            created_ms in 0i64..4_000_000_000_000,
+            delta_ms in 0i64..1_000_000_000,
+            ttl_ms in proptest::option::of(0u64..100_000_000_000),
+            poll_ms in proptest::option::of(0u64..1_000_000),
+        ) {
+            let created = chrono::DateTime::from_timestamp_millis(created_ms).expect("in range");
+            let view = TaskView {
+                id: TaskId::from_string(id),
+                status,
+                status_message: message,
+                created_at: created,
+                last_updated_at: created + chrono::Duration::milliseconds(delta_ms),
+                ttl: ttl_ms.map(Duration::from_millis),
+                poll_interval: poll_ms.map(Duration::from_millis),
+                tool_error: false,
+            };
+            let wire = task(&view);
+            let text = serde_json::to_string(&wire).expect("serializes");
+            let back: Value = serde_json::from_str(&text).expect("parses");
+            proptest::prop_assert_eq!(parse_task(&back), Ok(view));
+        }
+    }
+
+    #[test]
+    fn parse_task_names_the_bad_field() {
+        let mut v = task(&view());
+        v["ttl"] = json!("soon");
+        assert!(parse_task(&v).unwrap_err().contains("ttl"));
+        v.as_object_mut().map(|o| o.remove("createdAt"));
+        assert!(parse_task(&v).unwrap_err().contains("createdAt"));
     }
 
     #[test]
