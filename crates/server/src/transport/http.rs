@@ -255,6 +255,12 @@ fn sse_reply(server: &McpServer, session: Arc<Session>, message: Incoming) -> Re
             let _ = tx.send(reply).await;
         }
     });
+    sse_stream(server, rx)
+}
+
+/// An SSE response carrying every message sent to `rx`, one `message` event each,
+/// ended when the server shuts down.
+fn sse_stream(server: &McpServer, rx: mpsc::Receiver<Value>) -> Response {
     let shutdown = server.shutdown_token();
     let stream = ReceiverStream::new(rx)
         .map(|v| Ok::<_, Infallible>(Event::default().event("message").data(v.to_string())))
@@ -281,13 +287,7 @@ async fn handle_get(State(server): State<McpServer>, headers: HeaderMap) -> Resp
     };
     let (tx, rx) = mpsc::channel::<Value>(OUTBOUND_CAPACITY);
     session.attach_outbound(tx);
-    let shutdown = server.shutdown_token();
-    let stream = ReceiverStream::new(rx)
-        .map(|v| Ok::<_, Infallible>(Event::default().event("message").data(v.to_string())))
-        .take_until(async move { shutdown.cancelled().await });
-    Sse::new(stream)
-        .keep_alive(KeepAlive::default())
-        .into_response()
+    sse_stream(&server, rx)
 }
 
 async fn handle_delete(State(server): State<McpServer>, headers: HeaderMap) -> Response {
