@@ -41,6 +41,11 @@ pub struct ServerSection {
     /// Grace period before cancelled work is aborted.
     #[serde(default, with = "opt_duration")]
     pub cancel_grace: Option<Duration>,
+    /// Time limit for an unanswered input request.
+    #[serde(default, with = "opt_duration")]
+    pub input_timeout: Option<Duration>,
+    /// Cap on outstanding input requests per task.
+    pub max_input_requests: Option<usize>,
     /// Largest request body in bytes.
     pub max_body_bytes: Option<usize>,
     /// Extra allowed `Origin` values.

@@ -8,11 +8,15 @@ use mcp_tasks_server::{TaskSupport, Tool, ToolRegistry, ToolResult};
 use serde_json::{json, Map, Value};
 use std::time::Duration;
 
-/// Registers `slow_compute`, `greet` and `failing_job`.
+/// Registers `slow_compute`, `greet`, `failing_job`, and the human-in-the-loop tools
+/// `confirm_delete`, `multi_input` and `summarize_with_model`.
 pub fn register(registry: &mut ToolRegistry) -> Result<()> {
     registry.register(slow_compute()?)?;
     registry.register(greet()?)?;
     registry.register(failing_job()?)?;
+    for tool in crate::demo_input::tools()? {
+        registry.register(tool)?;
+    }
     Ok(())
 }
 

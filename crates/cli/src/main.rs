@@ -5,6 +5,7 @@ mod cmd;
 mod command_tool;
 mod config;
 mod demo;
+mod demo_input;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;

@@ -15,6 +15,11 @@ pub const DEFAULT_CANCEL_GRACE: Duration = Duration::from_secs(5);
 pub const DEFAULT_SWEEP_INTERVAL: Duration = Duration::from_secs(1);
 /// Most expired records deleted per store call, so one sweep never holds the store long.
 pub const SWEEP_BATCH: usize = 500;
+/// How long a task waits for the client to answer an input request before it fails:
+/// 10 minutes.
+pub const DEFAULT_INPUT_TIMEOUT: Duration = Duration::from_secs(10 * 60);
+/// Most input requests one task may have outstanding at once.
+pub const DEFAULT_MAX_INPUT_REQUESTS: usize = 16;
 /// Default and largest `tasks/list` page.
 pub const DEFAULT_LIST_PAGE_SIZE: usize = 50;
 
@@ -34,6 +39,10 @@ pub struct EngineConfig {
     pub sweep_interval: Duration,
     /// `tasks/list` page size.
     pub list_page_size: usize,
+    /// Time limit for an unanswered input request; the task fails when it passes.
+    pub input_timeout: Duration,
+    /// Cap on outstanding input requests per task.
+    pub max_input_requests: usize,
 }
 
 impl Default for EngineConfig {
@@ -45,6 +54,8 @@ impl Default for EngineConfig {
             cancel_grace: DEFAULT_CANCEL_GRACE,
             sweep_interval: DEFAULT_SWEEP_INTERVAL,
             list_page_size: DEFAULT_LIST_PAGE_SIZE,
+            input_timeout: DEFAULT_INPUT_TIMEOUT,
+            max_input_requests: DEFAULT_MAX_INPUT_REQUESTS,
         }
     }
 }

@@ -1,11 +1,15 @@
 //! The handle running work uses to talk back: status messages, progress, cancellation.
 
-use mcp_tasks_protocol::{TaskId, TaskStatus};
+use mcp_tasks_protocol::TaskId;
+use mcp_tasks_store::InputRequest;
+use serde_json::{json, Value};
 use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
 use tokio_util::sync::{CancellationToken, WaitForCancellationFuture};
 
 use crate::engine::Inner;
+use crate::input::{check_capability, elicit_params, method, ElicitResponse, InputError};
 
 /// One progress report (`notifications/progress`).
 #[derive(Debug, Clone, PartialEq)]
@@ -32,6 +36,8 @@ pub struct TaskContext {
     task: Option<(TaskId, Weak<Inner>)>,
     cancel: CancellationToken,
     progress: Option<ProgressSink>,
+    client_capabilities: Arc<Value>,
+    next_key: Arc<AtomicU64>,
 }
 
 impl fmt::Debug for TaskContext {
@@ -49,11 +55,14 @@ impl TaskContext {
         inner: Weak<Inner>,
         cancel: CancellationToken,
         progress: Option<ProgressSink>,
+        client_capabilities: Arc<Value>,
     ) -> Self {
         TaskContext {
             task: Some((id, inner)),
             cancel,
             progress,
+            client_capabilities,
+            next_key: Arc::new(AtomicU64::new(1)),
         }
     }
 
@@ -64,6 +73,8 @@ impl TaskContext {
             task: None,
             cancel,
             progress,
+            client_capabilities: Arc::new(Value::Null),
+            next_key: Arc::new(AtomicU64::new(1)),
         }
     }
 
@@ -96,7 +107,7 @@ impl TaskContext {
         match &self.task {
             Some((id, inner)) => {
                 if let Some(inner) = inner.upgrade() {
-                    inner.update_message(id, TaskStatus::Working, message).await;
+                    inner.update_message(id, message).await;
                 }
             }
             None => {
@@ -121,5 +132,86 @@ impl TaskContext {
                 message,
             });
         }
+    }
+
+    /// Asks the client something on behalf of this task and waits for the answer: the
+    /// task shows `input_required` until every outstanding request is answered. Several
+    /// requests may be outstanding at once (call this from concurrent futures).
+    ///
+    /// # Errors
+    /// [`InputError::Unsupported`] when the client did not declare the capability (or
+    /// this is not a task), [`InputError::Cancelled`] when the task is cancelled while
+    /// waiting, [`InputError::TimedOut`] after the configured limit (the task fails),
+    /// [`InputError::Rejected`] when the client answers with an error.
+    pub async fn request_input(
+        &self,
+        client_method: &str,
+        params: Value,
+    ) -> Result<Value, InputError> {
+        let Some((id, inner)) = &self.task else {
+            return Err(InputError::Unsupported(
+                "asking the client for input needs the tool to run as a task: call it with \"task\": {}".into(),
+            ));
+        };
+        check_capability(&self.client_capabilities, client_method, &params)?;
+        let inner = inner.upgrade().ok_or(InputError::TaskEnded)?;
+        let n = self.next_key.fetch_add(1, Ordering::Relaxed);
+        let short = client_method.split('/').next().unwrap_or("input");
+        let key = format!("{short}-{n}");
+        let request = InputRequest {
+            method: client_method.to_string(),
+            params,
+        };
+        inner.request_input(id, key, request, &self.cancel).await
+    }
+
+    /// Asks the user to fill in a form (`elicitation/create`, form mode);
+    /// `requested_schema` is a flat JSON Schema object of primitive properties.
+    ///
+    /// # Errors
+    /// As [`TaskContext::request_input`].
+    pub async fn elicit(
+        &self,
+        message: &str,
+        requested_schema: Value,
+    ) -> Result<ElicitResponse, InputError> {
+        let answer = self
+            .request_input(method::ELICIT, elicit_params(message, requested_schema))
+            .await?;
+        ElicitResponse::from_value(answer)
+    }
+
+    /// Asks the user to visit a URL (`elicitation/create`, URL mode); needs a client
+    /// that declared `capabilities.elicitation.url`.
+    ///
+    /// # Errors
+    /// As [`TaskContext::request_input`].
+    pub async fn elicit_url(
+        &self,
+        message: &str,
+        url: &str,
+        elicitation_id: &str,
+    ) -> Result<ElicitResponse, InputError> {
+        let params = json!({ "mode": "url", "message": message, "url": url, "elicitationId": elicitation_id });
+        let answer = self.request_input(method::ELICIT, params).await?;
+        ElicitResponse::from_value(answer)
+    }
+
+    /// Asks the client's model (`sampling/createMessage`); `params` are the
+    /// `CreateMessageRequest` params (`messages`, `maxTokens`, ...). Returns the
+    /// `CreateMessageResult`.
+    ///
+    /// # Errors
+    /// As [`TaskContext::request_input`].
+    pub async fn create_message(&self, params: Value) -> Result<Value, InputError> {
+        self.request_input(method::SAMPLE, params).await
+    }
+
+    /// Asks the client for its roots (`roots/list`). Returns the `ListRootsResult`.
+    ///
+    /// # Errors
+    /// As [`TaskContext::request_input`].
+    pub async fn list_roots(&self) -> Result<Value, InputError> {
+        self.request_input(method::ROOTS, json!({})).await
     }
 }

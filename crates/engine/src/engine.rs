@@ -12,7 +12,7 @@ use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::sync::broadcast;
+use tokio::sync::{broadcast, oneshot};
 use tokio::task::AbortHandle;
 use tokio_util::sync::CancellationToken;
 
@@ -44,6 +44,8 @@ pub struct CreateParams {
     pub request: Value,
     /// The ttl the client asked for, before clamping.
     pub requested_ttl: Option<Duration>,
+    /// The capabilities the client declared (what input requests it can answer).
+    pub client_capabilities: Value,
 }
 
 /// A page of `tasks/list`.
@@ -60,12 +62,16 @@ struct Running {
     abort: Option<AbortHandle>,
 }
 
+/// Work waiting for the answer to an input request, by task and request key.
+type Waiters = HashMap<(TaskId, String), oneshot::Sender<Outcome>>;
+
 /// Shared state behind [`Engine`] handles and [`TaskContext`]s.
 pub(crate) struct Inner {
-    store: Arc<dyn TaskStore>,
-    config: EngineConfig,
+    pub(crate) store: Arc<dyn TaskStore>,
+    pub(crate) config: EngineConfig,
     runner_id: String,
     running: Mutex<HashMap<TaskId, Running>>,
+    waiters: Mutex<Waiters>,
     events: broadcast::Sender<TaskEvent>,
 }
 
@@ -127,6 +133,7 @@ impl Engine {
                 config,
                 runner_id,
                 running: Mutex::new(HashMap::new()),
+                waiters: Mutex::new(HashMap::new()),
                 events,
             }),
         })
@@ -180,6 +187,7 @@ impl Engine {
             outcome: None,
             runner: Some(self.inner.runner_id.clone()),
             version: 0,
+            input_requests: Default::default(),
         };
         self.inner.store.create(&record).await?;
         tracing::info!(task_id = %record.id, owner = %record.owner, "task created");
@@ -201,6 +209,7 @@ impl Engine {
             Arc::downgrade(&self.inner),
             cancel.clone(),
             progress,
+            Arc::new(params.client_capabilities),
         );
         self.inner.lock_running().insert(
             record.id.clone(),
@@ -310,6 +319,7 @@ impl Engine {
                     data: None,
                 }),
                 now: now_ms(),
+                input_requests: Some(Default::default()),
             })
             .await
             .map_err(|e| match e {
@@ -356,6 +366,21 @@ impl Engine {
         }
     }
 
+    /// Delivers a client's answer to an input request of a task. Returns `Ok(false)`
+    /// when that request is not outstanding (answered already: answers count once).
+    ///
+    /// # Errors
+    /// [`EngineError::NotFound`] for unknown, expired or foreign tasks.
+    pub async fn answer_input(
+        &self,
+        id: &TaskId,
+        key: &str,
+        answer: Outcome,
+        caller: &Caller,
+    ) -> Result<bool, EngineError> {
+        self.inner.answer_input(id, key, answer, caller).await
+    }
+
     /// The neutral view of a record, for a codec to render.
     pub fn view(record: &TaskRecord) -> TaskView {
         TaskView {
@@ -391,8 +416,12 @@ impl Inner {
         self.running.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    pub(crate) fn lock_waiters(&self) -> std::sync::MutexGuard<'_, Waiters> {
+        self.waiters.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
     /// The one place a status changes: store compare-and-set, then the event.
-    async fn apply(&self, params: TransitionParams) -> Result<TaskRecord, StoreError> {
+    pub(crate) async fn apply(&self, params: TransitionParams) -> Result<TaskRecord, StoreError> {
         let record = self.store.transition(&params).await?;
         tracing::debug!(task_id = %record.id, status = %record.status, "task transition");
         let _ = self
@@ -410,6 +439,9 @@ impl Inner {
         };
         let message = match &outcome {
             Outcome::Error { message, .. } => Some(Some(message.clone())),
+            Outcome::Result { value } if outcome.is_tool_error() => {
+                Some(Some(tool_error_message(value)))
+            }
             Outcome::Result { .. } => None,
         };
         match self
@@ -420,6 +452,7 @@ impl Inner {
                 status_message: message,
                 outcome: Some(outcome),
                 now: now_ms(),
+                input_requests: Some(Default::default()),
             })
             .await
         {
@@ -434,27 +467,43 @@ impl Inner {
         }
     }
 
-    /// Sets a status message while keeping a non-terminal status.
-    pub(crate) async fn update_message(&self, id: &TaskId, status: TaskStatus, message: String) {
-        let result = self
-            .apply(TransitionParams {
-                id: id.clone(),
-                expected_version: None,
-                status,
-                status_message: Some(Some(message)),
-                outcome: None,
-                now: now_ms(),
-            })
-            .await;
-        if let Err(e) = result {
-            if !matches!(e, StoreError::Conflict { .. } | StoreError::NotFound) {
-                tracing::warn!(task_id = %id, error = %e, "could not store status message");
+    /// Sets a status message, keeping whatever non-terminal status the task has
+    /// (compare-and-set on the version, so a concurrent `input_required` is kept).
+    pub(crate) async fn update_message(&self, id: &TaskId, message: String) {
+        loop {
+            let current = match self.store.get(id, now_ms()).await {
+                Ok(Some(r)) if !r.status.is_terminal() => r,
+                Ok(_) => return,
+                Err(e) => {
+                    tracing::warn!(task_id = %id, error = %e, "could not read task to store status message");
+                    return;
+                }
+            };
+            let result = self
+                .apply(TransitionParams {
+                    id: id.clone(),
+                    expected_version: Some(current.version),
+                    status: current.status,
+                    status_message: Some(Some(message.clone())),
+                    outcome: None,
+                    now: now_ms(),
+                    input_requests: None,
+                })
+                .await;
+            match result {
+                Ok(_) | Err(StoreError::NotFound) => return,
+                Err(StoreError::Conflict { current }) if !current.status.is_terminal() => continue,
+                Err(StoreError::Conflict { .. }) => return,
+                Err(e) => {
+                    tracing::warn!(task_id = %id, error = %e, "could not store status message");
+                    return;
+                }
             }
         }
     }
 
     /// Asks the work to stop, and aborts it after the grace period if it has not.
-    fn stop_work(&self, id: &TaskId) {
+    pub(crate) fn stop_work(&self, id: &TaskId) {
         let (cancel, abort) = match self.lock_running().get(id) {
             Some(r) => (r.cancel.clone(), r.abort.clone()),
             None => return,
@@ -471,6 +520,20 @@ impl Inner {
             });
         }
     }
+}
+
+/// The status message of a task whose tool reported an error: the first text block.
+fn tool_error_message(result: &Value) -> String {
+    let text = result
+        .get("content")
+        .and_then(Value::as_array)
+        .and_then(|c| c.iter().find_map(|b| b.get("text").and_then(Value::as_str)))
+        .unwrap_or("no details");
+    let mut text: String = text.chars().take(500).collect();
+    if text.is_empty() {
+        text = "no details".into();
+    }
+    format!("the tool reported an error: {text}")
 }
 
 fn encode_cursor(r: &TaskRecord) -> String {

@@ -8,6 +8,7 @@
 //! | [`engine`] | [`Engine`]: create / get / list / cancel / wait for result; the one place transitions happen |
 //! | [`context`] | [`TaskContext`] handed to running work: status messages, progress, cancellation |
 //! | [`events`] | [`TaskEvent`]: the stream of changes the server turns into notifications |
+//! | [`input`] | input requests: a task asks the client (elicitation, sampling, roots) and waits |
 //! | [`config`] | [`EngineConfig`] and the documented defaults |
 //! | [`caller`] | [`Caller`]: who is asking, for owner binding |
 //! | [`error`] | [`EngineError`] |
@@ -22,6 +23,7 @@ pub mod context;
 pub mod engine;
 pub mod error;
 pub mod events;
+pub mod input;
 mod sweeper;
 
 pub use caller::Caller;
@@ -30,4 +32,5 @@ pub use context::{Progress, ProgressSink, TaskContext};
 pub use engine::{CreateParams, Engine, ListResult, Work};
 pub use error::EngineError;
 pub use events::TaskEvent;
-pub use mcp_tasks_store::{Outcome, TaskRecord};
+pub use input::{ElicitAction, ElicitResponse, InputError};
+pub use mcp_tasks_store::{InputRequest, Outcome, TaskRecord};

@@ -22,6 +22,7 @@ fn params() -> CreateParams {
         method: "tools/call".into(),
         request: json!({"name": "t", "arguments": {}}),
         requested_ttl: None,
+        client_capabilities: json!({"elicitation": {}}),
     }
 }
 

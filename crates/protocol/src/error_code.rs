@@ -21,6 +21,9 @@ pub const LIMIT_EXCEEDED: i64 = -32000;
 /// The request was cancelled by the client (`notifications/cancelled`) or the work was
 /// interrupted; used as the stored error of a cancelled synchronous call.
 pub const REQUEST_CANCELLED: i64 = -32800;
+/// A request the server was waiting on got no answer in time (an input request of a
+/// task). Server-defined range.
+pub const REQUEST_TIMEOUT: i64 = -32001;
 /// Tasks extension: the `Mcp-Method` / `Mcp-Name` headers disagree with the body.
 pub const HEADER_MISMATCH: i64 = -32020;
 /// Tasks extension: the client did not declare a capability the call needs.

@@ -14,6 +14,7 @@
 
 mod dispatch;
 pub mod error_map;
+mod input;
 pub mod registry;
 pub mod server;
 pub mod session;

@@ -1,7 +1,7 @@
 //! [`McpServer`]: the state every transport shares, and the router that turns engine
 //! events into notifications on the owning session.
 
-use mcp_tasks_engine::{Engine, TaskEvent};
+use mcp_tasks_engine::{Engine, Outcome, TaskEvent};
 use mcp_tasks_protocol::codec::v2025_11_25;
 use mcp_tasks_protocol::jsonrpc::{self, Incoming, RequestId};
 use mcp_tasks_protocol::methods::{NOTIF_PROGRESS, NOTIF_TASK_STATUS};
@@ -154,8 +154,20 @@ impl McpServer {
                 crate::dispatch::notification(self, session, &method, params);
                 None
             }
-            Incoming::Response { id, .. } | Incoming::ErrorResponse { id: Some(id), .. } => {
-                tracing::debug!(%id, "response from client ignored: no request of ours is pending");
+            Incoming::Response { id, result } => {
+                crate::input::answer(self, session, &id, Outcome::Result { value: result }).await;
+                None
+            }
+            Incoming::ErrorResponse {
+                id: Some(id),
+                error,
+            } => {
+                let outcome = Outcome::Error {
+                    code: error.code,
+                    message: error.message,
+                    data: error.data,
+                };
+                crate::input::answer(self, session, &id, outcome).await;
                 None
             }
             Incoming::ErrorResponse { id: None, error } => {
@@ -228,6 +240,7 @@ async fn route_events(
                             NOTIF_TASK_STATUS,
                             v2025_11_25::status_notification_params(&view),
                         ));
+                        crate::input::deliver(&session, &record);
                     }
                 }
             }

@@ -2,9 +2,9 @@
 //! synchronous calls are in flight (so `notifications/cancelled` can stop them).
 
 use mcp_tasks_engine::Caller;
-use mcp_tasks_protocol::{version, RequestId};
+use mcp_tasks_protocol::{version, RequestId, TaskId};
 use serde_json::Value;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Mutex, MutexGuard};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -28,6 +28,12 @@ pub struct Session {
     negotiated: Mutex<Negotiated>,
     outbound: Mutex<Option<mpsc::Sender<Value>>>,
     in_flight: Mutex<HashMap<RequestId, CancellationToken>>,
+    /// Input requests already sent on this session (task, key): each is sent once per
+    /// connection.
+    delivered: Mutex<HashSet<(TaskId, String)>>,
+    /// Streams of pending `tasks/result` calls, by task: input requests of that task go
+    /// there first.
+    result_streams: Mutex<HashMap<TaskId, mpsc::Sender<Value>>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -44,6 +50,8 @@ impl Session {
             negotiated: Mutex::new(Negotiated::default()),
             outbound: Mutex::new(None),
             in_flight: Mutex::new(HashMap::new()),
+            delivered: Mutex::new(HashSet::new()),
+            result_streams: Mutex::new(HashMap::new()),
         }
     }
 
@@ -72,6 +80,11 @@ impl Session {
     /// The negotiated protocol version, once `initialize` ran.
     pub fn protocol_version(&self) -> Option<String> {
         lock(&self.negotiated).protocol_version.clone()
+    }
+
+    /// The capabilities the client declared at `initialize`.
+    pub fn client_capabilities(&self) -> Value {
+        lock(&self.negotiated).client_capabilities.clone()
     }
 
     /// Whether the negotiated version carries the 2025-11-25 task wire.
@@ -139,6 +152,38 @@ impl Session {
     pub fn cancel_all_requests(&self) {
         for t in lock(&self.in_flight).values() {
             t.cancel();
+        }
+    }
+
+    /// Records that an input request is about to be sent on this session. Returns false
+    /// when it already was (so it is not sent twice).
+    pub fn claim_delivery(&self, task: &TaskId, key: &str) -> bool {
+        lock(&self.delivered).insert((task.clone(), key.to_string()))
+    }
+
+    /// Undoes [`Session::claim_delivery`] after a failed send.
+    pub fn release_delivery(&self, task: &TaskId, key: &str) {
+        lock(&self.delivered).remove(&(task.clone(), key.to_string()));
+    }
+
+    /// Registers the stream of a pending `tasks/result` for `task`.
+    pub fn open_result_stream(&self, task: &TaskId, tx: mpsc::Sender<Value>) {
+        lock(&self.result_streams).insert(task.clone(), tx);
+    }
+
+    /// Forgets the stream of a finished `tasks/result`.
+    pub fn close_result_stream(&self, task: &TaskId) {
+        lock(&self.result_streams).remove(task);
+    }
+
+    /// Sends a message about `task`: on its pending `tasks/result` stream when one is
+    /// open, else on the session's server-to-client stream. Returns whether it was
+    /// queued.
+    pub fn send_for_task(&self, task: &TaskId, message: Value) -> bool {
+        let stream = lock(&self.result_streams).get(task).cloned();
+        match stream {
+            Some(tx) if tx.try_send(message.clone()).is_ok() => true,
+            _ => self.send(message),
         }
     }
 }

@@ -23,7 +23,9 @@ pub mod suite;
 
 pub use error::StoreError;
 pub use memory::MemoryStore;
-pub use record::{ListPage, ListParams, Outcome, TaskRecord, TransitionParams};
+pub use record::{
+    InputRequest, InputRequests, ListPage, ListParams, Outcome, TaskRecord, TransitionParams,
+};
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteStore;
 

@@ -200,6 +200,9 @@ impl TaskStore for MemoryStore {
                 if let Some(outcome) = &params.outcome {
                     r.outcome = Some(outcome.clone());
                 }
+                if let Some(requests) = &params.input_requests {
+                    r.input_requests.clone_from(requests);
+                }
                 r.last_updated_at = params.now;
             })
             .ok_or(StoreError::NotFound)
@@ -248,6 +251,7 @@ impl TaskStore for MemoryStore {
                 r.status = TaskStatus::Failed;
                 r.status_message = Some(status_message.to_string());
                 r.outcome = Some(error.clone());
+                r.input_requests.clear();
                 r.last_updated_at = now;
             });
         }

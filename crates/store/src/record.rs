@@ -4,6 +4,7 @@ use chrono::{DateTime, Utc};
 use mcp_tasks_protocol::{TaskId, TaskStatus};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 /// How a task ended: what its request returned. Stored as JSON.
@@ -33,6 +34,20 @@ impl Outcome {
         matches!(self, Outcome::Result { value } if value.get("isError") == Some(&Value::Bool(true)))
     }
 }
+
+/// A question the running work asked the client (elicitation, sampling, roots) and is
+/// waiting on. Kept in the record, not only in memory, so that a client that reconnects
+/// is asked again.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct InputRequest {
+    /// The client method to call (`elicitation/create`, `sampling/createMessage`, ...).
+    pub method: String,
+    /// Its params, without transport `_meta`.
+    pub params: Value,
+}
+
+/// Outstanding input requests by key. Keys are unique within a task.
+pub type InputRequests = BTreeMap<String, InputRequest>;
 
 /// One task, as stored.
 #[derive(Debug, Clone, PartialEq)]
@@ -69,6 +84,8 @@ pub struct TaskRecord {
     pub runner: Option<String>,
     /// Bumped on every change; compare-and-set key.
     pub version: u64,
+    /// Questions the work waits on; non-empty exactly while `input_required`.
+    pub input_requests: InputRequests,
 }
 
 /// One atomic change applied by [`crate::TaskStore::transition`].
@@ -84,6 +101,8 @@ pub struct TransitionParams {
     pub status_message: Option<Option<String>>,
     /// The outcome to record (for terminal transitions).
     pub outcome: Option<Outcome>,
+    /// `Some(map)` replaces the outstanding input requests; `None` leaves them.
+    pub input_requests: Option<InputRequests>,
     /// The time of the change (becomes `last_updated_at`).
     pub now: DateTime<Utc>,
 }

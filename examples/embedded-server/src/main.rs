@@ -12,7 +12,9 @@ use std::time::Duration;
 
 #[tokio::main]
 async fn main() -> Result<()> {
-    let db = std::env::args().nth(1).unwrap_or_else(|| "./example.db".into());
+    let db = std::env::args()
+        .nth(1)
+        .unwrap_or_else(|| "./example.db".into());
 
     let count_to = Tool::new(
         "count_to",
@@ -41,6 +43,12 @@ async fn main() -> Result<()> {
     let store = mcp_tasks_store::open(&format!("sqlite://{db}")).await?;
     let engine = Engine::start(store, EngineConfig::default()).await?;
     let server = McpServer::new(engine, tools, ServerConfig::default());
-    stdio::serve(server, tokio::io::stdin(), tokio::io::stdout(), std::future::pending()).await?;
+    stdio::serve(
+        server,
+        tokio::io::stdin(),
+        tokio::io::stdout(),
+        std::future::pending(),
+    )
+    .await?;
     Ok(())
 }

@@ -63,6 +63,15 @@ pub struct ServeArgs {
     #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
     cancel_grace: Option<Duration>,
 
+    /// How long a task waits for the client to answer an input request (elicitation,
+    /// sampling) before it fails. [default: 10m]
+    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
+    input_timeout: Option<Duration>,
+
+    /// Most input requests one task may have outstanding at once. [default: 16]
+    #[arg(long, value_name = "N")]
+    max_input_requests: Option<usize>,
+
     /// Largest request body (HTTP) or line (stdio), in bytes. [default: 4194304]
     #[arg(long, value_name = "BYTES")]
     max_body_bytes: Option<usize>,
@@ -109,6 +118,14 @@ pub async fn run(args: ServeArgs) -> Result<()> {
             .cancel_grace
             .or(s.cancel_grace)
             .unwrap_or(defaults::DEFAULT_CANCEL_GRACE),
+        input_timeout: args
+            .input_timeout
+            .or(s.input_timeout)
+            .unwrap_or(defaults::DEFAULT_INPUT_TIMEOUT),
+        max_input_requests: args
+            .max_input_requests
+            .or(s.max_input_requests)
+            .unwrap_or(defaults::DEFAULT_MAX_INPUT_REQUESTS),
         ..EngineConfig::default()
     };
     let mut allowed_origins = s.allowed_origins.clone();

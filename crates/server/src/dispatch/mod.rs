@@ -82,7 +82,7 @@ pub(crate) async fn request(
         Method::ToolsList => tools_list::handle(server, session),
         Method::ToolsCall => return tools_call::handle(server, session, id, params, stream).await,
         Method::TasksGet => tasks_get::handle(server, session, &params).await,
-        Method::TasksResult => tasks_result::handle(server, session, &params).await,
+        Method::TasksResult => tasks_result::handle(server, session, &params, stream).await,
         Method::TasksList => tasks_list::handle(server, session, &params).await,
         Method::TasksCancel => tasks_cancel::handle(server, session, &params).await,
         Method::Unknown => Err(RpcError::method_not_found(method)),

@@ -1,6 +1,10 @@
 //! `tasks/result`: waits until the task is terminal, then returns exactly what the
 //! original request returned (result or JSON-RPC error), tagged with related-task
 //! `_meta`. Readable any number of times until the task expires.
+//!
+//! While it waits, the task's input requests travel on this call's stream (the
+//! spec's approach); requests this session has not been sent yet (a client that
+//! reconnected) are sent at once.
 
 use mcp_tasks_engine::Outcome;
 use mcp_tasks_protocol::codec::v2025_11_25;
@@ -9,6 +13,7 @@ use mcp_tasks_protocol::methods::{parse_params, TaskIdParams, TASKS_RESULT};
 use mcp_tasks_protocol::RpcError;
 use serde_json::Value;
 use std::sync::Arc;
+use tokio::sync::mpsc;
 
 use crate::error_map::to_rpc;
 use crate::server::McpServer;
@@ -18,10 +23,27 @@ pub(super) async fn handle(
     server: &McpServer,
     session: &Arc<Session>,
     params: &Value,
+    stream: Option<mpsc::Sender<Value>>,
 ) -> Result<Value, RpcError> {
     let p: TaskIdParams = parse_params(TASKS_RESULT, params)?;
-    let shutdown = server.shutdown_token();
+    if let Some(tx) = stream {
+        session.open_result_stream(&p.task_id, tx);
+    }
+    let result = wait_and_reply(server, session, &p).await;
+    session.close_result_stream(&p.task_id);
+    result
+}
+
+async fn wait_and_reply(
+    server: &McpServer,
+    session: &Arc<Session>,
+    p: &TaskIdParams,
+) -> Result<Value, RpcError> {
     let caller = session.caller();
+    if let Ok(record) = server.engine().get(&p.task_id, &caller).await {
+        crate::input::deliver(session, &record);
+    }
+    let shutdown = server.shutdown_token();
     let record = tokio::select! {
         r = server.engine().wait_terminal(&p.task_id, &caller) => r.map_err(to_rpc)?,
         _ = shutdown.cancelled() => return Err(RpcError::new(INTERNAL_ERROR, "the server is shutting down; call tasks/result again after it restarts")),

@@ -116,6 +116,7 @@ async fn start_task(
                 method: TOOLS_CALL.to_string(),
                 request: params,
                 requested_ttl: ttl,
+                client_capabilities: session.client_capabilities(),
             },
             move |ctx| Box::pin(async move { to_outcome(tool.call(args, ctx).await) }),
         )

@@ -123,6 +123,7 @@ impl TaskStore for SqliteStore {
             .bind(record.outcome.as_ref().map(to_json).transpose()?)
             .bind(record.runner.as_deref())
             .bind(version_to_db(record.version)?)
+            .bind(to_json(&record.input_requests)?)
             .execute(&self.pool)
             .await
             .map_err(classify)?;
@@ -182,6 +183,7 @@ impl TaskStore for SqliteStore {
             .bind(params.outcome.as_ref().map(to_json).transpose()?)
             .bind(to_ms(params.now))
             .bind(expected)
+            .bind(params.input_requests.as_ref().map(to_json).transpose()?)
             .fetch_optional(&self.pool)
             .await
             .map_err(classify)?;
@@ -311,6 +313,7 @@ fn row_to_record(row: &SqliteRow) -> Result<TaskRecord, StoreError> {
     let request: String = row.try_get("request").map_err(decode_error)?;
     let outcome: Option<String> = row.try_get("outcome").map_err(decode_error)?;
     let version: i64 = row.try_get("version").map_err(decode_error)?;
+    let input_requests: String = row.try_get("input_requests").map_err(decode_error)?;
     Ok(TaskRecord {
         id: TaskId::from_string(row.try_get::<String, _>("id").map_err(decode_error)?),
         owner: row.try_get("owner").map_err(decode_error)?,
@@ -335,6 +338,7 @@ fn row_to_record(row: &SqliteRow) -> Result<TaskRecord, StoreError> {
         outcome: outcome.map(|o| from_json("outcome", &o)).transpose()?,
         runner: row.try_get("runner").map_err(decode_error)?,
         version: u64::try_from(version).map_err(|_| corrupt("version", version))?,
+        input_requests: from_json("input_requests", &input_requests)?,
     })
 }
 

@@ -7,15 +7,15 @@
 macro_rules! columns {
     () => {
         "id, owner, session, status, status_message, created_at, last_updated_at, ttl_ms, \
-         expires_at, poll_interval_ms, method, request, outcome, runner, version"
+         expires_at, poll_interval_ms, method, request, outcome, runner, version, input_requests"
     };
 }
 
-/// Inserts a record. ?1..?15 follow the column list.
+/// Inserts a record. ?1..?16 follow the column list.
 pub(super) const CREATE: &str = concat!(
     "INSERT INTO tasks (",
     columns!(),
-    ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)"
+    ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)"
 );
 
 /// Reads a visible record. ?1 id, ?2 now.
@@ -46,11 +46,12 @@ pub(super) const LIST_BY_SESSION: &str = concat!(
 
 /// The one-statement compare-and-set of a transition. ?1 id, ?2 status, ?3 whether to
 /// replace the message (0/1), ?4 the new message, ?5 outcome JSON or NULL to keep,
-/// ?6 now, ?7 expected version or NULL.
+/// ?6 now, ?7 expected version or NULL, ?8 input requests JSON or NULL to keep.
 pub(super) const TRANSITION: &str = concat!(
     "UPDATE tasks SET status = ?2,",
     " status_message = CASE WHEN ?3 THEN ?4 ELSE status_message END,",
     " outcome = COALESCE(?5, outcome),",
+    " input_requests = COALESCE(?8, input_requests),",
     " last_updated_at = ?6,",
     " version = version + 1",
     " WHERE id = ?1",
@@ -69,6 +70,7 @@ pub(super) const DELETE_EXPIRED: &str = "DELETE FROM tasks WHERE id IN (\
 /// Fails every running record of another (or no) runner. ?1 current runner,
 /// ?2 status message, ?3 outcome JSON, ?4 now.
 pub(super) const FAIL_ORPHANED: &str = "UPDATE tasks SET status = 'failed', \
-     status_message = ?2, outcome = ?3, last_updated_at = ?4, version = version + 1 \
+     status_message = ?2, outcome = ?3, input_requests = '{}', last_updated_at = ?4, \
+     version = version + 1 \
      WHERE status IN ('working', 'input_required') \
      AND (runner IS NULL OR runner <> ?1)";

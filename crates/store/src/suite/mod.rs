@@ -18,12 +18,14 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod expiry;
+mod input;
 mod list;
 mod orphans;
 mod records;
 mod transition;
 
 pub use expiry::expired_records_are_invisible_and_deleted_in_batches;
+pub use input::{fail_orphaned_clears_input_requests, input_requests_are_stored_replaced_and_kept};
 pub use list::list_filters_by_owner_and_session_and_pages_by_keyset;
 pub use orphans::fail_orphaned_fails_only_other_runners;
 pub use records::{
@@ -58,6 +60,8 @@ macro_rules! store_suite {
             no_transition_out_of_terminal,
             expected_version_mismatch_is_conflict,
             message_only_update_keeps_status,
+            input_requests_are_stored_replaced_and_kept,
+            fail_orphaned_clears_input_requests,
             cancel_vs_complete_race_has_one_winner,
             compare_and_set_race_has_one_winner,
             list_filters_by_owner_and_session_and_pages_by_keyset,
@@ -111,6 +115,7 @@ pub fn record(owner: &str, session: Option<&str>, created_at: DateTime<Utc>) -> 
         outcome: None,
         runner: Some("current".to_string()),
         version: 1,
+        input_requests: Default::default(),
     }
 }
 
@@ -123,6 +128,7 @@ pub fn to_status(id: &TaskId, status: TaskStatus, now: DateTime<Utc>) -> Transit
         status_message: None,
         outcome: None,
         now,
+        input_requests: None,
     }
 }
 

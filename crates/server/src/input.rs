@@ -1,0 +1,103 @@
+//! Input requests of tasks on the 2025-11-25 wire: sending a task's questions to the
+//! client as JSON-RPC requests, and routing the client's responses back to the engine.
+//!
+//! The request id encodes the task and the request key (`mcp-tasks:<task>:<key>`), so a
+//! response is routed without any table: it works from any session (a reconnected
+//! client answers on a new one) and survives a restart of the server.
+
+use mcp_tasks_engine::{Outcome, TaskRecord};
+use mcp_tasks_protocol::codec::v2025_11_25;
+use mcp_tasks_protocol::jsonrpc::{self, RequestId};
+use mcp_tasks_protocol::TaskId;
+use serde_json::{json, Value};
+use std::sync::Arc;
+
+use crate::server::McpServer;
+use crate::session::Session;
+
+const ID_PREFIX: &str = "mcp-tasks:";
+
+/// The JSON-RPC id of the request asking input `key` of `task`.
+pub(crate) fn request_id(task: &TaskId, key: &str) -> RequestId {
+    RequestId::String(format!("{ID_PREFIX}{task}:{key}"))
+}
+
+/// The task and key an id of ours names, if it is one.
+pub(crate) fn parse_request_id(id: &RequestId) -> Option<(TaskId, String)> {
+    let RequestId::String(s) = id else {
+        return None;
+    };
+    let rest = s.strip_prefix(ID_PREFIX)?;
+    let (task, key) = rest.split_once(':')?;
+    Some((TaskId::from_string(task), key.to_string()))
+}
+
+/// Sends every outstanding input request of `record` that this session has not been
+/// sent yet: on the task's pending `tasks/result` stream if one is open, else on the
+/// session's stream. Each request carries the related-task `_meta`.
+pub(crate) fn deliver(session: &Session, record: &TaskRecord) {
+    for (key, request) in &record.input_requests {
+        if !session.claim_delivery(&record.id, key) {
+            continue;
+        }
+        let mut params = request.params.clone();
+        if !params.is_object() {
+            params = json!({});
+        }
+        let related = v2025_11_25::related_task(record.id.as_str());
+        match params.get_mut("_meta").and_then(Value::as_object_mut) {
+            Some(meta) => {
+                if let Some(obj) = related.as_object() {
+                    meta.extend(obj.clone());
+                }
+            }
+            None => params["_meta"] = related,
+        }
+        let message = jsonrpc::request(&request_id(&record.id, key), &request.method, params);
+        if !session.send_for_task(&record.id, message) {
+            session.release_delivery(&record.id, key);
+        }
+    }
+}
+
+/// Routes a client's response to one of our input requests. Responses to ids we did
+/// not issue are logged and dropped.
+pub(crate) async fn answer(
+    server: &McpServer,
+    session: &Arc<Session>,
+    id: &RequestId,
+    answer: Outcome,
+) {
+    let Some((task, key)) = parse_request_id(id) else {
+        tracing::debug!(%id, "response to an id this server did not issue; ignored");
+        return;
+    };
+    match server
+        .engine()
+        .answer_input(&task, &key, answer, &session.caller())
+        .await
+    {
+        Ok(true) => tracing::debug!(task_id = %task, key, "input answered"),
+        Ok(false) => tracing::debug!(task_id = %task, key, "duplicate or late answer ignored"),
+        Err(e) => {
+            tracing::debug!(task_id = %task, key, error = %e, "answer for an unknown task ignored")
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_round_trip_and_foreign_ids_are_not_ours() {
+        let t = TaskId::generate();
+        let id = request_id(&t, "elicitation-3");
+        assert_eq!(
+            parse_request_id(&id),
+            Some((t, "elicitation-3".to_string()))
+        );
+        assert_eq!(parse_request_id(&RequestId::Number(4)), None);
+        assert_eq!(parse_request_id(&RequestId::String("abc".into())), None);
+    }
+}

@@ -1,0 +1,69 @@
+//! Outstanding input requests: stored with the record, replaced atomically, cleared on
+//! recovery.
+
+use super::{at, base_time, record, to_status};
+use crate::record::{InputRequest, InputRequests, Outcome};
+use crate::TaskStore;
+use mcp_tasks_protocol::TaskStatus;
+use serde_json::json;
+use std::sync::Arc;
+
+fn one(key: &str) -> InputRequests {
+    let mut m = InputRequests::new();
+    m.insert(
+        key.to_string(),
+        InputRequest {
+            method: "elicitation/create".into(),
+            params: json!({"message": format!("question {key}"), "requestedSchema": {"type": "object"}}),
+        },
+    );
+    m
+}
+
+/// A transition can set and later clear the requests; reads return exactly what was
+/// written, and a transition without `input_requests` keeps them.
+pub async fn input_requests_are_stored_replaced_and_kept(store: Arc<dyn TaskStore>) {
+    let rec = record("alice", Some("s1"), base_time());
+    store.create(&rec).await.unwrap();
+    let mut asking = to_status(&rec.id, TaskStatus::InputRequired, at(10));
+    asking.input_requests = Some(one("q1"));
+    let r = store.transition(&asking).await.unwrap();
+    assert_eq!(r.input_requests, one("q1"));
+    let got = store.get(&rec.id, at(11)).await.unwrap().unwrap();
+    assert_eq!(got.input_requests, one("q1"));
+
+    let message_only = to_status(&rec.id, TaskStatus::InputRequired, at(12));
+    let r = store.transition(&message_only).await.unwrap();
+    assert_eq!(r.input_requests, one("q1"), "None keeps the requests");
+
+    let mut answered = to_status(&rec.id, TaskStatus::Working, at(13));
+    answered.input_requests = Some(InputRequests::new());
+    let r = store.transition(&answered).await.unwrap();
+    assert!(r.input_requests.is_empty());
+    assert_eq!(store.get(&rec.id, at(14)).await.unwrap().unwrap(), r);
+}
+
+/// Recovery fails a task that waited on input and drops its questions.
+pub async fn fail_orphaned_clears_input_requests(store: Arc<dyn TaskStore>) {
+    let mut rec = record("alice", Some("s1"), base_time());
+    rec.runner = Some("old".into());
+    store.create(&rec).await.unwrap();
+    let mut asking = to_status(&rec.id, TaskStatus::InputRequired, at(10));
+    asking.input_requests = Some(one("q1"));
+    store.transition(&asking).await.unwrap();
+    let error = Outcome::Error {
+        code: -32603,
+        message: "restarted".into(),
+        data: None,
+    };
+    assert_eq!(
+        store
+            .fail_orphaned("new", "restarted", &error, at(20))
+            .await
+            .unwrap(),
+        1
+    );
+    let got = store.get(&rec.id, at(21)).await.unwrap().unwrap();
+    assert_eq!(got.status, TaskStatus::Failed);
+    assert!(got.input_requests.is_empty());
+}
