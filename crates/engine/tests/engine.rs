@@ -261,3 +261,68 @@ async fn foreign_tasks_look_unknown_to_authenticated_callers() {
     ));
     assert!(engine.list(&other, None).await.unwrap().tasks.is_empty());
 }
+
+#[tokio::test]
+async fn several_questions_can_be_outstanding_and_answers_count_once() {
+    let config = EngineConfig {
+        max_input_requests: 2,
+        ..EngineConfig::default()
+    };
+    let engine = Engine::start(Arc::new(MemoryStore::new()), config)
+        .await
+        .unwrap();
+    let (seen_tx, seen_rx) = oneshot::channel::<String>();
+    let record = engine
+        .create(params(), move |ctx| {
+            Box::pin(async move {
+                let schema = json!({"type": "object", "properties": {}});
+                let a = ctx.elicit("first?", schema.clone());
+                let b = ctx.elicit("second?", schema.clone());
+                let third = async {
+                    // give the first two time to be stored, then try a third
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    ctx.elicit("third?", schema.clone()).await
+                };
+                let (a, b, c) = tokio::join!(a, b, third);
+                let _ = seen_tx.send(format!("{:?}", c.err()));
+                assert!(a.unwrap().accepted() && b.unwrap().accepted());
+                done("both answered")
+            })
+        })
+        .await
+        .unwrap();
+    let limit = seen_rx.await.unwrap();
+    assert!(limit.contains("TooMany"), "{limit}");
+    let r = engine.get(&record.id, &caller()).await.unwrap();
+    assert_eq!(r.status, TaskStatus::InputRequired);
+    let keys: Vec<String> = r.input_requests.keys().cloned().collect();
+    assert_eq!(keys.len(), 2);
+    let accept = Outcome::Result {
+        value: json!({"action": "accept", "content": {}}),
+    };
+    assert!(engine
+        .answer_input(&record.id, &keys[0], accept.clone(), &caller())
+        .await
+        .unwrap());
+    assert!(
+        !engine
+            .answer_input(&record.id, &keys[0], accept.clone(), &caller())
+            .await
+            .unwrap(),
+        "second answer ignored"
+    );
+    let r = engine.get(&record.id, &caller()).await.unwrap();
+    assert_eq!(
+        r.status,
+        TaskStatus::InputRequired,
+        "one question still open"
+    );
+    assert_eq!(r.input_requests.len(), 1);
+    assert!(engine
+        .answer_input(&record.id, &keys[1], accept, &caller())
+        .await
+        .unwrap());
+    let end = engine.wait_terminal(&record.id, &caller()).await.unwrap();
+    assert_eq!(end.status, TaskStatus::Completed);
+    assert!(end.input_requests.is_empty());
+}

@@ -29,6 +29,7 @@ impl Drop for TestServer {
 
 pub fn test_tools(flag: Arc<AtomicBool>) -> ToolRegistry {
     let mut r = ToolRegistry::new();
+    let flag2 = flag.clone();
     let sleep_schema = json!({"type":"object","properties":{"ms":{"type":"integer","minimum":0}},"required":["ms"]});
     r.register(
         Tool::new("sleep", "sleeps ms milliseconds", sleep_schema.clone(), move |args, ctx| {
@@ -68,6 +69,29 @@ pub fn test_tools(flag: Arc<AtomicBool>) -> ToolRegistry {
     )
     .unwrap();
     let empty = json!({"type":"object"});
+    r.register(
+        Tool::new("ask", "asks the user one question", empty.clone(), move |_args, ctx| {
+            let flag = flag2.clone();
+            Box::pin(async move {
+                let schema = json!({"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]});
+                match ctx.elicit("Your answer?", schema).await {
+                    Ok(r) => {
+                        let answer = r.content.and_then(|c| c.get("answer").cloned()).unwrap_or(Value::Null);
+                        Ok(ToolResult::text(format!("answer: {}", answer.as_str().unwrap_or("none"))))
+                    }
+                    Err(e) => {
+                        if matches!(e, mcp_tasks_engine::InputError::Cancelled) {
+                            flag.store(true, Ordering::SeqCst);
+                        }
+                        Ok(ToolResult::error(e.to_string()))
+                    }
+                }
+            })
+        })
+        .unwrap()
+        .task_support(TaskSupport::Optional),
+    )
+    .unwrap();
     r.register(
         Tool::new("echo", "sync only", empty.clone(), |args, _ctx| {
             Box::pin(async move { Ok(ToolResult::text(Value::Object(args).to_string())) })
@@ -134,8 +158,15 @@ pub async fn start_server() -> TestServer {
 }
 
 pub async fn start_server_with(config: ServerConfig) -> TestServer {
+    start_server_with_engine(test_engine_config(), config).await
+}
+
+pub async fn start_server_with_engine(
+    engine_config: EngineConfig,
+    config: ServerConfig,
+) -> TestServer {
     let store = mcp_tasks_store::open("memory:").await.unwrap();
-    let engine = Engine::start(store, test_engine_config()).await.unwrap();
+    let engine = Engine::start(store, engine_config).await.unwrap();
     let flag = Arc::new(AtomicBool::new(false));
     let server = McpServer::new(engine.clone(), test_tools(flag.clone()), config);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -188,9 +219,17 @@ impl Client {
     }
 
     pub async fn connect_with_version(url: &str, version: &str) -> Self {
+        Self::connect_full(url, version, json!({})).await
+    }
+
+    pub async fn connect_with_capabilities(url: &str, capabilities: Value) -> Self {
+        Self::connect_full(url, "2025-11-25", capabilities).await
+    }
+
+    pub async fn connect_full(url: &str, version: &str, capabilities: Value) -> Self {
         let mut c = Self::new(url);
         let r = c
-            .request("initialize", json!({"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "test", "version": "0"}}))
+            .request("initialize", json!({"protocolVersion": version, "capabilities": capabilities, "clientInfo": {"name": "test", "version": "0"}}))
             .await;
         assert_eq!(r.status, 200, "{}", r.body);
         c.session = Some(
@@ -272,6 +311,33 @@ impl Client {
     pub async fn notify(&self, method: &str, params: Value) -> Reply {
         self.post_raw(json!({"jsonrpc": "2.0", "method": method, "params": params}).to_string())
             .await
+    }
+
+    /// Polls tasks/get until the task has `status` (bounded: 10 s).
+    pub async fn wait_status(&mut self, id: &str, status: &str) -> Value {
+        for _ in 0..500 {
+            let t = self.call("tasks/get", json!({"taskId": id})).await;
+            if t["status"] == status {
+                return t;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        panic!("task {id} never reached {status}");
+    }
+
+    /// Starts a streaming POST (SSE accepted) and returns the response to read.
+    pub async fn stream_request(&self, id: i64, method: &str, params: Value) -> reqwest::Response {
+        self.http
+            .post(&self.url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-session-id", self.session.clone().unwrap())
+            .body(
+                json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string(),
+            )
+            .send()
+            .await
+            .unwrap()
     }
 
     pub async fn create_task(&mut self, tool: &str, args: Value) -> String {

@@ -1,0 +1,257 @@
+//! Human in the loop on the 2025-11-25 wire: a task asks the client (elicitation), the
+//! question travels on the `tasks/result` stream with related-task `_meta`, the answer
+//! resumes the work; reconnect, cancel, timeout and a client without the capability.
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+
+mod common;
+
+use common::{start_server, start_server_with_engine, test_engine_config, Client};
+use futures::StreamExt;
+use mcp_tasks_engine::EngineConfig;
+use mcp_tasks_server::ServerConfig;
+use serde_json::{json, Value};
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+const RT: &str = "io.modelcontextprotocol/related-task";
+
+/// Reads SSE messages from a streaming response, handing each to `on`, until `on`
+/// returns true (bounded: 10 s).
+async fn read_stream(resp: reqwest::Response, mut on: impl FnMut(&Value) -> bool) {
+    let mut buf = String::new();
+    let mut stream = resp.bytes_stream();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while let Ok(Some(Ok(chunk))) = tokio::time::timeout_at(deadline, stream.next()).await {
+        buf.push_str(&String::from_utf8_lossy(&chunk));
+        while let Some(pos) = buf.find("\n\n") {
+            let event: String = buf.drain(..pos + 2).collect();
+            for data in event.lines().filter_map(|l| l.strip_prefix("data:")) {
+                if let Ok(v) = serde_json::from_str::<Value>(data.trim()) {
+                    if on(&v) {
+                        return;
+                    }
+                }
+            }
+        }
+    }
+    panic!("stream ended before the expected message");
+}
+
+/// Opens tasks/result on an SSE stream, answers the first elicitation it carries with
+/// `answer` (from `answerer`), and returns (the elicitation request, the final response).
+async fn answer_on_result_stream(
+    asker: &Client,
+    answerer: &Client,
+    task: &str,
+    answer: Value,
+) -> (Value, Value) {
+    let resp = asker
+        .stream_request(77, "tasks/result", json!({"taskId": task}))
+        .await;
+    let mut request = Value::Null;
+    let mut reply = Value::Null;
+    let mut answered = false;
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Value>();
+    let reader = tokio::spawn(async move {
+        read_stream(resp, |m| {
+            let _ = tx.send(m.clone());
+            m["id"] == 77
+        })
+        .await;
+    });
+    while let Some(m) = rx.recv().await {
+        if m["method"] == "elicitation/create" && !answered {
+            request = m.clone();
+            answered = true;
+            let body = json!({"jsonrpc": "2.0", "id": m["id"], "result": answer});
+            assert_eq!(answerer.post_raw(body.to_string()).await.status, 202);
+            // a second answer to the same request is ignored
+            assert_eq!(answerer.post_raw(body.to_string()).await.status, 202);
+        } else if m["id"] == 77 {
+            reply = m;
+        }
+    }
+    reader.await.unwrap();
+    (request, reply)
+}
+
+#[tokio::test]
+async fn elicitation_travels_on_the_result_stream_and_resumes_the_task() {
+    let s = start_server().await;
+    let mut c = Client::connect_with_capabilities(&s.url, json!({"elicitation": {}})).await;
+    let id = c.create_task("ask", json!({})).await;
+    let waiting = c.wait_status(&id, "input_required").await;
+    assert_eq!(waiting["taskId"], id.as_str());
+    let (request, reply) = answer_on_result_stream(
+        &c,
+        &c,
+        &id,
+        json!({"action": "accept", "content": {"answer": "yes"}}),
+    )
+    .await;
+    assert_eq!(
+        request["params"]["_meta"][RT]["taskId"],
+        id.as_str(),
+        "related-task on the request"
+    );
+    assert_eq!(request["params"]["message"], "Your answer?");
+    assert!(request["params"]["requestedSchema"]["properties"]["answer"].is_object());
+    assert_eq!(reply["result"]["content"][0]["text"], "answer: yes");
+    assert_eq!(
+        reply["result"]["_meta"][RT]["taskId"],
+        id.as_str(),
+        "related-task on the result"
+    );
+    assert_eq!(
+        c.call("tasks/get", json!({"taskId": id})).await["status"],
+        "completed"
+    );
+}
+
+#[tokio::test]
+async fn a_client_that_reconnects_is_asked_again_and_answers_from_the_new_session() {
+    let s = start_server().await;
+    let mut a = Client::connect_with_capabilities(&s.url, json!({"elicitation": {}})).await;
+    let id = a.create_task("ask", json!({})).await;
+    a.wait_status(&id, "input_required").await;
+    a.http
+        .delete(&s.url)
+        .header("mcp-session-id", a.session.clone().unwrap())
+        .send()
+        .await
+        .unwrap();
+
+    let b = Client::connect_with_capabilities(&s.url, json!({"elicitation": {}})).await;
+    let (request, reply) = answer_on_result_stream(
+        &b,
+        &b,
+        &id,
+        json!({"action": "accept", "content": {"answer": "later"}}),
+    )
+    .await;
+    assert_eq!(request["method"], "elicitation/create");
+    assert_eq!(reply["result"]["content"][0]["text"], "answer: later");
+}
+
+#[tokio::test]
+async fn status_goes_working_input_required_working_completed() {
+    let s = start_server().await;
+    let mut c = Client::connect_with_capabilities(&s.url, json!({"elicitation": {}})).await;
+    let events = c
+        .http
+        .get(&s.url)
+        .header("accept", "text/event-stream")
+        .header("mcp-session-id", c.session.clone().unwrap())
+        .send()
+        .await
+        .unwrap();
+    let id = c.create_task("ask", json!({})).await;
+    let (url, session) = (s.url.clone(), c.session.clone());
+    let mut statuses = vec!["working".to_string()];
+    read_stream(events, |m| {
+        if m["method"] == "notifications/tasks/status" && m["params"]["taskId"] == id.as_str() {
+            statuses.push(m["params"]["status"].as_str().unwrap().to_string());
+        }
+        if m["method"] == "elicitation/create" {
+            // no tasks/result is pending, so the question comes on the GET stream
+            assert_eq!(m["params"]["_meta"][RT]["taskId"], id.as_str());
+            let body = json!({"jsonrpc": "2.0", "id": m["id"], "result": {"action": "accept", "content": {"answer": "x"}}});
+            let mut answerer = Client::new(&url);
+            answerer.session = session.clone();
+            tokio::spawn(async move { answerer.post_raw(body.to_string()).await });
+        }
+        statuses.last().map(String::as_str) == Some("completed")
+    })
+    .await;
+    statuses.dedup();
+    assert_eq!(
+        statuses,
+        ["working", "input_required", "working", "completed"]
+    );
+    assert_eq!(
+        c.call("tasks/result", json!({"taskId": id})).await["content"][0]["text"],
+        "answer: x"
+    );
+}
+
+#[tokio::test]
+async fn cancel_while_waiting_for_input_wakes_the_tool() {
+    let s = start_server().await;
+    let mut c = Client::connect_with_capabilities(&s.url, json!({"elicitation": {}})).await;
+    let id = c.create_task("ask", json!({})).await;
+    c.wait_status(&id, "input_required").await;
+    assert_eq!(
+        c.call("tasks/cancel", json!({"taskId": id})).await["status"],
+        "cancelled"
+    );
+    for _ in 0..250 {
+        if s.cancelled_flag.load(Ordering::SeqCst) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(
+        s.cancelled_flag.load(Ordering::SeqCst),
+        "the waiting elicit() returned Cancelled"
+    );
+    assert_eq!(
+        c.call("tasks/get", json!({"taskId": id})).await["status"],
+        "cancelled"
+    );
+}
+
+#[tokio::test]
+async fn unanswered_input_fails_the_task_naming_the_request() {
+    let engine = EngineConfig {
+        input_timeout: Duration::from_millis(300),
+        ..test_engine_config()
+    };
+    let s = start_server_with_engine(engine, ServerConfig::default()).await;
+    let mut c = Client::connect_with_capabilities(&s.url, json!({"elicitation": {}})).await;
+    let id = c.create_task("ask", json!({})).await;
+    let failed = c.wait_status(&id, "failed").await;
+    let message = failed["statusMessage"].as_str().unwrap();
+    assert!(
+        message.contains("elicitation-1") && message.contains("elicitation/create"),
+        "{message}"
+    );
+    let r = c.request("tasks/result", json!({"taskId": id})).await;
+    assert_eq!(r.body["error"]["code"], -32001, "{}", r.body);
+}
+
+#[tokio::test]
+async fn a_client_without_elicitation_gets_an_explicit_failure_not_a_hang() {
+    let s = start_server().await;
+    let mut c = Client::connect_with_capabilities(&s.url, json!({})).await;
+    let id = c.create_task("ask", json!({})).await;
+    let result = c.call("tasks/result", json!({"taskId": id})).await;
+    assert_eq!(result["isError"], true);
+    assert!(
+        result["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("capabilities.elicitation"),
+        "{result}"
+    );
+    assert_eq!(
+        c.call("tasks/get", json!({"taskId": id})).await["status"],
+        "failed"
+    );
+}
+
+#[tokio::test]
+async fn a_synchronous_call_cannot_ask_and_says_why() {
+    let s = start_server().await;
+    let mut c = Client::connect_with_capabilities(&s.url, json!({"elicitation": {}})).await;
+    let r = c
+        .call("tools/call", json!({"name": "ask", "arguments": {}}))
+        .await;
+    assert_eq!(r["isError"], true);
+    assert!(
+        r["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("as a task"),
+        "{r}"
+    );
+}
