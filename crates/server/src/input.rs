@@ -35,29 +35,56 @@ pub(crate) fn parse_request_id(id: &RequestId) -> Option<(TaskId, String)> {
 /// Sends every outstanding input request of `record` that this session has not been
 /// sent yet: on the task's pending `tasks/result` stream if one is open, else on the
 /// session's stream. Each request carries the related-task `_meta`.
-pub(crate) fn deliver(session: &Session, record: &TaskRecord) {
+pub(crate) fn deliver(server: &McpServer, session: &Arc<Session>, record: &TaskRecord) {
     for (key, request) in &record.input_requests {
         if !session.claim_delivery(&record.id, key) {
             continue;
         }
-        let mut params = request.params.clone();
-        if !params.is_object() {
-            params = json!({});
+        if server.config().client_hosted_tasks && client_hosts(session, &request.method) {
+            tokio::spawn(crate::client_task::drive(
+                server.clone(),
+                Arc::clone(session),
+                record.id.clone(),
+                key.clone(),
+                request.clone(),
+            ));
+            continue;
         }
-        let related = v2025_11_25::related_task(record.id.as_str());
-        match params.get_mut("_meta").and_then(Value::as_object_mut) {
-            Some(meta) => {
-                if let Some(obj) = related.as_object() {
-                    meta.extend(obj.clone());
-                }
-            }
-            None => params["_meta"] = related,
-        }
+        let params = params_for(&record.id, &request.params);
         let message = jsonrpc::request(&request_id(&record.id, key), &request.method, params);
         if !session.send_for_task(&record.id, message) {
             session.release_delivery(&record.id, key);
         }
     }
+}
+
+/// Whether the client declared it can run `method` as a task of its own.
+fn client_hosts(session: &Session, method: &str) -> bool {
+    let caps = session.client_capabilities();
+    let requests = &caps["tasks"]["requests"];
+    match method {
+        "elicitation/create" => requests["elicitation"]["create"].is_object(),
+        "sampling/createMessage" => requests["sampling"]["createMessage"].is_object(),
+        _ => false,
+    }
+}
+
+/// The params of an input request as sent: with related-task `_meta`.
+pub(crate) fn params_for(task: &TaskId, params: &Value) -> Value {
+    let mut params = params.clone();
+    if !params.is_object() {
+        params = json!({});
+    }
+    let related = v2025_11_25::related_task(task.as_str());
+    match params.get_mut("_meta").and_then(Value::as_object_mut) {
+        Some(meta) => {
+            if let Some(obj) = related.as_object() {
+                meta.extend(obj.clone());
+            }
+        }
+        None => params["_meta"] = related,
+    }
+    params
 }
 
 /// Routes a client's response to one of our input requests. Responses to ids we did

@@ -12,6 +12,7 @@
 //! | [`error_map`] | engine errors to JSON-RPC errors, in one place |
 //! | [`transport`] | stdio and Streamable HTTP (axum) |
 
+mod client_task;
 mod dispatch;
 pub mod error_map;
 mod input;

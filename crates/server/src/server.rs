@@ -9,11 +9,14 @@ use mcp_tasks_protocol::{RpcError, TaskId};
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
-use tokio::sync::{broadcast, mpsc};
+use tokio::sync::{broadcast, mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
 use crate::registry::ToolRegistry;
 use crate::session::Session;
+
+/// Ids of the server's own requests to clients start with this.
+const OUTGOING_PREFIX: &str = "mcp-tasks-srv:";
 
 /// Default largest request body accepted: 4 MiB.
 pub const DEFAULT_MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
@@ -31,6 +34,13 @@ pub struct ServerConfig {
     pub max_body_bytes: usize,
     /// Extra `Origin` values accepted over HTTP besides localhost ones.
     pub allowed_origins: Vec<String>,
+    /// Client-hosted tasks (2025-11-25 only, off by default): when the client declares
+    /// `tasks.requests.elicitation.create` / `tasks.requests.sampling.createMessage`,
+    /// input requests are sent as tasks on the client and polled there.
+    pub client_hosted_tasks: bool,
+    /// How long the server waits for the client to answer one of its own requests
+    /// (client-hosted task polling).
+    pub client_request_timeout: std::time::Duration,
 }
 
 impl Default for ServerConfig {
@@ -41,6 +51,8 @@ impl Default for ServerConfig {
             instructions: None,
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             allowed_origins: Vec::new(),
+            client_hosted_tasks: false,
+            client_request_timeout: std::time::Duration::from_secs(60),
         }
     }
 }
@@ -50,6 +62,9 @@ pub(crate) struct ServerInner {
     pub(crate) tools: ToolRegistry,
     pub(crate) config: ServerConfig,
     sessions: Mutex<HashMap<String, Arc<Session>>>,
+    /// Requests the server sent to clients and waits on, by id.
+    outgoing: Mutex<HashMap<String, oneshot::Sender<Outcome>>>,
+    next_outgoing: std::sync::atomic::AtomicU64,
     pub(crate) shutdown: CancellationToken,
 }
 
@@ -77,6 +92,8 @@ impl McpServer {
                 tools,
                 config,
                 sessions: Mutex::new(HashMap::new()),
+                outgoing: Mutex::new(HashMap::new()),
+                next_outgoing: std::sync::atomic::AtomicU64::new(1),
                 shutdown: CancellationToken::new(),
             }),
         };
@@ -155,7 +172,10 @@ impl McpServer {
                 None
             }
             Incoming::Response { id, result } => {
-                crate::input::answer(self, session, &id, Outcome::Result { value: result }).await;
+                let outcome = Outcome::Result { value: result };
+                if let Some(outcome) = self.complete_outgoing(&id, outcome) {
+                    crate::input::answer(self, session, &id, outcome).await;
+                }
                 None
             }
             Incoming::ErrorResponse {
@@ -167,7 +187,9 @@ impl McpServer {
                     message: error.message,
                     data: error.data,
                 };
-                crate::input::answer(self, session, &id, outcome).await;
+                if let Some(outcome) = self.complete_outgoing(&id, outcome) {
+                    crate::input::answer(self, session, &id, outcome).await;
+                }
                 None
             }
             Incoming::ErrorResponse { id: None, error } => {
@@ -175,6 +197,84 @@ impl McpServer {
                 None
             }
         }
+    }
+
+    /// Sends a request of the server's own to the client (on the task's stream when
+    /// `task` is given) and waits for the response.
+    ///
+    /// # Errors
+    /// The client's error, or `-32001` when it does not answer within the configured
+    /// time, or `-32603` when nothing could be sent.
+    pub(crate) async fn call_client(
+        &self,
+        session: &Session,
+        task: Option<&TaskId>,
+        method: &str,
+        params: Value,
+    ) -> Result<Value, RpcError> {
+        let n = self
+            .inner
+            .next_outgoing
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let id = format!("{OUTGOING_PREFIX}{n}");
+        let (tx, rx) = oneshot::channel();
+        self.lock_outgoing().insert(id.clone(), tx);
+        let message = jsonrpc::request(&RequestId::String(id.clone()), method, params);
+        let sent = match task {
+            Some(t) => session.send_for_task(t, message),
+            None => session.send(message),
+        };
+        if !sent {
+            self.lock_outgoing().remove(&id);
+            return Err(RpcError::new(
+                mcp_tasks_protocol::error_code::INTERNAL_ERROR,
+                format!("could not send {method} to the client: no open stream"),
+            ));
+        }
+        let timeout = self.inner.config.client_request_timeout;
+        let answer = tokio::time::timeout(timeout, rx).await;
+        self.lock_outgoing().remove(&id);
+        match answer {
+            Ok(Ok(Outcome::Result { value })) => Ok(value),
+            Ok(Ok(Outcome::Error {
+                code,
+                message,
+                data,
+            })) => Err(RpcError {
+                code,
+                message,
+                data,
+            }),
+            Ok(Err(_)) | Err(_) => Err(RpcError::new(
+                mcp_tasks_protocol::error_code::REQUEST_TIMEOUT,
+                format!("the client did not answer {method} within {timeout:?}"),
+            )),
+        }
+    }
+
+    /// Hands a response to the server request waiting for it; gives the outcome back
+    /// when the id is not one of those.
+    fn complete_outgoing(&self, id: &RequestId, outcome: Outcome) -> Option<Outcome> {
+        let RequestId::String(s) = id else {
+            return Some(outcome);
+        };
+        if !s.starts_with(OUTGOING_PREFIX) {
+            return Some(outcome);
+        }
+        match self.lock_outgoing().remove(s) {
+            Some(tx) => {
+                let _ = tx.send(outcome);
+            }
+            None => tracing::debug!(%id, "late response to a server request; ignored"),
+        }
+        None
+    }
+
+    fn lock_outgoing(&self) -> MutexGuard<'_, HashMap<String, oneshot::Sender<Outcome>>> {
+        self.inner
+            .outgoing
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
     }
 
     fn lock_sessions(&self) -> MutexGuard<'_, HashMap<String, Arc<Session>>> {
@@ -240,7 +340,10 @@ async fn route_events(
                             NOTIF_TASK_STATUS,
                             v2025_11_25::status_notification_params(&view),
                         ));
-                        crate::input::deliver(&session, &record);
+                        let handle = McpServer {
+                            inner: Arc::clone(&server),
+                        };
+                        crate::input::deliver(&handle, &session, &record);
                     }
                 }
             }

@@ -95,6 +95,10 @@ async fn elicitation_travels_on_the_result_stream_and_resumes_the_task() {
         "related-task on the request"
     );
     assert_eq!(request["params"]["message"], "Your answer?");
+    assert!(
+        request["params"].get("task").is_none(),
+        "no client-hosted task unless enabled"
+    );
     assert!(request["params"]["requestedSchema"]["properties"]["answer"].is_object());
     assert_eq!(reply["result"]["content"][0]["text"], "answer: yes");
     assert_eq!(
@@ -253,5 +257,60 @@ async fn a_synchronous_call_cannot_ask_and_says_why() {
             .unwrap()
             .contains("as a task"),
         "{r}"
+    );
+}
+
+#[tokio::test]
+async fn client_hosted_tasks_are_created_polled_and_collected_on_the_client() {
+    let config = ServerConfig {
+        client_hosted_tasks: true,
+        ..ServerConfig::default()
+    };
+    let s = start_server_with_engine(test_engine_config(), config).await;
+    let caps = json!({"elicitation": {}, "tasks": {"requests": {"elicitation": {"create": {}}}}});
+    let mut c = Client::connect_with_capabilities(&s.url, caps).await;
+    let events = c
+        .http
+        .get(&s.url)
+        .header("accept", "text/event-stream")
+        .header("mcp-session-id", c.session.clone().unwrap())
+        .send()
+        .await
+        .unwrap();
+    let id = c.create_task("ask", json!({})).await;
+    let (url, session) = (s.url.clone(), c.session.clone());
+    let mut seen = Vec::new();
+    let task_id = id.clone();
+    read_stream(events, |m| {
+        let Some(method) = m["method"].as_str() else { return false };
+        if m.get("id").is_none() {
+            return false; // notifications
+        }
+        seen.push(method.to_string());
+        let now = "2026-01-01T00:00:00Z";
+        let result = match method {
+            "elicitation/create" => {
+                assert_eq!(m["params"]["task"]["ttl"], 600000, "request augmented with task");
+                assert_eq!(m["params"]["_meta"][RT]["taskId"], task_id.as_str());
+                json!({"task": {"taskId": "client-task-1", "status": "working", "createdAt": now, "lastUpdatedAt": now, "ttl": 60000, "pollInterval": 50}})
+            }
+            "tasks/get" => {
+                assert_eq!(m["params"]["taskId"], "client-task-1");
+                json!({"taskId": "client-task-1", "status": "completed", "createdAt": now, "lastUpdatedAt": now, "ttl": 60000})
+            }
+            "tasks/result" => json!({"action": "accept", "content": {"answer": "hosted"}}),
+            other => panic!("unexpected request {other}"),
+        };
+        let body = json!({"jsonrpc": "2.0", "id": m["id"], "result": result});
+        let mut answerer = Client::new(&url);
+        answerer.session = session.clone();
+        tokio::spawn(async move { answerer.post_raw(body.to_string()).await });
+        method == "tasks/result"
+    })
+    .await;
+    assert_eq!(seen, ["elicitation/create", "tasks/get", "tasks/result"]);
+    assert_eq!(
+        c.call("tasks/result", json!({"taskId": id})).await["content"][0]["text"],
+        "answer: hosted"
     );
 }

@@ -72,6 +72,12 @@ pub struct ServeArgs {
     #[arg(long, value_name = "N")]
     max_input_requests: Option<usize>,
 
+    /// Client-hosted tasks (2025-11-25, off by default): when a client declares
+    /// tasks.requests.elicitation.create / sampling.createMessage, send it input requests
+    /// as tasks and poll them on the client.
+    #[arg(long)]
+    client_tasks: bool,
+
     /// Largest request body (HTTP) or line (stdio), in bytes. [default: 4194304]
     #[arg(long, value_name = "BYTES")]
     max_body_bytes: Option<usize>,
@@ -136,6 +142,7 @@ pub async fn run(args: ServeArgs) -> Result<()> {
             .or(s.max_body_bytes)
             .unwrap_or(DEFAULT_MAX_BODY_BYTES),
         allowed_origins,
+        client_hosted_tasks: args.client_tasks,
         ..ServerConfig::default()
     };
     let database = args

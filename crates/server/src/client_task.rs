@@ -1,0 +1,109 @@
+//! Client-hosted tasks (2025-11-25 §Capabilities, client side; off by default): an input
+//! request is sent to the client augmented with `task`, the client answers with a
+//! `CreateTaskResult`, and the server polls it with `tasks/get` until the client's task
+//! is terminal, then collects the answer with `tasks/result`. The answer is handed to the
+//! engine exactly like a direct response.
+
+use mcp_tasks_engine::{InputRequest, Outcome};
+use mcp_tasks_protocol::{RpcError, TaskId};
+use serde_json::{json, Value};
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::server::McpServer;
+use crate::session::Session;
+
+/// Poll interval used when the client suggests none, and the floor of any it suggests.
+const DEFAULT_POLL: Duration = Duration::from_millis(500);
+const MIN_POLL: Duration = Duration::from_millis(50);
+/// Retention asked for the client's task.
+const CLIENT_TASK_TTL_MS: u64 = 10 * 60 * 1000;
+
+pub(crate) async fn drive(
+    server: McpServer,
+    session: Arc<Session>,
+    task: TaskId,
+    key: String,
+    request: InputRequest,
+) {
+    let outcome = match run(&server, &session, &task, &request).await {
+        Ok(value) => Outcome::Result { value },
+        Err(e) => Outcome::Error {
+            code: e.code,
+            message: e.message,
+            data: e.data,
+        },
+    };
+    if let Err(e) = server
+        .engine()
+        .answer_input(&task, &key, outcome, &session.caller())
+        .await
+    {
+        tracing::debug!(task_id = %task, key, error = %e, "client-hosted answer not applied");
+    }
+}
+
+async fn run(
+    server: &McpServer,
+    session: &Session,
+    task: &TaskId,
+    request: &InputRequest,
+) -> Result<Value, RpcError> {
+    let mut params = crate::input::params_for(task, &request.params);
+    params["task"] = json!({ "ttl": CLIENT_TASK_TTL_MS });
+    let created = server
+        .call_client(session, Some(task), &request.method, params)
+        .await?;
+    let Some(client_task) = created.get("task") else {
+        // The client answered directly instead of creating a task: that is the answer.
+        return Ok(created);
+    };
+    let client_id = client_task
+        .get("taskId")
+        .and_then(Value::as_str)
+        .ok_or_else(|| RpcError::invalid_params("client CreateTaskResult without task.taskId"))?
+        .to_string();
+    let mut poll = poll_interval(client_task);
+    let mut status = client_task
+        .get("status")
+        .and_then(Value::as_str)
+        .unwrap_or("working")
+        .to_string();
+    let shutdown = server.shutdown_token();
+    while !matches!(status.as_str(), "completed" | "failed" | "cancelled") {
+        tokio::select! {
+            _ = tokio::time::sleep(poll) => {}
+            _ = shutdown.cancelled() => return Err(RpcError::new(mcp_tasks_protocol::error_code::INTERNAL_ERROR, "server shutting down")),
+        }
+        let got = server
+            .call_client(
+                session,
+                Some(task),
+                "tasks/get",
+                json!({ "taskId": client_id }),
+            )
+            .await?;
+        status = got
+            .get("status")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
+        poll = poll_interval(&got);
+    }
+    server
+        .call_client(
+            session,
+            Some(task),
+            "tasks/result",
+            json!({ "taskId": client_id }),
+        )
+        .await
+}
+
+fn poll_interval(task: &Value) -> Duration {
+    task.get("pollInterval")
+        .and_then(Value::as_u64)
+        .map(Duration::from_millis)
+        .unwrap_or(DEFAULT_POLL)
+        .max(MIN_POLL)
+}
