@@ -5,11 +5,13 @@
 #   bash tests/interop/run.sh            # all clients, stdio and HTTP
 #   INTEROP_ONLY=ts|py bash tests/interop/run.sh
 #   INTEROP_TRANSPORTS="stdio http"       # default; pick one to narrow a run
+#   INTEROP_SUITES="client hitl"          # default; client.* = tasks, hitl.* = elicitation/sampling
 #
 # Installs (idempotent, into <repo>/target/interop):
 #   node/   @modelcontextprotocol/sdk (TypeScript SDK client)
 #   venv/   Python venv with mcp (Python SDK client)
 # Needs node + npm and python3 (with venv) on PATH; builds target/debug/mcp-tasks if missing.
+# Each suite (client.mjs/.py, hitl.mjs/.py) runs against a fresh server per transport.
 # Prints the clients' PASS/FAIL lines and ends with "N passed, M failed" summed over all runs.
 # Exit status is non-zero when any check failed or a client run broke down.
 set -euo pipefail
@@ -23,6 +25,7 @@ WORK="$ROOT/target/interop"
 BIN="${MCP_TASKS_BIN:-$ROOT/target/debug/mcp-tasks}"
 ONLY="${INTEROP_ONLY:-}"
 TRANSPORTS="${INTEROP_TRANSPORTS:-stdio http}"
+SUITES="${INTEROP_SUITES:-client hitl}"
 
 say() { echo "[interop] $*" >&2; }
 for tool in node npm python3 timeout; do
@@ -76,9 +79,9 @@ if [ ! -x "$BIN" ]; then
 fi
 [ -x "$BIN" ] || { say "no binary at $BIN"; exit 2; }
 
-# The ESM client resolves '@modelcontextprotocol/sdk' from its own directory, so it runs
-# from a copy placed beside node_modules (refreshed on every run).
-[ "$ONLY" = py ] || cp "$HERE/client.mjs" "$WORK/node/client.mjs"
+# The ESM clients resolve '@modelcontextprotocol/sdk' from their own directory, so they run
+# from copies placed beside node_modules (refreshed on every run).
+[ "$ONLY" = py ] || cp "$HERE/client.mjs" "$HERE/hitl.mjs" "$WORK/node/"
 
 # ---------------------------------------------------------------- server lifecycle
 SERVER_PID=""
@@ -146,32 +149,39 @@ run_client() {
 STDIO_CMD="$BIN serve --demo --database memory: --stdio --log warn"
 for client in ts py; do
   [ -z "$ONLY" ] || [ "$ONLY" = "$client" ] || continue
-  if [ "$client" = ts ]; then
-    cmd=(node "$WORK/node/client.mjs")
-  else
-    cmd=("$WORK/venv/bin/python" "$HERE/client.py")
-  fi
-  for tr in $TRANSPORTS; do
-    case "$tr" in
-      stdio)
-        run_client "$client-stdio" "${cmd[@]}" --stdio "$STDIO_CMD"
-        ;;
-      http)
-        if start_http_server "$client"; then
-          run_client "$client-http" "${cmd[@]}" --url "$URL"
-          if ! kill -0 "$SERVER_PID" 2>/dev/null; then
-            echo "FAIL [$client-http] server process exited during the run; log tail:"
-            tail -n 20 "$SERVER_LOG" | sed "s/^/[$client-http]   /"
+  for suite in $SUITES; do
+    case "$suite" in
+      client) prefix="$client" ;;
+      hitl) prefix="$client-hitl" ;;
+      *) say "unknown suite $suite"; exit 2 ;;
+    esac
+    if [ "$client" = ts ]; then
+      cmd=(node "$WORK/node/$suite.mjs")
+    else
+      cmd=("$WORK/venv/bin/python" "$HERE/$suite.py")
+    fi
+    for tr in $TRANSPORTS; do
+      case "$tr" in
+        stdio)
+          run_client "$prefix-stdio" "${cmd[@]}" --stdio "$STDIO_CMD"
+          ;;
+        http)
+          if start_http_server "$prefix"; then
+            run_client "$prefix-http" "${cmd[@]}" --url "$URL"
+            if ! kill -0 "$SERVER_PID" 2>/dev/null; then
+              echo "FAIL [$prefix-http] server process exited during the run; log tail:"
+              tail -n 20 "$SERVER_LOG" | sed "s/^/[$prefix-http]   /"
+              TOTAL_FAIL=$((TOTAL_FAIL + 1))
+            fi
+            stop_server
+          else
+            echo "FAIL [$prefix-http] server did not start"
             TOTAL_FAIL=$((TOTAL_FAIL + 1))
           fi
-          stop_server
-        else
-          echo "FAIL [$client-http] server did not start"
-          TOTAL_FAIL=$((TOTAL_FAIL + 1))
-        fi
-        ;;
-      *) say "unknown transport $tr"; exit 2 ;;
-    esac
+          ;;
+        *) say "unknown transport $tr"; exit 2 ;;
+      esac
+    done
   done
 done
 

@@ -20,6 +20,13 @@ pub const SWEEP_BATCH: usize = 500;
 pub const DEFAULT_INPUT_TIMEOUT: Duration = Duration::from_secs(10 * 60);
 /// Most input requests one task may have outstanding at once.
 pub const DEFAULT_MAX_INPUT_REQUESTS: usize = 16;
+/// Most active (unfinished) tasks one principal may have: 100.
+pub const DEFAULT_MAX_TASKS_PER_PRINCIPAL: usize = 100;
+/// Most active tasks on the whole server: 10,000.
+pub const DEFAULT_MAX_ACTIVE_TASKS: usize = 10_000;
+/// Largest result stored for a task (serialized JSON): 16 MiB. Larger results are
+/// replaced by an error saying so.
+pub const DEFAULT_MAX_RESULT_BYTES: usize = 16 * 1024 * 1024;
 /// Default and largest `tasks/list` page.
 pub const DEFAULT_LIST_PAGE_SIZE: usize = 50;
 
@@ -43,6 +50,14 @@ pub struct EngineConfig {
     pub input_timeout: Duration,
     /// Cap on outstanding input requests per task.
     pub max_input_requests: usize,
+    /// Cap on active tasks per principal.
+    pub max_tasks_per_principal: usize,
+    /// Cap on active tasks in total.
+    pub max_active_tasks: usize,
+    /// Cap on the stored size of a result.
+    pub max_result_bytes: usize,
+    /// Whether audit events include tool arguments (off: they may hold secrets).
+    pub audit_arguments: bool,
 }
 
 impl Default for EngineConfig {
@@ -56,6 +71,10 @@ impl Default for EngineConfig {
             list_page_size: DEFAULT_LIST_PAGE_SIZE,
             input_timeout: DEFAULT_INPUT_TIMEOUT,
             max_input_requests: DEFAULT_MAX_INPUT_REQUESTS,
+            max_tasks_per_principal: DEFAULT_MAX_TASKS_PER_PRINCIPAL,
+            max_active_tasks: DEFAULT_MAX_ACTIVE_TASKS,
+            max_result_bytes: DEFAULT_MAX_RESULT_BYTES,
+            audit_arguments: false,
         }
     }
 }

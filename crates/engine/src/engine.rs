@@ -72,6 +72,7 @@ pub(crate) struct Inner {
     runner_id: String,
     running: Mutex<HashMap<TaskId, Running>>,
     waiters: Mutex<Waiters>,
+    quota: crate::quota::Quota,
     events: broadcast::Sender<TaskEvent>,
 }
 
@@ -109,6 +110,8 @@ impl Engine {
     ) -> Result<Self, EngineError> {
         let runner_id = TaskId::generate().to_string();
         let (events, _) = broadcast::channel(EVENT_CAPACITY);
+        let quota =
+            crate::quota::Quota::new(config.max_tasks_per_principal, config.max_active_tasks);
         let failed = store
             .fail_orphaned(
                 &runner_id,
@@ -134,6 +137,7 @@ impl Engine {
                 runner_id,
                 running: Mutex::new(HashMap::new()),
                 waiters: Mutex::new(HashMap::new()),
+                quota,
                 events,
             }),
         })
@@ -166,6 +170,14 @@ impl Engine {
         F: FnOnce(TaskContext) -> Work,
     {
         let config = &self.inner.config;
+        let slot = self
+            .inner
+            .quota
+            .acquire(&params.caller.principal)
+            .map_err(|reason| {
+                crate::audit::refused(&params.caller.principal, &reason);
+                EngineError::QuotaExceeded(reason)
+            })?;
         let now = now_ms();
         let ttl = config.effective_ttl(params.requested_ttl);
         let token = progress_token(&params.request);
@@ -190,7 +202,7 @@ impl Engine {
             input_requests: Default::default(),
         };
         self.inner.store.create(&record).await?;
-        tracing::info!(task_id = %record.id, owner = %record.owner, "task created");
+        crate::audit::created(&record, config.audit_arguments);
 
         let cancel = CancellationToken::new();
         let progress: Option<ProgressSink> = token.map(|token| {
@@ -227,6 +239,7 @@ impl Engine {
         let inner = Arc::clone(&self.inner);
         let id = record.id.clone();
         tokio::spawn(async move {
+            let _slot = slot; // the quota slot is held until the work stops
             let outcome = match job.await {
                 Ok(outcome) => Some(outcome),
                 Err(e) if e.is_panic() => {
@@ -256,10 +269,7 @@ impl Engine {
     /// # Errors
     /// [`EngineError::NotFound`] for unknown, expired or foreign tasks.
     pub async fn get(&self, id: &TaskId, caller: &Caller) -> Result<TaskRecord, EngineError> {
-        match self.inner.store.get(id, now_ms()).await? {
-            Some(r) if caller.may_access(&r.owner) => Ok(r),
-            _ => Err(EngineError::NotFound),
-        }
+        self.inner.authorize(id, caller, "get").await
     }
 
     /// Lists the caller's own tasks, one page at a time.
@@ -302,7 +312,7 @@ impl Engine {
     /// [`EngineError::NotFound`]; [`EngineError::AlreadyTerminal`] when it already ended.
     #[tracing::instrument(skip_all, fields(task_id = %id))]
     pub async fn cancel(&self, id: &TaskId, caller: &Caller) -> Result<TaskRecord, EngineError> {
-        let current = self.get(id, caller).await?;
+        let current = self.inner.authorize(id, caller, "cancel").await?;
         if current.status.is_terminal() {
             return Err(EngineError::AlreadyTerminal(current.status));
         }
@@ -328,6 +338,7 @@ impl Engine {
                 other => EngineError::Store(other),
             })?;
         self.inner.stop_work(id);
+        crate::audit::cancelled(&record, &caller.principal);
         Ok(record)
     }
 
@@ -345,14 +356,16 @@ impl Engine {
         const RECHECK: Duration = Duration::from_secs(10);
         let mut rx = self.subscribe();
         loop {
-            let record = self.get(id, caller).await?;
+            let record = self.inner.authorize(id, caller, "result").await?;
             if record.status.is_terminal() {
+                crate::audit::retrieved(&record, &caller.principal);
                 return Ok(record);
             }
             loop {
                 match tokio::time::timeout(RECHECK, rx.recv()).await {
                     Ok(Ok(TaskEvent::Changed(r))) if &r.id == id => {
                         if r.status.is_terminal() && caller.may_access(&r.owner) {
+                            crate::audit::retrieved(&r, &caller.principal);
                             return Ok((*r).clone());
                         }
                     }
@@ -420,10 +433,30 @@ impl Inner {
         self.waiters.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// Reads a task for `caller`; a task of someone else is logged as denied and
+    /// answered exactly like an unknown one.
+    pub(crate) async fn authorize(
+        &self,
+        id: &TaskId,
+        caller: &Caller,
+        action: &str,
+    ) -> Result<TaskRecord, EngineError> {
+        match self.store.get(id, now_ms()).await? {
+            Some(r) if caller.may_access(&r.owner) => Ok(r),
+            Some(r) => {
+                crate::audit::denied(id, &caller.principal, &r.owner, action);
+                Err(EngineError::NotFound)
+            }
+            None => Err(EngineError::NotFound),
+        }
+    }
+
     /// The one place a status changes: store compare-and-set, then the event.
     pub(crate) async fn apply(&self, params: TransitionParams) -> Result<TaskRecord, StoreError> {
         let record = self.store.transition(&params).await?;
-        tracing::debug!(task_id = %record.id, status = %record.status, "task transition");
+        if params.outcome.is_some() || params.input_requests.is_some() {
+            crate::audit::status_changed(&record);
+        }
         let _ = self
             .events
             .send(TaskEvent::Changed(Arc::new(record.clone())));
@@ -433,6 +466,7 @@ impl Inner {
     /// Records the work's outcome. Loses quietly against an earlier terminal transition
     /// (a cancel, an expiry): terminal is final.
     async fn finish(&self, id: &TaskId, outcome: Outcome) {
+        let outcome = self.limit_result_size(outcome);
         let status = match &outcome {
             Outcome::Result { .. } => TaskStatus::Completed,
             Outcome::Error { .. } => TaskStatus::Failed,
@@ -464,6 +498,22 @@ impl Inner {
                 tracing::debug!(task_id = %id, "late outcome ignored: task expired")
             }
             Err(e) => tracing::error!(task_id = %id, error = %e, "could not record task outcome"),
+        }
+    }
+
+    /// Replaces a result too large to store by an error that says so.
+    fn limit_result_size(&self, outcome: Outcome) -> Outcome {
+        let size = serde_json::to_vec(&outcome).map(|v| v.len()).unwrap_or(0);
+        let limit = self.config.max_result_bytes;
+        if size <= limit {
+            return outcome;
+        }
+        Outcome::Error {
+            code: mcp_tasks_protocol::error_code::LIMIT_EXCEEDED,
+            message: format!(
+                "the result of {size} bytes exceeds the stored-result limit of {limit} bytes (max_result_bytes); it was discarded"
+            ),
+            data: None,
         }
     }
 

@@ -230,10 +230,7 @@ impl Inner {
         caller: &Caller,
     ) -> Result<bool, EngineError> {
         loop {
-            let current = match self.store.get(id, now_ms()).await? {
-                Some(r) if caller.may_access(&r.owner) => r,
-                _ => return Err(EngineError::NotFound),
-            };
+            let current = self.authorize(id, caller, "answer_input").await?;
             if current.status.is_terminal() || !current.input_requests.contains_key(key) {
                 return Ok(false);
             }

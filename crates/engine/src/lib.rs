@@ -12,11 +12,13 @@
 //! | [`config`] | [`EngineConfig`] and the documented defaults |
 //! | [`caller`] | [`Caller`]: who is asking, for owner binding |
 //! | [`error`] | [`EngineError`] |
+//! | [`audit`] | audit events on the `mcp_tasks::audit` tracing target |
 //!
 //! Work is a future the engine spawns on tokio. Cancellation is cooperative (the work
 //! awaits [`TaskContext::cancelled`]) and, after a grace period, forced (abort). On
 //! start, tasks left running by a previous process are failed with a message saying so.
 
+pub mod audit;
 pub mod caller;
 pub mod config;
 pub mod context;
@@ -24,6 +26,7 @@ pub mod engine;
 pub mod error;
 pub mod events;
 pub mod input;
+mod quota;
 mod sweeper;
 
 pub use caller::Caller;

@@ -25,6 +25,7 @@ pub(crate) async fn sweep_once(engine: &Engine) -> usize {
             Ok(ids) => {
                 total += ids.len();
                 for id in &ids {
+                    crate::audit::expired(id);
                     engine.stop_work(id);
                 }
                 if ids.len() < SWEEP_BATCH {

@@ -5,6 +5,7 @@
 //!
 //! | module | what it does |
 //! |---|---|
+//! | [`auth`] | bearer tokens: static table or JWT (JWKS), the subject tasks are bound to |
 //! | [`registry`] | [`ToolRegistry`]: tools, their input schemas, task support and handlers |
 //! | [`server`] | [`McpServer`]: shared state, session table, event routing to sessions |
 //! | [`session`] | [`Session`]: negotiated version, client capabilities, outbound stream, in-flight calls |
@@ -12,6 +13,7 @@
 //! | [`error_map`] | engine errors to JSON-RPC errors, in one place |
 //! | [`transport`] | stdio and Streamable HTTP (axum) |
 
+pub mod auth;
 mod client_task;
 mod dispatch;
 pub mod error_map;

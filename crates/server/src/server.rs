@@ -34,6 +34,11 @@ pub struct ServerConfig {
     pub max_body_bytes: usize,
     /// Extra `Origin` values accepted over HTTP besides localhost ones.
     pub allowed_origins: Vec<String>,
+    /// When set, the `Host` header (without port) must be one of these: protection
+    /// against DNS rebinding for servers bound to loopback.
+    pub allowed_hosts: Option<Vec<String>>,
+    /// Bearer-token authentication over HTTP.
+    pub auth: crate::auth::AuthMode,
     /// Client-hosted tasks (2025-11-25 only, off by default): when the client declares
     /// `tasks.requests.elicitation.create` / `tasks.requests.sampling.createMessage`,
     /// input requests are sent as tasks on the client and polled there.
@@ -51,6 +56,8 @@ impl Default for ServerConfig {
             instructions: None,
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             allowed_origins: Vec::new(),
+            allowed_hosts: None,
+            auth: crate::auth::AuthMode::Off,
             client_hosted_tasks: false,
             client_request_timeout: std::time::Duration::from_secs(60),
         }
@@ -131,7 +138,16 @@ impl McpServer {
     pub fn open_session(&self, principal: Option<String>) -> Arc<Session> {
         let id = TaskId::generate().to_string();
         let principal = principal.unwrap_or_else(|| format!("session:{id}"));
-        let session = Arc::new(Session::new(id.clone(), principal));
+        let session = Arc::new(Session::new(id.clone(), principal, false));
+        self.lock_sessions().insert(id, Arc::clone(&session));
+        session
+    }
+
+    /// Opens a session for an authenticated subject: its tasks are bound to the subject,
+    /// visible from any of the subject's sessions and to nobody else.
+    pub fn open_subject_session(&self, subject: String) -> Arc<Session> {
+        let id = TaskId::generate().to_string();
+        let session = Arc::new(Session::new(id.clone(), subject, true));
         self.lock_sessions().insert(id, Arc::clone(&session));
         session
     }

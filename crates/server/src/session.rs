@@ -25,6 +25,7 @@ struct Negotiated {
 pub struct Session {
     id: String,
     principal: String,
+    authenticated: bool,
     negotiated: Mutex<Negotiated>,
     outbound: Mutex<Option<mpsc::Sender<Value>>>,
     in_flight: Mutex<HashMap<RequestId, CancellationToken>>,
@@ -42,11 +43,13 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Session {
-    /// A new session; `principal` is who owns the tasks created in it.
-    pub fn new(id: String, principal: String) -> Self {
+    /// A new session; `principal` is who owns the tasks created in it, `authenticated`
+    /// whether it comes from verified credentials (then only it may see its tasks).
+    pub fn new(id: String, principal: String, authenticated: bool) -> Self {
         Session {
             id,
             principal,
+            authenticated,
             negotiated: Mutex::new(Negotiated::default()),
             outbound: Mutex::new(None),
             in_flight: Mutex::new(HashMap::new()),
@@ -62,7 +65,16 @@ impl Session {
 
     /// The caller identity for engine calls.
     pub fn caller(&self) -> Caller {
-        Caller::anonymous(self.principal.clone(), Some(self.id.clone()))
+        Caller {
+            principal: self.principal.clone(),
+            session: Some(self.id.clone()),
+            authenticated: self.authenticated,
+        }
+    }
+
+    /// The authenticated subject owning this session, if any.
+    pub fn subject(&self) -> Option<&str> {
+        self.authenticated.then_some(self.principal.as_str())
     }
 
     /// Records the outcome of `initialize`.

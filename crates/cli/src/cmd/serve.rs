@@ -3,10 +3,12 @@
 use anyhow::{Context, Result};
 use clap::Args;
 use mcp_tasks_engine::{config as defaults, Engine, EngineConfig};
+use mcp_tasks_server::auth::{AuthMode, Authenticator, JwtVerifier, StaticTokens};
 use mcp_tasks_server::server::DEFAULT_MAX_BODY_BYTES;
 use mcp_tasks_server::transport::{http, stdio};
 use mcp_tasks_server::{McpServer, ServerConfig, ToolRegistry};
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::net::TcpListener;
 
@@ -87,6 +89,56 @@ pub struct ServeArgs {
     #[arg(long = "allowed-origin", value_name = "ORIGIN")]
     allowed_origins: Vec<String>,
 
+    /// Bearer tokens for HTTP: a TOML file whose keys are tokens and values subjects
+    /// (`"s3cret-a" = "alice"`). Tasks are then bound to the subject.
+    #[arg(long, env = "MCP_TASKS_AUTH_TOKENS", value_name = "FILE")]
+    auth_tokens: Option<PathBuf>,
+
+    /// Validate bearer tokens as JWTs against this JWKS file (with --jwt-issuer and
+    /// --jwt-audience); the subject is the `sub` claim.
+    #[arg(long, value_name = "FILE", requires_all = ["jwt_issuer", "jwt_audience"], conflicts_with = "auth_tokens")]
+    jwt_jwks: Option<PathBuf>,
+
+    /// Expected `iss` of JWTs.
+    #[arg(long, value_name = "ISSUER")]
+    jwt_issuer: Option<String>,
+
+    /// Expected `aud` of JWTs.
+    #[arg(long, value_name = "AUDIENCE")]
+    jwt_audience: Option<String>,
+
+    /// With tokens configured: `required` (401 without a valid token, the default) or
+    /// `optional` (requests without a token are anonymous sessions).
+    #[arg(long, value_name = "MODE", default_value = "required", value_parser = ["required", "optional"])]
+    auth: String,
+
+    /// An extra Host name accepted over HTTP (localhost names always are when bound to
+    /// loopback). Repeat for several.
+    #[arg(long = "allowed-host", value_name = "HOST")]
+    allowed_hosts: Vec<String>,
+
+    /// Allow listening on a non-loopback address without authentication. Anyone who can
+    /// reach the port can then run the tools.
+    #[arg(long)]
+    allow_unauthenticated_remote: bool,
+
+    /// Most unfinished tasks one principal may have at once. [default: 100]
+    #[arg(long, value_name = "N")]
+    max_tasks_per_principal: Option<usize>,
+
+    /// Most unfinished tasks on the server at once. [default: 10000]
+    #[arg(long, value_name = "N")]
+    max_active_tasks: Option<usize>,
+
+    /// Largest task result stored, in bytes; larger results become an error. [default: 16777216]
+    #[arg(long, value_name = "BYTES")]
+    max_result_bytes: Option<usize>,
+
+    /// Include tool arguments in audit events (target mcp_tasks::audit). Off by default
+    /// because arguments may carry secrets.
+    #[arg(long)]
+    audit_arguments: bool,
+
     /// Log filter for stderr, e.g. info, debug, mcp_tasks_engine=debug.
     #[arg(long, env = "MCP_TASKS_LOG", default_value = "info")]
     log: String,
@@ -132,11 +184,29 @@ pub async fn run(args: ServeArgs) -> Result<()> {
             .max_input_requests
             .or(s.max_input_requests)
             .unwrap_or(defaults::DEFAULT_MAX_INPUT_REQUESTS),
+        max_tasks_per_principal: args
+            .max_tasks_per_principal
+            .unwrap_or(defaults::DEFAULT_MAX_TASKS_PER_PRINCIPAL),
+        max_active_tasks: args
+            .max_active_tasks
+            .unwrap_or(defaults::DEFAULT_MAX_ACTIVE_TASKS),
+        max_result_bytes: args
+            .max_result_bytes
+            .unwrap_or(defaults::DEFAULT_MAX_RESULT_BYTES),
+        audit_arguments: args.audit_arguments,
         ..EngineConfig::default()
     };
     let mut allowed_origins = s.allowed_origins.clone();
     allowed_origins.extend(args.allowed_origins.iter().cloned());
+    let listen = args
+        .listen
+        .clone()
+        .or_else(|| s.listen.clone())
+        .unwrap_or_else(|| DEFAULT_LISTEN.to_string());
+    let auth = auth_mode(&args)?;
     let server_config = ServerConfig {
+        auth: auth.clone(),
+        allowed_hosts: allowed_hosts(&listen, &args.allowed_hosts),
         max_body_bytes: args
             .max_body_bytes
             .or(s.max_body_bytes)
@@ -188,15 +258,16 @@ pub async fn run(args: ServeArgs) -> Result<()> {
         .context("serving stdio")?;
         return Ok(());
     }
-    let listen = args
-        .listen
-        .clone()
-        .or_else(|| s.listen.clone())
-        .unwrap_or_else(|| DEFAULT_LISTEN.to_string());
     let listener = TcpListener::bind(&listen)
         .await
         .with_context(|| format!("binding {listen}"))?;
     let addr = listener.local_addr().context("reading the bound address")?;
+    if !addr.ip().is_loopback() && !auth.is_enabled() && !args.allow_unauthenticated_remote {
+        anyhow::bail!(
+            "refusing to serve {addr} without authentication: anyone who can reach it could run the tools. \
+             Configure --auth-tokens or --jwt-jwks, bind 127.0.0.1, or pass --allow-unauthenticated-remote"
+        );
+    }
     eprintln!(
         "mcp-tasks: listening on http://{addr}{}",
         http::DEFAULT_PATH
@@ -205,6 +276,56 @@ pub async fn run(args: ServeArgs) -> Result<()> {
         .await
         .context("serving HTTP")?;
     Ok(())
+}
+
+/// The authentication configured by flags.
+fn auth_mode(args: &ServeArgs) -> Result<AuthMode> {
+    let authenticator: Arc<dyn Authenticator> = if let Some(path) = &args.auth_tokens {
+        let text =
+            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        Arc::new(
+            StaticTokens::from_toml(&text)
+                .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?,
+        )
+    } else if let Some(path) = &args.jwt_jwks {
+        let text =
+            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        let issuer = args.jwt_issuer.clone().unwrap_or_default();
+        let audience = args.jwt_audience.clone().unwrap_or_default();
+        Arc::new(
+            JwtVerifier::new(&text, issuer, audience)
+                .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?,
+        )
+    } else {
+        return Ok(AuthMode::Off);
+    };
+    Ok(if args.auth == "optional" {
+        AuthMode::Optional(authenticator)
+    } else {
+        AuthMode::Required(authenticator)
+    })
+}
+
+/// Host names accepted in the `Host` header: loopback names when bound to loopback,
+/// plus configured ones; no check when bound elsewhere without extra names.
+fn allowed_hosts(listen: &str, extra: &[String]) -> Option<Vec<String>> {
+    let loopback = listen
+        .parse::<std::net::SocketAddr>()
+        .map(|a| a.ip().is_loopback())
+        .unwrap_or_else(|_| listen.starts_with("localhost:"));
+    if !loopback && extra.is_empty() {
+        return None;
+    }
+    let mut hosts: Vec<String> = if loopback {
+        ["localhost", "127.0.0.1", "[::1]"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect()
+    } else {
+        Vec::new()
+    };
+    hosts.extend(extra.iter().cloned());
+    Some(hosts)
 }
 
 /// Completes on Ctrl-C or SIGTERM.

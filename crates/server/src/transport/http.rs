@@ -32,6 +32,7 @@ use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 
+use crate::auth::AuthMode;
 use crate::server::McpServer;
 use crate::session::{Session, OUTBOUND_CAPACITY};
 
@@ -94,11 +95,13 @@ fn error_response(status: StatusCode, code: i64, message: String) -> Response {
     )
 }
 
-/// A transport-level refusal: an HTTP status plus a JSON-RPC error body with no id.
+/// A transport-level refusal: an HTTP status plus a JSON-RPC error body with no id
+/// (and a `WWW-Authenticate` challenge for 401).
 #[derive(Debug)]
 struct Refusal {
     status: StatusCode,
     message: String,
+    challenge: Option<String>,
 }
 
 impl Refusal {
@@ -106,14 +109,124 @@ impl Refusal {
         Refusal {
             status,
             message: message.into(),
+            challenge: None,
+        }
+    }
+
+    /// 401 with a Bearer challenge (RFC 6750), as the MCP authorization spec asks.
+    fn unauthorized(message: impl Into<String>, invalid_token: bool) -> Self {
+        let message = message.into();
+        let challenge = if invalid_token {
+            format!(
+                "Bearer realm=\"mcp-tasks\", error=\"invalid_token\", error_description=\"{}\"",
+                message.replace('"', "'")
+            )
+        } else {
+            "Bearer realm=\"mcp-tasks\"".to_string()
+        };
+        Refusal {
+            status: StatusCode::UNAUTHORIZED,
+            message,
+            challenge: Some(challenge),
         }
     }
 }
 
 impl IntoResponse for Refusal {
     fn into_response(self) -> Response {
-        error_response(self.status, INVALID_REQUEST, self.message)
+        let mut r = error_response(self.status, INVALID_REQUEST, self.message);
+        if let Some(c) = self.challenge.and_then(|c| HeaderValue::from_str(&c).ok()) {
+            r.headers_mut().insert(header::WWW_AUTHENTICATE, c);
+        }
+        r
     }
+}
+
+/// The authenticated subject of a request: `None` when auth is off, or optional and no
+/// token was sent.
+fn authenticate(server: &McpServer, headers: &HeaderMap) -> Result<Option<String>, Refusal> {
+    let authenticator = match &server.config().auth {
+        AuthMode::Off => return Ok(None),
+        AuthMode::Optional(a) | AuthMode::Required(a) => a,
+    };
+    let Some(value) = headers.get(header::AUTHORIZATION) else {
+        return match server.config().auth {
+            AuthMode::Required(_) => Err(Refusal::unauthorized(
+                "authentication required: send 'Authorization: Bearer <token>'",
+                false,
+            )),
+            _ => Ok(None),
+        };
+    };
+    let token = value
+        .to_str()
+        .ok()
+        .and_then(|v| {
+            v.strip_prefix("Bearer ")
+                .or_else(|| v.strip_prefix("bearer "))
+        })
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .ok_or_else(|| {
+            Refusal::unauthorized("the Authorization header must be 'Bearer <token>'", true)
+        })?;
+    authenticator
+        .authenticate(token)
+        .map(Some)
+        .map_err(|e| Refusal::unauthorized(e.0, true))
+}
+
+/// Checks `Host` against the allowed names when configured (DNS-rebinding defence).
+fn check_host(server: &McpServer, headers: &HeaderMap) -> Result<(), Refusal> {
+    let Some(allowed) = &server.config().allowed_hosts else {
+        return Ok(());
+    };
+    let host = headers
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .unwrap_or("");
+    let name = if host.starts_with('[') {
+        host.split(']')
+            .next()
+            .map(|h| format!("{h}]"))
+            .unwrap_or_default()
+    } else {
+        host.rsplit_once(':')
+            .map(|(h, _)| h)
+            .unwrap_or(host)
+            .to_string()
+    };
+    if allowed.iter().any(|a| a.eq_ignore_ascii_case(&name)) {
+        Ok(())
+    } else {
+        Err(Refusal::new(
+            StatusCode::FORBIDDEN,
+            format!("Host '{host}' is not allowed; add it with --allowed-host to accept it"),
+        ))
+    }
+}
+
+/// Runs the checks every method shares (origin, host, credentials) and, unless
+/// `initialize` opens one, finds the session and checks it belongs to the caller.
+fn admit(
+    server: &McpServer,
+    headers: &HeaderMap,
+    needs_session: bool,
+) -> Result<(Option<String>, Option<Arc<Session>>), Refusal> {
+    check_origin(server, headers)?;
+    check_host(server, headers)?;
+    let subject = authenticate(server, headers)?;
+    if !needs_session {
+        return Ok((subject, None));
+    }
+    let session = find_session(server, headers)?;
+    if session.subject() != subject.as_deref() {
+        return Err(Refusal::new(
+            StatusCode::FORBIDDEN,
+            "this session belongs to another principal: send the token it was opened with",
+        ));
+    }
+    Ok((subject, Some(session)))
 }
 
 /// Accepts requests without `Origin` (non-browser clients), from localhost origins, and
@@ -185,9 +298,10 @@ fn check_version_header(headers: &HeaderMap) -> Result<(), Refusal> {
 }
 
 async fn handle_post(State(server): State<McpServer>, headers: HeaderMap, body: Body) -> Response {
-    if let Err(r) = check_origin(&server, &headers) {
-        return r.into_response();
-    }
+    let subject = match admit(&server, &headers, false) {
+        Ok((subject, _)) => subject,
+        Err(r) => return r.into_response(),
+    };
     let limit = server.config().max_body_bytes;
     let bytes: Bytes = match axum::body::to_bytes(body, limit).await {
         Ok(b) => b,
@@ -206,13 +320,17 @@ async fn handle_post(State(server): State<McpServer>, headers: HeaderMap, body: 
     let is_initialize =
         matches!(&message, Incoming::Request { method, .. } if method == INITIALIZE);
     let session = if is_initialize {
-        server.open_session(None)
+        match subject {
+            Some(subject) => server.open_subject_session(subject),
+            None => server.open_session(None),
+        }
     } else {
         if let Err(r) = check_version_header(&headers) {
             return r.into_response();
         }
-        match find_session(&server, &headers) {
-            Ok(s) => s,
+        match admit(&server, &headers, true) {
+            Ok((_, Some(s))) => s,
+            Ok((_, None)) => return StatusCode::INTERNAL_SERVER_ERROR.into_response(),
             Err(r) => return r.into_response(),
         }
     };
@@ -271,9 +389,11 @@ fn sse_stream(server: &McpServer, rx: mpsc::Receiver<Value>) -> Response {
 }
 
 async fn handle_get(State(server): State<McpServer>, headers: HeaderMap) -> Response {
-    if let Err(r) = check_origin(&server, &headers) {
-        return r.into_response();
-    }
+    let session = match admit(&server, &headers, true) {
+        Ok((_, Some(s))) => s,
+        Ok((_, None)) => return StatusCode::INTERNAL_SERVER_ERROR.into_response(),
+        Err(r) => return r.into_response(),
+    };
     if !accepts_sse(&headers) {
         return error_response(
             StatusCode::NOT_ACCEPTABLE,
@@ -281,21 +401,15 @@ async fn handle_get(State(server): State<McpServer>, headers: HeaderMap) -> Resp
             "GET opens the server-to-client event stream: send 'Accept: text/event-stream'".into(),
         );
     }
-    let session = match find_session(&server, &headers) {
-        Ok(s) => s,
-        Err(r) => return r.into_response(),
-    };
     let (tx, rx) = mpsc::channel::<Value>(OUTBOUND_CAPACITY);
     session.attach_outbound(tx);
     sse_stream(&server, rx)
 }
 
 async fn handle_delete(State(server): State<McpServer>, headers: HeaderMap) -> Response {
-    if let Err(r) = check_origin(&server, &headers) {
-        return r.into_response();
-    }
-    let session = match find_session(&server, &headers) {
-        Ok(s) => s,
+    let session = match admit(&server, &headers, true) {
+        Ok((_, Some(s))) => s,
+        Ok((_, None)) => return StatusCode::INTERNAL_SERVER_ERROR.into_response(),
         Err(r) => return r.into_response(),
     };
     session.detach_outbound();

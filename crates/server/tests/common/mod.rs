@@ -195,6 +195,7 @@ pub struct Client {
     pub http: reqwest::Client,
     pub url: String,
     pub session: Option<String>,
+    pub token: Option<String>,
     next_id: i64,
 }
 
@@ -210,6 +211,7 @@ impl Client {
             http: reqwest::Client::new(),
             url: url.to_string(),
             session: None,
+            token: None,
             next_id: 1,
         }
     }
@@ -227,7 +229,21 @@ impl Client {
     }
 
     pub async fn connect_full(url: &str, version: &str, capabilities: Value) -> Self {
+        Self::connect_as(url, version, capabilities, None).await
+    }
+
+    pub async fn connect_with_token(url: &str, token: &str) -> Self {
+        Self::connect_as(url, "2025-11-25", json!({}), Some(token.to_string())).await
+    }
+
+    pub async fn connect_as(
+        url: &str,
+        version: &str,
+        capabilities: Value,
+        token: Option<String>,
+    ) -> Self {
         let mut c = Self::new(url);
+        c.token = token;
         let r = c
             .request("initialize", json!({"protocolVersion": version, "capabilities": capabilities, "clientInfo": {"name": "test", "version": "0"}}))
             .await;
@@ -253,6 +269,9 @@ impl Client {
             .body(body);
         if let Some(s) = &self.session {
             req = req.header("mcp-session-id", s);
+        }
+        if let Some(t) = &self.token {
+            req = req.header("authorization", format!("Bearer {t}"));
         }
         let resp = req.send().await.unwrap();
         let status = resp.status().as_u16();
