@@ -180,6 +180,8 @@ impl Engine {
             outcome: None,
             runner: Some(self.inner.runner_id.clone()),
             version: 0,
+            lease_until: None,
+            lease_generation: 0,
         };
         self.inner.store.create(&record).await?;
         tracing::info!(task_id = %record.id, owner = %record.owner, "task created");
@@ -310,6 +312,7 @@ impl Engine {
                     data: None,
                 }),
                 now: now_ms(),
+                expected_lease_generation: None,
             })
             .await
             .map_err(|e| match e {
@@ -420,6 +423,7 @@ impl Inner {
                 status_message: message,
                 outcome: Some(outcome),
                 now: now_ms(),
+                expected_lease_generation: None,
             })
             .await
         {
@@ -444,6 +448,7 @@ impl Inner {
                 status_message: Some(Some(message)),
                 outcome: None,
                 now: now_ms(),
+                expected_lease_generation: None,
             })
             .await;
         if let Err(e) = result {
