@@ -337,4 +337,110 @@ mod tests {
             assert_eq!(used, expected, "{sql}");
         }
     }
+
+    /// A value of the type a statement parameter takes, for EXPLAIN.
+    #[cfg(feature = "test-suite")]
+    #[derive(Clone, Copy)]
+    enum Param {
+        Text,
+        Time,
+        NoTime,
+        Int,
+        NoInt,
+        Bool,
+    }
+
+    /// With sequential scans priced out (an empty table would always be scanned),
+    /// every statement walks the index meant for it and sorts nothing; the keyset
+    /// position of a list is an index condition, so a deep page costs what the first
+    /// does.
+    #[cfg(feature = "test-suite")]
+    #[tokio::test]
+    async fn every_query_uses_its_index() {
+        use crate::suite::postgres::{test_url, TestSchema};
+        use Param::*;
+        let Some(server) = test_url() else {
+            return;
+        };
+        let schema = TestSchema::create(&server).await;
+        let store = PgStore::open(schema.url()).await.unwrap();
+        let transition = [Text, Text, Bool, Text, Text, Time, NoInt, NoInt];
+        let list = [Text, Time, NoTime, Text, Int];
+        let list_after = [Text, Time, Time, Text, Int];
+        let cases: [(&str, &[Param], &str); 11] = [
+            (queries::GET, &[Text, Time], "tasks_pkey"),
+            (queries::TRANSITION, &transition, "tasks_pkey"),
+            (queries::LIST_BY_OWNER, &list, "tasks_owner_created"),
+            (queries::LIST_BY_OWNER, &list_after, "tasks_owner_created"),
+            (
+                queries::LIST_BY_SESSION,
+                &[Text, Time, NoTime, Text, Int, Text],
+                "tasks_owner_session_created",
+            ),
+            (queries::DELETE_EXPIRED, &[Time, Int], "tasks_expires_at"),
+            (
+                queries::FAIL_ORPHANED,
+                &[Text, Text, Text, Time],
+                "tasks_active",
+            ),
+            (
+                queries::CLAIM_LEASE,
+                &[Text, Text, Time, Time],
+                "tasks_pkey",
+            ),
+            (
+                queries::RENEW_LEASE,
+                &[Text, Text, Int, Time, Time],
+                "tasks_pkey",
+            ),
+            (
+                queries::CLAIM_EXPIRED,
+                &[Text, Time, Time, Int],
+                "tasks_lease_until",
+            ),
+            (queries::CHANGE_CHANNEL, &[], "pg_class_oid_index"),
+        ];
+        let mut conn = store.pool().acquire().await.unwrap();
+        sqlx::query("SET enable_seqscan = off")
+            .execute(&mut *conn)
+            .await
+            .unwrap();
+        let now = crate::suite::base_time();
+        for (sql, params, index) in cases {
+            let explain = format!("EXPLAIN {sql}");
+            let mut query = sqlx::query(&explain);
+            for param in params {
+                query = match param {
+                    Text => query.bind("x"),
+                    Time => query.bind(now),
+                    NoTime => query.bind(None::<DateTime<Utc>>),
+                    Int => query.bind(10_i64),
+                    NoInt => query.bind(None::<i64>),
+                    Bool => query.bind(true),
+                };
+            }
+            let plan: Vec<String> = query
+                .fetch_all(&mut *conn)
+                .await
+                .unwrap_or_else(|e| panic!("{sql}: {e}"))
+                .iter()
+                .map(|row| row.get::<String, _>(0))
+                .collect();
+            let plan = plan.join("\n");
+            // "Index Scan using tasks_x" or "Bitmap Index Scan on tasks_x".
+            assert!(
+                plan.contains(&format!("using {index} ")) || plan.contains(&format!("on {index} ")),
+                "{sql}\n{plan}"
+            );
+            assert!(!plan.contains("Seq Scan"), "{sql}\n{plan}");
+            assert!(!plan.contains("Sort"), "{sql} sorts\n{plan}");
+            if sql.contains("(created_at, id) >") {
+                assert!(
+                    plan.lines()
+                        .any(|l| l.contains("Index Cond") && l.contains("ROW(created_at, id) >")),
+                    "{sql}: the keyset is not an index condition\n{plan}"
+                );
+            }
+        }
+    }
 }
