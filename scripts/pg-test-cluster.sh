@@ -11,7 +11,9 @@
 #
 # The cluster lives in target/pg (data/, log, port) and listens on 127.0.0.1 only, on a
 # free port chosen at creation (kept in target/pg/port), with trust authentication: it
-# holds nothing but test data. Durability settings are off (fsync, full_page_writes,
+# holds nothing but test data. (If the checkout sits where the postgres user cannot
+# reach, such as under /root, data/ and log go to a folder under /tmp named after the
+# checkout instead; target/pg/home says where.) Durability settings are off (fsync, full_page_writes,
 # synchronous_commit) because the cluster is disposable and fast matters more here.
 # PostgreSQL refuses to run as root, so as root the cluster belongs to the `postgres`
 # system user (created by the Debian package). A rerun against a running cluster only
@@ -20,7 +22,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 DIR="$PWD/target/pg"
-DATA="$DIR/data"
+# Where the server's own files go (data/, log): $DIR, or the fallback under /tmp.
+HOME_DIR="$DIR"
+[ -f "$DIR/home" ] && HOME_DIR="$(cat "$DIR/home")"
+DATA="$HOME_DIR/data"
 DB=mcp_tasks_test
 USER_NAME=postgres
 # The first port tried when creating the cluster; the next free one is taken.
@@ -49,7 +54,8 @@ find_bin() {
 # Runs a PostgreSQL program as the cluster's owner.
 as_owner() {
   if [ "$(id -u)" = 0 ]; then
-    runuser -u "$USER_NAME" -- "$@"
+    # From /, which the owner can always enter (every path used is absolute).
+    (cd / && runuser -u "$USER_NAME" -- "$@")
   else
     "$@"
   fi
@@ -73,15 +79,19 @@ psql_admin() {
 
 init_cluster() {
   mkdir -p "$DIR"
+  HOME_DIR="$DIR"
   if [ "$(id -u)" = 0 ]; then
-    id -u "$USER_NAME" >/dev/null 2>&1 || useradd --system --home-dir "$DIR" "$USER_NAME"
-    # The owner must reach the directory: every parent needs search permission.
+    id -u "$USER_NAME" >/dev/null 2>&1 || useradd --system --no-create-home "$USER_NAME"
+    # The owner must reach its files: every parent directory needs search permission.
     if ! runuser -u "$USER_NAME" -- test -x "$DIR"; then
-      say "user $USER_NAME cannot reach $DIR; make its parent directories searchable (chmod o+x)"
-      exit 1
+      HOME_DIR="/tmp/mcp-tasks-pg-$(printf '%s' "$PWD" | cksum | cut -d ' ' -f 1)"
+      say "user $USER_NAME cannot reach $DIR: the cluster goes to $HOME_DIR"
+      mkdir -p "$HOME_DIR"
+      echo "$HOME_DIR" >"$DIR/home"
     fi
-    chown "$USER_NAME" "$DIR"
+    chown "$USER_NAME" "$HOME_DIR"
   fi
+  DATA="$HOME_DIR/data"
   local port=$FIRST_PORT
   while port_in_use "$port"; do port=$((port + 1)); done
   say "creating a cluster in $DATA (port $port)"
@@ -114,8 +124,8 @@ start() {
       echo "$port" >"$DIR/port"
     fi
     say "starting PostgreSQL on 127.0.0.1:$port"
-    as_owner "$BIN/pg_ctl" -D "$DATA" -l "$DIR/log" -w -t 60 start >&2 \
-      || { tail -n 20 "$DIR/log" >&2; exit 1; }
+    as_owner "$BIN/pg_ctl" -D "$DATA" -l "$HOME_DIR/log" -w -t 60 start >&2 \
+      || { tail -n 20 "$HOME_DIR/log" >&2; exit 1; }
   fi
   if [ "$(psql_admin -tA -c "SELECT 1 FROM pg_database WHERE datname = '$DB'")" != 1 ]; then
     psql_admin -c "CREATE DATABASE $DB"
