@@ -74,7 +74,7 @@ url() {
 }
 
 psql_admin() {
-  psql -X -q -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "$(cat "$DIR/port")" -U postgres -d postgres "$@"
+  "$BIN/psql" -X -q -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "$(cat "$DIR/port")" -U postgres -d postgres "$@"
 }
 
 init_cluster() {
