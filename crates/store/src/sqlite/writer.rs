@@ -3,7 +3,7 @@
 //!
 //! With `synchronous = FULL` each commit waits for the disk, and that wait, not the
 //! insert, bounds how many tasks per second one database file accepts. Callers of
-//! [`Writer::create`] put their record on a bounded queue; one writer task takes
+//! `SqliteStore::create` put their record on a bounded queue; one writer task takes
 //! whatever is queued (at least one, at most [`MAX_BATCH`]), inserts it all in one
 //! transaction, commits, and only then answers each caller. So a `create` still
 //! returns only after its record is on disk; many concurrent creates share the wait.
