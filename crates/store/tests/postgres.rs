@@ -128,11 +128,13 @@ async fn replicas_rescuing_expired_leases_split_them() {
 
 #[tokio::test]
 async fn an_unreachable_server_is_unavailable() {
-    // Port 1 on loopback: nothing listens there, so the connection is refused at once.
+    // Port 1 on loopback: nothing listens there, so the connection is refused at once,
+    // and the error says so (not merely that a pool timed out).
     let err = PgStore::open("postgres://nobody@127.0.0.1:1/none")
         .await
         .unwrap_err();
     assert!(matches!(err, StoreError::Unavailable(_)), "{err:?}");
+    assert!(err.to_string().contains("refused"), "{err}");
 }
 
 #[tokio::test]
@@ -153,4 +155,18 @@ async fn open_by_url_accepts_both_schemes() {
         store.create(&rec).await.unwrap();
         assert_eq!(store.get(&rec.id, at(1)).await.unwrap(), Some(rec));
     }
+}
+
+#[tokio::test]
+async fn a_missing_database_is_reported_by_name() {
+    let Some(server) = test_url() else {
+        return;
+    };
+    let (base, _query) = server.split_once('?').unwrap_or((&server, ""));
+    let (host, _database) = base.rsplit_once('/').unwrap();
+    let err = PgStore::open(&format!("{host}/mcp_tasks_no_such_db"))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, StoreError::Backend(_)), "{err:?}");
+    assert!(err.to_string().contains("mcp_tasks_no_such_db"), "{err}");
 }

@@ -35,8 +35,8 @@ use chrono::{DateTime, Utc};
 use mcp_tasks_protocol::TaskId;
 use row::{classify, counter_to_db, decode_error, insert, row_to_record, to_json};
 use sqlx::migrate::{MigrateError, Migrator};
-use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
-use sqlx::Row;
+use sqlx::postgres::{PgConnectOptions, PgConnection, PgPool, PgPoolOptions};
+use sqlx::{Connection, Row};
 use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -80,6 +80,15 @@ impl PgStore {
             return Err(invalid("it does not start with postgres://"));
         }
         let options = PgConnectOptions::from_str(url).map_err(|e| invalid(&e.to_string()))?;
+        // Connect once by hand first: a pool retries a failing connect until its acquire
+        // timeout and then reports only that it timed out, hiding "connection refused"
+        // or "password authentication failed" from the operator.
+        PgConnection::connect_with(&options)
+            .await
+            .map_err(classify)?
+            .close()
+            .await
+            .map_err(classify)?;
         let pool = PgPoolOptions::new()
             .max_connections(MAX_CONNECTIONS)
             .acquire_timeout(ACQUIRE_TIMEOUT)
