@@ -7,11 +7,20 @@
 use mcp_tasks_protocol::TaskId;
 use mcp_tasks_store::suite::postgres::{fresh_store, test_url, TestSchema};
 use mcp_tasks_store::suite::{at, record};
-use mcp_tasks_store::{Change, ClaimExpiredParams, PgStore, StoreError, TaskRecord, TaskStore};
+use mcp_tasks_store::{
+    Change, ChangeFeed, ClaimExpiredParams, PgStore, StoreError, TaskRecord, TaskStore,
+};
 use std::collections::HashSet;
 use std::time::Duration;
 
 mcp_tasks_store::store_suite!(fresh_store);
+
+/// The next event of `feed`, failing after ten seconds.
+async fn next(feed: &mut ChangeFeed) -> Option<Change> {
+    tokio::time::timeout(Duration::from_secs(10), feed.recv())
+        .await
+        .unwrap()
+}
 
 /// `n` stores on one fresh schema, opened at the same time: replicas starting together.
 async fn replicas(n: usize) -> Option<(Vec<PgStore>, TestSchema)> {
@@ -58,9 +67,7 @@ async fn a_write_on_one_replica_wakes_a_subscriber_on_another() {
     let mut feed = stores[0].subscribe_changes().await.unwrap().unwrap();
     let rec = record("alice", None, at(0));
     stores[1].create(&rec).await.unwrap();
-    let event = tokio::time::timeout(Duration::from_secs(10), feed.recv())
-        .await
-        .unwrap();
+    let event = next(&mut feed).await;
     assert_eq!(event, Some(Change::Task(rec.id.clone())));
 }
 
@@ -73,9 +80,7 @@ async fn stores_in_other_schemas_do_not_hear_each_other() {
     b[0].create(&record("alice", None, at(0))).await.unwrap();
     let mine = record("alice", None, at(1));
     a[0].create(&mine).await.unwrap();
-    let event = tokio::time::timeout(Duration::from_secs(10), feed.recv())
-        .await
-        .unwrap();
+    let event = next(&mut feed).await;
     assert_eq!(event, Some(Change::Task(mine.id)));
 }
 
@@ -169,4 +174,33 @@ async fn a_missing_database_is_reported_by_name() {
         .unwrap_err();
     assert!(matches!(err, StoreError::Backend(_)), "{err:?}");
     assert!(err.to_string().contains("mcp_tasks_no_such_db"), "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_lost_listening_connection_is_reported_and_replaced() {
+    let Some((stores, _schema)) = replicas(1).await else {
+        return;
+    };
+    let store = &stores[0];
+    let mut feed = store.subscribe_changes().await.unwrap().unwrap();
+
+    // The server drops the listening session, as a failover or restart would.
+    let channel: String = sqlx::query_scalar("SELECT 'mcp_tasks_' || md5(current_schema())")
+        .fetch_one(store.pool())
+        .await
+        .unwrap();
+    let killed: Vec<bool> = sqlx::query_scalar(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query = $1",
+    )
+    .bind(format!("LISTEN \"{channel}\""))
+    .fetch_all(store.pool())
+    .await
+    .unwrap();
+    assert_eq!(killed, [true]);
+
+    assert_eq!(next(&mut feed).await, Some(Change::Missed));
+    // Listening again: later changes arrive.
+    let rec = record("alice", None, at(0));
+    store.create(&rec).await.unwrap();
+    assert_eq!(next(&mut feed).await, Some(Change::Task(rec.id)));
 }
