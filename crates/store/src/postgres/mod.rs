@@ -376,7 +376,9 @@ mod tests {
         let transition = [Text, Text, Bool, Text, Text, Time, NoInt, NoInt];
         let list = [Text, Time, NoTime, Text, Int];
         let list_after = [Text, Time, Time, Text, Int];
-        let cases: [(&str, &[Param], &str); 11] = [
+        // CHANGE_CHANNEL is left out: a one-row catalog lookup at open, whose plan
+        // follows the catalog's statistics, not our indexes.
+        let cases: [(&str, &[Param], &str); 10] = [
             (queries::GET, &[Text, Time], "tasks_pkey"),
             (queries::TRANSITION, &transition, "tasks_pkey"),
             (queries::LIST_BY_OWNER, &list, "tasks_owner_created"),
@@ -407,7 +409,6 @@ mod tests {
                 &[Text, Time, Time, Int],
                 "tasks_lease_until",
             ),
-            (queries::CHANGE_CHANNEL, &[], "pg_class_oid_index"),
         ];
         let mut conn = store.pool().acquire().await.unwrap();
         sqlx::query("SET enable_seqscan = off")
