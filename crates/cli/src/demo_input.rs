@@ -130,7 +130,7 @@ fn summarize_with_model() -> Result<Tool> {
             let text = args.get("text").and_then(Value::as_str).unwrap_or("").to_string();
             Box::pin(async move {
                 let params = json!({
-                    "messages": [{ "role": "user", "content": { "type": "text", "text": format!("Summarize in one sentence:\\n\\n{text}") } }],
+                    "messages": [{ "role": "user", "content": { "type": "text", "text": format!("Summarize in one sentence:\n\n{text}") } }],
                     "systemPrompt": "You write one-sentence summaries.",
                     "maxTokens": 200
                 });

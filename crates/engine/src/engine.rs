@@ -200,6 +200,8 @@ impl Engine {
             runner: Some(self.inner.runner_id.clone()),
             version: 0,
             input_requests: Default::default(),
+            lease_until: None,
+            lease_generation: 0,
         };
         self.inner.store.create(&record).await?;
         crate::audit::created(&record, config.audit_arguments);
@@ -330,6 +332,7 @@ impl Engine {
                 }),
                 now: now_ms(),
                 input_requests: Some(Default::default()),
+                expected_lease_generation: None,
             })
             .await
             .map_err(|e| match e {
@@ -487,6 +490,7 @@ impl Inner {
                 outcome: Some(outcome),
                 now: now_ms(),
                 input_requests: Some(Default::default()),
+                expected_lease_generation: None,
             })
             .await
         {
@@ -538,6 +542,7 @@ impl Inner {
                     outcome: None,
                     now: now_ms(),
                     input_requests: None,
+                    expected_lease_generation: None,
                 })
                 .await;
             match result {

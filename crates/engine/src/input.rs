@@ -207,6 +207,7 @@ impl Inner {
                 outcome: None,
                 now: now_ms(),
                 input_requests: Some(requests),
+                expected_lease_generation: None,
             };
             match self.apply(change).await {
                 Ok(_) => return Ok(()),
@@ -249,6 +250,7 @@ impl Inner {
                 outcome: None,
                 now: now_ms(),
                 input_requests: Some(requests),
+                expected_lease_generation: None,
             };
             match self.apply(change).await {
                 Ok(_) => break,
@@ -282,6 +284,7 @@ impl Inner {
             }),
             now: now_ms(),
             input_requests: Some(Default::default()),
+            expected_lease_generation: None,
         };
         if self.apply(change).await.is_ok() {
             self.stop_work(id);

@@ -15,6 +15,15 @@ pub enum StoreError {
         /// The record as it is now.
         current: Box<TaskRecord>,
     },
+    /// The caller does not hold the task's lease: a renewal or fenced transition
+    /// named a generation (or runner) that is no longer current because another runner
+    /// claimed the task since, or a claim found a live lease held by someone else.
+    /// A runner that sees this must stop acting on the task. Carries the record as it is.
+    #[error("the task's lease is held by another runner (now generation {} of {:?})", .current.lease_generation, .current.runner)]
+    LeaseConflict {
+        /// The record as it is now.
+        current: Box<TaskRecord>,
+    },
     /// An id that already exists was created again.
     #[error("a task with this id already exists")]
     Duplicate,

@@ -7,24 +7,42 @@
 //! |---|---|
 //! | [`memory`] | in-process maps; the reference backend, always built, lost on exit |
 //! | `sqlite` (feature `sqlite`, default) | one SQLite file via sqlx: the embedded default |
+//! | `postgres` (feature `postgres`) | PostgreSQL via sqlx: several replicas share one database |
 //! | `suite` (feature `test-suite`) | the parity cases every backend must pass |
 //!
 //! Records hold JSON blobs (request params, result) but the store knows nothing of
 //! JSON-RPC. Every status change is one atomic compare-and-set ([`TaskStore::transition`]),
 //! so a cancel racing a completion has exactly one winner on any backend.
+//!
+//! For several processes sharing one database the trait also carries **leases** (a
+//! running task is held by one runner until an expiry, with a generation that fences
+//! stale writers: [`TaskStore::claim_lease`], [`TaskStore::renew_lease`],
+//! [`TaskStore::claim_expired_leases`], [`TransitionParams::expected_lease_generation`])
+//! and a **change feed** ([`TaskStore::subscribe_changes`], [`change`]). Their default
+//! implementations describe a single process, where the process itself is every lease
+//! and there is nobody else to hear from.
 
+pub mod change;
 pub mod error;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+mod explain;
 pub mod memory;
+#[cfg(feature = "postgres")]
+pub mod postgres;
 pub mod record;
 #[cfg(feature = "sqlite")]
 pub mod sqlite;
 #[cfg(feature = "test-suite")]
 pub mod suite;
 
+pub use change::{Change, ChangeFeed};
 pub use error::StoreError;
 pub use memory::MemoryStore;
+#[cfg(feature = "postgres")]
+pub use postgres::PgStore;
 pub use record::{
-    InputRequest, InputRequests, ListPage, ListParams, Outcome, TaskRecord, TransitionParams,
+    ClaimExpiredParams, ClaimLeaseParams, InputRequest, InputRequests, ListPage, ListParams,
+    Outcome, RenewLeaseParams, TaskRecord, TransitionParams,
 };
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteStore;
@@ -67,8 +85,15 @@ pub trait TaskStore: Send + Sync + std::fmt::Debug {
     /// record) when the record is already terminal or its version differs from
     /// `expected_version` (when given). Returns the updated record, version bumped.
     ///
+    /// With `expected_lease_generation` the write is fenced: it applies only while the
+    /// lease generation is still that one, in the same atomic step, and otherwise fails
+    /// with [`StoreError::LeaseConflict`] (checked before the other conditions, since a
+    /// runner that lost its lease must stop whatever the status). Lease fields are
+    /// never changed by a transition.
+    ///
     /// # Errors
-    /// [`StoreError::NotFound`], [`StoreError::Conflict`], [`StoreError::Backend`].
+    /// [`StoreError::NotFound`], [`StoreError::Conflict`], [`StoreError::LeaseConflict`],
+    /// [`StoreError::Backend`].
     async fn transition(&self, params: &TransitionParams) -> Result<TaskRecord, StoreError>;
 
     /// Deletes up to `limit` records whose `expires_at <= now`, returning their ids.
@@ -86,6 +111,10 @@ pub trait TaskStore: Send + Sync + std::fmt::Debug {
     /// `failed` with `status_message` and `error`, returning how many. Called at start-up
     /// so that no task is left `working` after the process that ran it died.
     ///
+    /// Records under a live lease (`lease_until > now`) are skipped: another replica
+    /// is running them and will renew or lose that lease; once it expires they are
+    /// orphans like any other (or taken over by [`TaskStore::claim_expired_leases`]).
+    ///
     /// # Errors
     /// [`StoreError::Backend`] on I/O failure.
     async fn fail_orphaned(
@@ -96,14 +125,97 @@ pub trait TaskStore: Send + Sync + std::fmt::Debug {
         now: DateTime<Utc>,
     ) -> Result<u64, StoreError>;
 
-    /// Whether this backend pushes change notifications across processes (PostgreSQL
-    /// LISTEN/NOTIFY). When false the engine relies on its own in-process events.
+    /// Takes the lease of one non-terminal task for `runner` until `until`, if nobody
+    /// holds a live one (`lease_until` is unset or `<= now`). Sets `runner`, the expiry,
+    /// and bumps `lease_generation`; returns the record with the generation the caller
+    /// must present from now on. Of several runners claiming at once exactly one wins.
+    ///
+    /// Why: with several replicas, the replica that runs a task must be the only one;
+    /// the generation is the fencing token that turns a paused runner's late writes
+    /// into errors instead of overwrites.
+    ///
+    /// The default (single process): the process holds every lease, so this returns
+    /// the record unchanged.
+    ///
+    /// # Errors
+    /// [`StoreError::NotFound`] (absent or expired); [`StoreError::LeaseConflict`] when
+    /// another live lease holds it; [`StoreError::Conflict`] when it is terminal;
+    /// [`StoreError::Backend`].
+    async fn claim_lease(&self, params: &ClaimLeaseParams) -> Result<TaskRecord, StoreError> {
+        self.get(&params.id, params.now)
+            .await?
+            .ok_or(StoreError::NotFound)
+    }
+
+    /// Extends the lease `runner` holds at `generation` to `until` (a heartbeat),
+    /// atomically checking that nobody claimed the task since. Leaves `version` and
+    /// `last_updated_at` alone: a heartbeat is not a change a client sees.
+    ///
+    /// Why: a runner keeps its task only as long as it keeps proving it is alive; when
+    /// this fails, it must stop acting on the task.
+    ///
+    /// The default (single process): the process holds every lease forever, so this
+    /// returns the record unchanged.
+    ///
+    /// # Errors
+    /// [`StoreError::NotFound`]; [`StoreError::LeaseConflict`] when the generation or
+    /// runner differ (the lease was taken over); [`StoreError::Conflict`] when the task
+    /// is terminal; [`StoreError::Backend`].
+    async fn renew_lease(&self, params: &RenewLeaseParams) -> Result<TaskRecord, StoreError> {
+        self.get(&params.id, params.now)
+            .await?
+            .ok_or(StoreError::NotFound)
+    }
+
+    /// Takes over up to `limit` non-terminal, unexpired tasks whose lease expired
+    /// (`lease_until <= now`), oldest lease first: each gets `runner`, `until` and
+    /// `lease_generation + 1`, and is returned. Several replicas calling at once never
+    /// receive the same task (PostgreSQL skips rows another claimer has locked).
+    /// Tasks that never had a lease (`lease_until` unset) are not touched.
+    ///
+    /// Why: a replica that died leaves its tasks leased until the expiry; the
+    /// survivors rescue them (re-run or fail them through fenced transitions).
+    ///
+    /// The default (single process): no other process can hold a lease, so nothing
+    /// ever needs rescuing; orphans of a previous run are
+    /// [`fail_orphaned`](TaskStore::fail_orphaned)'s job.
+    ///
+    /// # Errors
+    /// [`StoreError::Backend`] on I/O failure.
+    async fn claim_expired_leases(
+        &self,
+        params: &ClaimExpiredParams,
+    ) -> Result<Vec<TaskRecord>, StoreError> {
+        let _ = params;
+        Ok(Vec::new())
+    }
+
+    /// Subscribes to the ids of tasks that change (see [`change`]): created, a status,
+    /// message or outcome written, or deleted. Returns `None` when the backend has no
+    /// feed; then [`supports_notify`](TaskStore::supports_notify) is false and callers
+    /// poll. Events start from the moment this returns.
+    ///
+    /// Why: with several replicas, the one holding a client's `tasks/result` open is
+    /// often not the one that finishes the task.
+    ///
+    /// # Errors
+    /// [`StoreError::Unavailable`] or [`StoreError::Backend`] when the listening
+    /// connection cannot be set up.
+    async fn subscribe_changes(&self) -> Result<Option<ChangeFeed>, StoreError> {
+        Ok(None)
+    }
+
+    /// Whether [`subscribe_changes`](TaskStore::subscribe_changes) yields a feed that
+    /// sees every write, whichever process made it (PostgreSQL LISTEN/NOTIFY, or the
+    /// in-memory store, which only one process can write). When false the engine relies
+    /// on its own in-process events and on polling.
     fn supports_notify(&self) -> bool {
         false
     }
 }
 
-/// Opens a store from a URL: `memory:` or `sqlite://path` (`sqlite::memory:` too).
+/// Opens a store from a URL: `memory:`, `sqlite://path` (`sqlite::memory:` too), or
+/// with the `postgres` feature `postgres://...` / `postgresql://...`.
 ///
 /// # Errors
 /// [`StoreError::InvalidUrl`] for an unknown scheme; backend errors when opening fails.
@@ -115,7 +227,16 @@ pub async fn open(url: &str) -> Result<Arc<dyn TaskStore>, StoreError> {
     if url.starts_with("sqlite:") {
         return Ok(Arc::new(SqliteStore::open(url).await?));
     }
+    #[cfg(feature = "postgres")]
+    if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+        return Ok(Arc::new(PgStore::open(url).await?));
+    }
+    let postgres = if cfg!(feature = "postgres") {
+        ", 'postgres://USER@HOST/DATABASE'"
+    } else {
+        ""
+    };
     Err(StoreError::InvalidUrl(format!(
-        "'{url}' is not a supported database URL: use 'memory:' or 'sqlite://PATH' (for example sqlite://./mcp-tasks.db)"
+        "'{url}' is not a supported database URL: use 'memory:', 'sqlite://PATH' (for example sqlite://./mcp-tasks.db){postgres}"
     )))
 }

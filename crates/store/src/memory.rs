@@ -7,10 +7,18 @@
 //! - an expiry index `(expires_at, id)` makes [`TaskStore::delete_expired`] O(expired);
 //! - per-owner and per-(owner, session) indexes `(created_at, id)` make
 //!   [`TaskStore::list`] O(page) (plus any expired records it skips);
-//! - the set of non-terminal ids makes [`TaskStore::fail_orphaned`] O(running).
+//! - the set of non-terminal ids makes [`TaskStore::fail_orphaned`] and
+//!   [`TaskStore::claim_expired_leases`] O(running).
+//!
+//! Only this process can write the maps, so its change feed (an in-process broadcast)
+//! sees every write and [`TaskStore::supports_notify`] is true.
 
+use crate::change::{Change, ChangeFeed, ChangeHub};
 use crate::error::StoreError;
-use crate::record::{ListPage, ListParams, Outcome, TaskRecord, TransitionParams};
+use crate::record::{
+    ClaimExpiredParams, ClaimLeaseParams, ListPage, ListParams, Outcome, RenewLeaseParams,
+    TaskRecord, TransitionParams,
+};
 use crate::TaskStore;
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
@@ -31,6 +39,8 @@ type CreatedKey = (DateTime<Utc>, TaskId);
 #[derive(Debug, Default)]
 pub struct MemoryStore {
     inner: Mutex<Inner>,
+    /// Where writes are announced, after the lock is released.
+    changes: ChangeHub,
 }
 
 /// Everything behind the lock: the records and the indexes derived from them.
@@ -60,11 +70,37 @@ impl MemoryStore {
     fn lock(&self) -> MutexGuard<'_, Inner> {
         self.inner.lock().unwrap_or_else(PoisonError::into_inner)
     }
+
+    /// Announces changed tasks (called without the lock held).
+    fn announce<'a>(&self, ids: impl IntoIterator<Item = &'a TaskId>) {
+        for id in ids {
+            self.changes.publish(Change::Task(id.clone()));
+        }
+    }
 }
 
 /// Whether a record is expired at `now` (and so must look absent).
 fn is_expired(record: &TaskRecord, now: DateTime<Utc>) -> bool {
     record.expires_at.is_some_and(|at| at <= now)
+}
+
+/// Whether a record's lease is held by someone at `now`.
+fn lease_is_live(record: &TaskRecord, now: DateTime<Utc>) -> bool {
+    record.lease_until.is_some_and(|until| until > now)
+}
+
+/// The unchanged record as the reason a lease call failed.
+fn lease_conflict(record: &TaskRecord) -> StoreError {
+    StoreError::LeaseConflict {
+        current: Box::new(record.clone()),
+    }
+}
+
+/// The unchanged record as the reason a status change failed.
+fn conflict(record: &TaskRecord) -> StoreError {
+    StoreError::Conflict {
+        current: Box::new(record.clone()),
+    }
 }
 
 impl Inner {
@@ -114,6 +150,29 @@ impl Inner {
         Some(record)
     }
 
+    /// The visible (unexpired) record with this id.
+    fn visible(&self, id: &TaskId, now: DateTime<Utc>) -> Result<&TaskRecord, StoreError> {
+        self.records
+            .get(id)
+            .filter(|r| !is_expired(r, now))
+            .ok_or(StoreError::NotFound)
+    }
+
+    /// Gives the lease of a record to `runner` until `until` under the next generation.
+    /// Touches no index: leases are found by scanning the active set.
+    fn take_lease(
+        &mut self,
+        id: &TaskId,
+        runner: &str,
+        until: DateTime<Utc>,
+    ) -> Option<TaskRecord> {
+        let record = self.records.get_mut(id)?;
+        record.runner = Some(runner.to_string());
+        record.lease_until = Some(until);
+        record.lease_generation += 1;
+        Some(record.clone())
+    }
+
     /// Applies a change to a record already checked to be non-terminal. Only status,
     /// message, outcome, time and version change, so no ordering index moves; only the
     /// active set may.
@@ -137,6 +196,8 @@ impl TaskStore for MemoryStore {
             return Err(StoreError::Duplicate);
         }
         inner.insert(record.clone());
+        drop(inner);
+        self.announce([&record.id]);
         Ok(())
     }
 
@@ -178,20 +239,21 @@ impl TaskStore for MemoryStore {
 
     async fn transition(&self, params: &TransitionParams) -> Result<TaskRecord, StoreError> {
         let mut inner = self.lock();
-        let current = match inner.records.get(&params.id) {
-            Some(r) if !is_expired(r, params.now) => r,
-            _ => return Err(StoreError::NotFound),
-        };
+        let current = inner.visible(&params.id, params.now)?;
+        if params
+            .expected_lease_generation
+            .is_some_and(|generation| generation != current.lease_generation)
+        {
+            return Err(lease_conflict(current));
+        }
         let version_ok = match params.expected_version {
             Some(expected) => expected == current.version,
             None => true,
         };
         if !current.status.can_transition_to(params.status) || !version_ok {
-            return Err(StoreError::Conflict {
-                current: Box::new(current.clone()),
-            });
+            return Err(conflict(current));
         }
-        inner
+        let updated = inner
             .apply(&params.id, |r| {
                 r.status = params.status;
                 if let Some(message) = &params.status_message {
@@ -205,7 +267,10 @@ impl TaskStore for MemoryStore {
                 }
                 r.last_updated_at = params.now;
             })
-            .ok_or(StoreError::NotFound)
+            .ok_or(StoreError::NotFound)?;
+        drop(inner);
+        self.announce([&updated.id]);
+        Ok(updated)
     }
 
     async fn delete_expired(
@@ -224,6 +289,8 @@ impl TaskStore for MemoryStore {
         for id in &ids {
             inner.remove(id);
         }
+        drop(inner);
+        self.announce(&ids);
         Ok(ids)
     }
 
@@ -239,10 +306,9 @@ impl TaskStore for MemoryStore {
             .active
             .iter()
             .filter(|id| {
-                inner
-                    .records
-                    .get(*id)
-                    .is_some_and(|r| r.runner.as_deref() != Some(current_runner))
+                inner.records.get(*id).is_some_and(|r| {
+                    r.runner.as_deref() != Some(current_runner) && !lease_is_live(r, now)
+                })
             })
             .cloned()
             .collect();
@@ -255,6 +321,73 @@ impl TaskStore for MemoryStore {
                 r.last_updated_at = now;
             });
         }
+        drop(inner);
+        self.announce(&orphans);
         Ok(orphans.len() as u64)
+    }
+
+    async fn claim_lease(&self, params: &ClaimLeaseParams) -> Result<TaskRecord, StoreError> {
+        let mut inner = self.lock();
+        let current = inner.visible(&params.id, params.now)?;
+        if current.status.is_terminal() {
+            return Err(conflict(current));
+        }
+        if lease_is_live(current, params.now) {
+            return Err(lease_conflict(current));
+        }
+        inner
+            .take_lease(&params.id, &params.runner, params.until)
+            .ok_or(StoreError::NotFound)
+    }
+
+    async fn renew_lease(&self, params: &RenewLeaseParams) -> Result<TaskRecord, StoreError> {
+        let mut inner = self.lock();
+        let current = inner.visible(&params.id, params.now)?;
+        if current.lease_generation != params.generation
+            || current.runner.as_deref() != Some(params.runner.as_str())
+        {
+            return Err(lease_conflict(current));
+        }
+        if current.status.is_terminal() {
+            return Err(conflict(current));
+        }
+        let record = inner
+            .records
+            .get_mut(&params.id)
+            .ok_or(StoreError::NotFound)?;
+        record.lease_until = Some(params.until);
+        Ok(record.clone())
+    }
+
+    async fn claim_expired_leases(
+        &self,
+        params: &ClaimExpiredParams,
+    ) -> Result<Vec<TaskRecord>, StoreError> {
+        let mut inner = self.lock();
+        // Oldest lease first, like the SQL backends.
+        let mut expired: Vec<(DateTime<Utc>, TaskId)> = inner
+            .active
+            .iter()
+            .filter_map(|id| inner.records.get(id))
+            .filter(|r| !is_expired(r, params.now))
+            .filter_map(|r| match r.lease_until {
+                Some(until) if until <= params.now => Some((until, r.id.clone())),
+                _ => None,
+            })
+            .collect();
+        expired.sort();
+        Ok(expired
+            .into_iter()
+            .take(params.limit)
+            .filter_map(|(_, id)| inner.take_lease(&id, &params.runner, params.until))
+            .collect())
+    }
+
+    async fn subscribe_changes(&self) -> Result<Option<ChangeFeed>, StoreError> {
+        Ok(Some(self.changes.subscribe()))
+    }
+
+    fn supports_notify(&self) -> bool {
+        true
     }
 }

@@ -80,12 +80,21 @@ pub struct TaskRecord {
     /// The final result or error, once terminal.
     pub outcome: Option<Outcome>,
     /// Which running process executes the task (a per-boot id); used to find tasks
-    /// orphaned by a crash.
+    /// orphaned by a crash. With leases, the holder of the lease.
     pub runner: Option<String>,
-    /// Bumped on every change; compare-and-set key.
+    /// Bumped on every change a client can see (status, message, outcome); the
+    /// compare-and-set key of transitions. Lease calls leave it alone.
     pub version: u64,
     /// Questions the work waits on; non-empty exactly while `input_required`.
     pub input_requests: InputRequests,
+    /// Until when `runner` holds the task (its lease); `None` when the task is not
+    /// leased, as in a single process, where the process itself is the lease. A lease
+    /// with `lease_until <= now` has expired and may be claimed by another runner.
+    pub lease_until: Option<DateTime<Utc>>,
+    /// Bumped each time a runner claims the lease: the fencing token. A runner passes
+    /// the generation it was given to renewals and fenced transitions, which fail once
+    /// someone else has claimed the task since.
+    pub lease_generation: u64,
 }
 
 /// One atomic change applied by [`crate::TaskStore::transition`].
@@ -105,6 +114,53 @@ pub struct TransitionParams {
     pub input_requests: Option<InputRequests>,
     /// The time of the change (becomes `last_updated_at`).
     pub now: DateTime<Utc>,
+    /// If set, a fenced write: the change applies only while the record's
+    /// `lease_generation` is still this one, checked in the same atomic step, so a
+    /// runner whose lease was taken over cannot overwrite the new holder's work.
+    /// `None` applies whoever holds the lease (a client's cancel, single process).
+    pub expected_lease_generation: Option<u64>,
+}
+
+/// Claims the lease of one task; see [`crate::TaskStore::claim_lease`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClaimLeaseParams {
+    /// The task.
+    pub id: TaskId,
+    /// Who claims it (becomes the record's `runner`).
+    pub runner: String,
+    /// When the new lease expires unless renewed.
+    pub until: DateTime<Utc>,
+    /// The current time: a lease with `lease_until <= now` is free to claim, and an
+    /// expired record is absent.
+    pub now: DateTime<Utc>,
+}
+
+/// Extends a lease the caller holds; see [`crate::TaskStore::renew_lease`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct RenewLeaseParams {
+    /// The task.
+    pub id: TaskId,
+    /// The runner that holds the lease.
+    pub runner: String,
+    /// The generation the runner was given when it claimed the lease.
+    pub generation: u64,
+    /// The new expiry.
+    pub until: DateTime<Utc>,
+    /// The current time (an expired record is absent).
+    pub now: DateTime<Utc>,
+}
+
+/// Takes over tasks whose lease expired; see [`crate::TaskStore::claim_expired_leases`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClaimExpiredParams {
+    /// Who takes them over.
+    pub runner: String,
+    /// When the new leases expire unless renewed.
+    pub until: DateTime<Utc>,
+    /// Leases with `lease_until <= now` have expired.
+    pub now: DateTime<Utc>,
+    /// At most this many tasks per call, so one call stays short.
+    pub limit: usize,
 }
 
 /// What to list.

@@ -3,73 +3,28 @@
 
 #![allow(clippy::unwrap_used)]
 
-use async_trait::async_trait;
-use chrono::{DateTime, Utc};
 use mcp_tasks_protocol::{TaskId, TaskStatus};
-use mcp_tasks_store::suite::{at, base_time, ok_outcome, record, to_status};
+use mcp_tasks_store::suite::{at, base_time, ok_outcome, record, to_status, Guarded};
 use mcp_tasks_store::{
-    ListPage, ListParams, Outcome, SqliteStore, StoreError, TaskRecord, TaskStore, TransitionParams,
+    ListParams, SqliteStore, StoreError, TaskRecord, TaskStore, TransitionParams,
 };
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 use tempfile::TempDir;
 
 /// A store on a file in a temporary directory that lives exactly as long as the store.
-#[derive(Debug)]
-struct FileStore {
-    store: SqliteStore,
-    _dir: TempDir,
-}
-
-impl FileStore {
-    async fn new() -> Self {
-        let dir = tempfile::tempdir().unwrap();
-        let url = format!("sqlite://{}", dir.path().join("tasks.db").display());
-        Self {
-            store: SqliteStore::open(&url).await.unwrap(),
-            _dir: dir,
-        }
-    }
-}
-
-#[async_trait]
-impl TaskStore for FileStore {
-    async fn create(&self, record: &TaskRecord) -> Result<(), StoreError> {
-        self.store.create(record).await
-    }
-    async fn get(&self, id: &TaskId, now: DateTime<Utc>) -> Result<Option<TaskRecord>, StoreError> {
-        self.store.get(id, now).await
-    }
-    async fn list(&self, params: &ListParams) -> Result<ListPage, StoreError> {
-        self.store.list(params).await
-    }
-    async fn transition(&self, params: &TransitionParams) -> Result<TaskRecord, StoreError> {
-        self.store.transition(params).await
-    }
-    async fn delete_expired(
-        &self,
-        now: DateTime<Utc>,
-        limit: usize,
-    ) -> Result<Vec<TaskId>, StoreError> {
-        self.store.delete_expired(now, limit).await
-    }
-    async fn fail_orphaned(
-        &self,
-        current_runner: &str,
-        status_message: &str,
-        error: &Outcome,
-        now: DateTime<Utc>,
-    ) -> Result<u64, StoreError> {
-        self.store
-            .fail_orphaned(current_runner, status_message, error, now)
-            .await
-    }
+async fn file_store() -> (SqliteStore, Guarded<TempDir>) {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("tasks.db").display());
+    let store = SqliteStore::open(&url).await.unwrap();
+    (store.clone(), Guarded::new(Arc::new(store), dir))
 }
 
 mod file {
     use super::*;
 
     async fn fresh_store() -> Arc<dyn TaskStore> {
-        Arc::new(FileStore::new().await)
+        Arc::new(file_store().await.1)
     }
 
     mcp_tasks_store::store_suite!(fresh_store);
@@ -161,14 +116,14 @@ async fn open_by_url_creates_the_file() {
 
 #[tokio::test]
 async fn journal_is_wal_with_full_sync() {
-    let store = FileStore::new().await;
+    let (store, _guard) = file_store().await;
     let mode: String = sqlx::query_scalar("PRAGMA journal_mode")
-        .fetch_one(store.store.pool())
+        .fetch_one(store.pool())
         .await
         .unwrap();
     assert_eq!(mode, "wal");
     let sync: i64 = sqlx::query_scalar("PRAGMA synchronous")
-        .fetch_one(store.store.pool())
+        .fetch_one(store.pool())
         .await
         .unwrap();
     assert_eq!(sync, 2, "synchronous = FULL");
@@ -183,4 +138,81 @@ async fn opening_in_a_missing_directory_fails() {
     );
     let err = SqliteStore::open(&url).await.unwrap_err();
     assert!(matches!(err, StoreError::Backend(_)), "{err:?}");
+}
+
+/// Creates `total` records from `creators` concurrent callers on a fresh file store;
+/// returns creates per second, after checking every record is there.
+async fn creates_per_second(creators: usize, total: usize) -> f64 {
+    let (store, _guard) = file_store().await;
+    let per_creator = total / creators;
+    let started = Instant::now();
+    let handles: Vec<_> = (0..creators)
+        .map(|c| {
+            let store = store.clone();
+            tokio::spawn(async move {
+                let mut ids = Vec::new();
+                for i in 0..per_creator {
+                    let rec = record("alice", None, at((c * per_creator + i) as i64));
+                    store.create(&rec).await.unwrap();
+                    ids.push(rec.id);
+                }
+                ids
+            })
+        })
+        .collect();
+    let mut ids = Vec::new();
+    for handle in handles {
+        ids.extend(handle.await.unwrap());
+    }
+    let rate = ids.len() as f64 / started.elapsed().as_secs_f64();
+    assert_eq!(read_all(&store, &ids).await.len(), creators * per_creator);
+    rate
+}
+
+/// Group commit: concurrent creates share one transaction, hence one fsync, while each
+/// still returns only after its commit. Prints the rates (run with `--nocapture`); it
+/// asserts nothing about time, which depends on the disk.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn group_commit_rates_with_1_and_32_creators() {
+    const TOTAL: usize = 320;
+    let one = creates_per_second(1, TOTAL).await;
+    let many = creates_per_second(32, TOTAL).await;
+    println!(
+        "SQLite group commit, {TOTAL} durable creates: 1 creator {one:.0}/s, \
+         32 creators {many:.0}/s ({:.1}x)",
+        many / one
+    );
+}
+
+/// A create answered `Ok` is on disk: many concurrent creates, then the database is
+/// reopened (no orderly close) and every record is there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_creates_survive_reopen() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("batch.db").display());
+    let store = SqliteStore::open(&url).await.unwrap();
+    let handles: Vec<_> = (0..100)
+        .map(|i| {
+            let store = store.clone();
+            tokio::spawn(async move {
+                let mut rec = record("alice", Some("s"), at(i));
+                rec.ttl = Some(Duration::from_secs(3_600));
+                rec.expires_at = Some(at(i + 3_600_000));
+                store.create(&rec).await.unwrap();
+                rec
+            })
+        })
+        .collect();
+    let mut created = Vec::new();
+    for handle in handles {
+        created.push(handle.await.unwrap());
+    }
+    drop(store);
+    let reopened = SqliteStore::open(&url).await.unwrap();
+    for rec in &created {
+        assert_eq!(
+            reopened.get(&rec.id, at(10)).await.unwrap().as_ref(),
+            Some(rec)
+        );
+    }
 }

@@ -1,30 +1,41 @@
 //! The SQLite backend (feature `sqlite`, on by default): one database file through sqlx.
 //!
 //! The file is opened in WAL mode with `synchronous = FULL`, so a `create` returns only
-//! after its commit reached the disk, and readers never wait for the writer. Writers
-//! queue on SQLite's lock for up to [`BUSY_TIMEOUT`]; a lock held longer surfaces as
+//! after its commit reached the disk, and readers never wait for the writer. Concurrent
+//! creates share one commit ([`writer`] has the group commit). Other writers queue on
+//! SQLite's lock for up to [`BUSY_TIMEOUT`]; a lock held longer surfaces as
 //! [`StoreError::Unavailable`]. The schema is embedded and migrated on open.
 //!
 //! Times are stored as integer milliseconds (UTC), so sub-millisecond precision is
 //! dropped: callers pass millisecond-truncated timestamps, as the engine does.
+//!
+//! Leases work as on any backend (each claim is one `UPDATE` under SQLite's single
+//! write lock). There is no change feed: other processes may write the same file, and
+//! SQLite cannot tell this one, so [`TaskStore::supports_notify`] stays false.
 
 mod queries;
+mod row;
+pub mod writer;
 
 use crate::error::StoreError;
-use crate::record::{ListPage, ListParams, Outcome, TaskRecord, TransitionParams};
+use crate::explain;
+use crate::record::{
+    ClaimExpiredParams, ClaimLeaseParams, ListPage, ListParams, Outcome, RenewLeaseParams,
+    TaskRecord, TransitionParams,
+};
 use crate::TaskStore;
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
-use mcp_tasks_protocol::{TaskId, TaskStatus};
-use sqlx::error::ErrorKind;
+use mcp_tasks_protocol::TaskId;
+use row::{classify, counter_to_db, decode_error, row_to_record, to_json, to_ms};
 use sqlx::migrate::Migrator;
 use sqlx::sqlite::{
-    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteRow,
-    SqliteSynchronous,
+    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
 };
 use sqlx::Row;
 use std::str::FromStr;
 use std::time::Duration;
+use writer::Writer;
 
 /// How long a statement waits for another connection's write lock before giving up
 /// with [`StoreError::Unavailable`].
@@ -38,9 +49,13 @@ pub const MAX_CONNECTIONS: u32 = 8;
 static MIGRATOR: Migrator = sqlx::migrate!("src/sqlite/migrations");
 
 /// A [`TaskStore`] in one SQLite database: the embedded, durable default.
+///
+/// Open it inside the tokio runtime that will use it: its group-commit writer runs as
+/// a task on that runtime.
 #[derive(Debug, Clone)]
 pub struct SqliteStore {
     pool: SqlitePool,
+    writer: Writer,
 }
 
 impl SqliteStore {
@@ -94,7 +109,8 @@ impl SqliteStore {
             .run(&pool)
             .await
             .map_err(|e| StoreError::Backend(Box::new(e)))?;
-        Ok(Self { pool })
+        let writer = Writer::spawn(pool.clone());
+        Ok(Self { pool, writer })
     }
 
     /// The connection pool, for tests and diagnostics. Writing through it bypasses the
@@ -107,27 +123,7 @@ impl SqliteStore {
 #[async_trait]
 impl TaskStore for SqliteStore {
     async fn create(&self, record: &TaskRecord) -> Result<(), StoreError> {
-        sqlx::query(queries::CREATE)
-            .bind(record.id.as_str())
-            .bind(&record.owner)
-            .bind(record.session.as_deref())
-            .bind(record.status.as_str())
-            .bind(record.status_message.as_deref())
-            .bind(to_ms(record.created_at))
-            .bind(to_ms(record.last_updated_at))
-            .bind(record.ttl.map(duration_to_ms).transpose()?)
-            .bind(record.expires_at.map(to_ms))
-            .bind(record.poll_interval.map(duration_to_ms).transpose()?)
-            .bind(&record.method)
-            .bind(to_json(&record.request)?)
-            .bind(record.outcome.as_ref().map(to_json).transpose()?)
-            .bind(record.runner.as_deref())
-            .bind(version_to_db(record.version)?)
-            .bind(to_json(&record.input_requests)?)
-            .execute(&self.pool)
-            .await
-            .map_err(classify)?;
-        Ok(())
+        self.writer.create(record).await
     }
 
     async fn get(&self, id: &TaskId, now: DateTime<Utc>) -> Result<Option<TaskRecord>, StoreError> {
@@ -174,7 +170,14 @@ impl TaskStore for SqliteStore {
     }
 
     async fn transition(&self, params: &TransitionParams) -> Result<TaskRecord, StoreError> {
-        let expected = params.expected_version.map(version_to_db).transpose()?;
+        let expected = params
+            .expected_version
+            .map(|v| counter_to_db("version", v))
+            .transpose()?;
+        let fence = params
+            .expected_lease_generation
+            .map(|g| counter_to_db("lease generation", g))
+            .transpose()?;
         let updated = sqlx::query(queries::TRANSITION)
             .bind(params.id.as_str())
             .bind(params.status.as_str())
@@ -183,6 +186,7 @@ impl TaskStore for SqliteStore {
             .bind(params.outcome.as_ref().map(to_json).transpose()?)
             .bind(to_ms(params.now))
             .bind(expected)
+            .bind(fence)
             .bind(params.input_requests.as_ref().map(to_json).transpose()?)
             .fetch_optional(&self.pool)
             .await
@@ -191,12 +195,8 @@ impl TaskStore for SqliteStore {
             return row_to_record(&row);
         }
         // Nothing changed: say why, from the record as it is now.
-        match self.get(&params.id, params.now).await? {
-            None => Err(StoreError::NotFound),
-            Some(current) => Err(StoreError::Conflict {
-                current: Box::new(current),
-            }),
-        }
+        let current = self.get(&params.id, params.now).await?;
+        Err(explain::transition_failed(current, params))
     }
 
     async fn delete_expired(
@@ -236,110 +236,59 @@ impl TaskStore for SqliteStore {
             .map_err(classify)?;
         Ok(done.rows_affected())
     }
-}
 
-/// Sorts a sqlx error into what a caller can act on: lock contention and pool
-/// exhaustion are retryable, a unique violation is a duplicate id.
-fn classify(err: sqlx::Error) -> StoreError {
-    /// Primary result codes (the low byte of an extended code).
-    const SQLITE_BUSY: i32 = 5;
-    const SQLITE_LOCKED: i32 = 6;
-    match &err {
-        sqlx::Error::Database(db) => {
-            if db.kind() == ErrorKind::UniqueViolation {
-                return StoreError::Duplicate;
-            }
-            let primary = db
-                .code()
-                .and_then(|code| code.parse::<i32>().ok())
-                .map(|code| code & 0xff);
-            if matches!(primary, Some(SQLITE_BUSY | SQLITE_LOCKED)) {
-                return StoreError::Unavailable(db.message().to_string());
-            }
-            StoreError::Backend(Box::new(err))
+    async fn claim_lease(&self, params: &ClaimLeaseParams) -> Result<TaskRecord, StoreError> {
+        let claimed = sqlx::query(queries::CLAIM_LEASE)
+            .bind(params.id.as_str())
+            .bind(&params.runner)
+            .bind(to_ms(params.until))
+            .bind(to_ms(params.now))
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(classify)?;
+        match claimed {
+            Some(row) => row_to_record(&row),
+            None => Err(explain::claim_failed(
+                self.get(&params.id, params.now).await?,
+            )),
         }
-        sqlx::Error::PoolTimedOut => StoreError::Unavailable(err.to_string()),
-        _ => StoreError::Backend(Box::new(err)),
     }
-}
 
-fn decode_error(err: sqlx::Error) -> StoreError {
-    StoreError::Backend(Box::new(err))
-}
+    async fn renew_lease(&self, params: &RenewLeaseParams) -> Result<TaskRecord, StoreError> {
+        let renewed = sqlx::query(queries::RENEW_LEASE)
+            .bind(params.id.as_str())
+            .bind(&params.runner)
+            .bind(counter_to_db("lease generation", params.generation)?)
+            .bind(to_ms(params.until))
+            .bind(to_ms(params.now))
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(classify)?;
+        match renewed {
+            Some(row) => row_to_record(&row),
+            None => Err(explain::renew_failed(
+                self.get(&params.id, params.now).await?,
+                params,
+            )),
+        }
+    }
 
-/// A stored value that does not decode into a record field.
-fn corrupt(what: &str, value: impl std::fmt::Display) -> StoreError {
-    StoreError::Backend(format!("stored {what} is invalid: {value}").into())
-}
-
-fn to_ms(at: DateTime<Utc>) -> i64 {
-    at.timestamp_millis()
-}
-
-fn from_ms(what: &str, ms: i64) -> Result<DateTime<Utc>, StoreError> {
-    DateTime::from_timestamp_millis(ms).ok_or_else(|| corrupt(what, ms))
-}
-
-fn duration_to_ms(d: Duration) -> Result<i64, StoreError> {
-    i64::try_from(d.as_millis())
-        .map_err(|_| StoreError::Backend(format!("duration {d:?} is too long to store").into()))
-}
-
-fn duration_from_ms(what: &str, ms: i64) -> Result<Duration, StoreError> {
-    u64::try_from(ms)
-        .map(Duration::from_millis)
-        .map_err(|_| corrupt(what, ms))
-}
-
-fn version_to_db(version: u64) -> Result<i64, StoreError> {
-    i64::try_from(version)
-        .map_err(|_| StoreError::Backend(format!("version {version} is too large to store").into()))
-}
-
-fn to_json<T: serde::Serialize>(value: &T) -> Result<String, StoreError> {
-    serde_json::to_string(value).map_err(|e| StoreError::Backend(Box::new(e)))
-}
-
-fn from_json<T: serde::de::DeserializeOwned>(what: &str, text: &str) -> Result<T, StoreError> {
-    serde_json::from_str(text).map_err(|e| corrupt(what, e))
-}
-
-/// Reads one full row (the columns of `queries::columns!`) back into a record.
-fn row_to_record(row: &SqliteRow) -> Result<TaskRecord, StoreError> {
-    let status: String = row.try_get("status").map_err(decode_error)?;
-    let ttl_ms: Option<i64> = row.try_get("ttl_ms").map_err(decode_error)?;
-    let expires_at: Option<i64> = row.try_get("expires_at").map_err(decode_error)?;
-    let poll_ms: Option<i64> = row.try_get("poll_interval_ms").map_err(decode_error)?;
-    let request: String = row.try_get("request").map_err(decode_error)?;
-    let outcome: Option<String> = row.try_get("outcome").map_err(decode_error)?;
-    let version: i64 = row.try_get("version").map_err(decode_error)?;
-    let input_requests: String = row.try_get("input_requests").map_err(decode_error)?;
-    Ok(TaskRecord {
-        id: TaskId::from_string(row.try_get::<String, _>("id").map_err(decode_error)?),
-        owner: row.try_get("owner").map_err(decode_error)?,
-        session: row.try_get("session").map_err(decode_error)?,
-        status: TaskStatus::from_str(&status).map_err(|e| corrupt("status", e))?,
-        status_message: row.try_get("status_message").map_err(decode_error)?,
-        created_at: from_ms(
-            "created_at",
-            row.try_get("created_at").map_err(decode_error)?,
-        )?,
-        last_updated_at: from_ms(
-            "last_updated_at",
-            row.try_get("last_updated_at").map_err(decode_error)?,
-        )?,
-        ttl: ttl_ms.map(|ms| duration_from_ms("ttl", ms)).transpose()?,
-        expires_at: expires_at.map(|ms| from_ms("expires_at", ms)).transpose()?,
-        poll_interval: poll_ms
-            .map(|ms| duration_from_ms("poll_interval", ms))
-            .transpose()?,
-        method: row.try_get("method").map_err(decode_error)?,
-        request: from_json("request", &request)?,
-        outcome: outcome.map(|o| from_json("outcome", &o)).transpose()?,
-        runner: row.try_get("runner").map_err(decode_error)?,
-        version: u64::try_from(version).map_err(|_| corrupt("version", version))?,
-        input_requests: from_json("input_requests", &input_requests)?,
-    })
+    async fn claim_expired_leases(
+        &self,
+        params: &ClaimExpiredParams,
+    ) -> Result<Vec<TaskRecord>, StoreError> {
+        sqlx::query(queries::CLAIM_EXPIRED)
+            .bind(&params.runner)
+            .bind(to_ms(params.until))
+            .bind(to_ms(params.now))
+            .bind(i64::try_from(params.limit).unwrap_or(i64::MAX))
+            .fetch_all(&self.pool)
+            .await
+            .map_err(classify)?
+            .iter()
+            .map(row_to_record)
+            .collect()
+    }
 }
 
 #[cfg(test)]
@@ -381,6 +330,9 @@ mod tests {
             ),
             (queries::DELETE_EXPIRED, "USING INDEX tasks_expires_at"),
             (queries::FAIL_ORPHANED, "USING INDEX tasks_active"),
+            (queries::CLAIM_LEASE, "USING INDEX sqlite_autoindex_tasks_1"),
+            (queries::RENEW_LEASE, "USING INDEX sqlite_autoindex_tasks_1"),
+            (queries::CLAIM_EXPIRED, "USING INDEX tasks_lease_until"),
         ];
         for (sql, wanted) in cases {
             let explain = format!("EXPLAIN QUERY PLAN {sql}");

@@ -134,3 +134,46 @@ pub async fn expired_records_are_invisible_and_deleted_in_batches(store: Arc<dyn
     // A deleted id may be created again.
     store.create(&soon[0]).await.unwrap();
 }
+
+/// Several sweepers run `delete_expired` at once in small batches until nothing is
+/// left (replicas sharing a database do): every expired record is deleted and reported
+/// exactly once, and nothing else is touched.
+pub async fn concurrent_sweeps_delete_each_record_once(store: Arc<dyn TaskStore>) {
+    let expired: Vec<TaskRecord> = (0..60).map(|i| expiring(i, Some(1_000))).collect();
+    let kept: Vec<TaskRecord> = (0..10)
+        .map(|i| expiring(100 + i, if i % 2 == 0 { None } else { Some(9_000) }))
+        .collect();
+    for rec in expired.iter().chain(&kept) {
+        store.create(rec).await.unwrap();
+    }
+
+    let sweepers: Vec<_> = (0..4)
+        .map(|_| {
+            let store = Arc::clone(&store);
+            tokio::spawn(async move {
+                let mut mine = Vec::new();
+                loop {
+                    let batch = store.delete_expired(at(5_000), 7).await.unwrap();
+                    assert!(batch.len() <= 7, "{batch:?}");
+                    if batch.is_empty() {
+                        return mine;
+                    }
+                    mine.extend(batch);
+                }
+            })
+        })
+        .collect();
+    let mut reported = Vec::new();
+    for sweeper in sweepers {
+        reported.extend(sweeper.await.unwrap());
+    }
+    let unique: HashSet<TaskId> = reported.iter().cloned().collect();
+    assert_eq!(unique.len(), reported.len(), "an id was reported twice");
+    assert_eq!(unique, expired.iter().map(|r| r.id.clone()).collect());
+    for rec in &kept {
+        assert_eq!(
+            store.get(&rec.id, at(5_000)).await.unwrap().as_ref(),
+            Some(rec)
+        );
+    }
+}

@@ -12,24 +12,43 @@
 //! mcp_tasks_store::store_suite!(make);
 //! ```
 //!
+//! `$make` may also return `Option<Arc<dyn TaskStore>>`: `None` skips the case (a
+//! backend whose server is not configured; it prints why). [`Guarded`] keeps a test's
+//! resources (a temporary directory, a schema to drop) alive exactly as long as the store.
+//!
 //! Times are millisecond-truncated (see [`base_time`]) because SQL backends keep
 //! milliseconds; callers of a store are expected to do the same.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod changes;
 mod expiry;
+mod guarded;
 mod input;
+mod lease;
 mod list;
 mod orphans;
+#[cfg(feature = "postgres")]
+pub mod postgres;
 mod records;
 mod transition;
 
-pub use expiry::expired_records_are_invisible_and_deleted_in_batches;
+pub use changes::change_feed_reports_visible_changes;
+pub use expiry::{
+    concurrent_sweeps_delete_each_record_once, expired_records_are_invisible_and_deleted_in_batches,
+};
+pub use guarded::{Guarded, SuiteStore};
 pub use input::{fail_orphaned_clears_input_requests, input_requests_are_stored_replaced_and_kept};
+pub use lease::{
+    claim_lease_race_has_one_winner, expired_leases_are_claimed_once,
+    fenced_transition_with_stale_generation_is_lease_conflict,
+    renew_with_stale_generation_is_lease_conflict,
+};
 pub use list::list_filters_by_owner_and_session_and_pages_by_keyset;
-pub use orphans::fail_orphaned_fails_only_other_runners;
+pub use orphans::{fail_orphaned_fails_only_other_runners, fail_orphaned_spares_live_leases};
 pub use records::{
-    create_duplicate_id_is_duplicate, create_then_get_round_trips, get_unknown_is_none,
+    concurrent_creates_of_one_id_have_one_winner, create_duplicate_id_is_duplicate,
+    create_then_get_round_trips, get_unknown_is_none,
 };
 pub use transition::{
     cancel_vs_complete_race_has_one_winner, compare_and_set_race_has_one_winner,
@@ -45,7 +64,8 @@ use serde_json::json;
 use std::time::Duration;
 
 /// Expands to one `#[tokio::test]` per suite case, each calling `$make().await` for a
-/// fresh `Arc<dyn TaskStore>`. `$make` is an async fn or a closure returning a future.
+/// fresh `Arc<dyn TaskStore>` (or an `Option` of one, `None` skipping the case).
+/// `$make` is an async fn or a closure returning a future.
 /// The calling crate needs `tokio` (with `macros` and `rt-multi-thread`) as a
 /// dependency. Invoke it once per module (the test names would clash otherwise).
 #[macro_export]
@@ -54,6 +74,7 @@ macro_rules! store_suite {
         $crate::store_suite!(@cases $make;
             create_then_get_round_trips,
             create_duplicate_id_is_duplicate,
+            concurrent_creates_of_one_id_have_one_winner,
             get_unknown_is_none,
             transition_to_terminal_records_outcome_and_bumps_version,
             unknown_id_transition_is_not_found,
@@ -66,15 +87,23 @@ macro_rules! store_suite {
             compare_and_set_race_has_one_winner,
             list_filters_by_owner_and_session_and_pages_by_keyset,
             expired_records_are_invisible_and_deleted_in_batches,
+            concurrent_sweeps_delete_each_record_once,
             fail_orphaned_fails_only_other_runners,
+            fail_orphaned_spares_live_leases,
+            claim_lease_race_has_one_winner,
+            renew_with_stale_generation_is_lease_conflict,
+            fenced_transition_with_stale_generation_is_lease_conflict,
+            expired_leases_are_claimed_once,
+            change_feed_reports_visible_changes,
         );
     };
     (@cases $make:expr; $($case:ident),* $(,)?) => {
         $(
             #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
             async fn $case() {
-                let store: ::std::sync::Arc<dyn $crate::TaskStore> = ($make)().await;
-                $crate::suite::$case(store).await;
+                if let Some(store) = $crate::suite::SuiteStore::into_store(($make)().await) {
+                    $crate::suite::$case(store).await;
+                }
             }
         )*
     };
@@ -116,6 +145,8 @@ pub fn record(owner: &str, session: Option<&str>, created_at: DateTime<Utc>) -> 
         runner: Some("current".to_string()),
         version: 1,
         input_requests: Default::default(),
+        lease_until: None,
+        lease_generation: 0,
     }
 }
 
@@ -129,6 +160,7 @@ pub fn to_status(id: &TaskId, status: TaskStatus, now: DateTime<Utc>) -> Transit
         outcome: None,
         now,
         input_requests: None,
+        expected_lease_generation: None,
     }
 }
 

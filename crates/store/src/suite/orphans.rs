@@ -87,3 +87,43 @@ pub async fn fail_orphaned_fails_only_other_runners(store: Arc<dyn TaskStore>) {
         0
     );
 }
+
+/// Records of another runner under a live lease (`lease_until > now`) are running
+/// elsewhere and are spared; those whose lease expired (`lease_until <= now`) are
+/// orphans like unleased ones.
+pub async fn fail_orphaned_spares_live_leases(store: Arc<dyn TaskStore>) {
+    let leased = |i: i64, until: Option<i64>| TaskRecord {
+        runner: Some("elsewhere".to_string()),
+        lease_until: until.map(at),
+        lease_generation: u64::from(until.is_some()),
+        ..record("alice", None, at(i))
+    };
+    let live = leased(0, Some(101));
+    let orphans = [leased(1, Some(100)), leased(2, Some(50)), leased(3, None)];
+    for rec in std::iter::once(&live).chain(&orphans) {
+        store.create(rec).await.unwrap();
+    }
+    let error = Outcome::Error {
+        code: -32603,
+        message: "lost".to_string(),
+        data: None,
+    };
+    let failed = store
+        .fail_orphaned("current", "runner lost", &error, at(100))
+        .await
+        .unwrap();
+    assert_eq!(failed, orphans.len() as u64);
+    assert_eq!(
+        store.get(&live.id, at(100)).await.unwrap().as_ref(),
+        Some(&live)
+    );
+    for rec in &orphans {
+        let got = store.get(&rec.id, at(100)).await.unwrap().unwrap();
+        assert_eq!(got.status, TaskStatus::Failed, "{rec:?}");
+        assert_eq!(
+            (got.runner, got.lease_until, got.lease_generation),
+            (rec.runner.clone(), rec.lease_until, rec.lease_generation),
+            "failing an orphan leaves its lease fields"
+        );
+    }
+}

@@ -27,6 +27,8 @@ pub async fn create_then_get_round_trips(store: Arc<dyn TaskStore>) {
     });
     full.runner = Some("runner-a".to_string());
     full.version = 7;
+    full.lease_until = Some(at(90_000));
+    full.lease_generation = 3;
 
     let mut minimal = record("bob", None, at(1));
     minimal.poll_interval = None;
@@ -66,5 +68,49 @@ pub async fn get_unknown_is_none(store: Arc<dyn TaskStore>) {
         TaskId::from_string("'; DROP"),
     ] {
         assert_eq!(store.get(&id, at(1)).await.unwrap(), None);
+    }
+}
+
+/// Many ids, each created by three callers at once: exactly one create per id
+/// succeeds, the others are `Duplicate`, and the stored record is the winner's (group
+/// commit must keep this when duplicates share a batch).
+pub async fn concurrent_creates_of_one_id_have_one_winner(store: Arc<dyn TaskStore>) {
+    let mut attempts = Vec::new();
+    for i in 0..40 {
+        let first = record("alice", None, at(i));
+        let rivals: Vec<_> = ["bob", "carol", "dave"]
+            .iter()
+            .map(|owner| {
+                let mut rec = record(owner, Some("s"), at(i));
+                rec.id = first.id.clone();
+                rec
+            })
+            .collect();
+        let handles: Vec<_> = rivals
+            .into_iter()
+            .map(|rec| {
+                let store = Arc::clone(&store);
+                tokio::spawn(async move {
+                    let result = store.create(&rec).await;
+                    (rec, result)
+                })
+            })
+            .collect();
+        attempts.push((first.id, handles));
+    }
+    for (id, handles) in attempts {
+        let mut winners = Vec::new();
+        for handle in handles {
+            match handle.await.unwrap() {
+                (rec, Ok(())) => winners.push(rec),
+                (_, Err(StoreError::Duplicate)) => {}
+                (_, Err(other)) => panic!("{id}: {other:?}"),
+            }
+        }
+        assert_eq!(winners.len(), 1, "{id}: {winners:?}");
+        assert_eq!(
+            store.get(&id, at(1_000)).await.unwrap().as_ref(),
+            Some(&winners[0])
+        );
     }
 }

@@ -1,0 +1,76 @@
+//! The change feed: a push of "this task changed" from the store, so that a waiter (a
+//! held `tasks/result`, a status notification, another replica's `tasks/get`) wakes at
+//! once instead of at its next poll.
+//!
+//! The store stays the source of truth. An event carries only an id; the subscriber
+//! re-reads the record. A lost event costs latency, never correctness, and whenever
+//! events may have been lost the feed says so with [`Change::Missed`].
+
+use mcp_tasks_protocol::TaskId;
+use tokio::sync::broadcast;
+
+/// How many events a subscriber may fall behind before older ones are dropped and it
+/// receives [`Change::Missed`] instead.
+pub const CHANGE_FEED_CAPACITY: usize = 1024;
+
+/// One event of a [`ChangeFeed`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Change {
+    /// This task was created, changed what a client sees (status, status message,
+    /// outcome) or was deleted. Lease renewals and takeovers are not reported: no client
+    /// can see them.
+    Task(TaskId),
+    /// Events may have been lost (the database connection was re-established, or this
+    /// subscriber fell more than [`CHANGE_FEED_CAPACITY`] events behind): re-read
+    /// everything you are waiting on.
+    Missed,
+}
+
+/// A subscription to a store's changes, from [`crate::TaskStore::subscribe_changes`].
+/// Each subscriber receives every event from the moment it subscribed.
+#[derive(Debug)]
+pub struct ChangeFeed {
+    rx: broadcast::Receiver<Change>,
+}
+
+impl ChangeFeed {
+    /// Waits for the next event. `None` once the store is gone (all its handles
+    /// dropped), after which no more events come.
+    pub async fn recv(&mut self) -> Option<Change> {
+        match self.rx.recv().await {
+            Ok(change) => Some(change),
+            Err(broadcast::error::RecvError::Lagged(_)) => Some(Change::Missed),
+            Err(broadcast::error::RecvError::Closed) => None,
+        }
+    }
+}
+
+/// The sending side shared by a backend: one broadcast channel that every
+/// [`ChangeFeed`] subscribes to.
+#[derive(Debug, Clone)]
+pub(crate) struct ChangeHub {
+    tx: broadcast::Sender<Change>,
+}
+
+impl Default for ChangeHub {
+    fn default() -> Self {
+        Self {
+            tx: broadcast::channel(CHANGE_FEED_CAPACITY).0,
+        }
+    }
+}
+
+impl ChangeHub {
+    /// A new feed that sees every event published from now on.
+    pub(crate) fn subscribe(&self) -> ChangeFeed {
+        ChangeFeed {
+            rx: self.tx.subscribe(),
+        }
+    }
+
+    /// Tells every current subscriber; nobody listening is not an error.
+    pub(crate) fn publish(&self, change: Change) {
+        let _ = self.tx.send(change);
+    }
+}

@@ -1,0 +1,457 @@
+//! The PostgreSQL backend (feature `postgres`): several replicas share one database.
+//!
+//! Every change is one statement (`queries.rs` says why that is atomic under READ
+//! COMMITTED), so two replicas racing on a task have exactly one winner, as two
+//! tasks of one process do on the other backends. Batch work (expiry, orphans, lease
+//! takeover) picks rows with `FOR UPDATE SKIP LOCKED`, so replicas share it without
+//! waiting on each other and never process the same row twice.
+//!
+//! The schema is embedded and migrated on open; sqlx holds a PostgreSQL advisory lock
+//! while migrating, so replicas that start together apply each migration once. The
+//! tables live in the connection's current schema: pick one with
+//! `?options=-c%20search_path%3Dmy_schema` in the URL (the tests give each case a fresh
+//! schema this way). Queries are prepared and LISTEN holds a session, so a pooler in
+//! front of the database must run in session mode.
+//!
+//! [`TaskStore::supports_notify`] is true: every write notifies the task id through
+//! LISTEN/NOTIFY, in the writing transaction (`listen`).
+
+mod listen;
+mod queries;
+mod row;
+
+pub use listen::RECONNECT_DELAY;
+
+use crate::change::ChangeFeed;
+use crate::error::StoreError;
+use crate::explain;
+use crate::record::{
+    ClaimExpiredParams, ClaimLeaseParams, ListPage, ListParams, Outcome, RenewLeaseParams,
+    TaskRecord, TransitionParams,
+};
+use crate::TaskStore;
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use mcp_tasks_protocol::TaskId;
+use row::{classify, counter_to_db, decode_error, insert, row_to_record, to_json};
+use sqlx::migrate::{MigrateError, Migrator};
+use sqlx::postgres::{PgConnectOptions, PgConnection, PgPool, PgPoolOptions};
+use sqlx::{Connection, Row};
+use std::str::FromStr;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Connections in the pool [`PgStore::open`] creates (one more is opened for the change
+/// feed once someone subscribes). Mind PostgreSQL's `max_connections` (100 by default)
+/// across replicas; [`PgStore::from_pool`] takes a pool sized otherwise.
+pub const MAX_CONNECTIONS: u32 = 10;
+
+/// How long a call waits for a free pooled connection before failing with
+/// [`StoreError::Unavailable`].
+pub const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The schema, embedded at compile time from `src/postgres/migrations`.
+static MIGRATOR: Migrator = sqlx::migrate!("src/postgres/migrations");
+
+/// A [`TaskStore`] in a PostgreSQL database, shared by any number of replicas.
+/// Cloning is cheap and shares the pool and the change-feed connection.
+#[derive(Debug, Clone)]
+pub struct PgStore {
+    pool: PgPool,
+    listener: Arc<listen::Listener>,
+}
+
+impl PgStore {
+    /// Connects to `url` (`postgres://` or `postgresql://`, with any libpq-style
+    /// parameters sqlx understands) with a pool of [`MAX_CONNECTIONS`], and migrates.
+    ///
+    /// # Errors
+    /// [`StoreError::InvalidUrl`] when the URL is not a PostgreSQL URL or does not parse;
+    /// [`StoreError::Unavailable`] when the server cannot be reached;
+    /// [`StoreError::Backend`] when it refuses us or the schema cannot be migrated (for
+    /// example one from a newer version).
+    pub async fn open(url: &str) -> Result<Self, StoreError> {
+        let invalid = |why: &str| {
+            StoreError::InvalidUrl(format!(
+                "'{url}' is not a usable PostgreSQL URL ({why}): use postgres://USER:PASSWORD@HOST:PORT/DATABASE"
+            ))
+        };
+        if !(url.starts_with("postgres://") || url.starts_with("postgresql://")) {
+            return Err(invalid("it does not start with postgres://"));
+        }
+        let options = PgConnectOptions::from_str(url).map_err(|e| invalid(&e.to_string()))?;
+        // Connect once by hand first: a pool retries a failing connect until its acquire
+        // timeout and then reports only that it timed out, hiding "connection refused"
+        // or "password authentication failed" from the operator.
+        PgConnection::connect_with(&options)
+            .await
+            .map_err(classify)?
+            .close()
+            .await
+            .map_err(classify)?;
+        let pool = PgPoolOptions::new()
+            .max_connections(MAX_CONNECTIONS)
+            .acquire_timeout(ACQUIRE_TIMEOUT)
+            .connect_with(options)
+            .await
+            .map_err(classify)?;
+        Self::from_pool(pool).await
+    }
+
+    /// Uses a pool the caller configured (size, timeouts, connect options), and
+    /// migrates. The change feed opens one more connection with the pool's options.
+    ///
+    /// # Errors
+    /// As [`PgStore::open`], minus the URL checks.
+    pub async fn from_pool(pool: PgPool) -> Result<Self, StoreError> {
+        MIGRATOR.run(&pool).await.map_err(|err| match err {
+            MigrateError::Execute(e) => classify(e),
+            other => StoreError::Backend(Box::new(other)),
+        })?;
+        let channel: String = sqlx::query_scalar(queries::CHANGE_CHANNEL)
+            .fetch_one(&pool)
+            .await
+            .map_err(classify)?;
+        let listener = Arc::new(listen::Listener::new(&pool, channel));
+        Ok(Self { pool, listener })
+    }
+
+    /// The connection pool, for tests and diagnostics. Writing through it bypasses the
+    /// store's invariants.
+    pub fn pool(&self) -> &PgPool {
+        &self.pool
+    }
+}
+
+#[async_trait]
+impl TaskStore for PgStore {
+    async fn create(&self, record: &TaskRecord) -> Result<(), StoreError> {
+        insert(record)?
+            .execute(&self.pool)
+            .await
+            .map_err(classify)?;
+        Ok(())
+    }
+
+    async fn get(&self, id: &TaskId, now: DateTime<Utc>) -> Result<Option<TaskRecord>, StoreError> {
+        sqlx::query(queries::GET)
+            .bind(id.as_str())
+            .bind(now)
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(classify)?
+            .map(|row| row_to_record(&row))
+            .transpose()
+    }
+
+    async fn list(&self, params: &ListParams) -> Result<ListPage, StoreError> {
+        // With no cursor, start before every possible key.
+        let (after_at, after_id) = match &params.after {
+            Some((at, id)) => (Some(*at), id.as_str()),
+            None => (None, ""),
+        };
+        let fetch = i64::try_from(params.limit)
+            .unwrap_or(i64::MAX)
+            .saturating_add(1);
+        let sql = match params.session {
+            Some(_) => queries::LIST_BY_SESSION,
+            None => queries::LIST_BY_OWNER,
+        };
+        let mut query = sqlx::query(sql)
+            .bind(&params.owner)
+            .bind(params.now)
+            .bind(after_at)
+            .bind(after_id)
+            .bind(fetch);
+        if let Some(session) = &params.session {
+            query = query.bind(session);
+        }
+        let rows = query.fetch_all(&self.pool).await.map_err(classify)?;
+        let has_more = rows.len() > params.limit;
+        let records = rows
+            .iter()
+            .take(params.limit)
+            .map(row_to_record)
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(ListPage { records, has_more })
+    }
+
+    async fn transition(&self, params: &TransitionParams) -> Result<TaskRecord, StoreError> {
+        let expected = params
+            .expected_version
+            .map(|v| counter_to_db("version", v))
+            .transpose()?;
+        let fence = params
+            .expected_lease_generation
+            .map(|g| counter_to_db("lease generation", g))
+            .transpose()?;
+        let updated = sqlx::query(queries::TRANSITION)
+            .bind(params.id.as_str())
+            .bind(params.status.as_str())
+            .bind(params.status_message.is_some())
+            .bind(params.status_message.as_ref().and_then(|m| m.as_deref()))
+            .bind(params.outcome.as_ref().map(to_json).transpose()?)
+            .bind(params.now)
+            .bind(expected)
+            .bind(fence)
+            .bind(params.input_requests.as_ref().map(to_json).transpose()?)
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(classify)?;
+        if let Some(row) = updated {
+            return row_to_record(&row);
+        }
+        // Nothing changed: say why, from the record as it is now.
+        let current = self.get(&params.id, params.now).await?;
+        Err(explain::transition_failed(current, params))
+    }
+
+    async fn delete_expired(
+        &self,
+        now: DateTime<Utc>,
+        limit: usize,
+    ) -> Result<Vec<TaskId>, StoreError> {
+        let rows = sqlx::query(queries::DELETE_EXPIRED)
+            .bind(now)
+            .bind(i64::try_from(limit).unwrap_or(i64::MAX))
+            .fetch_all(&self.pool)
+            .await
+            .map_err(classify)?;
+        rows.iter()
+            .map(|row| {
+                row.try_get::<String, _>("id")
+                    .map(TaskId::from_string)
+                    .map_err(decode_error)
+            })
+            .collect()
+    }
+
+    async fn fail_orphaned(
+        &self,
+        current_runner: &str,
+        status_message: &str,
+        error: &Outcome,
+        now: DateTime<Utc>,
+    ) -> Result<u64, StoreError> {
+        let done = sqlx::query(queries::FAIL_ORPHANED)
+            .bind(current_runner)
+            .bind(status_message)
+            .bind(to_json(error)?)
+            .bind(now)
+            .execute(&self.pool)
+            .await
+            .map_err(classify)?;
+        Ok(done.rows_affected())
+    }
+
+    async fn claim_lease(&self, params: &ClaimLeaseParams) -> Result<TaskRecord, StoreError> {
+        let claimed = sqlx::query(queries::CLAIM_LEASE)
+            .bind(params.id.as_str())
+            .bind(&params.runner)
+            .bind(params.until)
+            .bind(params.now)
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(classify)?;
+        match claimed {
+            Some(row) => row_to_record(&row),
+            None => Err(explain::claim_failed(
+                self.get(&params.id, params.now).await?,
+            )),
+        }
+    }
+
+    async fn renew_lease(&self, params: &RenewLeaseParams) -> Result<TaskRecord, StoreError> {
+        let renewed = sqlx::query(queries::RENEW_LEASE)
+            .bind(params.id.as_str())
+            .bind(&params.runner)
+            .bind(counter_to_db("lease generation", params.generation)?)
+            .bind(params.until)
+            .bind(params.now)
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(classify)?;
+        match renewed {
+            Some(row) => row_to_record(&row),
+            None => Err(explain::renew_failed(
+                self.get(&params.id, params.now).await?,
+                params,
+            )),
+        }
+    }
+
+    async fn claim_expired_leases(
+        &self,
+        params: &ClaimExpiredParams,
+    ) -> Result<Vec<TaskRecord>, StoreError> {
+        sqlx::query(queries::CLAIM_EXPIRED)
+            .bind(&params.runner)
+            .bind(params.until)
+            .bind(params.now)
+            .bind(i64::try_from(params.limit).unwrap_or(i64::MAX))
+            .fetch_all(&self.pool)
+            .await
+            .map_err(classify)?
+            .iter()
+            .map(row_to_record)
+            .collect()
+    }
+
+    async fn subscribe_changes(&self) -> Result<Option<ChangeFeed>, StoreError> {
+        self.listener.subscribe().await.map(Some)
+    }
+
+    fn supports_notify(&self) -> bool {
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[tokio::test]
+    async fn urls_without_the_postgres_scheme_are_invalid() {
+        for url in ["sqlite://x", "postgres:", "memory:", "mysql://localhost/db"] {
+            assert!(
+                matches!(PgStore::open(url).await, Err(StoreError::InvalidUrl(_))),
+                "{url}"
+            );
+        }
+    }
+
+    #[test]
+    fn every_statement_numbers_its_parameters_without_gaps() {
+        for sql in [
+            queries::CREATE,
+            queries::GET,
+            queries::LIST_BY_OWNER,
+            queries::LIST_BY_SESSION,
+            queries::TRANSITION,
+            queries::DELETE_EXPIRED,
+            queries::FAIL_ORPHANED,
+            queries::CLAIM_LEASE,
+            queries::RENEW_LEASE,
+            queries::CLAIM_EXPIRED,
+        ] {
+            let used: std::collections::BTreeSet<usize> = sql
+                .split('$')
+                .skip(1)
+                .filter_map(|rest| {
+                    let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+                    digits.parse().ok()
+                })
+                .collect();
+            let expected: std::collections::BTreeSet<usize> = (1..=used.len()).collect();
+            assert_eq!(used, expected, "{sql}");
+        }
+    }
+
+    /// A value of the type a statement parameter takes, for EXPLAIN.
+    #[cfg(feature = "test-suite")]
+    #[derive(Clone, Copy)]
+    enum Param {
+        Text,
+        Time,
+        NoTime,
+        Int,
+        NoInt,
+        Bool,
+    }
+
+    /// With sequential scans priced out (an empty table would always be scanned),
+    /// every statement walks the index meant for it and sorts nothing; the keyset
+    /// position of a list is an index condition, so a deep page costs what the first
+    /// does.
+    #[cfg(feature = "test-suite")]
+    #[tokio::test]
+    async fn every_query_uses_its_index() {
+        use crate::suite::postgres::{test_url, TestSchema};
+        use Param::*;
+        let Some(server) = test_url() else {
+            return;
+        };
+        let schema = TestSchema::create(&server).await;
+        let store = PgStore::open(schema.url()).await.unwrap();
+        let transition = [Text, Text, Bool, Text, Text, Time, NoInt, NoInt, Text];
+        let list = [Text, Time, NoTime, Text, Int];
+        let list_after = [Text, Time, Time, Text, Int];
+        // CHANGE_CHANNEL is left out: a one-row catalog lookup at open, whose plan
+        // follows the catalog's statistics, not our indexes.
+        let cases: [(&str, &[Param], &str); 10] = [
+            (queries::GET, &[Text, Time], "tasks_pkey"),
+            (queries::TRANSITION, &transition, "tasks_pkey"),
+            (queries::LIST_BY_OWNER, &list, "tasks_owner_created"),
+            (queries::LIST_BY_OWNER, &list_after, "tasks_owner_created"),
+            (
+                queries::LIST_BY_SESSION,
+                &[Text, Time, NoTime, Text, Int, Text],
+                "tasks_owner_session_created",
+            ),
+            (queries::DELETE_EXPIRED, &[Time, Int], "tasks_expires_at"),
+            (
+                queries::FAIL_ORPHANED,
+                &[Text, Text, Text, Time],
+                "tasks_active",
+            ),
+            (
+                queries::CLAIM_LEASE,
+                &[Text, Text, Time, Time],
+                "tasks_pkey",
+            ),
+            (
+                queries::RENEW_LEASE,
+                &[Text, Text, Int, Time, Time],
+                "tasks_pkey",
+            ),
+            (
+                queries::CLAIM_EXPIRED,
+                &[Text, Time, Time, Int],
+                "tasks_lease_until",
+            ),
+        ];
+        let mut conn = store.pool().acquire().await.unwrap();
+        sqlx::query("SET enable_seqscan = off")
+            .execute(&mut *conn)
+            .await
+            .unwrap();
+        let now = crate::suite::base_time();
+        for (sql, params, index) in cases {
+            let explain = format!("EXPLAIN {sql}");
+            let mut query = sqlx::query(&explain);
+            for param in params {
+                query = match param {
+                    Text => query.bind("x"),
+                    Time => query.bind(now),
+                    NoTime => query.bind(None::<DateTime<Utc>>),
+                    Int => query.bind(10_i64),
+                    NoInt => query.bind(None::<i64>),
+                    Bool => query.bind(true),
+                };
+            }
+            let plan: Vec<String> = query
+                .fetch_all(&mut *conn)
+                .await
+                .unwrap_or_else(|e| panic!("{sql}: {e}"))
+                .iter()
+                .map(|row| row.get::<String, _>(0))
+                .collect();
+            let plan = plan.join("\n");
+            // "Index Scan using tasks_x" or "Bitmap Index Scan on tasks_x".
+            assert!(
+                plan.contains(&format!("using {index} ")) || plan.contains(&format!("on {index} ")),
+                "{sql}\n{plan}"
+            );
+            assert!(!plan.contains("Seq Scan"), "{sql}\n{plan}");
+            assert!(!plan.contains("Sort"), "{sql} sorts\n{plan}");
+            if sql.contains("(created_at, id) >") {
+                assert!(
+                    plan.lines()
+                        .any(|l| l.contains("Index Cond") && l.contains("ROW(created_at, id) >")),
+                    "{sql}: the keyset is not an index condition\n{plan}"
+                );
+            }
+        }
+    }
+}

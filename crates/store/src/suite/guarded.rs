@@ -1,0 +1,108 @@
+//! Test plumbing: what a `$make` of [`store_suite!`](crate::store_suite) may return,
+//! and a store that carries its test resources along.
+
+use crate::change::ChangeFeed;
+use crate::error::StoreError;
+use crate::record::{
+    ClaimExpiredParams, ClaimLeaseParams, ListPage, ListParams, Outcome, RenewLeaseParams,
+    TaskRecord, TransitionParams,
+};
+use crate::TaskStore;
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use mcp_tasks_protocol::TaskId;
+use std::sync::Arc;
+
+/// What a suite `$make` returns: a store, or `None` to skip the case.
+pub trait SuiteStore {
+    /// The store to run the case on, if any.
+    fn into_store(self) -> Option<Arc<dyn TaskStore>>;
+}
+
+impl SuiteStore for Arc<dyn TaskStore> {
+    fn into_store(self) -> Option<Arc<dyn TaskStore>> {
+        Some(self)
+    }
+}
+
+impl SuiteStore for Option<Arc<dyn TaskStore>> {
+    fn into_store(self) -> Option<Arc<dyn TaskStore>> {
+        self
+    }
+}
+
+/// A store that owns a guard (a temporary directory, a value whose `Drop` removes a
+/// test schema) and drops it right after the store, so the resource outlives every
+/// call. Every method forwards to the inner store.
+#[derive(Debug)]
+pub struct Guarded<G> {
+    store: Arc<dyn TaskStore>,
+    _guard: G,
+}
+
+impl<G> Guarded<G> {
+    /// `store`, keeping `guard` until it is dropped.
+    pub fn new(store: Arc<dyn TaskStore>, guard: G) -> Self {
+        Self {
+            store,
+            _guard: guard,
+        }
+    }
+
+    /// The inner store.
+    pub fn store(&self) -> &Arc<dyn TaskStore> {
+        &self.store
+    }
+}
+
+#[async_trait]
+impl<G: Send + Sync + std::fmt::Debug> TaskStore for Guarded<G> {
+    async fn create(&self, record: &TaskRecord) -> Result<(), StoreError> {
+        self.store.create(record).await
+    }
+    async fn get(&self, id: &TaskId, now: DateTime<Utc>) -> Result<Option<TaskRecord>, StoreError> {
+        self.store.get(id, now).await
+    }
+    async fn list(&self, params: &ListParams) -> Result<ListPage, StoreError> {
+        self.store.list(params).await
+    }
+    async fn transition(&self, params: &TransitionParams) -> Result<TaskRecord, StoreError> {
+        self.store.transition(params).await
+    }
+    async fn delete_expired(
+        &self,
+        now: DateTime<Utc>,
+        limit: usize,
+    ) -> Result<Vec<TaskId>, StoreError> {
+        self.store.delete_expired(now, limit).await
+    }
+    async fn fail_orphaned(
+        &self,
+        current_runner: &str,
+        status_message: &str,
+        error: &Outcome,
+        now: DateTime<Utc>,
+    ) -> Result<u64, StoreError> {
+        self.store
+            .fail_orphaned(current_runner, status_message, error, now)
+            .await
+    }
+    async fn claim_lease(&self, params: &ClaimLeaseParams) -> Result<TaskRecord, StoreError> {
+        self.store.claim_lease(params).await
+    }
+    async fn renew_lease(&self, params: &RenewLeaseParams) -> Result<TaskRecord, StoreError> {
+        self.store.renew_lease(params).await
+    }
+    async fn claim_expired_leases(
+        &self,
+        params: &ClaimExpiredParams,
+    ) -> Result<Vec<TaskRecord>, StoreError> {
+        self.store.claim_expired_leases(params).await
+    }
+    async fn subscribe_changes(&self) -> Result<Option<ChangeFeed>, StoreError> {
+        self.store.subscribe_changes().await
+    }
+    fn supports_notify(&self) -> bool {
+        self.store.supports_notify()
+    }
+}

@@ -1,0 +1,206 @@
+//! The parity suite on PostgreSQL, each case in a fresh schema of the server named by
+//! `MCP_TASKS_TEST_PG_URL` (skipped with a notice when it is unset, failing under CI),
+//! plus what only a database shared by several replicas promises.
+
+#![allow(clippy::unwrap_used)]
+
+use mcp_tasks_protocol::TaskId;
+use mcp_tasks_store::suite::postgres::{fresh_store, test_url, TestSchema};
+use mcp_tasks_store::suite::{at, record};
+use mcp_tasks_store::{
+    Change, ChangeFeed, ClaimExpiredParams, PgStore, StoreError, TaskRecord, TaskStore,
+};
+use std::collections::HashSet;
+use std::time::Duration;
+
+mcp_tasks_store::store_suite!(fresh_store);
+
+/// The next event of `feed`, failing after ten seconds.
+async fn next(feed: &mut ChangeFeed) -> Option<Change> {
+    tokio::time::timeout(Duration::from_secs(10), feed.recv())
+        .await
+        .unwrap()
+}
+
+/// `n` stores on one fresh schema, opened at the same time: replicas starting together.
+async fn replicas(n: usize) -> Option<(Vec<PgStore>, TestSchema)> {
+    let server = test_url()?;
+    let schema = TestSchema::create(&server).await;
+    let opening: Vec<_> = (0..n)
+        .map(|_| {
+            let url = schema.url().to_string();
+            tokio::spawn(async move { PgStore::open(&url).await })
+        })
+        .collect();
+    let mut stores = Vec::new();
+    for handle in opening {
+        stores.push(handle.await.unwrap().unwrap());
+    }
+    Some((stores, schema))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn replicas_starting_together_migrate_once() {
+    let Some((stores, schema)) = replicas(4).await else {
+        return;
+    };
+    let pool = stores[0].pool();
+    let applied: Vec<i64> =
+        sqlx::query_scalar("SELECT version FROM _sqlx_migrations ORDER BY version")
+            .fetch_all(pool)
+            .await
+            .unwrap();
+    assert_eq!(applied, [1, 2, 3]);
+    // Everything went to the schema named in the URL.
+    let current: String = sqlx::query_scalar("SELECT current_schema()")
+        .fetch_one(pool)
+        .await
+        .unwrap();
+    assert_eq!(current, schema.name());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_write_on_one_replica_wakes_a_subscriber_on_another() {
+    let Some((stores, _schema)) = replicas(2).await else {
+        return;
+    };
+    let mut feed = stores[0].subscribe_changes().await.unwrap().unwrap();
+    let rec = record("alice", None, at(0));
+    stores[1].create(&rec).await.unwrap();
+    let event = next(&mut feed).await;
+    assert_eq!(event, Some(Change::Task(rec.id.clone())));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn stores_in_other_schemas_do_not_hear_each_other() {
+    let (Some((a, _sa)), Some((b, _sb))) = (replicas(1).await, replicas(1).await) else {
+        return;
+    };
+    let mut feed = a[0].subscribe_changes().await.unwrap().unwrap();
+    b[0].create(&record("alice", None, at(0))).await.unwrap();
+    let mine = record("alice", None, at(1));
+    a[0].create(&mine).await.unwrap();
+    let event = next(&mut feed).await;
+    assert_eq!(event, Some(Change::Task(mine.id)));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn replicas_rescuing_expired_leases_split_them() {
+    let Some((stores, _schema)) = replicas(3).await else {
+        return;
+    };
+    let mut expired = HashSet::new();
+    for i in 0..90 {
+        let rec = TaskRecord {
+            runner: Some("dead".to_string()),
+            lease_until: Some(at(100)),
+            lease_generation: 1,
+            ..record("alice", None, at(i))
+        };
+        stores[0].create(&rec).await.unwrap();
+        expired.insert(rec.id);
+    }
+    let rescuers: Vec<_> = stores
+        .iter()
+        .enumerate()
+        .map(|(n, store)| {
+            let store = store.clone();
+            tokio::spawn(async move {
+                let params = ClaimExpiredParams {
+                    runner: format!("replica-{n}"),
+                    until: at(60_000),
+                    now: at(1_000),
+                    limit: 5,
+                };
+                let mut mine: Vec<TaskId> = Vec::new();
+                loop {
+                    let batch = store.claim_expired_leases(&params).await.unwrap();
+                    if batch.is_empty() {
+                        return mine;
+                    }
+                    mine.extend(batch.into_iter().map(|r| r.id));
+                }
+            })
+        })
+        .collect();
+    let mut claimed = Vec::new();
+    for rescuer in rescuers {
+        claimed.extend(rescuer.await.unwrap());
+    }
+    assert_eq!(claimed.len(), expired.len(), "a task was rescued twice");
+    assert_eq!(claimed.into_iter().collect::<HashSet<_>>(), expired);
+}
+
+#[tokio::test]
+async fn an_unreachable_server_is_unavailable() {
+    // Port 1 on loopback: nothing listens there, so the connection is refused at once,
+    // and the error says so (not merely that a pool timed out).
+    let err = PgStore::open("postgres://nobody@127.0.0.1:1/none")
+        .await
+        .unwrap_err();
+    assert!(matches!(err, StoreError::Unavailable(_)), "{err:?}");
+    assert!(err.to_string().contains("refused"), "{err}");
+}
+
+#[tokio::test]
+async fn open_by_url_accepts_both_schemes() {
+    let Some(server) = test_url() else {
+        return;
+    };
+    let schema = TestSchema::create(&server).await;
+    let rest = schema
+        .url()
+        .split_once("://")
+        .map(|(_, rest)| rest.to_string())
+        .unwrap();
+    for url in [format!("postgres://{rest}"), format!("postgresql://{rest}")] {
+        let store = mcp_tasks_store::open(&url).await.unwrap();
+        assert!(store.supports_notify());
+        let rec = record("alice", None, at(0));
+        store.create(&rec).await.unwrap();
+        assert_eq!(store.get(&rec.id, at(1)).await.unwrap(), Some(rec));
+    }
+}
+
+#[tokio::test]
+async fn a_missing_database_is_reported_by_name() {
+    let Some(server) = test_url() else {
+        return;
+    };
+    let (base, _query) = server.split_once('?').unwrap_or((&server, ""));
+    let (host, _database) = base.rsplit_once('/').unwrap();
+    let err = PgStore::open(&format!("{host}/mcp_tasks_no_such_db"))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, StoreError::Backend(_)), "{err:?}");
+    assert!(err.to_string().contains("mcp_tasks_no_such_db"), "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_lost_listening_connection_is_reported_and_replaced() {
+    let Some((stores, _schema)) = replicas(1).await else {
+        return;
+    };
+    let store = &stores[0];
+    let mut feed = store.subscribe_changes().await.unwrap().unwrap();
+
+    // The server drops the listening session, as a failover or restart would.
+    let channel: String = sqlx::query_scalar("SELECT 'mcp_tasks_' || md5(current_schema())")
+        .fetch_one(store.pool())
+        .await
+        .unwrap();
+    let killed: Vec<bool> = sqlx::query_scalar(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query = $1",
+    )
+    .bind(format!("LISTEN \"{channel}\""))
+    .fetch_all(store.pool())
+    .await
+    .unwrap();
+    assert_eq!(killed, [true]);
+
+    assert_eq!(next(&mut feed).await, Some(Change::Missed));
+    // Listening again: later changes arrive.
+    let rec = record("alice", None, at(0));
+    store.create(&rec).await.unwrap();
+    assert_eq!(next(&mut feed).await, Some(Change::Task(rec.id)));
+}
