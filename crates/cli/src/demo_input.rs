@@ -67,11 +67,8 @@ async fn run_confirm_delete(args: Map<String, Value>, ctx: TaskContext) -> Resul
     let text = if confirmed {
         format!("Deleted {filename} (demo: nothing was really deleted)")
     } else {
-        format!(
-            "Kept {filename}: deletion was not confirmed ({:?})",
-            answer.action
-        )
-        .to_lowercase()
+        let action = format!("{:?}", answer.action).to_lowercase();
+        format!("kept {filename}: deletion was not confirmed ({action})")
     };
     let mut result = ToolResult::text(text);
     result["structuredContent"] = json!({ "filename": filename, "deleted": confirmed });
