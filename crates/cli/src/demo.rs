@@ -20,7 +20,7 @@ pub fn register(registry: &mut ToolRegistry) -> Result<()> {
     Ok(())
 }
 
-fn slow_compute() -> Result<Tool> {
+pub(crate) fn slow_compute() -> Result<Tool> {
     let schema = json!({
         "type": "object",
         "properties": {
@@ -75,7 +75,7 @@ async fn run_slow_compute(args: Map<String, Value>, ctx: TaskContext) -> Result<
     Ok(result)
 }
 
-fn greet() -> Result<Tool> {
+pub(crate) fn greet() -> Result<Tool> {
     let schema = json!({
         "type": "object",
         "properties": { "name": { "type": "string", "minLength": 1 } },
@@ -98,7 +98,7 @@ fn greet() -> Result<Tool> {
     .task_support(TaskSupport::Forbidden))
 }
 
-fn failing_job() -> Result<Tool> {
+pub(crate) fn failing_job() -> Result<Tool> {
     let schema = json!({ "type": "object", "properties": {}, "additionalProperties": false });
     Ok(Tool::new(
         "failing_job",

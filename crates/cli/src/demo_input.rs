@@ -22,7 +22,7 @@ fn input_failed(tool: &str, e: &InputError) -> Value {
     ToolResult::error(format!("{tool}: {e}"))
 }
 
-fn confirm_delete() -> Result<Tool> {
+pub(crate) fn confirm_delete() -> Result<Tool> {
     let schema = json!({
         "type": "object",
         "properties": { "filename": { "type": "string", "minLength": 1 } },
@@ -75,7 +75,7 @@ async fn run_confirm_delete(args: Map<String, Value>, ctx: TaskContext) -> Resul
     Ok(result)
 }
 
-fn multi_input() -> Result<Tool> {
+pub(crate) fn multi_input() -> Result<Tool> {
     let schema = json!({ "type": "object", "properties": {} });
     Ok(Tool::new(
         "multi_input",

@@ -6,6 +6,7 @@ mod command_tool;
 mod config;
 mod demo;
 mod demo_input;
+mod fixtures;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;

@@ -38,6 +38,7 @@ pub struct TaskContext {
     progress: Option<ProgressSink>,
     client_capabilities: Arc<Value>,
     next_key: Arc<AtomicU64>,
+    answers: Arc<serde_json::Map<String, Value>>,
 }
 
 impl fmt::Debug for TaskContext {
@@ -63,6 +64,7 @@ impl TaskContext {
             progress,
             client_capabilities,
             next_key: Arc::new(AtomicU64::new(1)),
+            answers: Arc::default(),
         }
     }
 
@@ -75,7 +77,21 @@ impl TaskContext {
             progress,
             client_capabilities: Arc::new(Value::Null),
             next_key: Arc::new(AtomicU64::new(1)),
+            answers: Arc::default(),
         }
+    }
+
+    /// The same context with the answers to the questions asked before the work
+    /// started (a tool's preflight questions, answered by MRTR rounds or by input
+    /// requests of the task), by key.
+    pub fn with_answers(mut self, answers: serde_json::Map<String, Value>) -> Self {
+        self.answers = Arc::new(answers);
+        self
+    }
+
+    /// The answer to preflight question `key` (an `ElicitResult`), if it was answered.
+    pub fn answer(&self, key: &str) -> Option<&Value> {
+        self.answers.get(key)
     }
 
     /// The task this work runs as, or `None` for a synchronous call.

@@ -4,6 +4,11 @@
 //! it speaks it, otherwise with the newest it speaks (the client then decides whether to
 //! continue). Which version was agreed decides which task wire a session gets.
 
+/// The 2026-07-28 revision: stateless requests (`server/discover`, per-request `_meta`
+/// capabilities); tasks come from the `io.modelcontextprotocol/tasks` extension.
+pub const V2026_07_28: &str = "2026-07-28";
+/// Versions served on the stateless wire.
+pub const STATELESS: &[&str] = &[V2026_07_28];
 /// The 2025-11-25 revision: the first with (experimental) tasks.
 pub const V2025_11_25: &str = "2025-11-25";
 /// The 2025-06-18 revision: no tasks; tools are plain synchronous calls.

@@ -10,6 +10,7 @@
 //! | [`server`] | [`McpServer`]: shared state, session table, event routing to sessions |
 //! | [`session`] | [`Session`]: negotiated version, client capabilities, outbound stream, in-flight calls |
 //! | `dispatch` | one file per MCP method; unknown methods answer `-32601` |
+//! | [`modern`] | the 2026-07-28 stateless wire with the Tasks extension |
 //! | [`error_map`] | engine errors to JSON-RPC errors, in one place |
 //! | [`transport`] | stdio and Streamable HTTP (axum) |
 
@@ -18,11 +19,12 @@ mod client_task;
 mod dispatch;
 pub mod error_map;
 mod input;
+pub mod modern;
 pub mod registry;
 pub mod server;
 pub mod session;
 pub mod transport;
 
-pub use registry::{TaskSupport, Tool, ToolFuture, ToolRegistry, ToolResult};
+pub use registry::{Preflight, TaskSupport, Tool, ToolFuture, ToolRegistry, ToolResult};
 pub use server::{McpServer, ServerConfig};
 pub use session::Session;

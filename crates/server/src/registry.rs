@@ -73,6 +73,25 @@ pub enum RegistryError {
     Duplicate(String),
 }
 
+/// A question a tool needs answered before its work starts (MRTR on the extension
+/// wire; an input request of the task on 2025-11-25).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Preflight {
+    /// The key the answer is filed under (`ctx.answer(key)`).
+    pub key: String,
+    /// The question.
+    pub message: String,
+    /// The form's JSON Schema (flat object of primitive properties).
+    pub schema: Value,
+}
+
+impl Preflight {
+    /// The `elicitation/create` params of the question.
+    pub fn elicit_params(&self) -> Value {
+        json!({ "mode": "form", "message": self.message, "requestedSchema": self.schema })
+    }
+}
+
 /// One tool.
 #[derive(Clone)]
 pub struct Tool {
@@ -83,6 +102,7 @@ pub struct Tool {
     task_support: TaskSupport,
     validator: Arc<jsonschema::Validator>,
     handler: ToolHandler,
+    preflight: Vec<Preflight>,
 }
 
 impl fmt::Debug for Tool {
@@ -122,6 +142,7 @@ impl Tool {
             task_support: TaskSupport::Forbidden,
             validator: Arc::new(validator),
             handler: Arc::new(handler),
+            preflight: Vec::new(),
         })
     }
 
@@ -129,6 +150,27 @@ impl Tool {
     pub fn task_support(mut self, support: TaskSupport) -> Self {
         self.task_support = support;
         self
+    }
+
+    /// Adds a question the user must answer before the work starts; the handler reads
+    /// the answer with `ctx.answer(key)`.
+    pub fn ask_first(
+        mut self,
+        key: impl Into<String>,
+        message: impl Into<String>,
+        schema: Value,
+    ) -> Self {
+        self.preflight.push(Preflight {
+            key: key.into(),
+            message: message.into(),
+            schema,
+        });
+        self
+    }
+
+    /// The questions asked before the work starts.
+    pub fn preflight(&self) -> &[Preflight] {
+        &self.preflight
     }
 
     /// Sets a human-friendly title.

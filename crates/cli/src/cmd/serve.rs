@@ -48,6 +48,12 @@ pub struct ServeArgs {
     #[arg(long)]
     demo: bool,
 
+    /// Serve exactly the tools the official conformance suite's Tasks scenarios call
+    /// (greet, slow_compute, failing_job, protocol_error_job, confirm_delete,
+    /// multi_input, test_tool_with_task).
+    #[arg(long, conflicts_with = "demo")]
+    conformance_fixtures: bool,
+
     /// Retention of a task when the client asks for none. [default: 1h]
     #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
     default_ttl: Option<Duration>,
@@ -224,6 +230,9 @@ pub async fn run(args: ServeArgs) -> Result<()> {
     let mut tools = ToolRegistry::new();
     if args.demo {
         crate::demo::register(&mut tools)?;
+    }
+    if args.conformance_fixtures {
+        crate::fixtures::register(&mut tools)?;
     }
     for t in file.tools.clone() {
         let name = t.name.clone();

@@ -1,6 +1,7 @@
 //! Per-generation rendering of tasks. Only the files in this module know how a field is
 //! spelled on a given wire (`ttl` vs `ttlMs`), so the engine and store stay neutral.
 
+pub mod ext;
 pub mod v2025_11_25;
 
 use chrono::{DateTime, SecondsFormat, Utc};

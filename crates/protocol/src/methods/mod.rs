@@ -23,6 +23,10 @@ pub const TASKS_RESULT: &str = "tasks/result";
 pub const TASKS_LIST: &str = "tasks/list";
 /// `tasks/cancel`.
 pub const TASKS_CANCEL: &str = "tasks/cancel";
+/// `tasks/update` (extension): answers to a task's input requests.
+pub const TASKS_UPDATE: &str = "tasks/update";
+/// `server/discover` (2026-07-28): capabilities without a session.
+pub const SERVER_DISCOVER: &str = "server/discover";
 /// Client notification ending `initialize`.
 pub const NOTIF_INITIALIZED: &str = "notifications/initialized";
 /// Cancels an in-flight request (not a task: tasks use `tasks/cancel`).

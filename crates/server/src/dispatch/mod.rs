@@ -7,7 +7,7 @@ mod tasks_cancel;
 mod tasks_get;
 mod tasks_list;
 mod tasks_result;
-mod tools_call;
+pub(crate) mod tools_call;
 mod tools_list;
 
 use mcp_tasks_protocol::methods as m;
@@ -18,6 +18,8 @@ use tokio::sync::mpsc;
 
 use crate::server::McpServer;
 use crate::session::Session;
+
+pub(crate) use tools_call::to_outcome;
 
 /// The requests this server answers.
 enum Method {

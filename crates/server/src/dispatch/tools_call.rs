@@ -118,7 +118,9 @@ async fn start_task(
                 requested_ttl: ttl,
                 client_capabilities: session.client_capabilities(),
             },
-            move |ctx| Box::pin(async move { to_outcome(tool.call(args, ctx).await) }),
+            move |ctx| {
+                Box::pin(async move { to_outcome(run_with_preflight(tool, args, ctx).await) })
+            },
         )
         .await
         .map_err(to_rpc)?;
@@ -132,7 +134,30 @@ async fn start_task(
     ))
 }
 
-fn to_outcome(result: Result<Value, RpcError>) -> Outcome {
+/// Asks the tool's preflight questions as input requests of the task (2025-11-25 has
+/// no MRTR), then runs the tool with the answers.
+async fn run_with_preflight(
+    tool: Tool,
+    args: serde_json::Map<String, Value>,
+    ctx: TaskContext,
+) -> Result<Value, RpcError> {
+    let mut answers = serde_json::Map::new();
+    for q in tool.preflight() {
+        match ctx
+            .request_input("elicitation/create", q.elicit_params())
+            .await
+        {
+            Ok(a) => {
+                answers.insert(q.key.clone(), a);
+            }
+            Err(e) => return Ok(crate::ToolResult::error(format!("{}: {e}", tool.name()))),
+        }
+    }
+    let ctx = ctx.with_answers(answers);
+    tool.call(args, ctx).await
+}
+
+pub(crate) fn to_outcome(result: Result<Value, RpcError>) -> Outcome {
     match result {
         Ok(value) => Outcome::Result { value },
         Err(e) => Outcome::Error {

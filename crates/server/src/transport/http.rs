@@ -33,6 +33,7 @@ use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 
 use crate::auth::AuthMode;
+use crate::modern::{self, RoutingHeaders};
 use crate::server::McpServer;
 use crate::session::{Session, OUTBOUND_CAPACITY};
 
@@ -317,6 +318,39 @@ async fn handle_post(State(server): State<McpServer>, headers: HeaderMap, body: 
         Ok(m) => m,
         Err(rejected) => return json_response(StatusCode::BAD_REQUEST, &rejected.to_response()),
     };
+    // The 2026-07-28 stateless wire: no session, everything in the request.
+    let header_version = headers
+        .get(PROTOCOL_VERSION_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    let has_session = headers.contains_key(SESSION_HEADER);
+    match &message {
+        Incoming::Request { id, method, params }
+            if modern::is_stateless(header_version.as_deref(), method, params, has_session) =>
+        {
+            let header = |name: &str| {
+                headers
+                    .get(name)
+                    .and_then(|v| v.to_str().ok())
+                    .map(str::to_string)
+            };
+            let routing = RoutingHeaders {
+                method: header("mcp-method"),
+                name: header("mcp-name"),
+                protocol_version: header_version.clone(),
+            };
+            let (status, body) =
+                modern::handle(&server, subject, &routing, id, method, params.clone()).await;
+            let status = StatusCode::from_u16(status).unwrap_or(StatusCode::OK);
+            return json_response(status, &body);
+        }
+        Incoming::Notification { method, params }
+            if modern::is_stateless(header_version.as_deref(), method, params, has_session) =>
+        {
+            return StatusCode::ACCEPTED.into_response();
+        }
+        _ => {}
+    }
     let is_initialize =
         matches!(&message, Incoming::Request { method, .. } if method == INITIALIZE);
     let session = if is_initialize {

@@ -1,0 +1,186 @@
+//! The Tasks extension wire (`io.modelcontextprotocol/tasks`, SEP-2663) that ships beside
+//! the 2026-07-28 protocol.
+//!
+//! Differences from 2025-11-25 that live here: the task fields are flat in the
+//! `CreateTaskResult` (`resultType: "task"`), durations are `ttlMs` / `pollIntervalMs`,
+//! `tasks/get` returns a `DetailedTask` with the result, error or outstanding input
+//! requests inlined by status, and a tool error is a `completed` task whose result has
+//! `isError: true`. Every result carries `resultType`.
+
+use serde_json::{json, Map, Value};
+use std::time::Duration;
+
+use super::timestamp;
+use crate::task::TaskView;
+
+/// The extension's identifier, as declared in capabilities.
+pub const EXTENSION_ID: &str = "io.modelcontextprotocol/tasks";
+/// `resultType` of ordinary results.
+pub const RESULT_COMPLETE: &str = "complete";
+/// `resultType` of a `CreateTaskResult`.
+pub const RESULT_TASK: &str = "task";
+/// `resultType` of an MRTR round that needs input before the request can proceed.
+pub const RESULT_INPUT_REQUIRED: &str = "input_required";
+
+/// What `tasks/get` inlines besides the task fields.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Detail {
+    /// Nothing (working, cancelled).
+    None,
+    /// The outstanding input requests by key (input_required).
+    InputRequests(Map<String, Value>),
+    /// The request's result (completed, tool errors included).
+    Result(Value),
+    /// The request's JSON-RPC error (failed).
+    Error(Value),
+}
+
+/// The task fields on this wire. Absent optional fields are omitted, never `null`
+/// (except `ttlMs`, which is `null` for unlimited retention).
+pub fn task_fields(view: &TaskView) -> Map<String, Value> {
+    let mut m = Map::new();
+    m.insert("taskId".into(), json!(view.id.as_str()));
+    m.insert("status".into(), json!(view.status.as_str()));
+    if let Some(msg) = &view.status_message {
+        m.insert("statusMessage".into(), json!(msg));
+    }
+    m.insert("createdAt".into(), json!(timestamp(&view.created_at)));
+    m.insert(
+        "lastUpdatedAt".into(),
+        json!(timestamp(&view.last_updated_at)),
+    );
+    m.insert(
+        "ttlMs".into(),
+        match view.ttl {
+            Some(d) => json!(millis(d)),
+            None => Value::Null,
+        },
+    );
+    if let Some(p) = view.poll_interval.filter(|p| !p.is_zero()) {
+        m.insert("pollIntervalMs".into(), json!(millis(p)));
+    }
+    m
+}
+
+/// A flat `CreateTaskResult`.
+pub fn create_task_result(view: &TaskView) -> Value {
+    let mut m = task_fields(view);
+    m.insert("resultType".into(), json!(RESULT_TASK));
+    Value::Object(m)
+}
+
+/// The `DetailedTask` result of `tasks/get`.
+pub fn detailed_task(view: &TaskView, detail: Detail) -> Value {
+    let mut m = task_fields(view);
+    m.insert("resultType".into(), json!(RESULT_COMPLETE));
+    match detail {
+        Detail::None => {}
+        Detail::InputRequests(r) => {
+            m.insert("inputRequests".into(), Value::Object(r));
+        }
+        Detail::Result(r) => {
+            m.insert("result".into(), r);
+        }
+        Detail::Error(e) => {
+            m.insert("error".into(), e);
+        }
+    }
+    Value::Object(m)
+}
+
+/// The empty acknowledgement of `tasks/update` and `tasks/cancel`.
+pub fn ack() -> Value {
+    json!({ "resultType": RESULT_COMPLETE })
+}
+
+/// Adds `resultType: "complete"` to an ordinary result (kept if already set).
+pub fn complete(mut result: Value) -> Value {
+    if let Some(o) = result.as_object_mut() {
+        o.entry("resultType").or_insert(json!(RESULT_COMPLETE));
+    }
+    result
+}
+
+/// An MRTR `InputRequiredResult`: the request cannot proceed until the client answers
+/// `input_requests` and retries with `inputResponses`.
+pub fn input_required_result(input_requests: Map<String, Value>) -> Value {
+    json!({ "resultType": RESULT_INPUT_REQUIRED, "inputRequests": input_requests })
+}
+
+/// The `data` of a `-32021` error: the capability the client must declare.
+pub fn required_extension_data() -> Value {
+    json!({ "requiredCapabilities": { "extensions": { EXTENSION_ID: {} } } })
+}
+
+/// Whether client capabilities declare the extension.
+pub fn declares_extension(client_capabilities: &Value) -> bool {
+    client_capabilities
+        .get("extensions")
+        .and_then(|e| e.get(EXTENSION_ID))
+        .is_some_and(|v| !v.is_null())
+}
+
+fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::task::{TaskId, TaskStatus};
+
+    fn view() -> TaskView {
+        let t = chrono::DateTime::from_timestamp_millis(1_764_066_600_000).expect("valid");
+        TaskView {
+            id: TaskId::from_string("t1"),
+            status: TaskStatus::Working,
+            status_message: None,
+            created_at: t,
+            last_updated_at: t,
+            ttl: Some(Duration::from_secs(60)),
+            poll_interval: Some(Duration::from_millis(500)),
+            tool_error: false,
+        }
+    }
+
+    #[test]
+    fn create_result_is_flat_with_renamed_fields_and_nothing_else() {
+        let v = create_task_result(&view());
+        assert_eq!(v["resultType"], "task");
+        assert_eq!(v["ttlMs"], 60000);
+        assert_eq!(v["pollIntervalMs"], 500);
+        for absent in [
+            "task",
+            "ttl",
+            "pollInterval",
+            "result",
+            "error",
+            "inputRequests",
+            "requestState",
+            "statusMessage",
+        ] {
+            assert!(v.get(absent).is_none(), "{absent} must be absent");
+        }
+    }
+
+    #[test]
+    fn a_tool_error_is_completed_on_this_wire() {
+        let mut w = view();
+        w.status = TaskStatus::Completed;
+        w.tool_error = true;
+        let v = detailed_task(&w, Detail::Result(json!({"content": [], "isError": true})));
+        assert_eq!(v["status"], "completed");
+        assert_eq!(v["result"]["isError"], true);
+        assert_eq!(v["resultType"], "complete");
+    }
+
+    #[test]
+    fn extension_declaration_is_read_from_capabilities() {
+        assert!(declares_extension(
+            &json!({"extensions": {EXTENSION_ID: {}}})
+        ));
+        assert!(!declares_extension(&json!({"extensions": {}})));
+        assert!(!declares_extension(&json!({})));
+        assert_eq!(complete(json!({"content": []}))["resultType"], "complete");
+    }
+}

@@ -1,0 +1,166 @@
+//! The 2026-07-28 stateless wire with the Tasks extension (`io.modelcontextprotocol/tasks`).
+//!
+//! Every request stands alone: the protocol version, client info and client capabilities
+//! travel in its `_meta`, routing headers (`Mcp-Method`, `Mcp-Name`) must agree with the
+//! body (SEP-2243), and every result carries `resultType`. Tasks are server-directed: a
+//! task-capable tool becomes a task when the request declares the extension. Same engine,
+//! same store as the 2025-11-25 wire; only this codec and dispatch differ.
+
+mod headers;
+mod tasks;
+mod tools_call;
+
+pub use headers::RoutingHeaders;
+
+use mcp_tasks_engine::Caller;
+use mcp_tasks_protocol::codec::ext;
+use mcp_tasks_protocol::error_code::{HEADER_MISMATCH, MISSING_CAPABILITY};
+use mcp_tasks_protocol::jsonrpc::{self, RequestId, RpcError};
+use mcp_tasks_protocol::methods as m;
+use mcp_tasks_protocol::version;
+use serde_json::{json, Value};
+
+use crate::server::McpServer;
+
+/// `_meta` key of the protocol version of a stateless request.
+pub const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+/// `_meta` key of the client capabilities of a stateless request.
+pub const META_CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
+/// `_meta` key of the server info in `server/discover`.
+pub const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
+/// Unsupported protocol version on the stateless wire.
+pub const UNSUPPORTED_VERSION: i64 = -32022;
+
+/// Whether a request belongs on the stateless wire: it names a stateless protocol
+/// version in its header or its `_meta`, and is neither `initialize` nor part of a
+/// session.
+pub fn is_stateless(
+    header_version: Option<&str>,
+    method: &str,
+    params: &Value,
+    has_session: bool,
+) -> bool {
+    if method == m::INITIALIZE || has_session {
+        return false;
+    }
+    header_version.is_some_and(|v| version::STATELESS.contains(&v))
+        || params
+            .get("_meta")
+            .and_then(|m| m.get(META_PROTOCOL_VERSION))
+            .is_some()
+}
+
+/// The per-request context of a stateless call.
+pub(crate) struct Request<'a> {
+    pub(crate) server: &'a McpServer,
+    pub(crate) caller: Caller,
+    pub(crate) capabilities: Value,
+    pub(crate) extension: bool,
+}
+
+/// Handles one stateless request; returns the HTTP status and the JSON-RPC response.
+pub async fn handle(
+    server: &McpServer,
+    subject: Option<String>,
+    headers: &RoutingHeaders,
+    id: &RequestId,
+    method: &str,
+    params: Value,
+) -> (u16, Value) {
+    let result = dispatch(server, subject, headers, method, params).await;
+    match result {
+        Ok(v) => (200, jsonrpc::response(id, v)),
+        Err(e) => {
+            let status = match e.code {
+                HEADER_MISMATCH | MISSING_CAPABILITY | UNSUPPORTED_VERSION => 400,
+                _ => 200,
+            };
+            (status, jsonrpc::error_response(Some(id), &e))
+        }
+    }
+}
+
+async fn dispatch(
+    server: &McpServer,
+    subject: Option<String>,
+    headers: &RoutingHeaders,
+    method: &str,
+    params: Value,
+) -> Result<Value, RpcError> {
+    headers.check(method, &params)?;
+    let meta = params.get("_meta").cloned().unwrap_or(json!({}));
+    let capabilities = meta
+        .get(META_CLIENT_CAPABILITIES)
+        .cloned()
+        .unwrap_or(json!({}));
+    let extension = ext::declares_extension(&capabilities);
+    let caller = match subject {
+        Some(s) => Caller {
+            principal: s,
+            session: None,
+            authenticated: true,
+        },
+        None => Caller::anonymous("stateless", None),
+    };
+    let req = Request {
+        server,
+        caller,
+        capabilities,
+        extension,
+    };
+    match method {
+        m::SERVER_DISCOVER => Ok(discover(server)),
+        m::PING => Ok(ext::ack()),
+        m::TOOLS_LIST => {
+            let tools: Vec<Value> = server.inner.tools.iter().map(|t| t.definition()).collect();
+            Ok(json!({ "tools": tools, "resultType": ext::RESULT_COMPLETE }))
+        }
+        m::TOOLS_CALL => tools_call::handle(&req, &params).await,
+        m::TASKS_GET | m::TASKS_UPDATE | m::TASKS_CANCEL if !extension => Err(missing_extension(method)),
+        m::TASKS_GET => tasks::get(&req, &params).await,
+        m::TASKS_UPDATE => tasks::update(&req, &params).await,
+        m::TASKS_CANCEL => tasks::cancel(&req, &params).await,
+        m::TASKS_RESULT | m::TASKS_LIST => Err(RpcError::method_not_found(method).with_data(json!({
+            "reason": "removed by the Tasks extension: results are inlined in tasks/get, and tasks are not listed"
+        }))),
+        other => Err(RpcError::method_not_found(other)),
+    }
+}
+
+/// `-32021`: the request needs the Tasks extension, which its `_meta` did not declare.
+pub(crate) fn missing_extension(what: &str) -> RpcError {
+    RpcError::new(
+        MISSING_CAPABILITY,
+        format!(
+            "'{what}' needs the client to declare the '{}' extension in _meta clientCapabilities.extensions",
+            ext::EXTENSION_ID
+        ),
+    )
+    .with_data(ext::required_extension_data())
+}
+
+fn discover(server: &McpServer) -> Value {
+    let config = server.config();
+    json!({
+        "resultType": ext::RESULT_COMPLETE,
+        "supportedVersions": version::STATELESS,
+        "capabilities": { "tools": {}, "extensions": { ext::EXTENSION_ID: {} } },
+        "ttlMs": 0,
+        "cacheScope": "private",
+        "_meta": { META_SERVER_INFO: { "name": config.name, "version": config.version } },
+    })
+}
+
+/// Answers a protocol version this wire does not speak.
+pub(crate) fn unsupported_version(requested: &str) -> RpcError {
+    RpcError::new(
+        UNSUPPORTED_VERSION,
+        format!("protocol version '{requested}' is not supported on the stateless wire"),
+    )
+    .with_data(json!({ "requested": requested, "supported": version::STATELESS }))
+}
+
+/// A `-32020` header mismatch.
+pub(crate) fn header_mismatch(message: String) -> RpcError {
+    RpcError::new(HEADER_MISMATCH, message)
+}

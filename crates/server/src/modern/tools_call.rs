@@ -1,0 +1,95 @@
+//! `tools/call` on the stateless wire: MRTR rounds for a tool's preflight questions,
+//! then a task (when the tool allows one and the request declares the extension) or a
+//! synchronous call.
+
+use mcp_tasks_engine::{CreateParams, Engine, TaskContext};
+use mcp_tasks_protocol::codec::ext;
+use mcp_tasks_protocol::error_code::INTERNAL_ERROR;
+use mcp_tasks_protocol::methods::{parse_params, CallToolParams, TOOLS_CALL};
+use mcp_tasks_protocol::RpcError;
+use serde_json::{json, Map, Value};
+use tokio_util::sync::CancellationToken;
+
+use super::{missing_extension, Request};
+use crate::dispatch::to_outcome;
+use crate::error_map::to_rpc;
+use crate::registry::TaskSupport;
+
+pub(super) async fn handle(req: &Request<'_>, params: &Value) -> Result<Value, RpcError> {
+    let p: CallToolParams = parse_params(TOOLS_CALL, params)?;
+    let tool = req
+        .server
+        .inner
+        .tools
+        .get(&p.name)
+        .cloned()
+        .ok_or_else(|| {
+            RpcError::invalid_params(format!(
+                "unknown tool '{}': call tools/list to see the tools this server offers",
+                p.name
+            ))
+        })?;
+    if tool.support() == TaskSupport::Required && !req.extension {
+        return Err(missing_extension(&format!("tool '{}'", p.name)));
+    }
+    let args = p.arguments.unwrap_or_default();
+    tool.validate(&Value::Object(args.clone()))?;
+
+    // MRTR: the preflight questions must all be answered (in `inputResponses`) before
+    // anything runs; otherwise ask the ones still open and create nothing.
+    let responses = params.get("inputResponses").and_then(Value::as_object);
+    let mut answers = Map::new();
+    let mut missing = Map::new();
+    for q in tool.preflight() {
+        match responses.and_then(|r| r.get(&q.key)) {
+            Some(a) => {
+                answers.insert(q.key.clone(), a.clone());
+            }
+            None => {
+                missing.insert(
+                    q.key.clone(),
+                    json!({ "method": "elicitation/create", "params": q.elicit_params() }),
+                );
+            }
+        }
+    }
+    if !missing.is_empty() {
+        return Ok(ext::input_required_result(missing));
+    }
+
+    if req.extension && tool.support() != TaskSupport::Forbidden {
+        let record = req
+            .server
+            .engine()
+            .create(
+                CreateParams {
+                    caller: req.caller.clone(),
+                    method: TOOLS_CALL.to_string(),
+                    request: params.clone(),
+                    requested_ttl: None,
+                    client_capabilities: req.capabilities.clone(),
+                },
+                move |ctx| {
+                    Box::pin(
+                        async move { to_outcome(tool.call(args, ctx.with_answers(answers)).await) },
+                    )
+                },
+            )
+            .await
+            .map_err(to_rpc)?;
+        return Ok(ext::create_task_result(&Engine::view(&record)));
+    }
+
+    let ctx = TaskContext::detached(CancellationToken::new(), None).with_answers(answers);
+    let name = tool.name().to_string();
+    match tokio::spawn(tool.call(args, ctx)).await {
+        Ok(r) => r.map(ext::complete),
+        Err(_) => {
+            tracing::error!(tool = %name, "tool panicked");
+            Err(RpcError::new(
+                INTERNAL_ERROR,
+                format!("tool '{name}' crashed; see the server log"),
+            ))
+        }
+    }
+}
