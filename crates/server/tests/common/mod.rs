@@ -124,6 +124,30 @@ pub fn test_tools(flag: Arc<AtomicBool>) -> ToolRegistry {
     )
     .unwrap();
     r.register(
+        Tool::new(
+            "named",
+            "asks a name first, then greets",
+            empty.clone(),
+            |_a, ctx| {
+                Box::pin(async move {
+                    let name = ctx
+                        .answer("who")
+                        .and_then(|a| a["content"]["name"].as_str().map(String::from))
+                        .unwrap_or_default();
+                    Ok(ToolResult::text(format!("hi {name}")))
+                })
+            },
+        )
+        .unwrap()
+        .ask_first(
+            "who",
+            "Name?",
+            json!({"type": "object", "properties": {"name": {"type": "string"}}}),
+        )
+        .task_support(TaskSupport::Required),
+    )
+    .unwrap();
+    r.register(
         Tool::new("panics", "panics", empty, |_a, _c| {
             Box::pin(async {
                 if std::env::var_os("NEVER_SET_IN_TESTS_9f2c").is_none() {

@@ -1,0 +1,314 @@
+//! The 2026-07-28 stateless wire with the Tasks extension, beside the 2025-11-25 wire on
+//! the same endpoint.
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+
+mod common;
+
+use common::{start_server, Client};
+use serde_json::{json, Value};
+use std::time::Duration;
+
+const EXT: &str = "io.modelcontextprotocol/tasks";
+
+struct Stateless {
+    http: reqwest::Client,
+    url: String,
+    next_id: i64,
+}
+
+impl Stateless {
+    fn new(url: &str) -> Self {
+        Stateless {
+            http: reqwest::Client::new(),
+            url: url.to_string(),
+            next_id: 1,
+        }
+    }
+
+    /// Sends `method` with the standard headers; `ext` declares the extension.
+    async fn send(
+        &mut self,
+        method: &str,
+        mut params: Value,
+        ext: bool,
+        name_header: Option<&str>,
+    ) -> (u16, Value) {
+        let caps = if ext {
+            json!({"elicitation": {}, "extensions": {EXT: {}}})
+        } else {
+            json!({})
+        };
+        let meta = params.get("_meta").cloned().unwrap_or(json!({}));
+        let mut full_meta = json!({
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": caps,
+        });
+        for (k, v) in meta.as_object().cloned().unwrap_or_default() {
+            full_meta[k] = v;
+        }
+        params["_meta"] = full_meta;
+        let id = self.next_id;
+        self.next_id += 1;
+        let target = name_header.map(String::from).or_else(|| {
+            ["name", "taskId"]
+                .iter()
+                .find_map(|k| params.get(*k).and_then(Value::as_str).map(String::from))
+        });
+        let mut req = self
+            .http
+            .post(&self.url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2026-07-28")
+            .header("mcp-method", method);
+        if let Some(t) = target {
+            req = req.header("mcp-name", t);
+        }
+        let resp = req
+            .body(
+                json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string(),
+            )
+            .send()
+            .await
+            .unwrap();
+        let status = resp.status().as_u16();
+        let body: Value = resp.json().await.unwrap();
+        assert_eq!(body["id"], id, "every response echoes the id: {body}");
+        (status, body)
+    }
+
+    async fn result(&mut self, method: &str, params: Value) -> Value {
+        let (_, body) = self.send(method, params, true, None).await;
+        assert!(body.get("result").is_some(), "{method}: {body}");
+        body["result"].clone()
+    }
+
+    async fn wait(&mut self, task: &str, status: &str) -> Value {
+        for _ in 0..250 {
+            let t = self.result("tasks/get", json!({"taskId": task})).await;
+            if t["status"] == status {
+                return t;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        panic!("{task} never became {status}");
+    }
+}
+
+#[tokio::test]
+async fn discover_advertises_the_extension_not_the_legacy_capability() {
+    let s = start_server().await;
+    let mut c = Stateless::new(&s.url);
+    let r = c.result("server/discover", json!({})).await;
+    assert_eq!(r["resultType"], "complete");
+    assert_eq!(r["supportedVersions"], json!(["2026-07-28"]));
+    assert!(r["capabilities"]["extensions"][EXT].is_object());
+    assert!(r["capabilities"].get("tasks").is_none());
+}
+
+#[tokio::test]
+async fn server_directed_tasks_with_inlined_outcomes() {
+    let s = start_server().await;
+    let mut c = Stateless::new(&s.url);
+    let created = c
+        .result(
+            "tools/call",
+            json!({"name": "sleep", "arguments": {"ms": 50}}),
+        )
+        .await;
+    assert_eq!(created["resultType"], "task");
+    assert!(
+        created.get("task").is_none()
+            && created.get("ttl").is_none()
+            && created.get("result").is_none()
+    );
+    assert!(created["ttlMs"].is_u64());
+    let id = created["taskId"].as_str().unwrap().to_string();
+    let done = c.wait(&id, "completed").await;
+    assert_eq!(done["result"]["content"][0]["text"], "slept 50 ms");
+    assert!(done["result"]["_meta"]
+        .get("io.modelcontextprotocol/related-task")
+        .is_none());
+
+    let created = c
+        .result("tools/call", json!({"name": "tool_error", "arguments": {}}))
+        .await;
+    let t = c
+        .wait(created["taskId"].as_str().unwrap(), "completed")
+        .await;
+    assert_eq!(
+        t["result"]["isError"], true,
+        "a tool error is completed on this wire"
+    );
+
+    let created = c
+        .result(
+            "tools/call",
+            json!({"name": "protocol_error", "arguments": {}}),
+        )
+        .await;
+    let t = c.wait(created["taskId"].as_str().unwrap(), "failed").await;
+    assert_eq!(t["error"]["code"], -32603);
+    assert!(t.get("result").is_none());
+
+    // without the extension an optional tool runs synchronously
+    let (_, sync) = c
+        .send(
+            "tools/call",
+            json!({"name": "sleep", "arguments": {"ms": 1}, "task": {"ttl": 5}}),
+            false,
+            None,
+        )
+        .await;
+    assert_eq!(sync["result"]["resultType"], "complete");
+    assert!(sync["result"].get("taskId").is_none());
+}
+
+#[tokio::test]
+async fn undeclared_extension_and_removed_methods_get_their_codes() {
+    let s = start_server().await;
+    let mut c = Stateless::new(&s.url);
+    for method in ["tasks/get", "tasks/update", "tasks/cancel"] {
+        let (status, body) = c.send(method, json!({"taskId": "gate"}), false, None).await;
+        assert_eq!(
+            (status, body["error"]["code"].as_i64()),
+            (400, Some(-32021)),
+            "{method}"
+        );
+        assert!(body["error"]["data"]["requiredCapabilities"]["extensions"][EXT].is_object());
+    }
+    let (_, body) = c
+        .send(
+            "tools/call",
+            json!({"name": "tool_error", "arguments": {}}),
+            false,
+            None,
+        )
+        .await;
+    assert_eq!(
+        body["error"]["code"], -32021,
+        "task-required tool without the extension"
+    );
+    for method in ["tasks/result", "tasks/list"] {
+        let (_, body) = c
+            .send(method, json!({"taskId": "x"}), true, Some("x"))
+            .await;
+        assert_eq!(body["error"]["code"], -32601, "{method}");
+    }
+    let (_, body) = c
+        .send("tasks/get", json!({"taskId": "no-such-task"}), true, None)
+        .await;
+    assert_eq!(body["error"]["code"], -32602);
+}
+
+#[tokio::test]
+async fn routing_headers_must_match_the_body() {
+    let s = start_server().await;
+    let mut c = Stateless::new(&s.url);
+    let (status, body) = c
+        .send(
+            "tools/call",
+            json!({"name": "echo", "arguments": {}}),
+            true,
+            Some("other-tool"),
+        )
+        .await;
+    assert_eq!(
+        (status, body["error"]["code"].as_i64()),
+        (400, Some(-32020))
+    );
+    let (status, body) = c
+        .send("tasks/get", json!({"taskId": "abc"}), true, Some("def"))
+        .await;
+    assert_eq!(
+        (status, body["error"]["code"].as_i64()),
+        (400, Some(-32020))
+    );
+}
+
+#[tokio::test]
+async fn input_requests_are_inlined_and_answered_with_tasks_update() {
+    let s = start_server().await;
+    let mut c = Stateless::new(&s.url);
+    let created = c
+        .result("tools/call", json!({"name": "ask", "arguments": {}}))
+        .await;
+    let id = created["taskId"].as_str().unwrap().to_string();
+    let waiting = c.wait(&id, "input_required").await;
+    let requests = waiting["inputRequests"].as_object().unwrap();
+    assert_eq!(requests.len(), 1);
+    let (key, request) = requests.iter().next().unwrap();
+    assert_eq!(request["method"], "elicitation/create");
+    let ack = c
+        .result("tasks/update", json!({"taskId": id, "inputResponses": {"unknown": {"x": 1}, key.as_str(): {"action": "accept", "content": {"answer": "stateless"}}}}))
+        .await;
+    assert_eq!(ack, json!({"resultType": "complete"}));
+    let done = c.wait(&id, "completed").await;
+    assert_eq!(done["result"]["content"][0]["text"], "answer: stateless");
+    let ack = c.result("tasks/cancel", json!({"taskId": id})).await;
+    assert_eq!(
+        ack,
+        json!({"resultType": "complete"}),
+        "cancel of a finished task is an idempotent ack"
+    );
+}
+
+#[tokio::test]
+async fn mrtr_round_then_escalation_to_a_task() {
+    let s = start_server().await;
+    let mut c = Stateless::new(&s.url);
+    let round1 = c
+        .result("tools/call", json!({"name": "named", "arguments": {}}))
+        .await;
+    assert_eq!(round1["resultType"], "input_required");
+    assert!(round1.get("taskId").is_none());
+    assert_eq!(
+        round1["inputRequests"]["who"]["method"],
+        "elicitation/create"
+    );
+    let round2 = c
+        .result("tools/call", json!({"name": "named", "arguments": {}, "inputResponses": {"who": {"action": "accept", "content": {"name": "Alice"}}}}))
+        .await;
+    assert_eq!(round2["resultType"], "task");
+    assert!(round2.get("inputRequests").is_none() && round2.get("requestState").is_none());
+    let done = c
+        .wait(round2["taskId"].as_str().unwrap(), "completed")
+        .await;
+    assert_eq!(done["result"]["content"][0]["text"], "hi Alice");
+}
+
+#[tokio::test]
+async fn both_wires_share_one_endpoint_and_one_store() {
+    let s = start_server().await;
+    let mut modern = Stateless::new(&s.url);
+    let created = modern
+        .result(
+            "tools/call",
+            json!({"name": "sleep", "arguments": {"ms": 1}}),
+        )
+        .await;
+    let id = created["taskId"].as_str().unwrap().to_string();
+    modern.wait(&id, "completed").await;
+    // a 2025-11-25 session on the same endpoint reads the same task (ids are capabilities)
+    let mut legacy = Client::connect(&s.url).await;
+    let r = legacy.call("tasks/result", json!({"taskId": id})).await;
+    assert_eq!(r["content"][0]["text"], "slept 1 ms");
+    assert_eq!(
+        r["_meta"]["io.modelcontextprotocol/related-task"]["taskId"],
+        id.as_str()
+    );
+}
+
+#[tokio::test]
+async fn the_preflight_question_is_asked_inside_the_task_on_the_2025_wire() {
+    let s = start_server().await;
+    let mut c = Client::connect_with_capabilities(&s.url, json!({"elicitation": {}})).await;
+    let id = c.create_task("named", json!({})).await;
+    let waiting = c.wait_status(&id, "input_required").await;
+    assert_eq!(waiting["taskId"], id.as_str());
+    let key = format!("mcp-tasks:{id}:elicitation-1");
+    let answer = json!({"jsonrpc": "2.0", "id": key, "result": {"action": "accept", "content": {"name": "Bob"}}});
+    assert_eq!(c.post_raw(answer.to_string()).await.status, 202);
+    let r = c.call("tasks/result", json!({"taskId": id})).await;
+    assert_eq!(r["content"][0]["text"], "hi Bob");
+}
