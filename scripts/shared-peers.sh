@@ -15,8 +15,11 @@ SERVER_PID=""
 cleanup() { [ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null || true; rm -rf "$LOGDIR"; }
 trap cleanup EXIT
 
+# start_http TOOLSET: serves --demo or --conformance-fixtures over HTTP; sets URL.
 start_http() {
-  "$BIN" serve --demo --database memory: --listen 127.0.0.1:0 --log warn 2>"$LOGDIR/server.log" &
+  [ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null || true
+  rm -f "$LOGDIR/server.log"
+  "$BIN" serve "$1" --database memory: --listen 127.0.0.1:0 --log warn 2>"$LOGDIR/server.log" &
   SERVER_PID=$!
   for _ in $(seq 1 100); do
     URL="$(grep -o 'http://[^ ]*/mcp' "$LOGDIR/server.log" | head -n 1 || true)"
@@ -43,9 +46,25 @@ run() {
 STDIO_CMD="$BIN serve --demo --database memory: --stdio --log warn"
 run "ts-client stdio" bash "$SRC/ts-client.sh" "$DIR" --stdio "$STDIO_CMD"
 run "py-client stdio" "$DIR/venv/bin/python" "$SRC/py-client.py" --stdio "$STDIO_CMD"
-start_http
+start_http --demo
 run "ts-client http" bash "$SRC/ts-client.sh" "$DIR" --url "$URL"
 run "py-client http" "$DIR/venv/bin/python" "$SRC/py-client.py" --url "$URL"
+
+# The official conformance suite's Tasks-extension scenarios (2026-07-28 wire), and the
+# 2025-11-25 peers again on the same binary and endpoint.
+start_http --conformance-fixtures
+echo "=== conformance (Tasks extension scenarios)"
+conf_rc=0
+conf_out="$(bash "$SRC/conformance.sh" "$DIR" "$URL" 2>&1)" || conf_rc=$?
+echo "$conf_out" | grep -E '^===|Passed:|FAILURE' || true
+conf_pass=$(echo "$conf_out" | sed -nE 's/.*Passed: ([0-9]+)\/[0-9]+, ([0-9]+) failed.*/\1/p' | awk '{s+=$1} END {print s+0}')
+conf_fail=$(echo "$conf_out" | sed -nE 's/.*Passed: ([0-9]+)\/[0-9]+, ([0-9]+) failed.*/\2/p' | awk '{s+=$1} END {print s+0}')
+conf_pass=${conf_pass:-0}; conf_fail=${conf_fail:-0}
+if [ "$conf_rc" != 0 ] && [ "$conf_fail" = 0 ]; then conf_fail=1; echo "$conf_out" | tail -n 30; fi
+echo "conformance: $conf_pass checks passed, $conf_fail failed"
+total_pass=$((total_pass + conf_pass)); total_fail=$((total_fail + conf_fail))
+run "ts-client http (conformance endpoint)" bash "$SRC/ts-client.sh" "$DIR" --url "$URL"
+run "py-client http (conformance endpoint)" "$DIR/venv/bin/python" "$SRC/py-client.py" --url "$URL"
 
 echo
 echo "peers: $total_pass passed, $total_fail failed"
