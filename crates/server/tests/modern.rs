@@ -312,3 +312,88 @@ async fn the_preflight_question_is_asked_inside_the_task_on_the_2025_wire() {
     let r = c.call("tasks/result", json!({"taskId": id})).await;
     assert_eq!(r["content"][0]["text"], "hi Bob");
 }
+
+#[tokio::test]
+async fn subscribers_get_task_notifications_until_the_end() {
+    use futures::StreamExt;
+    let s = start_server().await;
+    let mut c = Stateless::new(&s.url);
+    let created = c
+        .result(
+            "tools/call",
+            json!({"name": "sleep", "arguments": {"ms": 200}}),
+        )
+        .await;
+    let id = created["taskId"].as_str().unwrap().to_string();
+    let body = json!({"jsonrpc": "2.0", "id": 900, "method": "subscriptions/listen", "params": {
+        "notifications": {"taskIds": [id, "not-a-task"]},
+        "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                  "io.modelcontextprotocol/clientCapabilities": {"extensions": {EXT: {}}}}}});
+    let resp = c
+        .http
+        .post(&s.url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", "subscriptions/listen")
+        .body(body.to_string())
+        .send()
+        .await
+        .unwrap();
+    assert!(resp.headers()["content-type"]
+        .to_str()
+        .unwrap()
+        .starts_with("text/event-stream"));
+    let mut stream = resp.bytes_stream();
+    let mut buf = String::new();
+    let mut messages: Vec<Value> = Vec::new();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    'read: while let Ok(Some(Ok(chunk))) = tokio::time::timeout_at(deadline, stream.next()).await {
+        buf.push_str(&String::from_utf8_lossy(&chunk));
+        while let Some(pos) = buf.find("\n\n") {
+            let event: String = buf.drain(..pos + 2).collect();
+            for data in event.lines().filter_map(|l| l.strip_prefix("data:")) {
+                let v: Value = serde_json::from_str(data.trim()).unwrap();
+                let done = v["params"]["status"] == "completed";
+                messages.push(v);
+                if done {
+                    break 'read;
+                }
+            }
+        }
+    }
+    assert_eq!(
+        messages[0]["method"],
+        "notifications/subscriptions/acknowledged"
+    );
+    assert_eq!(
+        messages[0]["params"]["notifications"]["taskIds"],
+        json!([id]),
+        "unknown ids are not accepted"
+    );
+    assert_eq!(
+        messages[0]["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
+        900
+    );
+    let last = messages.last().unwrap();
+    assert_eq!(last["method"], "notifications/tasks");
+    assert_eq!(last["params"]["taskId"], id.as_str());
+    assert_eq!(
+        last["params"]["result"]["content"][0]["text"], "slept 200 ms",
+        "full DetailedTask"
+    );
+
+    // without the extension, asking for task ids is refused
+    let (status, body) = c
+        .send(
+            "subscriptions/listen",
+            json!({"notifications": {"taskIds": [id]}}),
+            false,
+            None,
+        )
+        .await;
+    assert_eq!(
+        (status, body["error"]["code"].as_i64()),
+        (400, Some(-32021))
+    );
+}

@@ -7,6 +7,7 @@
 //! same store as the 2025-11-25 wire; only this codec and dispatch differ.
 
 mod headers;
+mod listen;
 mod tasks;
 mod tools_call;
 
@@ -56,6 +57,59 @@ pub(crate) struct Request<'a> {
     pub(crate) caller: Caller,
     pub(crate) capabilities: Value,
     pub(crate) extension: bool,
+}
+
+/// The method that opens a notification stream instead of answering once.
+pub const SUBSCRIPTIONS_LISTEN: &str = "subscriptions/listen";
+
+/// Opens a `subscriptions/listen` stream: the messages to send as SSE, or the HTTP
+/// status and error response when the request is refused.
+pub async fn listen(
+    server: &McpServer,
+    subject: Option<String>,
+    headers: &RoutingHeaders,
+    id: &RequestId,
+    params: Value,
+) -> Result<tokio::sync::mpsc::Receiver<Value>, (u16, Value)> {
+    let refuse = |e: RpcError| {
+        let status = if matches!(
+            e.code,
+            HEADER_MISMATCH | MISSING_CAPABILITY | UNSUPPORTED_VERSION
+        ) {
+            400
+        } else {
+            200
+        };
+        (status, jsonrpc::error_response(Some(id), &e))
+    };
+    headers
+        .check(SUBSCRIPTIONS_LISTEN, &params)
+        .map_err(refuse)?;
+    let req = request(server, subject, &params);
+    listen::start(req, id, &params).await.map_err(refuse)
+}
+
+fn request<'a>(server: &'a McpServer, subject: Option<String>, params: &Value) -> Request<'a> {
+    let meta = params.get("_meta").cloned().unwrap_or(json!({}));
+    let capabilities = meta
+        .get(META_CLIENT_CAPABILITIES)
+        .cloned()
+        .unwrap_or(json!({}));
+    let extension = ext::declares_extension(&capabilities);
+    let caller = match subject {
+        Some(s) => Caller {
+            principal: s,
+            session: None,
+            authenticated: true,
+        },
+        None => Caller::anonymous("stateless", None),
+    };
+    Request {
+        server,
+        caller,
+        capabilities,
+        extension,
+    }
 }
 
 /// Handles one stateless request; returns the HTTP status and the JSON-RPC response.

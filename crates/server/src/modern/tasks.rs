@@ -24,7 +24,7 @@ pub(super) async fn get(req: &Request<'_>, params: &Value) -> Result<Value, RpcE
     Ok(ext::detailed_task(&Engine::view(&record), detail(&record)))
 }
 
-fn detail(record: &TaskRecord) -> Detail {
+pub(super) fn detail(record: &TaskRecord) -> Detail {
     match (record.status, &record.outcome) {
         (TaskStatus::InputRequired, _) => {
             let requests: Map<String, Value> = record

@@ -339,6 +339,15 @@ async fn handle_post(State(server): State<McpServer>, headers: HeaderMap, body: 
                 name: header("mcp-name"),
                 protocol_version: header_version.clone(),
             };
+            if method == modern::SUBSCRIPTIONS_LISTEN {
+                return match modern::listen(&server, subject, &routing, id, params.clone()).await {
+                    Ok(rx) => sse_stream(&server, rx),
+                    Err((status, body)) => json_response(
+                        StatusCode::from_u16(status).unwrap_or(StatusCode::OK),
+                        &body,
+                    ),
+                };
+            }
             let (status, body) =
                 modern::handle(&server, subject, &routing, id, method, params.clone()).await;
             let status = StatusCode::from_u16(status).unwrap_or(StatusCode::OK);
