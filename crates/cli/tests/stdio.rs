@@ -264,3 +264,71 @@ async fn cancel_kills_the_whole_process_group() {
         "cancelled"
     );
 }
+
+#[tokio::test]
+async fn audit_events_go_to_their_own_target_without_arguments() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_mcp-tasks"))
+        .args([
+            "serve",
+            "--stdio",
+            "--demo",
+            "--database",
+            "memory:",
+            "--log",
+            "warn,mcp_tasks::audit=info",
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("start mcp-tasks");
+    let mut stdin = child.stdin.take().unwrap();
+    let mut out = BufReader::new(child.stdout.take().unwrap()).lines();
+    let lines = [
+        json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"audit","version":"0"}}}),
+        json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow_compute","arguments":{"seconds":0,"label":"secret-label"},"task":{}}}),
+    ];
+    for l in &lines {
+        stdin.write_all(format!("{l}\n").as_bytes()).await.unwrap();
+    }
+    let mut task = String::new();
+    while let Ok(Some(line)) = out.next_line().await {
+        let v: Value = serde_json::from_str(&line).unwrap();
+        if v["id"] == 1 {
+            task = v["result"]["task"]["taskId"].as_str().unwrap().to_string();
+            break;
+        }
+    }
+    let result = json!({"jsonrpc":"2.0","id":2,"method":"tasks/result","params":{"taskId": task}});
+    stdin
+        .write_all(format!("{result}\n").as_bytes())
+        .await
+        .unwrap();
+    while let Ok(Some(line)) = out.next_line().await {
+        if serde_json::from_str::<Value>(&line).unwrap()["id"] == 2 {
+            break;
+        }
+    }
+    drop(stdin); // end of input: the server exits
+    let output = tokio::time::timeout(Duration::from_secs(10), child.wait_with_output())
+        .await
+        .unwrap()
+        .unwrap();
+    let log = String::from_utf8_lossy(&output.stderr);
+    for event in [
+        "event=\"created\"",
+        "event=\"status_changed\"",
+        "event=\"result_retrieved\"",
+    ] {
+        assert!(
+            log.lines()
+                .any(|l| l.contains("mcp_tasks::audit") && l.contains(event) && l.contains(&task)),
+            "{event} missing in:\n{log}"
+        );
+    }
+    assert!(
+        !log.contains("secret-label"),
+        "arguments are not logged by default:\n{log}"
+    );
+}
