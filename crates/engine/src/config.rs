@@ -13,6 +13,9 @@ pub const DEFAULT_POLL_INTERVAL: Duration = Duration::from_secs(1);
 pub const DEFAULT_CANCEL_GRACE: Duration = Duration::from_secs(5);
 /// How often expired tasks are looked for: 1 second.
 pub const DEFAULT_SWEEP_INTERVAL: Duration = Duration::from_secs(1);
+/// How often a replica re-reads the tasks it runs, to stop work another replica
+/// cancelled even when no change event arrived: 5 seconds.
+pub const DEFAULT_HEARTBEAT: Duration = Duration::from_secs(5);
 /// Most expired records deleted per store call, so one sweep never holds the store long.
 pub const SWEEP_BATCH: usize = 500;
 /// How long a task waits for the client to answer an input request before it fails:
@@ -58,6 +61,8 @@ pub struct EngineConfig {
     pub max_result_bytes: usize,
     /// Whether audit events include tool arguments (off: they may hold secrets).
     pub audit_arguments: bool,
+    /// Period of the running-task check on stores shared by several processes.
+    pub heartbeat: Duration,
 }
 
 impl Default for EngineConfig {
@@ -75,6 +80,7 @@ impl Default for EngineConfig {
             max_active_tasks: DEFAULT_MAX_ACTIVE_TASKS,
             max_result_bytes: DEFAULT_MAX_RESULT_BYTES,
             audit_arguments: false,
+            heartbeat: DEFAULT_HEARTBEAT,
         }
     }
 }

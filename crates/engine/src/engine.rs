@@ -73,7 +73,9 @@ pub(crate) struct Inner {
     running: Mutex<HashMap<TaskId, Running>>,
     waiters: Mutex<Waiters>,
     quota: crate::quota::Quota,
-    events: broadcast::Sender<TaskEvent>,
+    /// The newest version of each task this engine published an event for.
+    pub(crate) seen: Mutex<HashMap<TaskId, u64>>,
+    pub(crate) events: broadcast::Sender<TaskEvent>,
 }
 
 /// The task engine. Clone it freely; clones share everything.
@@ -130,7 +132,7 @@ impl Engine {
                 "failed tasks interrupted by a previous server process"
             );
         }
-        Ok(Engine {
+        let engine = Engine {
             inner: Arc::new(Inner {
                 store,
                 config,
@@ -138,9 +140,20 @@ impl Engine {
                 running: Mutex::new(HashMap::new()),
                 waiters: Mutex::new(HashMap::new()),
                 quota,
+                seen: Mutex::new(HashMap::new()),
                 events,
             }),
-        })
+        };
+        match engine.inner.store.subscribe_changes().await {
+            Ok(Some(feed)) => {
+                tokio::spawn(crate::replicas::bridge(Arc::downgrade(&engine.inner), feed));
+            }
+            Ok(None) => {}
+            Err(e) => {
+                tracing::warn!(error = %e, "no change feed from the store; other replicas' changes are seen by polling only")
+            }
+        }
+        Ok(engine)
     }
 
     /// The settings in force.
@@ -259,10 +272,12 @@ impl Engine {
                 inner.finish(&id, outcome).await;
             }
         });
-        let _ = self
-            .inner
-            .events
-            .send(TaskEvent::Changed(Arc::new(record.clone())));
+        if self.inner.note_version(&record) {
+            let _ = self
+                .inner
+                .events
+                .send(TaskEvent::Changed(Arc::new(record.clone())));
+        }
         Ok(record)
     }
 
@@ -416,6 +431,10 @@ impl Engine {
         self.inner.lock_running().len()
     }
 
+    pub(crate) async fn refresh_running(&self) {
+        self.inner.refresh_running().await;
+    }
+
     pub(crate) fn store(&self) -> &Arc<dyn TaskStore> {
         &self.inner.store
     }
@@ -430,6 +449,11 @@ impl Inner {
         // A poisoned lock only means another thread panicked mid-update of a map of
         // handles; the map itself is still usable.
         self.running.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The ids of the tasks whose work runs in this process.
+    pub(crate) fn running_ids(&self) -> Vec<TaskId> {
+        self.lock_running().keys().cloned().collect()
     }
 
     pub(crate) fn lock_waiters(&self) -> std::sync::MutexGuard<'_, Waiters> {
@@ -459,6 +483,9 @@ impl Inner {
         let record = self.store.transition(&params).await?;
         if params.outcome.is_some() || params.input_requests.is_some() {
             crate::audit::status_changed(&record);
+        }
+        if !self.note_version(&record) {
+            return Ok(record);
         }
         let _ = self
             .events

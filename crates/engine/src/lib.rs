@@ -27,6 +27,7 @@ pub mod error;
 pub mod events;
 pub mod input;
 mod quota;
+mod replicas;
 mod sweeper;
 
 pub use caller::Caller;

@@ -9,10 +9,14 @@ pub(crate) async fn run(engine: &Engine, shutdown: impl std::future::Future<Outp
     tokio::pin!(shutdown);
     let mut tick = tokio::time::interval(engine.config().sweep_interval);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut heartbeat = tokio::time::interval(engine.config().heartbeat);
+    heartbeat.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let shared = engine.store().supports_notify();
     loop {
         tokio::select! {
             _ = &mut shutdown => return,
             _ = tick.tick() => { sweep_once(engine).await; }
+            _ = heartbeat.tick(), if shared => { engine.refresh_running().await; }
         }
     }
 }

@@ -1,0 +1,113 @@
+//! Two engines on one store, as two replicas on one database: a cancel on one stops the
+//! work running on the other, and a `tasks/result` waiting on one is released when the
+//! other completes the task. Runs on the shared memory store always, and on PostgreSQL
+//! (LISTEN/NOTIFY) when `MCP_TASKS_TEST_PG_URL` is set (required under CI).
+#![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
+
+use mcp_tasks_engine::{Caller, CreateParams, Engine, EngineConfig, Outcome};
+use mcp_tasks_protocol::TaskStatus;
+use mcp_tasks_store::suite::postgres::{test_url, TestSchema};
+use mcp_tasks_store::{MemoryStore, PgStore, TaskStore};
+use serde_json::json;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::oneshot;
+
+fn caller() -> Caller {
+    Caller::anonymous("owner", None)
+}
+
+fn params() -> CreateParams {
+    CreateParams {
+        caller: caller(),
+        method: "tools/call".into(),
+        request: json!({"name": "t"}),
+        requested_ttl: None,
+        client_capabilities: json!({}),
+    }
+}
+
+async fn pair(a: Arc<dyn TaskStore>, b: Arc<dyn TaskStore>) -> (Engine, Engine) {
+    // both start before any task exists: a starting replica fails tasks nobody holds
+    let config = EngineConfig {
+        heartbeat: Duration::from_millis(200),
+        ..EngineConfig::default()
+    };
+    (
+        Engine::start(a, config.clone()).await.unwrap(),
+        Engine::start(b, config).await.unwrap(),
+    )
+}
+
+async fn cancel_on_b_stops_work_on_a(a: Engine, b: Engine) {
+    let stop = a.clone();
+    tokio::spawn(async move { stop.run_sweeper(std::future::pending()).await });
+    let (tx, rx) = oneshot::channel::<()>();
+    let record = a
+        .create(params(), move |ctx| {
+            Box::pin(async move {
+                ctx.cancelled().await;
+                let _ = tx.send(());
+                Outcome::Result {
+                    value: json!({"content": []}),
+                }
+            })
+        })
+        .await
+        .unwrap();
+    let cancelled = b.cancel(&record.id, &caller()).await.unwrap();
+    assert_eq!(cancelled.status, TaskStatus::Cancelled);
+    tokio::time::timeout(Duration::from_secs(10), rx)
+        .await
+        .expect("the work on replica A saw the cancel made on replica B")
+        .unwrap();
+    assert_eq!(
+        a.get(&record.id, &caller()).await.unwrap().status,
+        TaskStatus::Cancelled
+    );
+}
+
+async fn completion_on_a_releases_waiter_on_b(a: Engine, b: Engine) {
+    let (tx, rx) = oneshot::channel::<()>();
+    let record = a
+        .create(params(), move |_ctx| {
+            Box::pin(async move {
+                let _ = rx.await;
+                Outcome::Result {
+                    value: json!({"content": [{"type": "text", "text": "from A"}]}),
+                }
+            })
+        })
+        .await
+        .unwrap();
+    let id = record.id.clone();
+    let waiter = tokio::spawn(async move { b.wait_terminal(&id, &caller()).await });
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(!waiter.is_finished());
+    tx.send(()).unwrap();
+    let done = tokio::time::timeout(Duration::from_secs(5), waiter)
+        .await
+        .expect("released by the change feed, well before the 10 s re-check")
+        .unwrap()
+        .unwrap();
+    assert_eq!(done.status, TaskStatus::Completed);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn memory_replicas_share_cancels_and_completions() {
+    let store: Arc<dyn TaskStore> = Arc::new(MemoryStore::new());
+    let (a, b) = pair(store.clone(), store.clone()).await;
+    cancel_on_b_stops_work_on_a(a.clone(), b.clone()).await;
+    completion_on_a_releases_waiter_on_b(a, b).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_replicas_share_cancels_and_completions() {
+    let Some(server) = test_url() else { return };
+    let schema = TestSchema::create(&server).await;
+    let a: Arc<dyn TaskStore> = Arc::new(PgStore::open(schema.url()).await.unwrap());
+    let b: Arc<dyn TaskStore> = Arc::new(PgStore::open(schema.url()).await.unwrap());
+    let (a, b) = pair(a, b).await;
+    cancel_on_b_stops_work_on_a(a.clone(), b.clone()).await;
+    completion_on_a_releases_waiter_on_b(a, b).await;
+}
