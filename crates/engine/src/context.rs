@@ -177,6 +177,7 @@ impl TaskContext {
         let request = InputRequest {
             method: client_method.to_string(),
             params,
+            answer: None,
         };
         inner.request_input(id, key, request, &self.cancel).await
     }

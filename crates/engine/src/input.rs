@@ -192,7 +192,12 @@ impl Inner {
             if current.status.is_terminal() {
                 return Err(InputError::TaskEnded);
             }
-            if current.input_requests.len() >= self.config.max_input_requests {
+            let outstanding = current
+                .input_requests
+                .values()
+                .filter(|r| r.is_outstanding())
+                .count();
+            if outstanding >= self.config.max_input_requests {
                 return Err(InputError::TooMany {
                     limit: self.config.max_input_requests,
                 });
@@ -232,15 +237,21 @@ impl Inner {
     ) -> Result<bool, EngineError> {
         loop {
             let current = self.authorize(id, caller, "answer_input").await?;
-            if current.status.is_terminal() || !current.input_requests.contains_key(key) {
+            let pending = current
+                .input_requests
+                .get(key)
+                .is_some_and(|r| r.is_outstanding());
+            if current.status.is_terminal() || !pending {
                 return Ok(false);
             }
             let mut requests = current.input_requests.clone();
-            requests.remove(key);
-            let status = if requests.is_empty() {
-                TaskStatus::Working
-            } else {
+            if let Some(r) = requests.get_mut(key) {
+                r.answer = Some(answer.clone());
+            }
+            let status = if requests.values().any(|r| r.is_outstanding()) {
                 TaskStatus::InputRequired
+            } else {
+                TaskStatus::Working
             };
             let change = TransitionParams {
                 id: id.clone(),
@@ -263,11 +274,26 @@ impl Inner {
             Some(tx) => {
                 let _ = tx.send(answer);
             }
-            None => {
-                tracing::warn!(task_id = %id, key, "answer stored but no work is waiting for it here")
-            }
+            // The work runs on another replica: it picks the answer up from the record.
+            None => tracing::debug!(task_id = %id, key, "answer stored for work running elsewhere"),
         }
         Ok(true)
+    }
+
+    /// Hands answers found in a re-read record to work waiting in this process (the
+    /// answer arrived at another replica).
+    pub(crate) fn deliver_stored_answers(&self, record: &mcp_tasks_store::TaskRecord) {
+        for (key, request) in &record.input_requests {
+            let Some(answer) = &request.answer else {
+                continue;
+            };
+            if let Some(tx) = self
+                .lock_waiters()
+                .remove(&(record.id.clone(), key.clone()))
+            {
+                let _ = tx.send(answer.clone());
+            }
+        }
     }
 
     /// Ends a task as failed with `message` and stops its work.

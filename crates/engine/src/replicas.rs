@@ -36,6 +36,8 @@ impl Inner {
             Ok(Some(record)) => {
                 if record.status.is_terminal() {
                     self.stop_work(id);
+                } else {
+                    self.deliver_stored_answers(&record);
                 }
                 if self.note_version(&record) {
                     let _ = self.events.send(TaskEvent::Changed(Arc::new(record)));

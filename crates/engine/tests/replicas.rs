@@ -93,11 +93,64 @@ async fn completion_on_a_releases_waiter_on_b(a: Engine, b: Engine) {
     assert_eq!(done.status, TaskStatus::Completed);
 }
 
+async fn answer_on_b_reaches_work_on_a(a: Engine, b: Engine) {
+    let mut p = params();
+    p.client_capabilities = json!({"elicitation": {}});
+    let record = a
+        .create(p, move |ctx| {
+            Box::pin(async move {
+                let answer = ctx
+                    .elicit("Proceed?", json!({"type": "object", "properties": {}}))
+                    .await;
+                let text = match answer {
+                    Ok(r) => format!("{:?}", r.action),
+                    Err(e) => format!("error: {e}"),
+                };
+                Outcome::Result {
+                    value: json!({"content": [{"type": "text", "text": text}]}),
+                }
+            })
+        })
+        .await
+        .unwrap();
+    let mut key = None;
+    for _ in 0..250 {
+        let r = b.get(&record.id, &caller()).await.unwrap();
+        if let Some(k) = r.input_requests.keys().next() {
+            key = Some(k.clone());
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let key = key.expect("the question was stored");
+    let accept = Outcome::Result {
+        value: json!({"action": "accept", "content": {}}),
+    };
+    assert!(b
+        .answer_input(&record.id, &key, accept, &caller())
+        .await
+        .unwrap());
+    let done = tokio::time::timeout(
+        Duration::from_secs(10),
+        b.wait_terminal(&record.id, &caller()),
+    )
+    .await
+    .expect("the work on A got the answer given on B")
+    .unwrap();
+    assert_eq!(
+        done.outcome,
+        Some(Outcome::Result {
+            value: json!({"content": [{"type": "text", "text": "Accept"}]})
+        })
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn memory_replicas_share_cancels_and_completions() {
     let store: Arc<dyn TaskStore> = Arc::new(MemoryStore::new());
     let (a, b) = pair(store.clone(), store.clone()).await;
     cancel_on_b_stops_work_on_a(a.clone(), b.clone()).await;
+    answer_on_b_reaches_work_on_a(a.clone(), b.clone()).await;
     completion_on_a_releases_waiter_on_b(a, b).await;
 }
 
@@ -109,5 +162,6 @@ async fn postgres_replicas_share_cancels_and_completions() {
     let b: Arc<dyn TaskStore> = Arc::new(PgStore::open(schema.url()).await.unwrap());
     let (a, b) = pair(a, b).await;
     cancel_on_b_stops_work_on_a(a.clone(), b.clone()).await;
+    answer_on_b_reaches_work_on_a(a.clone(), b.clone()).await;
     completion_on_a_releases_waiter_on_b(a, b).await;
 }

@@ -36,7 +36,11 @@ pub(crate) fn parse_request_id(id: &RequestId) -> Option<(TaskId, String)> {
 /// sent yet: on the task's pending `tasks/result` stream if one is open, else on the
 /// session's stream. Each request carries the related-task `_meta`.
 pub(crate) fn deliver(server: &McpServer, session: &Arc<Session>, record: &TaskRecord) {
-    for (key, request) in &record.input_requests {
+    for (key, request) in record
+        .input_requests
+        .iter()
+        .filter(|(_, r)| r.is_outstanding())
+    {
         if !session.claim_delivery(&record.id, key) {
             continue;
         }

@@ -44,6 +44,18 @@ pub struct InputRequest {
     pub method: String,
     /// Its params, without transport `_meta`.
     pub params: Value,
+    /// The client's answer, once given. Stored so that the replica running the work
+    /// receives it whichever replica the answer arrived at; the request is outstanding
+    /// while this is `None`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answer: Option<Outcome>,
+}
+
+impl InputRequest {
+    /// Whether the client has not answered yet.
+    pub fn is_outstanding(&self) -> bool {
+        self.answer.is_none()
+    }
 }
 
 /// Outstanding input requests by key. Keys are unique within a task.
@@ -85,7 +97,8 @@ pub struct TaskRecord {
     /// Bumped on every change a client can see (status, message, outcome); the
     /// compare-and-set key of transitions. Lease calls leave it alone.
     pub version: u64,
-    /// Questions the work waits on; non-empty exactly while `input_required`.
+    /// Questions the work asked; the task is `input_required` exactly while one of them
+    /// is outstanding (unanswered). Cleared when the task ends.
     pub input_requests: InputRequests,
     /// Until when `runner` holds the task (its lease); `None` when the task is not
     /// leased, as in a single process, where the process itself is the lease. A lease

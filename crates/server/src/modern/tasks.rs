@@ -30,6 +30,7 @@ pub(super) fn detail(record: &TaskRecord) -> Detail {
             let requests: Map<String, Value> = record
                 .input_requests
                 .iter()
+                .filter(|(_, r)| r.is_outstanding())
                 .map(|(k, r)| (k.clone(), json!({ "method": r.method, "params": r.params })))
                 .collect();
             Detail::InputRequests(requests)

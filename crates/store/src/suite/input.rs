@@ -15,6 +15,7 @@ fn one(key: &str) -> InputRequests {
         InputRequest {
             method: "elicitation/create".into(),
             params: json!({"message": format!("question {key}"), "requestedSchema": {"type": "object"}}),
+            answer: None,
         },
     );
     m
