@@ -34,12 +34,14 @@ pub fn build(cfg: CommandToolConfig) -> Result<Tool> {
     };
     let name = cfg.name.clone();
     let support = cfg.task_support;
+    let resumable = cfg.resumable;
     let cfg = Arc::new(cfg);
-    Ok(Tool::new(name, description, schema, move |args, ctx| {
+    let tool = Tool::new(name, description, schema, move |args, ctx| {
         let cfg = Arc::clone(&cfg);
         Box::pin(async move { run(&cfg, &args, ctx).await })
     })?
-    .task_support(support))
+    .task_support(support);
+    Ok(if resumable { tool.resumable() } else { tool })
 }
 
 /// Replaces every `{name}` in `template` with the argument's text.

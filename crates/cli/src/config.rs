@@ -76,6 +76,10 @@ pub struct CommandToolConfig {
     /// Extra environment variables.
     #[serde(default)]
     pub env: std::collections::BTreeMap<String, String>,
+    /// Safe to run again from the start if the replica running it dies (with
+    /// PostgreSQL replicas); otherwise such a task is failed.
+    #[serde(default)]
+    pub resumable: bool,
 }
 
 fn default_support() -> TaskSupport {

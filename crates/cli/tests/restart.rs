@@ -21,6 +21,10 @@ impl Drop for Server {
 }
 
 fn start(db: &Path) -> Server {
+    start_url(&format!("sqlite://{}", db.display()))
+}
+
+fn start_url(database: &str) -> Server {
     let mut child = Command::new(env!("CARGO_BIN_EXE_mcp-tasks"))
         .args([
             "serve",
@@ -31,7 +35,7 @@ fn start(db: &Path) -> Server {
             "warn",
             "--database",
         ])
-        .arg(format!("sqlite://{}", db.display()))
+        .arg(database)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -167,4 +171,40 @@ async fn kill_9_then_restart_keeps_results_and_fails_interrupted_work() {
         .as_str()
         .unwrap()
         .contains("restarted"));
+}
+
+#[tokio::test]
+async fn two_replicas_on_postgres_serve_each_others_tasks() {
+    use mcp_tasks_store::suite::postgres::{test_url, TestSchema};
+    let Some(server) = test_url() else { return };
+    let schema = TestSchema::create(&server).await;
+    let a = start_url(schema.url());
+    let b = start_url(schema.url());
+    let on_a = Session::open(&a.url).await;
+    let on_b = Session::open(&b.url).await;
+
+    // created on A, collected on B (tasks/result waits on B until A completes it)
+    let quick = on_a
+        .create("slow_compute", json!({"seconds": 1, "label": "cross"}))
+        .await;
+    let r = on_b.rpc("tasks/result", json!({"taskId": quick})).await;
+    assert_eq!(
+        r["result"]["content"][0]["text"], "slow_compute 'cross' finished after 1 s",
+        "{r}"
+    );
+
+    // running on A, cancelled on B: A stops the work and the task stays cancelled
+    let long = on_a
+        .create("slow_compute", json!({"seconds": 600, "label": "long"}))
+        .await;
+    assert_eq!(
+        on_b.rpc("tasks/cancel", json!({"taskId": long})).await["result"]["status"],
+        "cancelled"
+    );
+    assert_eq!(
+        on_a.rpc("tasks/get", json!({"taskId": long})).await["result"]["status"],
+        "cancelled"
+    );
+    let r = on_a.rpc("tasks/result", json!({"taskId": long})).await;
+    assert!(r["error"]["code"].is_i64(), "{r}");
 }

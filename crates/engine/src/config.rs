@@ -16,6 +16,8 @@ pub const DEFAULT_SWEEP_INTERVAL: Duration = Duration::from_secs(1);
 /// How often a replica re-reads the tasks it runs, to stop work another replica
 /// cancelled even when no change event arrived: 5 seconds.
 pub const DEFAULT_HEARTBEAT: Duration = Duration::from_secs(5);
+/// Lease of a running task with several replicas: 30 seconds (six heartbeats).
+pub const DEFAULT_LEASE_TTL: Duration = Duration::from_secs(30);
 /// Most expired records deleted per store call, so one sweep never holds the store long.
 pub const SWEEP_BATCH: usize = 500;
 /// How long a task waits for the client to answer an input request before it fails:
@@ -61,8 +63,14 @@ pub struct EngineConfig {
     pub max_result_bytes: usize,
     /// Whether audit events include tool arguments (off: they may hold secrets).
     pub audit_arguments: bool,
-    /// Period of the running-task check on stores shared by several processes.
+    /// Period of the running-task check on stores shared by several processes, and of
+    /// lease renewal.
     pub heartbeat: Duration,
+    /// Leases for running tasks (several replicas on one database): a task is held by
+    /// the replica running it for this long, renewed every heartbeat; a replica that
+    /// finds an expired lease takes the task over (re-runs it when its tool is
+    /// resumable, else fails it). `None`: one process owns the store, no leases.
+    pub lease_ttl: Option<Duration>,
 }
 
 impl Default for EngineConfig {
@@ -81,6 +89,7 @@ impl Default for EngineConfig {
             max_result_bytes: DEFAULT_MAX_RESULT_BYTES,
             audit_arguments: false,
             heartbeat: DEFAULT_HEARTBEAT,
+            lease_ttl: None,
         }
     }
 }

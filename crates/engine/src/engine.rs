@@ -57,9 +57,11 @@ pub struct ListResult {
     pub next_cursor: Option<String>,
 }
 
-struct Running {
+pub(crate) struct Running {
     cancel: CancellationToken,
     abort: Option<AbortHandle>,
+    /// The lease generation this process holds (fencing token), with leases on.
+    pub(crate) generation: Option<u64>,
 }
 
 /// Work waiting for the answer to an input request, by task and request key.
@@ -69,12 +71,14 @@ type Waiters = HashMap<(TaskId, String), oneshot::Sender<Outcome>>;
 pub(crate) struct Inner {
     pub(crate) store: Arc<dyn TaskStore>,
     pub(crate) config: EngineConfig,
-    runner_id: String,
+    pub(crate) runner_id: String,
     running: Mutex<HashMap<TaskId, Running>>,
     waiters: Mutex<Waiters>,
     quota: crate::quota::Quota,
     /// The newest version of each task this engine published an event for.
     pub(crate) seen: Mutex<HashMap<TaskId, u64>>,
+    /// Re-creates the work of a task taken over from a stopped replica.
+    pub(crate) resumer: Mutex<Option<crate::leases::Resumer>>,
     pub(crate) events: broadcast::Sender<TaskEvent>,
 }
 
@@ -141,6 +145,7 @@ impl Engine {
                 waiters: Mutex::new(HashMap::new()),
                 quota,
                 seen: Mutex::new(HashMap::new()),
+                resumer: Mutex::new(None),
                 events,
             }),
         };
@@ -193,7 +198,6 @@ impl Engine {
             })?;
         let now = now_ms();
         let ttl = config.effective_ttl(params.requested_ttl);
-        let token = progress_token(&params.request);
         let record = TaskRecord {
             id: TaskId::generate(),
             owner: params.caller.principal.clone(),
@@ -213,65 +217,21 @@ impl Engine {
             runner: Some(self.inner.runner_id.clone()),
             version: 0,
             input_requests: Default::default(),
-            lease_until: None,
-            lease_generation: 0,
+            lease_until: config
+                .lease_ttl
+                .and_then(|l| chrono::Duration::from_std(l).ok())
+                .and_then(|l| now.checked_add_signed(l)),
+            lease_generation: u64::from(config.lease_ttl.is_some()),
         };
         self.inner.store.create(&record).await?;
         crate::audit::created(&record, config.audit_arguments);
-
-        let cancel = CancellationToken::new();
-        let progress: Option<ProgressSink> = token.map(|token| {
-            let events = self.inner.events.clone();
-            let session = record.session.clone();
-            Arc::new(move |progress| {
-                let _ = events.send(TaskEvent::Progress {
-                    session: session.clone(),
-                    token: token.clone(),
-                    progress,
-                });
-            }) as ProgressSink
-        });
-        let ctx = TaskContext::for_task(
-            record.id.clone(),
-            Arc::downgrade(&self.inner),
-            cancel.clone(),
-            progress,
-            Arc::new(params.client_capabilities),
+        Inner::launch(
+            &self.inner,
+            &record,
+            params.client_capabilities,
+            work,
+            Some(slot),
         );
-        self.inner.lock_running().insert(
-            record.id.clone(),
-            Running {
-                cancel,
-                abort: None,
-            },
-        );
-        let fut = work(ctx);
-        let job = tokio::spawn(fut);
-        let abort = job.abort_handle();
-        if let Some(r) = self.inner.lock_running().get_mut(&record.id) {
-            r.abort = Some(abort);
-        }
-        let inner = Arc::clone(&self.inner);
-        let id = record.id.clone();
-        tokio::spawn(async move {
-            let _slot = slot; // the quota slot is held until the work stops
-            let outcome = match job.await {
-                Ok(outcome) => Some(outcome),
-                Err(e) if e.is_panic() => {
-                    tracing::error!(task_id = %id, "task work panicked");
-                    Some(Outcome::Error {
-                        code: INTERNAL_ERROR,
-                        message: "the tool crashed while running this task".into(),
-                        data: None,
-                    })
-                }
-                Err(_) => None, // aborted after cancellation or expiry
-            };
-            inner.lock_running().remove(&id);
-            if let Some(outcome) = outcome {
-                inner.finish(&id, outcome).await;
-            }
-        });
         if self.inner.note_version(&record) {
             let _ = self
                 .inner
@@ -433,6 +393,13 @@ impl Engine {
 
     pub(crate) async fn refresh_running(&self) {
         self.inner.refresh_running().await;
+        self.inner.heartbeat().await;
+    }
+
+    /// Registers how to re-run a task taken over from a stopped replica (tools declared
+    /// resumable); without it such tasks are failed with a message naming the cause.
+    pub fn set_resumer(&self, resumer: crate::leases::Resumer) {
+        *self.inner.resumer.lock().unwrap_or_else(|p| p.into_inner()) = Some(resumer);
     }
 
     pub(crate) fn store(&self) -> &Arc<dyn TaskStore> {
@@ -445,7 +412,98 @@ impl Engine {
 }
 
 impl Inner {
-    fn lock_running(&self) -> std::sync::MutexGuard<'_, HashMap<TaskId, Running>> {
+    /// Spawns `work` for a stored record: registers it as running here (with the lease
+    /// generation it holds), and records its outcome when it ends. `slot` is the quota
+    /// slot held until the work stops.
+    pub(crate) fn launch<F>(
+        self: &Arc<Self>,
+        record: &TaskRecord,
+        client_capabilities: Value,
+        work: F,
+        slot: Option<crate::quota::Slot>,
+    ) where
+        F: FnOnce(TaskContext) -> Work,
+    {
+        let cancel = CancellationToken::new();
+        let progress: Option<ProgressSink> = progress_token(&record.request).map(|token| {
+            let events = self.events.clone();
+            let session = record.session.clone();
+            Arc::new(move |progress| {
+                let _ = events.send(TaskEvent::Progress {
+                    session: session.clone(),
+                    token: token.clone(),
+                    progress,
+                });
+            }) as ProgressSink
+        });
+        let ctx = TaskContext::for_task(
+            record.id.clone(),
+            Arc::downgrade(self),
+            cancel.clone(),
+            progress,
+            Arc::new(client_capabilities),
+        );
+        let generation = self.config.lease_ttl.map(|_| record.lease_generation);
+        self.lock_running().insert(
+            record.id.clone(),
+            Running {
+                cancel,
+                abort: None,
+                generation,
+            },
+        );
+        let job = tokio::spawn(work(ctx));
+        let abort = job.abort_handle();
+        if let Some(r) = self.lock_running().get_mut(&record.id) {
+            r.abort = Some(abort);
+        }
+        let inner = Arc::clone(self);
+        let id = record.id.clone();
+        tokio::spawn(async move {
+            let _slot = slot; // the quota slot is held until the work stops
+            let outcome = match job.await {
+                Ok(outcome) => Some(outcome),
+                Err(e) if e.is_panic() => {
+                    tracing::error!(task_id = %id, "task work panicked");
+                    Some(Outcome::Error {
+                        code: INTERNAL_ERROR,
+                        message: "the tool crashed while running this task".into(),
+                        data: None,
+                    })
+                }
+                Err(_) => None, // aborted after cancellation, expiry or a lost lease
+            };
+            if let Some(outcome) = outcome {
+                inner.finish(&id, outcome).await;
+            }
+            inner.lock_running().remove(&id);
+        });
+    }
+
+    /// The tasks this process runs under a lease, with the generation it holds.
+    pub(crate) fn held_leases(&self) -> Vec<(TaskId, u64)> {
+        self.lock_running()
+            .iter()
+            .filter_map(|(id, r)| r.generation.map(|g| (id.clone(), g)))
+            .collect()
+    }
+
+    /// Aborts local work at once, without a grace period: another replica owns it now.
+    pub(crate) fn abort_now(&self, id: &TaskId) {
+        if let Some(r) = self.lock_running().remove(id) {
+            r.cancel.cancel();
+            if let Some(a) = r.abort {
+                a.abort();
+            }
+        }
+    }
+
+    /// The lease generation the work of `id` holds here, to fence its writes.
+    pub(crate) fn fence(&self, id: &TaskId) -> Option<u64> {
+        self.lock_running().get(id).and_then(|r| r.generation)
+    }
+
+    pub(crate) fn lock_running(&self) -> std::sync::MutexGuard<'_, HashMap<TaskId, Running>> {
         // A poisoned lock only means another thread panicked mid-update of a map of
         // handles; the map itself is still usable.
         self.running.lock().unwrap_or_else(|p| p.into_inner())
@@ -517,13 +575,16 @@ impl Inner {
                 outcome: Some(outcome),
                 now: now_ms(),
                 input_requests: Some(Default::default()),
-                expected_lease_generation: None,
+                expected_lease_generation: self.fence(id),
             })
             .await
         {
             Ok(r) => tracing::info!(task_id = %id, status = %r.status, "task finished"),
             Err(StoreError::Conflict { current }) => {
                 tracing::debug!(task_id = %id, status = %current.status, "late outcome ignored: task already terminal")
+            }
+            Err(StoreError::LeaseConflict { .. }) => {
+                tracing::warn!(task_id = %id, "outcome dropped: another replica took this task over")
             }
             Err(StoreError::NotFound) => {
                 tracing::debug!(task_id = %id, "late outcome ignored: task expired")
@@ -569,7 +630,7 @@ impl Inner {
                     outcome: None,
                     now: now_ms(),
                     input_requests: None,
-                    expected_lease_generation: None,
+                    expected_lease_generation: self.fence(id),
                 })
                 .await;
             match result {

@@ -212,7 +212,7 @@ impl Inner {
                 outcome: None,
                 now: now_ms(),
                 input_requests: Some(requests),
-                expected_lease_generation: None,
+                expected_lease_generation: self.fence(id),
             };
             match self.apply(change).await {
                 Ok(_) => return Ok(()),

@@ -26,6 +26,7 @@ pub mod engine;
 pub mod error;
 pub mod events;
 pub mod input;
+pub mod leases;
 mod quota;
 mod replicas;
 mod sweeper;

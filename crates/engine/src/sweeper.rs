@@ -11,7 +11,7 @@ pub(crate) async fn run(engine: &Engine, shutdown: impl std::future::Future<Outp
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut heartbeat = tokio::time::interval(engine.config().heartbeat);
     heartbeat.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    let shared = engine.store().supports_notify();
+    let shared = engine.store().supports_notify() || engine.config().lease_ttl.is_some();
     loop {
         tokio::select! {
             _ = &mut shutdown => return,

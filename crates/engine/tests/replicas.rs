@@ -145,6 +145,109 @@ async fn answer_on_b_reaches_work_on_a(a: Engine, b: Engine) {
     );
 }
 
+/// A runs a task and "dies" (never renews its lease); B takes it over: fails it when no
+/// resumer is registered, re-runs it when one is. A's late outcome is refused (fenced).
+async fn takeover_after_a_dead_replica(a_store: Arc<dyn TaskStore>, b_store: Arc<dyn TaskStore>) {
+    let leased = EngineConfig {
+        lease_ttl: Some(Duration::from_millis(300)),
+        heartbeat: Duration::from_millis(100),
+        ..EngineConfig::default()
+    };
+    let a = Engine::start(a_store, leased.clone()).await.unwrap();
+    let b = Engine::start(b_store, leased).await.unwrap();
+    // A never runs its heartbeat: it has died as far as the others can tell.
+    let (finish_a, finished) = oneshot::channel::<()>();
+    let doomed = a
+        .create(params(), move |_ctx| {
+            Box::pin(async move {
+                let _ = finished.await;
+                Outcome::Result {
+                    value: json!({"content": [{"type": "text", "text": "late from A"}]}),
+                }
+            })
+        })
+        .await
+        .unwrap();
+    let b_loop = b.clone();
+    let stop = tokio_util_stop();
+    let stop_b = stop.clone();
+    tokio::spawn(async move {
+        b_loop
+            .run_sweeper(async move { stop_b.notified().await })
+            .await
+    });
+    let failed = tokio::time::timeout(
+        Duration::from_secs(10),
+        b.wait_terminal(&doomed.id, &caller()),
+    )
+    .await
+    .expect("B took the task over")
+    .unwrap();
+    assert_eq!(failed.status, TaskStatus::Failed);
+    assert_eq!(
+        failed.status_message.as_deref(),
+        Some(mcp_tasks_engine::leases::LOST_RUNNER_MESSAGE)
+    );
+    let _ = finish_a.send(());
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(
+        b.get(&doomed.id, &caller()).await.unwrap().status,
+        TaskStatus::Failed,
+        "A's late outcome was fenced off"
+    );
+
+    // with a resumer, B re-runs the work instead
+    b.set_resumer(Arc::new(|_record| {
+        Some(Box::new(|_ctx| {
+            Box::pin(async {
+                Outcome::Result {
+                    value: json!({"content": [{"type": "text", "text": "re-run on B"}]}),
+                }
+            }) as mcp_tasks_engine::Work
+        }))
+    }));
+    let resumed = a
+        .create(params(), |_ctx| {
+            Box::pin(futures::future::pending::<Outcome>())
+        })
+        .await
+        .unwrap();
+    let done = tokio::time::timeout(
+        Duration::from_secs(10),
+        b.wait_terminal(&resumed.id, &caller()),
+    )
+    .await
+    .expect("B re-ran the task")
+    .unwrap();
+    assert_eq!(done.status, TaskStatus::Completed);
+    assert_eq!(
+        done.outcome,
+        Some(Outcome::Result {
+            value: json!({"content": [{"type": "text", "text": "re-run on B"}]})
+        })
+    );
+    stop.notify_waiters();
+}
+
+fn tokio_util_stop() -> Arc<tokio::sync::Notify> {
+    Arc::new(tokio::sync::Notify::new())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn memory_replica_takeover() {
+    let store: Arc<dyn TaskStore> = Arc::new(MemoryStore::new());
+    takeover_after_a_dead_replica(store.clone(), store).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_replica_takeover() {
+    let Some(server) = test_url() else { return };
+    let schema = TestSchema::create(&server).await;
+    let a: Arc<dyn TaskStore> = Arc::new(PgStore::open(schema.url()).await.unwrap());
+    let b: Arc<dyn TaskStore> = Arc::new(PgStore::open(schema.url()).await.unwrap());
+    takeover_after_a_dead_replica(a, b).await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn memory_replicas_share_cancels_and_completions() {
     let store: Arc<dyn TaskStore> = Arc::new(MemoryStore::new());

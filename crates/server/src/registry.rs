@@ -103,6 +103,7 @@ pub struct Tool {
     validator: Arc<jsonschema::Validator>,
     handler: ToolHandler,
     preflight: Vec<Preflight>,
+    resumable: bool,
 }
 
 impl fmt::Debug for Tool {
@@ -143,6 +144,7 @@ impl Tool {
             validator: Arc::new(validator),
             handler: Arc::new(handler),
             preflight: Vec::new(),
+            resumable: false,
         })
     }
 
@@ -171,6 +173,19 @@ impl Tool {
     /// The questions asked before the work starts.
     pub fn preflight(&self) -> &[Preflight] {
         &self.preflight
+    }
+
+    /// Declares the tool safe to run again from the start (idempotent or resumable):
+    /// when the replica running one of its tasks dies, another replica re-runs it
+    /// instead of failing it.
+    pub fn resumable(mut self) -> Self {
+        self.resumable = true;
+        self
+    }
+
+    /// Whether the tool may be re-run after a takeover.
+    pub fn is_resumable(&self) -> bool {
+        self.resumable
     }
 
     /// Sets a human-friendly title.

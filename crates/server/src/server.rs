@@ -93,6 +93,24 @@ impl McpServer {
     /// Builds a server and starts routing engine events to sessions. Must be called
     /// inside a tokio runtime.
     pub fn new(engine: Engine, tools: ToolRegistry, config: ServerConfig) -> Self {
+        let resumable = tools.clone();
+        engine.set_resumer(Arc::new(move |record| {
+            let name = record.request.get("name")?.as_str()?;
+            let tool = resumable.get(name)?.clone();
+            if !tool.is_resumable() {
+                return None;
+            }
+            let args = record
+                .request
+                .get("arguments")
+                .and_then(Value::as_object)
+                .cloned()
+                .unwrap_or_default();
+            Some(Box::new(move |ctx| {
+                Box::pin(async move { crate::dispatch::to_outcome(tool.call(args, ctx).await) })
+                    as mcp_tasks_engine::Work
+            }))
+        }));
         let server = McpServer {
             inner: Arc::new(ServerInner {
                 engine,

@@ -86,6 +86,12 @@ pub struct ServeArgs {
     #[arg(long)]
     client_tasks: bool,
 
+    /// Lease of a running task when several replicas share a PostgreSQL database:
+    /// renewed every 5 s; a replica that finds one expired takes the task over (re-runs
+    /// resumable tools, fails the rest). [default: 30s with postgres://, off otherwise]
+    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
+    lease_ttl: Option<Duration>,
+
     /// Largest request body (HTTP) or line (stdio), in bytes. [default: 4194304]
     #[arg(long, value_name = "BYTES")]
     max_body_bytes: Option<usize>,
@@ -200,6 +206,15 @@ pub async fn run(args: ServeArgs) -> Result<()> {
             .max_result_bytes
             .unwrap_or(defaults::DEFAULT_MAX_RESULT_BYTES),
         audit_arguments: args.audit_arguments,
+        lease_ttl: args.lease_ttl.or_else(|| {
+            let db = args
+                .database
+                .as_deref()
+                .or(s.database.as_deref())
+                .unwrap_or("");
+            (db.starts_with("postgres://") || db.starts_with("postgresql://"))
+                .then_some(defaults::DEFAULT_LEASE_TTL)
+        }),
         ..EngineConfig::default()
     };
     let mut allowed_origins = s.allowed_origins.clone();

@@ -1,0 +1,118 @@
+//! Leases (several replicas on one database): the replica running a task renews its
+//! lease every heartbeat; a replica that finds an expired lease takes the task over,
+//! re-running it when its tool is resumable and failing it with a message naming the
+//! cause otherwise. Every write of the work carries the lease generation it holds (a
+//! fencing token), so after a takeover the old runner's writes are refused: never two
+//! replicas acting on one task.
+
+use mcp_tasks_protocol::error_code::INTERNAL_ERROR;
+use mcp_tasks_protocol::TaskStatus;
+use mcp_tasks_store::{
+    ClaimExpiredParams, Outcome, RenewLeaseParams, StoreError, TaskRecord, TransitionParams,
+};
+use serde_json::Value;
+use std::sync::Arc;
+
+use crate::context::TaskContext;
+use crate::engine::{now_ms, Inner, Work};
+
+/// Most expired leases taken over per heartbeat.
+const TAKEOVER_BATCH: usize = 100;
+
+/// Decides whether a task taken over from a dead replica can run again, and builds
+/// its work: `None` means the task is failed instead. Registered by the server, which
+/// knows the tools.
+pub type Resumer =
+    Arc<dyn Fn(&TaskRecord) -> Option<Box<dyn FnOnce(TaskContext) -> Work + Send>> + Send + Sync>;
+
+/// Status message of a task whose replica stopped and whose tool cannot be re-run.
+pub const LOST_RUNNER_MESSAGE: &str =
+    "the replica running this task stopped (its lease expired) and the tool is not resumable; call the tool again";
+
+impl Inner {
+    /// One heartbeat: renew this replica's leases, then take over expired ones.
+    pub(crate) async fn heartbeat(self: &Arc<Self>) {
+        let Some(ttl) = self.config.lease_ttl else {
+            return;
+        };
+        let until = |now: chrono::DateTime<chrono::Utc>| {
+            chrono::Duration::from_std(ttl)
+                .ok()
+                .and_then(|d| now.checked_add_signed(d))
+                .unwrap_or(now)
+        };
+        for (id, generation) in self.held_leases() {
+            let now = now_ms();
+            let renewed = self
+                .store
+                .renew_lease(&RenewLeaseParams {
+                    id: id.clone(),
+                    runner: self.runner_id.clone(),
+                    generation,
+                    until: until(now),
+                    now,
+                })
+                .await;
+            match renewed {
+                Ok(_) => {}
+                Err(StoreError::LeaseConflict { .. }) => {
+                    tracing::warn!(task_id = %id, "lease lost to another replica; stopping the work here");
+                    self.abort_now(&id);
+                }
+                Err(StoreError::NotFound) | Err(StoreError::Conflict { .. }) => self.stop_work(&id),
+                Err(e) => {
+                    tracing::warn!(task_id = %id, error = %e, "lease renewal failed; will retry")
+                }
+            }
+        }
+        let now = now_ms();
+        let claimed = self
+            .store
+            .claim_expired_leases(&ClaimExpiredParams {
+                runner: self.runner_id.clone(),
+                until: until(now),
+                now,
+                limit: TAKEOVER_BATCH,
+            })
+            .await;
+        match claimed {
+            Ok(records) => {
+                for record in records {
+                    self.take_over(record).await;
+                }
+            }
+            Err(e) => tracing::warn!(error = %e, "could not look for expired leases"),
+        }
+    }
+
+    async fn take_over(self: &Arc<Self>, record: TaskRecord) {
+        let resumer = self
+            .resumer
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        if let Some(work) = resumer.and_then(|r| r(&record)) {
+            tracing::warn!(task_id = %record.id, "took over a task from a stopped replica; re-running it");
+            Inner::launch(self, &record, Value::Null, work, None);
+            return;
+        }
+        tracing::warn!(task_id = %record.id, "took over a task from a stopped replica; failing it");
+        let change = TransitionParams {
+            id: record.id.clone(),
+            expected_version: None,
+            status: TaskStatus::Failed,
+            status_message: Some(Some(LOST_RUNNER_MESSAGE.into())),
+            outcome: Some(Outcome::Error {
+                code: INTERNAL_ERROR,
+                message: LOST_RUNNER_MESSAGE.into(),
+                data: None,
+            }),
+            now: now_ms(),
+            input_requests: Some(Default::default()),
+            expected_lease_generation: Some(record.lease_generation),
+        };
+        if let Err(e) = self.apply(change).await {
+            tracing::debug!(task_id = %record.id, error = %e, "taken-over task changed meanwhile");
+        }
+    }
+}
