@@ -207,4 +207,32 @@ async fn two_replicas_on_postgres_serve_each_others_tasks() {
     );
     let r = on_a.rpc("tasks/result", json!({"taskId": long})).await;
     assert!(r["error"]["code"].is_i64(), "{r}");
+
+    // a session opened on A is valid on B: same principal, so tasks/list sees its tasks
+    let borrowed = Session {
+        http: reqwest::Client::new(),
+        url: b.url.clone(),
+        id: on_a.id.clone(),
+    };
+    let listed = borrowed.rpc("tasks/list", json!({})).await;
+    let ids: Vec<&str> = listed["result"]["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["taskId"].as_str())
+        .collect();
+    assert!(
+        ids.contains(&quick.as_str()) && ids.contains(&long.as_str()),
+        "{listed}"
+    );
+    let created_on_b = borrowed
+        .create("slow_compute", json!({"seconds": 0, "label": "via-b"}))
+        .await;
+    let again = on_a
+        .rpc("tasks/result", json!({"taskId": created_on_b}))
+        .await;
+    assert_eq!(
+        again["result"]["content"][0]["text"],
+        "slow_compute 'via-b' finished after 0 s"
+    );
 }

@@ -396,6 +396,36 @@ impl Engine {
         self.inner.heartbeat().await;
     }
 
+    /// Stores a 2025-11-25 session in the shared store (no-op on single-process stores).
+    ///
+    /// # Errors
+    /// Store failures.
+    pub async fn save_session(
+        &self,
+        session: &mcp_tasks_store::SessionRecord,
+    ) -> Result<(), EngineError> {
+        Ok(self.inner.store.save_session(session).await?)
+    }
+
+    /// Reads a session another replica opened.
+    ///
+    /// # Errors
+    /// Store failures.
+    pub async fn load_session(
+        &self,
+        id: &str,
+    ) -> Result<Option<mcp_tasks_store::SessionRecord>, EngineError> {
+        Ok(self.inner.store.load_session(id).await?)
+    }
+
+    /// Forgets a session in the shared store.
+    ///
+    /// # Errors
+    /// Store failures.
+    pub async fn delete_session(&self, id: &str) -> Result<(), EngineError> {
+        Ok(self.inner.store.delete_session(id).await?)
+    }
+
     /// Registers how to re-run a task taken over from a stopped replica (tools declared
     /// resumable); without it such tasks are failed with a message naming the cause.
     pub fn set_resumer(&self, resumer: crate::leases::Resumer) {

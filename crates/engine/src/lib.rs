@@ -38,4 +38,4 @@ pub use engine::{CreateParams, Engine, ListResult, Work};
 pub use error::EngineError;
 pub use events::TaskEvent;
 pub use input::{ElicitAction, ElicitResponse, InputError};
-pub use mcp_tasks_store::{InputRequest, Outcome, TaskRecord};
+pub use mcp_tasks_store::{InputRequest, Outcome, SessionRecord, TaskRecord};

@@ -175,6 +175,49 @@ impl McpServer {
         self.lock_sessions().get(id).cloned()
     }
 
+    /// Finds a session: one opened here, or one another replica opened and stored in
+    /// the shared database (it is then served here too; its streams stay where they are).
+    pub async fn find_session(&self, id: &str) -> Option<Arc<Session>> {
+        if let Some(s) = self.session(id) {
+            return Some(s);
+        }
+        let stored = match self.inner.engine.load_session(id).await {
+            Ok(Some(r)) => r,
+            Ok(None) => return None,
+            Err(e) => {
+                tracing::warn!(error = %e, "could not read a shared session");
+                return None;
+            }
+        };
+        let session = Arc::new(Session::new(
+            stored.id.clone(),
+            stored.principal,
+            stored.authenticated,
+        ));
+        session.set_negotiated(&stored.protocol_version, stored.client_capabilities);
+        session.mark_initialized();
+        let mut sessions = self.lock_sessions();
+        Some(Arc::clone(sessions.entry(stored.id).or_insert(session)))
+    }
+
+    /// Stores an initialized session so that other replicas can serve it.
+    pub async fn share_session(&self, session: &Session) {
+        let Some(version) = session.protocol_version() else {
+            return;
+        };
+        let record = mcp_tasks_engine::SessionRecord {
+            id: session.id().to_string(),
+            principal: session.caller().principal,
+            authenticated: session.subject().is_some(),
+            protocol_version: version,
+            client_capabilities: session.client_capabilities(),
+            created_at: chrono::Utc::now(),
+        };
+        if let Err(e) = self.inner.engine.save_session(&record).await {
+            tracing::warn!(error = %e, "could not share the session with other replicas");
+        }
+    }
+
     /// Ends a session: its synchronous calls are cancelled, its tasks go on.
     pub fn close_session(&self, id: &str) -> bool {
         let removed = self.lock_sessions().remove(id);

@@ -40,6 +40,7 @@ pub use error::StoreError;
 pub use memory::MemoryStore;
 #[cfg(feature = "postgres")]
 pub use postgres::PgStore;
+pub use record::SessionRecord;
 pub use record::{
     ClaimExpiredParams, ClaimLeaseParams, InputRequest, InputRequests, ListPage, ListParams,
     Outcome, RenewLeaseParams, TaskRecord, TransitionParams,
@@ -188,6 +189,34 @@ pub trait TaskStore: Send + Sync + std::fmt::Debug {
     ) -> Result<Vec<TaskRecord>, StoreError> {
         let _ = params;
         Ok(Vec::new())
+    }
+
+    /// Stores a session so that other replicas can serve it (upsert). The default
+    /// (single process): sessions live in memory only, nothing to store.
+    ///
+    /// # Errors
+    /// [`StoreError::Backend`] on I/O failure.
+    async fn save_session(&self, session: &SessionRecord) -> Result<(), StoreError> {
+        let _ = session;
+        Ok(())
+    }
+
+    /// Reads a session another replica opened. The default: none are shared.
+    ///
+    /// # Errors
+    /// [`StoreError::Backend`] on I/O failure.
+    async fn load_session(&self, id: &str) -> Result<Option<SessionRecord>, StoreError> {
+        let _ = id;
+        Ok(None)
+    }
+
+    /// Forgets a session (the client ended it).
+    ///
+    /// # Errors
+    /// [`StoreError::Backend`] on I/O failure.
+    async fn delete_session(&self, id: &str) -> Result<(), StoreError> {
+        let _ = id;
+        Ok(())
     }
 
     /// Subscribes to the ids of tasks that change (see [`change`]): created, a status,

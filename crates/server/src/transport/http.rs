@@ -209,7 +209,7 @@ fn check_host(server: &McpServer, headers: &HeaderMap) -> Result<(), Refusal> {
 
 /// Runs the checks every method shares (origin, host, credentials) and, unless
 /// `initialize` opens one, finds the session and checks it belongs to the caller.
-fn admit(
+async fn admit(
     server: &McpServer,
     headers: &HeaderMap,
     needs_session: bool,
@@ -220,7 +220,7 @@ fn admit(
     if !needs_session {
         return Ok((subject, None));
     }
-    let session = find_session(server, headers)?;
+    let session = find_session(server, headers).await?;
     if session.subject() != subject.as_deref() {
         return Err(Refusal::new(
             StatusCode::FORBIDDEN,
@@ -268,14 +268,14 @@ fn accepts_sse(headers: &HeaderMap) -> bool {
         .any(|v| v.contains("text/event-stream"))
 }
 
-fn find_session(server: &McpServer, headers: &HeaderMap) -> Result<Arc<Session>, Refusal> {
+async fn find_session(server: &McpServer, headers: &HeaderMap) -> Result<Arc<Session>, Refusal> {
     let Some(id) = headers.get(SESSION_HEADER).and_then(|v| v.to_str().ok()) else {
         return Err(Refusal::new(
             StatusCode::BAD_REQUEST,
             "missing Mcp-Session-Id header: send 'initialize' first and echo the session id it returns",
         ));
     };
-    server.session(id).ok_or_else(|| {
+    server.find_session(id).await.ok_or_else(|| {
         Refusal::new(
             StatusCode::NOT_FOUND,
             "unknown or ended session (the server may have restarted): send 'initialize' to open a new one; tasks can still be collected by id",
@@ -299,7 +299,7 @@ fn check_version_header(headers: &HeaderMap) -> Result<(), Refusal> {
 }
 
 async fn handle_post(State(server): State<McpServer>, headers: HeaderMap, body: Body) -> Response {
-    let subject = match admit(&server, &headers, false) {
+    let subject = match admit(&server, &headers, false).await {
         Ok((subject, _)) => subject,
         Err(r) => return r.into_response(),
     };
@@ -371,7 +371,7 @@ async fn handle_post(State(server): State<McpServer>, headers: HeaderMap, body: 
         if let Err(r) = check_version_header(&headers) {
             return r.into_response();
         }
-        match admit(&server, &headers, true) {
+        match admit(&server, &headers, true).await {
             Ok((_, Some(s))) => s,
             Ok((_, None)) => return StatusCode::INTERNAL_SERVER_ERROR.into_response(),
             Err(r) => return r.into_response(),
@@ -388,8 +388,12 @@ async fn handle_post(State(server): State<McpServer>, headers: HeaderMap, body: 
     } else {
         match server.handle(&session, message, None).await {
             Some(reply) => {
-                if is_initialize && reply.get("error").is_some() {
-                    server.close_session(session.id());
+                if is_initialize {
+                    if reply.get("error").is_some() {
+                        server.close_session(session.id());
+                    } else {
+                        server.share_session(&session).await;
+                    }
                 }
                 json_response(StatusCode::OK, &reply)
             }
@@ -432,7 +436,7 @@ fn sse_stream(server: &McpServer, rx: mpsc::Receiver<Value>) -> Response {
 }
 
 async fn handle_get(State(server): State<McpServer>, headers: HeaderMap) -> Response {
-    let session = match admit(&server, &headers, true) {
+    let session = match admit(&server, &headers, true).await {
         Ok((_, Some(s))) => s,
         Ok((_, None)) => return StatusCode::INTERNAL_SERVER_ERROR.into_response(),
         Err(r) => return r.into_response(),
@@ -450,12 +454,15 @@ async fn handle_get(State(server): State<McpServer>, headers: HeaderMap) -> Resp
 }
 
 async fn handle_delete(State(server): State<McpServer>, headers: HeaderMap) -> Response {
-    let session = match admit(&server, &headers, true) {
+    let session = match admit(&server, &headers, true).await {
         Ok((_, Some(s))) => s,
         Ok((_, None)) => return StatusCode::INTERNAL_SERVER_ERROR.into_response(),
         Err(r) => return r.into_response(),
     };
     session.detach_outbound();
     server.close_session(session.id());
+    if let Err(e) = server.engine().delete_session(session.id()).await {
+        tracing::warn!(error = %e, "could not forget the shared session");
+    }
     StatusCode::OK.into_response()
 }

@@ -2,7 +2,8 @@
 //! process; its principal is the local process.
 
 use mcp_tasks_protocol::error_code::INVALID_REQUEST;
-use mcp_tasks_protocol::jsonrpc::{self, RpcError};
+use mcp_tasks_protocol::jsonrpc::{self, Incoming, RpcError};
+use mcp_tasks_protocol::methods::INITIALIZE;
 use serde_json::Value;
 use std::time::Duration;
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
@@ -74,6 +75,14 @@ where
         match jsonrpc::parse(&line) {
             Err(rejected) => {
                 let _ = tx.send(rejected.to_response()).await;
+            }
+            // `initialize` and notifications are handled in order, before the next
+            // line is read, so a client that pipelines its first requests behind
+            // `initialize` finds the session ready; other requests run concurrently.
+            Ok(message) if !matches!(&message, Incoming::Request { method, .. } if method != INITIALIZE) => {
+                if let Some(reply) = server.handle(&session, message, Some(tx.clone())).await {
+                    let _ = tx.send(reply).await;
+                }
             }
             Ok(message) => {
                 let server = server.clone();

@@ -25,6 +25,7 @@ pub use listen::RECONNECT_DELAY;
 use crate::change::ChangeFeed;
 use crate::error::StoreError;
 use crate::explain;
+use crate::record::SessionRecord;
 use crate::record::{
     ClaimExpiredParams, ClaimLeaseParams, ListPage, ListParams, Outcome, RenewLeaseParams,
     TaskRecord, TransitionParams,
@@ -299,6 +300,49 @@ impl TaskStore for PgStore {
 
     async fn subscribe_changes(&self) -> Result<Option<ChangeFeed>, StoreError> {
         self.listener.subscribe().await.map(Some)
+    }
+
+    async fn save_session(&self, session: &SessionRecord) -> Result<(), StoreError> {
+        sqlx::query(queries::SAVE_SESSION)
+            .bind(&session.id)
+            .bind(&session.principal)
+            .bind(session.authenticated)
+            .bind(&session.protocol_version)
+            .bind(to_json(&session.client_capabilities)?)
+            .bind(session.created_at)
+            .execute(&self.pool)
+            .await
+            .map_err(classify)?;
+        Ok(())
+    }
+
+    async fn load_session(&self, id: &str) -> Result<Option<SessionRecord>, StoreError> {
+        let row = sqlx::query(queries::LOAD_SESSION)
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(classify)?;
+        let Some(row) = row else { return Ok(None) };
+        let caps: String = row.try_get("client_capabilities").map_err(decode_error)?;
+        Ok(Some(SessionRecord {
+            id: row.try_get("id").map_err(decode_error)?,
+            principal: row.try_get("principal").map_err(decode_error)?,
+            authenticated: row.try_get("authenticated").map_err(decode_error)?,
+            protocol_version: row.try_get("protocol_version").map_err(decode_error)?,
+            client_capabilities: serde_json::from_str(&caps).map_err(|e| {
+                StoreError::Backend(format!("stored session capabilities are invalid: {e}").into())
+            })?,
+            created_at: row.try_get("created_at").map_err(decode_error)?,
+        }))
+    }
+
+    async fn delete_session(&self, id: &str) -> Result<(), StoreError> {
+        sqlx::query(queries::DELETE_SESSION)
+            .bind(id)
+            .execute(&self.pool)
+            .await
+            .map_err(classify)?;
+        Ok(())
     }
 
     fn supports_notify(&self) -> bool {

@@ -136,3 +136,19 @@ pub(super) const CLAIM_EXPIRED: &str = concat!(
 pub(super) const CHANGE_CHANNEL: &str = "SELECT 'mcp_tasks_' || md5(n.nspname) \
      FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace \
      WHERE c.oid = 'tasks'::regclass";
+
+/// Stores a session (upsert). $1 id, $2 principal, $3 authenticated, $4 protocol
+/// version, $5 client capabilities JSON, $6 created at.
+pub(super) const SAVE_SESSION: &str = "INSERT INTO sessions \
+     (id, principal, authenticated, protocol_version, client_capabilities, created_at) \
+     VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (id) DO UPDATE SET \
+     principal = EXCLUDED.principal, authenticated = EXCLUDED.authenticated, \
+     protocol_version = EXCLUDED.protocol_version, \
+     client_capabilities = EXCLUDED.client_capabilities";
+
+/// Reads a session. $1 id.
+pub(super) const LOAD_SESSION: &str = "SELECT id, principal, authenticated, protocol_version, \
+     client_capabilities, created_at FROM sessions WHERE id = $1";
+
+/// Forgets a session. $1 id.
+pub(super) const DELETE_SESSION: &str = "DELETE FROM sessions WHERE id = $1";
