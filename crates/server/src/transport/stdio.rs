@@ -31,7 +31,17 @@ where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
 {
-    let session = server.open_session(Some(format!("process:{}", std::process::id())));
+    // Without authentication the process is the principal; with authentication
+    // configured, stdio belongs to the local user who started the server, so that user's
+    // tasks stay theirs across restarts.
+    let session = if server.config().auth.is_enabled() {
+        let user = std::env::var("USER")
+            .or_else(|_| std::env::var("LOGNAME"))
+            .unwrap_or_else(|_| "unknown".into());
+        server.open_subject_session(format!("local-user:{user}"))
+    } else {
+        server.open_session(Some(format!("process:{}", std::process::id())))
+    };
     let (tx, mut rx) = mpsc::channel::<Value>(OUTBOUND_CAPACITY);
     session.attach_outbound(tx.clone());
     let writer = tokio::spawn(async move {
