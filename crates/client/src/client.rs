@@ -60,7 +60,8 @@ pub struct ServerInfo {
     pub name: Option<String>,
     /// `serverInfo.version`, when sent.
     pub version: Option<String>,
-    /// The server's capabilities as sent.
+    /// The server's capabilities as sent; `null` after rejoining a session (unknown,
+    /// so every task method is tried).
     pub capabilities: Value,
 }
 
@@ -73,6 +74,7 @@ pub struct ClientBuilder {
     client_name: String,
     client_version: String,
     request_timeout: Option<Duration>,
+    session: Option<String>,
 }
 
 impl Default for ClientBuilder {
@@ -84,6 +86,7 @@ impl Default for ClientBuilder {
             client_name: "mcp-tasks-client".into(),
             client_version: env!("CARGO_PKG_VERSION").into(),
             request_timeout: Some(DEFAULT_REQUEST_TIMEOUT),
+            session: None,
         }
     }
 }
@@ -125,6 +128,15 @@ impl ClientBuilder {
     /// waits as long as its task runs.
     pub fn request_timeout(mut self, timeout: Option<Duration>) -> Self {
         self.request_timeout = timeout;
+        self
+    }
+
+    /// Over HTTP, rejoins an existing 2025-11-25 session (from [`Client::session_id`]
+    /// before a [`Client::detach`]) instead of opening a new one; a server that no
+    /// longer knows it gets a fresh `initialize`. Servers that bind tasks to sessions
+    /// need this to let a restarted client pick its tasks up again.
+    pub fn resume_session(mut self, session_id: impl Into<String>) -> Self {
+        self.session = Some(session_id.into());
         self
     }
 
@@ -193,7 +205,16 @@ impl ClientBuilder {
             transport: &transport,
             timeout: self.request_timeout,
         };
-        let server = match conn.negotiate(self.wire, &capabilities, &info).await {
+        let negotiated = match &self.session {
+            Some(sid) => conn.rejoin(sid).await,
+            None => Ok(None),
+        };
+        let negotiated = match negotiated {
+            Ok(Some(s)) => Ok(s),
+            Ok(None) => conn.negotiate(self.wire, &capabilities, &info).await,
+            Err(e) => Err(e),
+        };
+        let server = match negotiated {
             Ok(s) => s,
             Err(e) => {
                 let e = match (e, transport.diagnostics()) {
@@ -239,6 +260,39 @@ struct Handshake<'a> {
 impl Handshake<'_> {
     async fn request(&mut self, method: &str, params: Value) -> Result<Value, ClientError> {
         raw_request(self.peer, self.transport, method, params, self.timeout).await
+    }
+
+    /// Rejoins session `sid`: `Ok(None)` when the server no longer knows it.
+    async fn rejoin(&mut self, sid: &str) -> Result<Option<ServerInfo>, ClientError> {
+        let Transport::Http(http) = self.transport else {
+            return Err(ClientError::Unsupported(
+                "only an HTTP connection has a session to resume".into(),
+            ));
+        };
+        http.set_mode(HttpMode::Session);
+        http.set_session(Some(sid.to_string()));
+        http.set_protocol_version(version::V2025_11_25);
+        match self.request(m::PING, json!({})).await {
+            Ok(_) => {}
+            Err(ClientError::Transport {
+                status: Some(400 | 404),
+                ..
+            }) => {
+                tracing::debug!("the server no longer knows the session; opening a new one");
+                http.set_session(None);
+                return Ok(None);
+            }
+            Err(e) => return Err(e),
+        }
+        http.open_session_stream();
+        Ok(Some(ServerInfo {
+            wire: Wire::V2025_11_25,
+            protocol_version: version::V2025_11_25.into(),
+            name: None,
+            version: None,
+            // Not known when rejoining: every task method is tried.
+            capabilities: Value::Null,
+        }))
     }
 
     async fn negotiate(
@@ -450,9 +504,9 @@ impl Client {
         match self.wire() {
             Wire::Extension => true,
             Wire::V2025_11_25 => {
+                let caps = &self.inner.server.capabilities;
                 version::has_tasks(&self.inner.server.protocol_version)
-                    && !self.inner.server.capabilities["tasks"]["requests"]["tools"]["call"]
-                        .is_null()
+                    && (caps.is_null() || !caps["tasks"]["requests"]["tools"]["call"].is_null())
             }
         }
     }
@@ -460,7 +514,10 @@ impl Client {
     fn task_capability(&self, what: &str) -> bool {
         match self.wire() {
             Wire::Extension => what == "cancel",
-            Wire::V2025_11_25 => !self.inner.server.capabilities["tasks"][what].is_null(),
+            Wire::V2025_11_25 => {
+                let caps = &self.inner.server.capabilities;
+                caps.is_null() || !caps["tasks"][what].is_null()
+            }
         }
     }
 
@@ -813,6 +870,30 @@ impl Client {
             tracing::debug!(%id, error = %e, "could not send the answer to a server request");
         }
         message
+    }
+
+    /// The HTTP session id (2025-11-25 over HTTP), to rejoin it later with
+    /// [`ClientBuilder::resume_session`].
+    pub fn session_id(&self) -> Option<String> {
+        self.inner.transport.session()
+    }
+
+    /// Stops this client but leaves its HTTP session open on the server, so a later
+    /// client can rejoin it (servers that bind tasks to sessions need that); returns
+    /// the session id. Over stdio this is [`Client::close`].
+    pub async fn detach(self) -> Option<String> {
+        match &self.inner.transport {
+            Transport::Http(t) => {
+                let sid = t.session();
+                t.leave();
+                self.inner.peer.close();
+                sid
+            }
+            Transport::Stdio(_) => {
+                self.close().await;
+                None
+            }
+        }
     }
 
     /// Ends the session (HTTP `DELETE`) or stops the child process (stdio). Tasks go on

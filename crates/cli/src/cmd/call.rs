@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::client::{exit_for, fail, target, usage, ConnectArgs, EXIT_OK};
-use super::follow::{detached, follow, immediate, with_prompts};
+use super::follow::{detached, follow, immediate, outcome, with_prompts, Followed};
 use super::terminal::Terminal;
 use crate::config::parse_duration;
 
@@ -78,9 +78,8 @@ pub async fn run(a: CallArgs) -> u8 {
         Ok(c) => c,
         Err(e) => return fail("connecting", &e),
     };
-    let code = call(&client, &a, &target, tool, &mut arguments, &term).await;
-    client.close().await;
-    code
+    let followed = call(&client, &a, &target, tool, &mut arguments, &term).await;
+    followed.finish(client, a.connect.session.is_some()).await
 }
 
 async fn call(
@@ -90,27 +89,27 @@ async fn call(
     tool: &str,
     arguments: &mut Map<String, Value>,
     term: &Arc<Terminal>,
-) -> u8 {
+) -> Followed {
     let tools = match client.tools().await {
         Ok(t) => t,
-        Err(e) => return fail("listing tools", &e),
+        Err(e) => return Followed::done(fail("listing tools", &e)),
     };
     let Some(info) = tools.iter().find(|t| t.name == tool) else {
         let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
-        return usage(&format!(
+        return Followed::done(usage(&format!(
             "the server has no tool '{tool}'; it has: {}",
             names.join(", ")
-        ));
+        )));
     };
     for kv in &a.arg {
         let Some((k, v)) = kv.split_once('=') else {
-            return usage(&format!("--arg '{kv}' is not key=value"));
+            return Followed::done(usage(&format!("--arg '{kv}' is not key=value")));
         };
         match coerce(info, k, v) {
             Ok(v) => {
                 arguments.insert(k.to_string(), v);
             }
-            Err(e) => return usage(&e),
+            Err(e) => return Followed::done(usage(&e)),
         }
     }
     let as_task = if a.no_task {
@@ -126,7 +125,7 @@ async fn call(
         term.status(format!("calling {tool}…"));
         let r = client.call_tool(tool, args).await;
         term.finish();
-        return immediate(r, a.connect.json);
+        return Followed::done(immediate(r, a.connect.json));
     }
     let options = TaskOptions {
         ttl: a.ttl,
@@ -137,7 +136,7 @@ async fn call(
         Ok(h) => h,
         Err(e) => {
             term.finish();
-            return fail(&format!("calling {tool}"), &e);
+            return Followed::done(fail(&format!("calling {tool}"), &e));
         }
     };
     let resume = resume_command(target, &a.connect);
@@ -147,8 +146,11 @@ async fn call(
             if matches!(target, Target::Stdio { .. }) {
                 eprintln!("note: a stdio server stops with this command, and its task with it");
             }
-            detached(id, &resume, a.connect.json);
-            EXIT_OK
+            detached(id, &resume, a.connect.json, client.session_id());
+            Followed {
+                code: EXIT_OK,
+                detached: true,
+            }
         }
         Some(id) => {
             if !a.connect.json && !term.is_interactive() {
@@ -159,10 +161,10 @@ async fn call(
         None => {
             let r = handle.result().await;
             term.finish();
-            match r {
-                Ok(o) => super::follow::outcome(Ok(o), a.connect.json),
+            Followed::done(match r {
+                Ok(o) => outcome(Ok(o), a.connect.json),
                 Err(e) => exit_for(&e),
-            }
+            })
         }
     }
 }

@@ -3,7 +3,7 @@
 use clap::Args;
 use mcp_tasks_client::{TaskId, TaskStatus};
 
-use super::client::{fail, target, usage, ConnectArgs, EXIT_FAILED, EXIT_OK};
+use super::client::{fail, finish, target, usage, ConnectArgs, EXIT_FAILED, EXIT_OK};
 use super::output::{task_json, task_line};
 
 /// Options of `cancel`.
@@ -50,6 +50,6 @@ pub async fn run(a: CancelArgs) -> u8 {
         }
         Err(e) => fail(&format!("cancelling task {id}"), &e),
     };
-    client.close().await;
+    finish(client, &a.connect).await;
     code
 }

@@ -106,6 +106,11 @@ pub struct ConnectArgs {
     #[arg(long, value_enum, default_value_t = WireArg::Auto)]
     pub wire: WireArg,
 
+    /// Rejoin this HTTP session (printed by `call --detach`) instead of opening a new
+    /// one: servers that bind tasks to sessions only show a task to its session.
+    #[arg(long, env = "MCP_TASKS_SESSION", value_name = "ID")]
+    pub session: Option<String>,
+
     /// Machine-readable JSON on stdout instead of human output.
     #[arg(long)]
     pub json: bool,
@@ -124,7 +129,20 @@ impl ConnectArgs {
         if let Some(t) = &self.token {
             b = b.bearer_token(t.clone());
         }
+        if let Some(s) = &self.session {
+            b = b.resume_session(s.clone());
+        }
         b
+    }
+}
+
+/// Ends a command's connection: a rejoined session (`--session`) is left open for the
+/// next command, a fresh one is closed.
+pub async fn finish(client: mcp_tasks_client::Client, connect: &ConnectArgs) {
+    if connect.session.is_some() {
+        client.detach().await;
+    } else {
+        client.close().await;
     }
 }
 

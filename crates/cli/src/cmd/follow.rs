@@ -30,6 +30,35 @@ pub fn with_prompts(builder: ClientBuilder, term: &Arc<Terminal>) -> ClientBuild
         .on_roots(|_| async { Ok(roots()) })
 }
 
+/// How following ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Followed {
+    /// The exit status.
+    pub code: u8,
+    /// The person detached: leave the session open (`Client::detach`).
+    pub detached: bool,
+}
+
+impl Followed {
+    /// Ended without detaching.
+    pub fn done(code: u8) -> Self {
+        Followed {
+            code,
+            detached: false,
+        }
+    }
+
+    /// Detaches or closes the client as this outcome asks; returns the exit status.
+    pub async fn finish(self, client: Client, rejoined: bool) -> u8 {
+        if self.detached || rejoined {
+            client.detach().await;
+        } else {
+            client.close().await;
+        }
+        self.code
+    }
+}
+
 /// Follows `handle` to its end and prints the outcome. `resume` is the command that
 /// picks the task up again (`{id}` marks the task id), shown when detaching.
 pub async fn follow(
@@ -38,7 +67,7 @@ pub async fn follow(
     term: &Terminal,
     json: bool,
     resume: &str,
-) -> u8 {
+) -> Followed {
     let id = handle.task_id().cloned();
     let mut updates = handle.updates();
     let result = handle.result();
@@ -55,7 +84,7 @@ pub async fn follow(
             Some(u) = updates.next() => show(term, u),
             r = &mut result => {
                 term.finish();
-                return outcome(r, json);
+                return Followed::done(outcome(r, json));
             }
             Some(()) = async { match interrupts.as_mut() { Some(s) => s.recv().await, None => std::future::pending().await } } => {
                 term.interrupt();
@@ -64,21 +93,21 @@ pub async fn follow(
                     term.after_interrupt().await
                 } else {
                     term.finish();
-                    detached(id, resume, json);
-                    return EXIT_INTERRUPTED;
+                    detached(id, resume, json, client.session_id());
+                    return Followed { code: EXIT_INTERRUPTED, detached: true };
                 };
                 match choice {
                     AfterInterrupt::Continue => {}
                     AfterInterrupt::Detach => {
                         term.finish();
-                        detached(id, resume, json);
-                        return EXIT_OK;
+                        detached(id, resume, json, client.session_id());
+                        return Followed { code: EXIT_OK, detached: true };
                     }
                     AfterInterrupt::Cancel => {
                         term.status(format!("cancelling {id}…"));
                         if let Err(e) = client.cancel(id).await {
                             term.finish();
-                            return fail("cancelling the task", &e);
+                            return Followed::done(fail("cancelling the task", &e));
                         }
                     }
                 }
@@ -109,10 +138,18 @@ fn show(term: &Terminal, update: TaskUpdate) {
     }
 }
 
-/// Prints that the command stopped watching and how to pick the task up again.
-pub fn detached(id: &mcp_tasks_client::TaskId, resume: &str, json: bool) {
+/// Prints that the command stopped watching and how to pick the task up again
+/// (rejoining `session` when there is one).
+pub fn detached(id: &mcp_tasks_client::TaskId, resume: &str, json: bool, session: Option<String>) {
+    let mut resume = resume.to_string();
+    if let Some(s) = &session {
+        resume = resume.replacen("{id}", &format!("--session {s} {{id}}"), 1);
+    }
     if json {
-        println!("{}", json!({ "taskId": id, "detached": true }));
+        println!(
+            "{}",
+            json!({ "taskId": id, "detached": true, "sessionId": session })
+        );
     } else {
         println!("{id}");
         eprintln!(

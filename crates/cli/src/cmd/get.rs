@@ -3,7 +3,7 @@
 use clap::Args;
 use mcp_tasks_client::{Client, TaskId};
 
-use super::client::{fail, target, usage, ConnectArgs, EXIT_OK};
+use super::client::{fail, finish, target, usage, ConnectArgs, EXIT_OK};
 use super::output::{task_details, task_json};
 
 /// Options of `get`.
@@ -36,7 +36,7 @@ pub async fn run(a: GetArgs) -> u8 {
         Err(e) => return fail("connecting", &e),
     };
     let code = show(&client, &id, a.connect.json).await;
-    client.close().await;
+    finish(client, &a.connect).await;
     code
 }
 

@@ -3,7 +3,7 @@
 use clap::Args;
 use serde_json::Value;
 
-use super::client::{fail, target, usage, ConnectArgs, EXIT_OK};
+use super::client::{fail, finish, target, usage, ConnectArgs, EXIT_OK};
 use super::output::{task_json, task_line};
 
 /// Options of `list`.
@@ -50,6 +50,6 @@ pub async fn run(a: ListArgs) -> u8 {
         }
         Err(e) => fail("listing tasks", &e),
     };
-    client.close().await;
+    finish(client, &a.connect).await;
     code
 }

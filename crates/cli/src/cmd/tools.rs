@@ -4,7 +4,7 @@ use clap::Args;
 use console::style;
 use serde_json::{json, Value};
 
-use super::client::{fail, target, usage, ConnectArgs, EXIT_OK};
+use super::client::{fail, finish, target, usage, ConnectArgs, EXIT_OK};
 
 /// Options of `tools`.
 #[derive(Debug, Args)]
@@ -70,6 +70,6 @@ pub async fn run(a: ToolsArgs) -> u8 {
         }
         Err(e) => fail("listing tools", &e),
     };
-    client.close().await;
+    finish(client, &a.connect).await;
     code
 }

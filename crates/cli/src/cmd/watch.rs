@@ -6,7 +6,7 @@ use mcp_tasks_client::{Target, TaskId};
 use std::sync::Arc;
 
 use super::client::{fail, target, usage, ConnectArgs};
-use super::follow::{follow, with_prompts};
+use super::follow::{follow, with_prompts, Followed};
 use super::terminal::Terminal;
 
 /// Options of `watch`.
@@ -42,7 +42,7 @@ pub async fn run(a: WatchArgs) -> u8 {
         Ok(c) => c,
         Err(e) => return fail("connecting", &e),
     };
-    let code = match client.resume(&id).await {
+    let followed = match client.resume(&id).await {
         Ok(handle) => {
             let resume = match &target {
                 Target::Http(url) => format!("mcp-tasks watch {url} {{id}}"),
@@ -52,8 +52,7 @@ pub async fn run(a: WatchArgs) -> u8 {
             };
             follow(&client, handle, &term, a.connect.json, &resume).await
         }
-        Err(e) => fail(&format!("finding task {id}"), &e),
+        Err(e) => Followed::done(fail(&format!("finding task {id}"), &e)),
     };
-    client.close().await;
-    code
+    followed.finish(client, a.connect.session.is_some()).await
 }

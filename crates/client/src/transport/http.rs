@@ -92,6 +92,23 @@ impl HttpTransport {
         lock(&self.state).mode = Some(mode);
     }
 
+    /// Uses an existing session (a client picking up where an earlier one left off).
+    pub(crate) fn set_session(&self, id: Option<String>) {
+        lock(&self.state).session = id;
+    }
+
+    /// The session id, once `initialize` returned one.
+    pub(crate) fn session(&self) -> Option<String> {
+        lock(&self.state).session.clone()
+    }
+
+    /// Stops the session stream and leaves the session open on the server.
+    pub(crate) fn leave(&self) {
+        if let Some(h) = lock(&self.stream).take() {
+            h.abort();
+        }
+    }
+
     /// Records the negotiated version, sent as `MCP-Protocol-Version` from now on.
     pub(crate) fn set_protocol_version(&self, v: &str) {
         lock(&self.state).protocol_version = Some(v.to_string());

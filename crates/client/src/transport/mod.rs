@@ -46,6 +46,14 @@ impl Transport {
         }
     }
 
+    /// The HTTP session id, if there is one.
+    pub(crate) fn session(&self) -> Option<String> {
+        match self {
+            Transport::Stdio(_) => None,
+            Transport::Http(t) => t.session(),
+        }
+    }
+
     /// Extra detail for a connection error: the stdio server's last stderr lines.
     pub(crate) fn diagnostics(&self) -> Option<String> {
         match self {
