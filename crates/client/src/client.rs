@@ -511,16 +511,6 @@ impl Client {
         }
     }
 
-    fn task_capability(&self, what: &str) -> bool {
-        match self.wire() {
-            Wire::Extension => what == "cancel",
-            Wire::V2025_11_25 => {
-                let caps = &self.inner.server.capabilities;
-                caps.is_null() || !caps["tasks"][what].is_null()
-            }
-        }
-    }
-
     /// Sends a request and waits for its answer. On the extension wire the stateless
     /// `_meta` is added (declaring the extension when `extension` is set).
     pub(crate) async fn request_with(
@@ -761,12 +751,11 @@ impl Client {
     ///
     /// # Errors
     /// [`ClientError::Unsupported`] on the extension wire (it has no `tasks/list`) or
-    /// when the server does not advertise `tasks.list`; a connection error.
+    /// when the server answers -32601; a connection error.
     pub async fn list(&self) -> Result<Vec<TaskView>, ClientError> {
-        if !self.task_capability("list") {
+        if self.wire() == Wire::Extension {
             return Err(ClientError::Unsupported(
-                "the server does not list tasks (no tasks.list capability, or the extension wire)"
-                    .into(),
+                "the tasks extension has no tasks/list".into(),
             ));
         }
         let mut tasks = Vec::new();
@@ -777,7 +766,10 @@ impl Client {
                 Some(c) => json!({ "cursor": c }),
                 None => json!({}),
             };
-            let page = self.request(m::TASKS_LIST, params).await?;
+            let page = self
+                .request(m::TASKS_LIST, params)
+                .await
+                .map_err(|e| unsupported_if_unknown(e, m::TASKS_LIST))?;
             let list = page
                 .get("tasks")
                 .and_then(Value::as_array)
@@ -794,21 +786,17 @@ impl Client {
         Err(ClientError::protocol("tasks/list never stopped paging"))
     }
 
-    /// Cancels a task and returns its state afterwards.
+    /// Cancels a task and returns its state afterwards. Tried even when the server
+    /// does not advertise `tasks.cancel` (some handle it all the same).
     ///
     /// # Errors
-    /// [`ClientError::Unsupported`] when the server does not advertise `tasks.cancel`;
-    /// -32602 for an unknown task or (2025-11-25) one that already ended; a connection
-    /// error.
+    /// [`ClientError::Unsupported`] when the server answers -32601; -32602 for an
+    /// unknown task or (2025-11-25) one that already ended; a connection error.
     pub async fn cancel(&self, task_id: &TaskId) -> Result<TaskView, ClientError> {
-        if !self.task_capability("cancel") {
-            return Err(ClientError::Unsupported(
-                "the server does not advertise tasks/cancel".into(),
-            ));
-        }
         let v = self
             .request(m::TASKS_CANCEL, json!({ "taskId": task_id }))
-            .await?;
+            .await
+            .map_err(|e| unsupported_if_unknown(e, m::TASKS_CANCEL))?;
         match self.wire() {
             Wire::V2025_11_25 => Ok(wire::task_reply(Wire::V2025_11_25, &v)?.0),
             Wire::Extension => self.get(task_id).await,
@@ -901,6 +889,19 @@ impl Client {
     pub async fn close(self) {
         self.inner.transport.close().await;
         self.inner.peer.close();
+    }
+}
+
+/// A -32601 answer to a task method means the server does not offer it.
+fn unsupported_if_unknown(e: ClientError, method: &str) -> ClientError {
+    match e {
+        ClientError::Rpc(r) if r.code == mcp_tasks_protocol::error_code::METHOD_NOT_FOUND => {
+            ClientError::Unsupported(format!(
+                "the server does not offer {method} ({})",
+                r.message
+            ))
+        }
+        other => other,
     }
 }
 
