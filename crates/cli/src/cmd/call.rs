@@ -2,7 +2,7 @@
 //! its questions at the terminal, print the result (or, with `--detach`, the task id).
 
 use clap::Args;
-use mcp_tasks_client::{Client, Target, TaskOptions, TaskSupport, ToolInfo};
+use mcp_tasks_client::{Client, Target, TaskOptions, TaskSupport, ToolInfo, Wire};
 use serde_json::{Map, Value};
 use std::sync::Arc;
 use std::time::Duration;
@@ -41,7 +41,7 @@ pub struct CallArgs {
     #[arg(long)]
     no_task: bool,
 
-    /// How long the server should keep the task (e.g. 10m, 2h).
+    /// How long the server should keep the task (e.g. 10m, 2h); 2025-11-25 wire only.
     #[arg(long, value_parser = parse_duration, value_name = "DURATION", conflicts_with = "no_task")]
     ttl: Option<Duration>,
 
@@ -126,6 +126,9 @@ async fn call(
         let r = client.call_tool(tool, args).await;
         term.finish();
         return Followed::done(immediate(r, a.connect.json));
+    }
+    if a.ttl.is_some() && client.wire() == Wire::Extension {
+        eprintln!("note: --ttl is ignored on the Tasks extension wire (the server picks the ttl); use --wire 2025-11-25 to ask for one");
     }
     let options = TaskOptions {
         ttl: a.ttl,
