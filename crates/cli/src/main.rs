@@ -20,6 +20,8 @@ struct Cli {
     command: Command,
 }
 
+// Parsed once per process: the size difference between variants costs nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Serve tools over Streamable HTTP (default 127.0.0.1:8080, path /mcp) or stdio.

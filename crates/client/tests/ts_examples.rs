@@ -254,7 +254,7 @@ async fn elicitation_during_a_task_reaches_the_handler_once() {
         .unwrap()
         .unwrap();
     assert_eq!(outcome.text().as_deref(), Some("Deleted 'notes.txt'"));
-    let asked = asked.lock().unwrap();
+    let asked = asked.lock().unwrap().clone();
     assert_eq!(asked.len(), 1, "one question, one handler call");
     assert_eq!(asked[0].task_id.as_ref(), Some(&id));
     assert!(asked[0].message().unwrap().contains("notes.txt"));
