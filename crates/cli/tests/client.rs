@@ -437,7 +437,6 @@ fn cli_asks_the_question_at_the_terminal() {
     p.exp_string("answer y or n").unwrap();
     p.send_line("y").unwrap();
     p.exp_string("Deleted notes.txt").unwrap();
-    p.exp_string("completed").unwrap();
     p.exp_eof().unwrap();
     let status = format!("{:?}", p.process().wait().unwrap());
     assert!(

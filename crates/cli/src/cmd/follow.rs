@@ -199,9 +199,8 @@ pub fn outcome(r: Result<TaskOutcome, ClientError>, json: bool) -> u8 {
                 "{}{message}",
                 style("⊘ cancelled").yellow().bold().for_stderr()
             ),
-            (None, _) if o.succeeded() => {
-                eprintln!("{}", style("✔ completed").green().bold().for_stderr())
-            }
+            // Success is the result itself; nothing more to say.
+            (None, _) if o.succeeded() => {}
             (None, _) => eprintln!(
                 "{}{message}",
                 style("✘ failed: the tool reported an error")

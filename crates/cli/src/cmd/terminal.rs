@@ -254,8 +254,9 @@ impl Terminal {
     async fn elicit_form(&self, request: &InputRequest) -> Value {
         let q = style("?").green().bold().for_stderr();
         let message = request.message().unwrap_or("The server asks:");
-        say(&format!("{q} {}\n", style(message).bold().for_stderr()));
+        let bold = style(message).bold().for_stderr();
         if request.params.get("mode").and_then(Value::as_str) == Some("url") {
+            say(&format!("{q} {bold}\n"));
             let url = request
                 .params
                 .get("url")
@@ -275,30 +276,49 @@ impl Terminal {
         let fields = match prompt::fields(&schema) {
             Ok(f) => f,
             Err(e) => {
-                say(&format!("  cannot ask this here ({e}); declining\n"));
+                say(&format!(
+                    "{q} {bold}\n  cannot ask this here ({e}); declining\n"
+                ));
                 return input::decline();
             }
         };
-        say(&format!(
-            "{}\n",
-            style("  (Enter takes the default; !decline or !cancel refuses)")
-                .dim()
-                .for_stderr()
-        ));
+        // One question reads as one line; a longer form gets a line per field.
+        let single = fields.len() == 1;
+        if single {
+            say(&format!("{q} {bold} "));
+        } else {
+            say(&format!("{q} {bold}\n"));
+            say(&format!(
+                "{}\n",
+                style("  (Enter takes the default; !decline or !cancel refuses)")
+                    .dim()
+                    .for_stderr()
+            ));
+        }
         let mut content = Map::new();
         for field in &fields {
-            if let Some(d) = &field.description {
+            if let Some(d) = field.description.as_ref().filter(|_| !single) {
                 if Some(d.as_str()) != request.message() {
                     say(&format!("  {}\n", style(d).dim().for_stderr()));
                 }
             }
             if let prompt::Kind::Choice(options) = &field.kind {
+                if single {
+                    say("\n");
+                }
                 for (i, (_, label)) in options.iter().enumerate() {
                     say(&format!("    {}) {label}\n", i + 1));
                 }
             }
+            let mut first = true;
             loop {
-                say(&format!("  {}", field.prompt()));
+                let indent = if single && first && !matches!(field.kind, prompt::Kind::Choice(_)) {
+                    ""
+                } else {
+                    "  "
+                };
+                first = false;
+                say(&format!("{indent}{}", field.prompt()));
                 let text = match self.read_line().await {
                     Line::Text(t) => t,
                     Line::Eof => {
