@@ -133,7 +133,8 @@ fn show(term: &Terminal, update: TaskUpdate) {
                 }
             }
         },
-        TaskUpdate::InputRequested(_) => term.status("waiting for your answer".into()),
+        // The prompt itself shows the question.
+        TaskUpdate::InputRequested(_) => {}
         _ => {}
     }
 }

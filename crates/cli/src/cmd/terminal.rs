@@ -247,6 +247,8 @@ impl Terminal {
         let _turn = self.prompting.lock().await;
         self.spinner.pause();
         let answer = self.elicit_form(&request).await;
+        self.spinner
+            .update(Some("answer sent; the task goes on".into()), None);
         self.spinner.resume();
         Ok(answer)
     }
@@ -382,6 +384,8 @@ impl Terminal {
             Line::Text(t) => Some(t),
             Line::Eof | Line::Interrupted => None,
         };
+        self.spinner
+            .update(Some("reply sent; the task goes on".into()), None);
         self.spinner.resume();
         match reply {
             Some(text) => Ok(json!({
