@@ -12,6 +12,8 @@
 #   venv/   Python venv with mcp (Python SDK client)
 # Needs node + npm and python3 (with venv) on PATH; builds target/debug/mcp-tasks if missing.
 # Each suite (client.mjs/.py, hitl.mjs/.py) runs against a fresh server per transport.
+# Then the other direction (unless INTEROP_ONLY=py): the Rust client crate against the
+# TypeScript SDK's own example servers (cargo test -p mcp-tasks-client --test ts_examples).
 # Prints the clients' PASS/FAIL lines and ends with "N passed, M failed" summed over all runs.
 # Exit status is non-zero when any check failed or a client run broke down.
 set -euo pipefail
@@ -184,6 +186,28 @@ for client in ts py; do
     done
   done
 done
+
+# ---------------------------------------------------------------- our client, their servers
+if [ -z "$ONLY" ] || [ "$ONLY" = ts ]; then
+  say "=== rust-client-vs-ts-examples"
+  out="$WORK/rust-client-ts-examples.out" rc=0
+  (cd "$ROOT" && MCP_TASKS_INTEROP_NODE="$WORK/node" timeout --kill-after=5 600 \
+    cargo test -p mcp-tasks-client --test ts_examples > "$out" 2>&1) || rc=$?
+  grep -E '^test |^test result' "$out" | sed 's/^/[rust-client-ts-examples] /'
+  summary="$(grep -E '^test result: ' "$out" | tail -n1 || true)"
+  if [ -n "$summary" ]; then
+    p="$(echo "$summary" | sed -n 's/.* \([0-9][0-9]*\) passed.*/\1/p')"
+    f="$(echo "$summary" | sed -n 's/.* \([0-9][0-9]*\) failed.*/\1/p')"
+  else
+    p=0; f=0
+  fi
+  if [ -z "$summary" ] || { [ "$rc" -ne 0 ] && [ "${f:-0}" -eq 0 ]; }; then
+    echo "FAIL [rust-client-ts-examples] cargo test broke down (exit $rc); tail:"
+    tail -n 20 "$out" | sed "s/^/[rust-client-ts-examples]   /"
+    f=$(( ${f:-0} + 1 ))
+  fi
+  TOTAL_PASS=$((TOTAL_PASS + ${p:-0})); TOTAL_FAIL=$((TOTAL_FAIL + ${f:-0}))
+fi
 
 echo "$TOTAL_PASS passed, $TOTAL_FAIL failed"
 [ "$TOTAL_FAIL" -eq 0 ]

@@ -20,10 +20,14 @@ struct Cli {
     command: Command,
 }
 
+// Parsed once per process: the size difference between variants costs nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Serve tools over Streamable HTTP (default 127.0.0.1:8080, path /mcp) or stdio.
     Serve(cmd::serve::ServeArgs),
+    #[command(flatten)]
+    Client(cmd::client::ClientCommand),
 }
 
 fn main() -> ExitCode {
@@ -41,11 +45,15 @@ fn main() -> ExitCode {
     let result = runtime.block_on(async {
         match cli.command {
             Command::Serve(args) => cmd::serve::run(args).await,
+            Command::Client(c) => c.run().await,
         }
     });
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
+            if let Some(exit) = e.downcast_ref::<cmd::client::Exit>() {
+                return exit.code();
+            }
             eprintln!("mcp-tasks: error: {e:#}");
             ExitCode::from(1)
         }

@@ -120,6 +120,70 @@ pub fn declares_extension(client_capabilities: &Value) -> bool {
         .is_some_and(|v| !v.is_null())
 }
 
+/// Reads a task on this wire (a flat `CreateTaskResult` or a `DetailedTask`, as a
+/// client receives it) back into a neutral view. `tool_error` is set when an inlined
+/// result carries `isError: true`.
+///
+/// # Errors
+/// A message naming the missing or malformed field.
+pub fn parse_task(v: &Value) -> Result<TaskView, String> {
+    let field = |k: &str| v.get(k).ok_or_else(|| format!("task is missing '{k}'"));
+    let text = |k: &str| -> Result<String, String> {
+        field(k)?
+            .as_str()
+            .map(str::to_string)
+            .ok_or_else(|| format!("task field '{k}' must be a string"))
+    };
+    let time = |k: &str| -> Result<chrono::DateTime<chrono::Utc>, String> {
+        chrono::DateTime::parse_from_rfc3339(&text(k)?)
+            .map(|t| t.with_timezone(&chrono::Utc))
+            .map_err(|e| format!("task field '{k}' is not an ISO 8601 time: {e}"))
+    };
+    let ms = |x: &Value, k: &str| -> Result<Duration, String> {
+        x.as_u64()
+            .map(Duration::from_millis)
+            .ok_or_else(|| format!("task field '{k}' must be a non-negative integer"))
+    };
+    let status: crate::task::TaskStatus = text("status")?.parse().map_err(|e| format!("{e}"))?;
+    Ok(TaskView {
+        id: crate::task::TaskId::from_string(text("taskId")?),
+        status,
+        status_message: match v.get("statusMessage") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(s)) => Some(s.clone()),
+            Some(_) => return Err("task field 'statusMessage' must be a string".into()),
+        },
+        created_at: time("createdAt")?,
+        last_updated_at: time("lastUpdatedAt")?,
+        ttl: match v.get("ttlMs") {
+            None | Some(Value::Null) => None,
+            Some(x) => Some(ms(x, "ttlMs")?),
+        },
+        poll_interval: v
+            .get("pollIntervalMs")
+            .map(|x| ms(x, "pollIntervalMs"))
+            .transpose()?,
+        tool_error: v
+            .get("result")
+            .and_then(|r| r.get("isError"))
+            .and_then(Value::as_bool)
+            .unwrap_or(false),
+    })
+}
+
+/// Reads what a `DetailedTask` inlines besides the task fields.
+pub fn parse_detail(v: &Value) -> Detail {
+    if let Some(Value::Object(r)) = v.get("inputRequests") {
+        Detail::InputRequests(r.clone())
+    } else if let Some(r) = v.get("result") {
+        Detail::Result(r.clone())
+    } else if let Some(e) = v.get("error") {
+        Detail::Error(e.clone())
+    } else {
+        Detail::None
+    }
+}
+
 fn millis(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
@@ -161,6 +225,23 @@ mod tests {
         ] {
             assert!(v.get(absent).is_none(), "{absent} must be absent");
         }
+    }
+
+    #[test]
+    fn parse_reads_back_what_is_rendered() {
+        let mut w = view();
+        w.status = TaskStatus::Completed;
+        w.tool_error = true;
+        w.status_message = Some("done".into());
+        let v = detailed_task(&w, Detail::Result(json!({"content": [], "isError": true})));
+        assert_eq!(parse_task(&v), Ok(w.clone()));
+        assert!(matches!(parse_detail(&v), Detail::Result(r) if r["isError"] == true));
+        let created = create_task_result(&view());
+        assert_eq!(parse_task(&created), Ok(view()));
+        assert_eq!(parse_detail(&created), Detail::None);
+        let mut bad = created;
+        bad["pollIntervalMs"] = json!("soon");
+        assert!(parse_task(&bad).unwrap_err().contains("pollIntervalMs"));
     }
 
     #[test]

@@ -1,0 +1,244 @@
+//! `mcp-tasks call`: call a tool, as a task when it allows one; show progress, answer
+//! its questions at the terminal, print the result (or, with `--detach`, the task id).
+
+use clap::Args;
+use mcp_tasks_client::{Client, Target, TaskOptions, TaskSupport, ToolInfo, Wire};
+use serde_json::{Map, Value};
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::client::{exit_for, fail, target, usage, ConnectArgs, EXIT_OK};
+use super::follow::{detached, follow, immediate, outcome, with_prompts, Followed};
+use super::terminal::Terminal;
+use crate::config::parse_duration;
+
+/// Options of `call`.
+#[derive(Debug, Args)]
+pub struct CallArgs {
+    /// `URL TOOL`, or just `TOOL` when the server command follows `--`.
+    #[arg(value_name = "TARGET TOOL", required = true, num_args = 1..=2)]
+    positionals: Vec<String>,
+
+    /// The stdio server to spawn, after `--` (e.g. `-- mcp-tasks serve --stdio --demo`).
+    #[arg(last = true, value_name = "COMMAND")]
+    command: Vec<String>,
+
+    /// One argument, `key=value`; the value is read as the tool's schema says (text,
+    /// number, boolean, or JSON for objects and arrays). Repeatable.
+    #[arg(long = "arg", value_name = "KEY=VALUE")]
+    arg: Vec<String>,
+
+    /// All arguments as one JSON object (`--arg` entries override its keys).
+    #[arg(long = "args", value_name = "JSON")]
+    args_json: Option<String>,
+
+    /// Run as a task even if the tool does not ask for one (the default is a task
+    /// whenever the tool allows it).
+    #[arg(long, conflicts_with = "no_task")]
+    task: bool,
+
+    /// Call without a task even if the tool allows one.
+    #[arg(long)]
+    no_task: bool,
+
+    /// How long the server should keep the task (e.g. 10m, 2h); 2025-11-25 wire only.
+    #[arg(long, value_parser = parse_duration, value_name = "DURATION", conflicts_with = "no_task")]
+    ttl: Option<Duration>,
+
+    /// Print the task id and exit at once; follow it later with `mcp-tasks watch`.
+    #[arg(long, conflicts_with = "no_task")]
+    detach: bool,
+
+    #[command(flatten)]
+    connect: ConnectArgs,
+}
+
+/// Runs `call`; returns the exit status.
+pub async fn run(a: CallArgs) -> u8 {
+    let (target, rest) = match target(&a.positionals, &a.command) {
+        Ok(t) => t,
+        Err(e) => return usage(&e),
+    };
+    let [tool] = rest.as_slice() else {
+        return usage("give exactly one tool name after the target");
+    };
+    let mut arguments = match &a.args_json {
+        None => Map::new(),
+        Some(text) => match serde_json::from_str::<Value>(text) {
+            Ok(Value::Object(m)) => m,
+            Ok(_) => return usage("--args must be a JSON object"),
+            Err(e) => return usage(&format!("--args is not JSON: {e}")),
+        },
+    };
+    let term = Arc::new(Terminal::new(a.connect.json));
+    let client = match with_prompts(a.connect.builder(), &term)
+        .connect(&target)
+        .await
+    {
+        Ok(c) => c,
+        Err(e) => return fail("connecting", &e),
+    };
+    let followed = call(&client, &a, &target, tool, &mut arguments, &term).await;
+    followed.finish(client, a.connect.session.is_some()).await
+}
+
+async fn call(
+    client: &Client,
+    a: &CallArgs,
+    target: &Target,
+    tool: &str,
+    arguments: &mut Map<String, Value>,
+    term: &Arc<Terminal>,
+) -> Followed {
+    let tools = match client.tools().await {
+        Ok(t) => t,
+        Err(e) => return Followed::done(fail("listing tools", &e)),
+    };
+    let Some(info) = tools.iter().find(|t| t.name == tool) else {
+        let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+        return Followed::done(usage(&format!(
+            "the server has no tool '{tool}'; it has: {}",
+            names.join(", ")
+        )));
+    };
+    for kv in &a.arg {
+        let Some((k, v)) = kv.split_once('=') else {
+            return Followed::done(usage(&format!("--arg '{kv}' is not key=value")));
+        };
+        match coerce(info, k, v) {
+            Ok(v) => {
+                arguments.insert(k.to_string(), v);
+            }
+            Err(e) => return Followed::done(usage(&e)),
+        }
+    }
+    let as_task = if a.no_task {
+        false
+    } else {
+        a.task
+            || a.detach
+            || a.ttl.is_some()
+            || (info.task_support != TaskSupport::Forbidden && client.supports_tasks())
+    };
+    let args = Value::Object(arguments.clone());
+    if !as_task {
+        term.status(format!("calling {tool}…"));
+        let r = client.call_tool(tool, args).await;
+        term.finish();
+        return Followed::done(immediate(r, a.connect.json));
+    }
+    if a.ttl.is_some() && client.wire() == Wire::Extension {
+        eprintln!("note: --ttl is ignored on the Tasks extension wire (the server picks the ttl); use --wire 2025-11-25 to ask for one");
+    }
+    let options = TaskOptions {
+        ttl: a.ttl,
+        ..TaskOptions::default()
+    };
+    term.status(format!("starting {tool}…"));
+    let handle = match client.call_tool_as_task(tool, args, options).await {
+        Ok(h) => h,
+        Err(e) => {
+            term.finish();
+            return Followed::done(fail(&format!("calling {tool}"), &e));
+        }
+    };
+    let resume = resume_command(target, &a.connect);
+    match handle.task_id() {
+        Some(id) if a.detach => {
+            term.finish();
+            if matches!(target, Target::Stdio { .. }) {
+                eprintln!("note: a stdio server stops with this command, and its task with it");
+            }
+            detached(id, &resume, a.connect.json, client.session_id());
+            Followed {
+                code: EXIT_OK,
+                detached: true,
+            }
+        }
+        Some(id) => {
+            if !a.connect.json && !term.is_interactive() {
+                eprintln!("task {id}");
+            }
+            follow(client, handle, term, a.connect.json, &resume).await
+        }
+        None => {
+            let r = handle.result().await;
+            term.finish();
+            Followed::done(match r {
+                Ok(o) => outcome(Ok(o), a.connect.json),
+                Err(e) => exit_for(&e),
+            })
+        }
+    }
+}
+
+/// The `watch` command line that follows a task of this target (`{id}` marks where
+/// the task id goes).
+fn resume_command(target: &Target, c: &ConnectArgs) -> String {
+    let json = if c.json { " --json" } else { "" };
+    match target {
+        Target::Http(url) => format!("mcp-tasks watch{json} {url} {{id}}"),
+        Target::Stdio { program, args } => {
+            format!(
+                "mcp-tasks watch{json} {{id}} -- {program} {}",
+                args.join(" ")
+            )
+        }
+    }
+}
+
+/// Reads `value` as the tool's schema types argument `key`.
+fn coerce(tool: &ToolInfo, key: &str, value: &str) -> Result<Value, String> {
+    let ty = tool.input_schema["properties"][key]["type"]
+        .as_str()
+        .unwrap_or("");
+    let bad = |what: &str| format!("--arg {key}={value}: {what}");
+    match ty {
+        "string" => Ok(Value::String(value.to_string())),
+        "number" => value
+            .parse::<f64>()
+            .ok()
+            .and_then(serde_json::Number::from_f64)
+            .map(Value::Number)
+            .ok_or_else(|| bad("expected a number")),
+        "integer" => value
+            .parse::<i64>()
+            .map(Value::from)
+            .map_err(|_| bad("expected a whole number")),
+        "boolean" => match value {
+            "true" | "yes" | "y" | "1" => Ok(Value::Bool(true)),
+            "false" | "no" | "n" | "0" => Ok(Value::Bool(false)),
+            _ => Err(bad("expected true or false")),
+        },
+        "object" | "array" => {
+            serde_json::from_str(value).map_err(|e| bad(&format!("expected JSON: {e}")))
+        }
+        _ => Ok(serde_json::from_str(value).unwrap_or_else(|_| Value::String(value.to_string()))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn arguments_follow_the_schema() {
+        let tool = ToolInfo {
+            name: "t".into(),
+            title: None,
+            description: None,
+            task_support: TaskSupport::Optional,
+            input_schema: json!({"properties": {
+                "s": {"type": "string"}, "n": {"type": "number"}, "b": {"type": "boolean"}, "o": {"type": "object"}
+            }}),
+        };
+        assert_eq!(coerce(&tool, "s", "007"), Ok(json!("007")));
+        assert_eq!(coerce(&tool, "n", "1.5"), Ok(json!(1.5)));
+        assert!(coerce(&tool, "n", "x").is_err());
+        assert_eq!(coerce(&tool, "b", "yes"), Ok(json!(true)));
+        assert_eq!(coerce(&tool, "o", r#"{"a":1}"#), Ok(json!({"a": 1})));
+        assert_eq!(coerce(&tool, "other", "3"), Ok(json!(3)));
+        assert_eq!(coerce(&tool, "other", "hi"), Ok(json!("hi")));
+    }
+}

@@ -1,0 +1,221 @@
+//! What the client subcommands share: the subcommand enum, how a target is named
+//! (a URL, or `-- command args…` for stdio), connection flags, and exit codes.
+
+use anyhow::Result;
+use clap::{Args, Subcommand, ValueEnum};
+use mcp_tasks_client::{ClientBuilder, ClientError, Target, WirePreference};
+use std::fmt;
+use std::process::ExitCode;
+
+use super::{call, cancel, get, list, tools, watch};
+
+/// Exit status: the task completed.
+pub const EXIT_OK: u8 = 0;
+/// Exit status: the task failed, the tool reported an error, or the server refused.
+pub const EXIT_FAILED: u8 = 1;
+/// Exit status: the command line was wrong.
+pub const EXIT_USAGE: u8 = 2;
+/// Exit status: the task was cancelled.
+pub const EXIT_CANCELLED: u8 = 3;
+/// Exit status: the server could not be reached or the connection broke.
+pub const EXIT_CONNECTION: u8 = 4;
+/// Exit status: interrupted without a terminal to ask what to do (the task goes on).
+pub const EXIT_INTERRUPTED: u8 = 130;
+
+/// The client subcommands (flattened into the top-level command list).
+#[derive(Debug, Subcommand)]
+pub enum ClientCommand {
+    /// Call a tool (as a task when it allows one), show progress, answer its
+    /// questions at the terminal, print the result.
+    Call(call::CallArgs),
+    /// Follow a task created earlier (e.g. with `call --detach`) to its end.
+    Watch(watch::WatchArgs),
+    /// Show a task's current state.
+    Get(get::GetArgs),
+    /// List the tasks the server shows this client.
+    List(list::ListArgs),
+    /// Cancel a task.
+    Cancel(cancel::CancelArgs),
+    /// List the server's tools and whether each runs as a task.
+    Tools(tools::ToolsArgs),
+}
+
+impl ClientCommand {
+    /// Runs the subcommand. A non-zero exit is an [`Exit`] error whose message was
+    /// already printed.
+    pub async fn run(self) -> Result<()> {
+        let code = match self {
+            ClientCommand::Call(a) => call::run(a).await,
+            ClientCommand::Watch(a) => watch::run(a).await,
+            ClientCommand::Get(a) => get::run(a).await,
+            ClientCommand::List(a) => list::run(a).await,
+            ClientCommand::Cancel(a) => cancel::run(a).await,
+            ClientCommand::Tools(a) => tools::run(a).await,
+        };
+        match code {
+            EXIT_OK => Ok(()),
+            c => Err(Exit(c).into()),
+        }
+    }
+}
+
+/// A non-zero exit status chosen by a client subcommand, after it printed why.
+#[derive(Debug, Clone, Copy)]
+pub struct Exit(pub u8);
+
+impl Exit {
+    /// The process exit code.
+    pub fn code(self) -> ExitCode {
+        ExitCode::from(self.0)
+    }
+}
+
+impl fmt::Display for Exit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "exit status {}", self.0)
+    }
+}
+
+impl std::error::Error for Exit {}
+
+/// Which wire to speak.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum WireArg {
+    /// Ask the server (server/discover over HTTP), fall back to 2025-11-25.
+    Auto,
+    /// initialize with 2025-11-25.
+    #[value(name = "2025-11-25")]
+    V2025,
+    /// The 2026-07-28 Tasks extension (HTTP only).
+    Extension,
+}
+
+/// Connection flags every client subcommand takes.
+#[derive(Debug, Clone, Args)]
+pub struct ConnectArgs {
+    /// Bearer token sent with every HTTP request.
+    #[arg(
+        long,
+        env = "MCP_TASKS_TOKEN",
+        value_name = "TOKEN",
+        hide_env_values = true
+    )]
+    pub token: Option<String>,
+
+    /// Task wire to speak.
+    #[arg(long, value_enum, default_value_t = WireArg::Auto)]
+    pub wire: WireArg,
+
+    /// Rejoin this HTTP session (printed by `call --detach`) instead of opening a new
+    /// one: servers that bind tasks to sessions only show a task to its session.
+    #[arg(long, env = "MCP_TASKS_SESSION", value_name = "ID")]
+    pub session: Option<String>,
+
+    /// Machine-readable JSON on stdout instead of human output.
+    #[arg(long)]
+    pub json: bool,
+}
+
+impl ConnectArgs {
+    /// A client builder with these settings.
+    pub fn builder(&self) -> ClientBuilder {
+        let mut b = ClientBuilder::new()
+            .client_info("mcp-tasks-cli", env!("CARGO_PKG_VERSION"))
+            .wire(match self.wire {
+                WireArg::Auto => WirePreference::Auto,
+                WireArg::V2025 => WirePreference::V2025_11_25,
+                WireArg::Extension => WirePreference::Extension,
+            });
+        if let Some(t) = &self.token {
+            b = b.bearer_token(t.clone());
+        }
+        if let Some(s) = &self.session {
+            b = b.resume_session(s.clone());
+        }
+        b
+    }
+}
+
+/// Ends a command's connection: a rejoined session (`--session`) is left open for the
+/// next command, a fresh one is closed.
+pub async fn finish(client: mcp_tasks_client::Client, connect: &ConnectArgs) {
+    if connect.session.is_some() {
+        client.detach().await;
+    } else {
+        client.close().await;
+    }
+}
+
+/// Splits `[URL] NAME… [-- COMMAND ARGS…]` into a target and the remaining
+/// positionals. With a command after `--`, every positional is kept; without, the
+/// first positional must be an http(s) URL.
+pub fn target(positionals: &[String], command: &[String]) -> Result<(Target, Vec<String>), String> {
+    if let Some((program, args)) = command.split_first() {
+        return Ok((
+            Target::Stdio {
+                program: program.clone(),
+                args: args.to_vec(),
+            },
+            positionals.to_vec(),
+        ));
+    }
+    match positionals.split_first() {
+        Some((url, rest)) if url.starts_with("http://") || url.starts_with("https://") => {
+            Ok((Target::Http(url.clone()), rest.to_vec()))
+        }
+        Some((other, _)) => Err(format!(
+            "'{other}' is not a target: give an http:// URL first, or the server command after '--'"
+        )),
+        None => Err("missing target: give an http:// URL, or the server command after '--'".into()),
+    }
+}
+
+/// The exit status for a client error.
+pub fn exit_for(e: &ClientError) -> u8 {
+    if e.is_connection() {
+        EXIT_CONNECTION
+    } else {
+        EXIT_FAILED
+    }
+}
+
+/// Prints a usage error and returns its exit status.
+pub fn usage(message: &str) -> u8 {
+    eprintln!(
+        "{} {message}",
+        console::style("usage:").red().bold().for_stderr()
+    );
+    EXIT_USAGE
+}
+
+/// Prints an error and returns the exit status it maps to.
+pub fn fail(context: &str, e: &ClientError) -> u8 {
+    eprintln!(
+        "{} {context}: {e}",
+        console::style("error:").red().bold().for_stderr()
+    );
+    exit_for(e)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(v: &[&str]) -> Vec<String> {
+        v.iter().map(|x| x.to_string()).collect()
+    }
+
+    #[test]
+    fn targets_are_a_url_first_or_a_command_last() {
+        let (t, rest) = target(&s(&["http://h/mcp", "greet"]), &[]).unwrap();
+        assert_eq!(t, Target::Http("http://h/mcp".into()));
+        assert_eq!(rest, s(&["greet"]));
+        let (t, rest) = target(&s(&["greet"]), &s(&["srv", "--stdio"])).unwrap();
+        assert!(
+            matches!(t, Target::Stdio { program, args } if program == "srv" && args == s(&["--stdio"]))
+        );
+        assert_eq!(rest, s(&["greet"]));
+        assert!(target(&s(&["greet"]), &[]).is_err());
+        assert!(target(&[], &[]).is_err());
+    }
+}

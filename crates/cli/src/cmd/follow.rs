@@ -1,0 +1,241 @@
+//! Following a task at the terminal (`call` and `watch`): updates into the spinner,
+//! questions answered by prompts, Ctrl-C asking whether to cancel or detach, and the
+//! outcome printed with its exit status.
+
+use console::style;
+use futures::StreamExt;
+use mcp_tasks_client::{
+    Client, ClientBuilder, ClientError, TaskHandle, TaskOutcome, TaskStatus, TaskUpdate,
+};
+use serde_json::{json, Value};
+use std::sync::Arc;
+use tokio::signal::unix::{signal, SignalKind};
+
+use super::client::{fail, EXIT_CANCELLED, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK};
+use super::output;
+use super::terminal::{roots, AfterInterrupt, Terminal};
+
+/// Registers the terminal's prompts as the client's input handlers.
+pub fn with_prompts(builder: ClientBuilder, term: &Arc<Terminal>) -> ClientBuilder {
+    let (e, s) = (Arc::clone(term), Arc::clone(term));
+    builder
+        .on_elicitation(move |r| {
+            let t = Arc::clone(&e);
+            async move { t.elicit(r).await }
+        })
+        .on_sampling(move |r| {
+            let t = Arc::clone(&s);
+            async move { t.sample(r).await }
+        })
+        .on_roots(|_| async { Ok(roots()) })
+}
+
+/// How following ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Followed {
+    /// The exit status.
+    pub code: u8,
+    /// The person detached: leave the session open (`Client::detach`).
+    pub detached: bool,
+}
+
+impl Followed {
+    /// Ended without detaching.
+    pub fn done(code: u8) -> Self {
+        Followed {
+            code,
+            detached: false,
+        }
+    }
+
+    /// Detaches or closes the client as this outcome asks; returns the exit status.
+    pub async fn finish(self, client: Client, rejoined: bool) -> u8 {
+        if self.detached || rejoined {
+            client.detach().await;
+        } else {
+            client.close().await;
+        }
+        self.code
+    }
+}
+
+/// Follows `handle` to its end and prints the outcome. `resume` is the command that
+/// picks the task up again (`{id}` marks the task id), shown when detaching.
+pub async fn follow(
+    client: &Client,
+    mut handle: TaskHandle,
+    term: &Terminal,
+    json: bool,
+    resume: &str,
+) -> Followed {
+    let id = handle.task_id().cloned();
+    let mut updates = handle.updates();
+    let result = handle.result();
+    tokio::pin!(result);
+    let mut interrupts = match signal(SignalKind::interrupt()) {
+        Ok(s) => Some(s),
+        Err(e) => {
+            tracing::debug!(error = %e, "cannot catch Ctrl-C");
+            None
+        }
+    };
+    loop {
+        tokio::select! {
+            Some(u) = updates.next() => show(term, u),
+            r = &mut result => {
+                term.finish();
+                return Followed::done(outcome(r, json));
+            }
+            Some(()) = async { match interrupts.as_mut() { Some(s) => s.recv().await, None => std::future::pending().await } } => {
+                term.interrupt();
+                let Some(id) = &id else { continue };
+                let choice = if term.is_interactive() {
+                    term.after_interrupt().await
+                } else {
+                    term.finish();
+                    detached(id, resume, json, client.session_id());
+                    return Followed { code: EXIT_INTERRUPTED, detached: true };
+                };
+                match choice {
+                    AfterInterrupt::Continue => {}
+                    AfterInterrupt::Detach => {
+                        term.finish();
+                        detached(id, resume, json, client.session_id());
+                        return Followed { code: EXIT_OK, detached: true };
+                    }
+                    AfterInterrupt::Cancel => {
+                        term.status(format!("cancelling {id}…"));
+                        if let Err(e) = client.cancel(id).await {
+                            term.finish();
+                            return Followed::done(fail("cancelling the task", &e));
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn show(term: &Terminal, update: TaskUpdate) {
+    match update {
+        TaskUpdate::Status(t) => {
+            let text = match &t.status_message {
+                Some(m) => format!("{}: {m}", t.status),
+                None => t.status.to_string(),
+            };
+            term.status(text);
+        }
+        TaskUpdate::Progress(p) => match p.total {
+            Some(total) => term.progress(p.progress, total, p.message),
+            None => {
+                if let Some(m) = p.message {
+                    term.status(m);
+                }
+            }
+        },
+        // The prompt itself shows the question.
+        TaskUpdate::InputRequested(_) => {}
+        _ => {}
+    }
+}
+
+/// Prints that the command stopped watching and how to pick the task up again
+/// (rejoining `session` when there is one).
+pub fn detached(id: &mcp_tasks_client::TaskId, resume: &str, json: bool, session: Option<String>) {
+    let mut resume = resume.to_string();
+    if let Some(s) = &session {
+        resume = resume.replacen("{id}", &format!("--session {s} {{id}}"), 1);
+    }
+    if json {
+        println!(
+            "{}",
+            json!({ "taskId": id, "detached": true, "sessionId": session })
+        );
+    } else {
+        println!("{id}");
+        eprintln!(
+            "{} the task goes on; follow it with: {}",
+            style("detached:").yellow().for_stderr(),
+            resume.replace("{id}", id.as_str())
+        );
+    }
+}
+
+/// Prints how a task ended; returns the exit status.
+pub fn outcome(r: Result<TaskOutcome, ClientError>, json: bool) -> u8 {
+    let o = match r {
+        Ok(o) => o,
+        Err(e) => return fail("following the task", &e),
+    };
+    let status = o.status();
+    if json {
+        let v = match (&o.result, &o.error) {
+            (Some(r), _) => r.clone(),
+            (None, Some(e)) => {
+                json!({ "taskId": o.task.as_ref().map(|t| &t.id), "status": status.as_str(), "error": e.to_value() })
+            }
+            (None, None) => {
+                json!({ "taskId": o.task.as_ref().map(|t| &t.id), "status": status.as_str() })
+            }
+        };
+        println!("{v}");
+    } else {
+        if let Some(r) = &o.result {
+            println!("{}", output::result_text(r, o.text()));
+        }
+        let message = o
+            .task
+            .as_ref()
+            .and_then(|t| t.status_message.clone())
+            .map(|m| format!(" ({m})"))
+            .unwrap_or_default();
+        match (&o.error, status) {
+            (Some(e), _) => eprintln!(
+                "{} error {}: {}",
+                style("✘ failed:").red().bold().for_stderr(),
+                e.code,
+                e.message
+            ),
+            (None, TaskStatus::Cancelled) => eprintln!(
+                "{}{message}",
+                style("⊘ cancelled").yellow().bold().for_stderr()
+            ),
+            // Success is the result itself; nothing more to say.
+            (None, _) if o.succeeded() => {}
+            (None, _) => eprintln!(
+                "{}{message}",
+                style("✘ failed: the tool reported an error")
+                    .red()
+                    .bold()
+                    .for_stderr()
+            ),
+        }
+    }
+    if o.succeeded() {
+        EXIT_OK
+    } else if status == TaskStatus::Cancelled {
+        EXIT_CANCELLED
+    } else {
+        EXIT_FAILED
+    }
+}
+
+/// The result of a plain (non-task) call, printed like a task's.
+pub fn immediate(r: Result<Value, ClientError>, json: bool) -> u8 {
+    outcome(
+        r.map(|v| TaskOutcome {
+            task: None,
+            result: Some(v),
+            error: None,
+        })
+        .or_else(|e| match e {
+            ClientError::Rpc(e) => Ok(TaskOutcome {
+                task: None,
+                result: None,
+                error: Some(e),
+            }),
+            other => Err(other),
+        }),
+        json,
+    )
+}

@@ -1,0 +1,78 @@
+//! How client commands show tasks and results: a neutral JSON form of a task for
+//! `--json` (the same on both wires), and short human forms.
+
+use console::style;
+use mcp_tasks_client::{TaskStatus, TaskView};
+use mcp_tasks_protocol::codec::timestamp;
+use serde_json::{json, Value};
+
+/// A task as `--json` prints it: `taskId`, `status`, `statusMessage`, `createdAt`,
+/// `lastUpdatedAt`, `ttlMs` (null: unlimited), `pollIntervalMs`.
+pub fn task_json(t: &TaskView) -> Value {
+    let ms = |d: std::time::Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
+    json!({
+        "taskId": t.id,
+        "status": t.status.as_str(),
+        "statusMessage": t.status_message,
+        "createdAt": timestamp(&t.created_at),
+        "lastUpdatedAt": timestamp(&t.last_updated_at),
+        "ttlMs": t.ttl.map(ms),
+        "pollIntervalMs": t.poll_interval.map(ms),
+    })
+}
+
+/// The status word, coloured by how things stand.
+pub fn status_word(s: TaskStatus) -> String {
+    let text = format!("{:<14}", s.as_str());
+    let styled = match s {
+        TaskStatus::Completed => style(text).green(),
+        TaskStatus::Failed => style(text).red(),
+        TaskStatus::Cancelled => style(text).yellow(),
+        TaskStatus::InputRequired => style(text).magenta(),
+        TaskStatus::Working => style(text).cyan(),
+    };
+    styled.to_string()
+}
+
+/// One line per task: id, status, last update, message.
+pub fn task_line(t: &TaskView) -> String {
+    format!(
+        "{}  {}  {}  {}",
+        t.id,
+        status_word(t.status),
+        t.last_updated_at.format("%Y-%m-%d %H:%M:%S"),
+        t.status_message.as_deref().unwrap_or("")
+    )
+}
+
+/// A task in detail, one field a line.
+pub fn task_details(t: &TaskView) -> String {
+    let mut out = format!(
+        "task     {}\nstatus   {}\n",
+        t.id,
+        status_word(t.status).trim_end()
+    );
+    if let Some(m) = &t.status_message {
+        out.push_str(&format!("message  {m}\n"));
+    }
+    out.push_str(&format!("created  {}\n", timestamp(&t.created_at)));
+    out.push_str(&format!("updated  {}\n", timestamp(&t.last_updated_at)));
+    match t.ttl {
+        Some(d) => out.push_str(&format!("ttl      {}\n", humantime::format_duration(d))),
+        None => out.push_str("ttl      unlimited\n"),
+    }
+    if let Some(p) = t.poll_interval {
+        out.push_str(&format!("poll     {}\n", humantime::format_duration(p)));
+    }
+    out.trim_end().to_string()
+}
+
+/// What a result shows people: its text content, else its structured content, else
+/// the whole result, as indented JSON.
+pub fn result_text(result: &Value, text: Option<String>) -> String {
+    if let Some(t) = text {
+        return t;
+    }
+    let shown = result.get("structuredContent").unwrap_or(result);
+    serde_json::to_string_pretty(shown).unwrap_or_else(|_| shown.to_string())
+}

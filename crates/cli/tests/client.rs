@@ -1,0 +1,471 @@
+//! The client crate and the `mcp-tasks` client commands against our own server: both
+//! wires over HTTP, stdio, `--json` output parsed, exit codes, and a person answering
+//! an elicitation in a pseudo-terminal.
+#![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
+
+use futures::StreamExt;
+use mcp_tasks_client::{
+    input, Client, ClientError, Target, TaskOptions, TaskStatus, TaskUpdate, WirePreference,
+};
+use serde_json::{json, Value};
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+const BIN: &str = env!("CARGO_BIN_EXE_mcp-tasks");
+
+struct Server {
+    child: Child,
+    url: String,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn start() -> Server {
+    let mut child = Command::new(BIN)
+        .args(["serve", "--demo", "--database", "memory:"])
+        .args(["--listen", "127.0.0.1:0", "--log", "warn"])
+        .args(["--poll-interval", "200ms"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start mcp-tasks");
+    let stderr = child.stderr.take().unwrap();
+    let mut lines = BufReader::new(stderr).lines();
+    let url = loop {
+        let line = lines.next().expect("server printed its address").unwrap();
+        if let Some(rest) = line.split("listening on ").nth(1) {
+            break rest.trim().to_string();
+        }
+    };
+    std::thread::spawn(move || for _ in lines {});
+    Server { child, url }
+}
+
+fn cli(args: &[&str]) -> Output {
+    Command::new(BIN)
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run mcp-tasks")
+}
+
+fn json_out(o: &Output) -> Value {
+    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
+        panic!(
+            "stdout is not JSON ({e}): {}\nstderr: {}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        )
+    })
+}
+
+async fn connect(url: &str, wire: WirePreference, answers: Arc<AtomicUsize>) -> Client {
+    Client::builder()
+        .wire(wire)
+        .on_elicitation(move |q| {
+            answers.fetch_add(1, Ordering::SeqCst);
+            async move {
+                let props = &q.requested_schema().unwrap()["properties"];
+                let content = if props.get("confirm").is_some() {
+                    json!({"confirm": true})
+                } else if props.get("name").is_some() {
+                    json!({"name": "Ada"})
+                } else {
+                    json!({"colour": "green"})
+                };
+                Ok(input::accept(content))
+            }
+        })
+        .connect(&Target::Http(url.to_string()))
+        .await
+        .unwrap()
+}
+
+async fn follow_tasks_on(wire: WirePreference) {
+    let server = start();
+    let answers = Arc::new(AtomicUsize::new(0));
+    let client = connect(&server.url, wire, Arc::clone(&answers)).await;
+
+    // A slow task: status updates and progress arrive, the result comes back.
+    let mut task = client
+        .call_tool_as_task(
+            "slow_compute",
+            json!({"seconds": 1, "label": "t"}),
+            TaskOptions::default(),
+        )
+        .await
+        .unwrap();
+    let id = task.task_id().cloned().unwrap();
+    let mut updates = task.updates();
+    let watcher = tokio::spawn(async move {
+        let mut n = 0;
+        while let Some(u) = updates.next().await {
+            if matches!(u, TaskUpdate::Status(_) | TaskUpdate::Progress(_)) {
+                n += 1;
+            }
+        }
+        n
+    });
+    let outcome = task.result().await.unwrap();
+    assert!(outcome.succeeded(), "{outcome:?}");
+    assert_eq!(
+        outcome.text().unwrap(),
+        "slow_compute 't' finished after 1 s"
+    );
+    assert!(watcher.await.unwrap() >= 2);
+
+    // Resumed by id from another connection.
+    let other = Client::builder()
+        .wire(wire)
+        .connect(&Target::Http(server.url.clone()))
+        .await
+        .unwrap();
+    let again = other.resume(&id).await.unwrap().result().await.unwrap();
+    assert_eq!(again.text(), outcome.text());
+
+    // A tool error: failed on 2025-11-25, completed with isError on the extension.
+    let failing = client
+        .call_tool_as_task("failing_job", json!({}), TaskOptions::default())
+        .await
+        .unwrap()
+        .result()
+        .await
+        .unwrap();
+    assert!(failing.is_tool_error() && !failing.succeeded());
+    let expected = match wire {
+        WirePreference::Extension => TaskStatus::Completed,
+        _ => TaskStatus::Failed,
+    };
+    assert_eq!(failing.status(), expected);
+
+    // One question, answered by the handler.
+    let confirmed = client
+        .call_tool_as_task(
+            "confirm_delete",
+            json!({"filename": "notes.txt"}),
+            TaskOptions::default(),
+        )
+        .await
+        .unwrap()
+        .result()
+        .await
+        .unwrap();
+    assert!(confirmed.text().unwrap().starts_with("Deleted notes.txt"));
+    assert_eq!(answers.load(Ordering::SeqCst), 1);
+
+    // Two questions at once, each answered once.
+    let both = client
+        .call_tool_as_task("multi_input", json!({}), TaskOptions::default())
+        .await
+        .unwrap()
+        .result()
+        .await
+        .unwrap();
+    assert_eq!(both.text().as_deref(), Some("Ada likes green"));
+    assert_eq!(answers.load(Ordering::SeqCst), 3);
+
+    // Cancel a running task.
+    let long = client
+        .call_tool_as_task(
+            "slow_compute",
+            json!({"seconds": 60}),
+            TaskOptions::default(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(long.cancel().await.unwrap().status, TaskStatus::Cancelled);
+    assert_eq!(long.result().await.unwrap().status(), TaskStatus::Cancelled);
+
+    // Unknown tasks keep the server's code.
+    let err = client
+        .get(&mcp_tasks_client::TaskId::from_string("nope"))
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), Some(-32602), "{err}");
+
+    // A synchronous tool answers at once.
+    let hello = client
+        .call_tool("greet", json!({"name": "Bo"}))
+        .await
+        .unwrap();
+    assert_eq!(hello["content"][0]["text"], "Hello, Bo!");
+
+    match wire {
+        WirePreference::Extension => {
+            assert!(matches!(
+                client.list().await,
+                Err(ClientError::Unsupported(_))
+            ));
+        }
+        _ => {
+            let listed = client.list().await.unwrap();
+            assert!(listed.iter().any(|t| t.id == id));
+        }
+    }
+    client.close().await;
+    other.close().await;
+}
+
+#[tokio::test]
+async fn client_follows_tasks_on_the_2025_wire() {
+    follow_tasks_on(WirePreference::V2025_11_25).await;
+}
+
+#[tokio::test]
+async fn client_follows_tasks_on_the_extension_wire() {
+    follow_tasks_on(WirePreference::Extension).await;
+}
+
+#[tokio::test]
+async fn auto_negotiation_picks_the_extension_on_our_server() {
+    let server = start();
+    let client = Client::connect(&Target::Http(server.url.clone()))
+        .await
+        .unwrap();
+    assert_eq!(client.wire(), mcp_tasks_client::Wire::Extension);
+    client.close().await;
+}
+
+#[tokio::test]
+async fn client_over_stdio_runs_a_task_and_answers_a_question() {
+    let client = Client::builder()
+        .on_elicitation(|_| async { Ok(input::accept(json!({"confirm": false}))) })
+        .connect(&Target::Stdio {
+            program: BIN.into(),
+            args: [
+                "serve",
+                "--demo",
+                "--stdio",
+                "--database",
+                "memory:",
+                "--log",
+                "warn",
+            ]
+            .map(String::from)
+            .to_vec(),
+        })
+        .await
+        .unwrap();
+    assert_eq!(client.wire(), mcp_tasks_client::Wire::V2025_11_25);
+    let outcome = client
+        .call_tool_as_task(
+            "slow_compute",
+            json!({"seconds": 0.5}),
+            TaskOptions::default(),
+        )
+        .await
+        .unwrap()
+        .result()
+        .await
+        .unwrap();
+    assert!(outcome.succeeded());
+    let kept = client
+        .call_tool_as_task(
+            "confirm_delete",
+            json!({"filename": "a"}),
+            TaskOptions::default(),
+        )
+        .await
+        .unwrap()
+        .result()
+        .await
+        .unwrap();
+    assert!(kept.text().unwrap().starts_with("kept a"), "{kept:?}");
+    client.close().await;
+}
+
+#[tokio::test]
+async fn a_server_that_exits_at_start_is_a_connect_error() {
+    let err = Client::connect(&Target::Stdio {
+        program: BIN.into(),
+        args: vec!["serve".into(), "--no-such-flag".into()],
+    })
+    .await
+    .unwrap_err();
+    assert!(err.is_connection(), "{err}");
+}
+
+#[test]
+fn cli_json_output_and_exit_codes() {
+    let server = start();
+    let url = server.url.as_str();
+
+    let tools = cli(&["tools", url, "--json"]);
+    assert!(tools.status.success());
+    let tools = json_out(&tools);
+    let slow = tools
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "slow_compute")
+        .unwrap();
+    assert_eq!(slow["taskSupport"], "optional");
+
+    let done = cli(&[
+        "call",
+        url,
+        "slow_compute",
+        "--arg",
+        "seconds=0.3",
+        "--arg",
+        "label=j",
+        "--json",
+    ]);
+    assert_eq!(done.status.code(), Some(0));
+    assert_eq!(
+        json_out(&done)["content"][0]["text"],
+        "slow_compute 'j' finished after 0.3 s"
+    );
+
+    let failed = cli(&["call", url, "failing_job", "--json"]);
+    assert_eq!(failed.status.code(), Some(1));
+    assert_eq!(json_out(&failed)["isError"], true);
+
+    let sync = cli(&["call", url, "greet", "--args", r#"{"name":"Cy"}"#]);
+    assert_eq!(sync.status.code(), Some(0));
+    assert_eq!(String::from_utf8_lossy(&sync.stdout).trim(), "Hello, Cy!");
+
+    // Detach, then pick the task up by id: get, watch.
+    let detached = cli(&[
+        "call",
+        "--wire",
+        "2025-11-25",
+        url,
+        "slow_compute",
+        "--arg",
+        "seconds=0.5",
+        "--detach",
+        "--ttl",
+        "10m",
+        "--json",
+    ]);
+    assert_eq!(detached.status.code(), Some(0));
+    let id = json_out(&detached)["taskId"].as_str().unwrap().to_string();
+    let got = json_out(&cli(&["get", url, &id, "--json"]));
+    assert_eq!(got["taskId"], id.as_str());
+    assert_eq!(got["ttlMs"], 600_000);
+    let watched = cli(&["watch", url, &id, "--json"]);
+    assert_eq!(watched.status.code(), Some(0));
+    assert_eq!(json_out(&watched)["structuredContent"]["seconds"], 0.5);
+
+    // Cancel a long task; watching it then exits 3.
+    let long = json_out(&cli(&[
+        "call",
+        url,
+        "slow_compute",
+        "--arg",
+        "seconds=60",
+        "--detach",
+        "--json",
+    ]));
+    let long_id = long["taskId"].as_str().unwrap();
+    let cancelled = cli(&["cancel", url, long_id, "--json"]);
+    assert_eq!(cancelled.status.code(), Some(0));
+    assert_eq!(json_out(&cancelled)["status"], "cancelled");
+    let watched = cli(&["watch", url, long_id, "--json"]);
+    assert_eq!(watched.status.code(), Some(3));
+    assert_eq!(json_out(&watched)["status"], "cancelled");
+    // Cancelling it again is refused (already terminal on 2025-11-25).
+    let again = cli(&["cancel", "--wire", "2025-11-25", url, long_id]);
+    assert_eq!(again.status.code(), Some(1));
+
+    // Usage and connection errors.
+    assert_eq!(cli(&["call", url, "no_such_tool"]).status.code(), Some(2));
+    assert_eq!(cli(&["call", "greet"]).status.code(), Some(2));
+    assert_eq!(
+        cli(&["call", url, "greet", "--arg", "novalue"])
+            .status
+            .code(),
+        Some(2)
+    );
+    let closed = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = l.local_addr().unwrap().port();
+        drop(l);
+        format!("http://127.0.0.1:{port}/mcp")
+    };
+    assert_eq!(cli(&["tools", &closed]).status.code(), Some(4));
+}
+
+#[test]
+fn cli_over_stdio_lists_tools_and_calls_one() {
+    let out = cli(&[
+        "call",
+        "slow_compute",
+        "--arg",
+        "seconds=0.2",
+        "--json",
+        "--",
+        BIN,
+        "serve",
+        "--demo",
+        "--stdio",
+        "--database",
+        "memory:",
+        "--log",
+        "warn",
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(json_out(&out)["structuredContent"]["seconds"], 0.2);
+}
+
+/// A person at a terminal answers the elicitation prompt; the result is printed.
+#[test]
+fn cli_asks_the_question_at_the_terminal() {
+    let server = start();
+    let cmd = format!(
+        "{BIN} call {} confirm_delete --arg filename=notes.txt",
+        server.url
+    );
+    let mut p = rexpect::spawn(&cmd, Some(30_000)).expect("spawn in a pty");
+    p.exp_string("Delete the file 'notes.txt'?").unwrap();
+    p.exp_string("Delete? [y/n]").unwrap();
+    p.send_line("maybe").unwrap();
+    p.exp_string("answer y or n").unwrap();
+    p.send_line("y").unwrap();
+    p.exp_string("Deleted notes.txt").unwrap();
+    p.exp_eof().unwrap();
+    let status = format!("{:?}", p.process().wait().unwrap());
+    assert!(
+        status.starts_with("Exited(") && status.ends_with(", 0)"),
+        "{status}"
+    );
+}
+
+/// Two questions at once are asked one after the other; a choice is picked by number.
+#[test]
+fn cli_asks_two_questions_in_turn() {
+    let server = start();
+    let cmd = format!("{BIN} call {} multi_input", server.url);
+    let mut p = rexpect::spawn(&cmd, Some(30_000)).expect("spawn in a pty");
+    let mut answered = 0;
+    while answered < 2 {
+        let (_, matched) = p.exp_regex(r"Name: |Colour: ").unwrap();
+        if matched.contains("Name") {
+            p.send_line("Ada").unwrap();
+        } else {
+            p.send_line("3").unwrap();
+        }
+        answered += 1;
+    }
+    p.exp_string("Ada likes blue").unwrap();
+    p.exp_eof().unwrap();
+    let status = format!("{:?}", p.process().wait().unwrap());
+    assert!(
+        status.starts_with("Exited(") && status.ends_with(", 0)"),
+        "{status}"
+    );
+}

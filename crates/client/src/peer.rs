@@ -1,0 +1,189 @@
+//! The transport-neutral half of a connection: requests waiting for their answers, and
+//! the queue of messages the server started (requests and notifications) for the
+//! client's dispatcher.
+//!
+//! Transports only move bytes: whatever arrives is handed to [`Peer::route`], which
+//! completes a waiting request or queues the message for the dispatcher.
+
+use mcp_tasks_protocol::jsonrpc::{self, Incoming, RequestId, RpcError};
+use serde_json::Value;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::sync::{Mutex, MutexGuard};
+use tokio::sync::{mpsc, oneshot};
+
+use crate::error::ClientError;
+
+/// A message the server started: the dispatcher answers requests and routes
+/// notifications to the tasks they are about.
+#[derive(Debug)]
+pub(crate) enum Inbound {
+    /// A server-to-client request (elicitation, sampling, roots, ping).
+    Request {
+        id: RequestId,
+        method: String,
+        params: Value,
+    },
+    /// A notification (task status, progress).
+    Notification { method: String, params: Value },
+}
+
+type Waiter = oneshot::Sender<Result<Value, ClientError>>;
+
+/// Requests in flight and the inbound queue.
+#[derive(Debug)]
+pub(crate) struct Peer {
+    pending: Mutex<HashMap<RequestId, Waiter>>,
+    next_id: AtomicI64,
+    inbound: mpsc::UnboundedSender<Inbound>,
+    closed: AtomicBool,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // Nothing panics while these locks are held; a poisoned map is still consistent.
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl Peer {
+    /// A peer and the receiving end of its inbound queue.
+    pub(crate) fn new() -> (Self, mpsc::UnboundedReceiver<Inbound>) {
+        let (tx, rx) = mpsc::unbounded_channel();
+        (
+            Peer {
+                pending: Mutex::new(HashMap::new()),
+                next_id: AtomicI64::new(1),
+                inbound: tx,
+                closed: AtomicBool::new(false),
+            },
+            rx,
+        )
+    }
+
+    /// Registers a request about to be sent; the receiver gets its answer.
+    pub(crate) fn register(
+        &self,
+    ) -> Result<(RequestId, oneshot::Receiver<Result<Value, ClientError>>), ClientError> {
+        if self.closed.load(Ordering::Acquire) {
+            return Err(ClientError::Closed);
+        }
+        let id = RequestId::Number(self.next_id.fetch_add(1, Ordering::Relaxed));
+        let (tx, rx) = oneshot::channel();
+        lock(&self.pending).insert(id.clone(), tx);
+        Ok((id, rx))
+    }
+
+    /// Whether a request still waits for its answer.
+    pub(crate) fn is_pending(&self, id: &RequestId) -> bool {
+        lock(&self.pending).contains_key(id)
+    }
+
+    /// Ends a waiting request with an error (the transport could not deliver it or
+    /// lost its answer).
+    pub(crate) fn fail(&self, id: &RequestId, error: ClientError) {
+        if let Some(tx) = lock(&self.pending).remove(id) {
+            let _ = tx.send(Err(error));
+        }
+    }
+
+    /// Forgets a waiting request (its caller gave up).
+    pub(crate) fn forget(&self, id: &RequestId) {
+        lock(&self.pending).remove(id);
+    }
+
+    /// Marks the connection closed and fails every waiting request.
+    pub(crate) fn close(&self) {
+        self.closed.store(true, Ordering::Release);
+        let waiting: Vec<Waiter> = lock(&self.pending).drain().map(|(_, w)| w).collect();
+        for w in waiting {
+            let _ = w.send(Err(ClientError::Closed));
+        }
+    }
+
+    /// Whether [`Peer::close`] ran.
+    pub(crate) fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::Acquire)
+    }
+
+    /// Handles one message from the server.
+    pub(crate) fn route_value(&self, value: Value) {
+        match jsonrpc::parse_value(value) {
+            Ok(m) => self.route(m),
+            Err(rejected) => {
+                tracing::debug!(error = %rejected.error.message, "unreadable message from the server ignored");
+            }
+        }
+    }
+
+    /// Handles one message from the server, as text.
+    pub(crate) fn route_text(&self, text: &str) {
+        match serde_json::from_str::<Value>(text) {
+            Ok(v) => self.route_value(v),
+            Err(e) => tracing::debug!(error = %e, "non-JSON message from the server ignored"),
+        }
+    }
+
+    fn route(&self, message: Incoming) {
+        match message {
+            Incoming::Response { id, result } => self.complete(&id, Ok(result)),
+            Incoming::ErrorResponse {
+                id: Some(id),
+                error,
+            } => self.complete(&id, Err(ClientError::Rpc(error))),
+            Incoming::ErrorResponse { id: None, error } => {
+                tracing::debug!(code = error.code, message = %error.message, "error without id from the server");
+            }
+            Incoming::Request { id, method, params } => {
+                let _ = self.inbound.send(Inbound::Request { id, method, params });
+            }
+            Incoming::Notification { method, params } => {
+                let _ = self.inbound.send(Inbound::Notification { method, params });
+            }
+        }
+    }
+
+    fn complete(&self, id: &RequestId, result: Result<Value, ClientError>) {
+        match lock(&self.pending).remove(id) {
+            Some(tx) => {
+                let _ = tx.send(result);
+            }
+            None => tracing::debug!(%id, "answer to a request nobody waits for ignored"),
+        }
+    }
+}
+
+/// The JSON-RPC error a client sends back for a server request it cannot serve.
+pub(crate) fn refusal(method: &str) -> RpcError {
+    RpcError::method_not_found(method)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[tokio::test]
+    async fn answers_reach_their_waiter_and_requests_are_queued() {
+        let (peer, mut rx) = Peer::new();
+        let (id, answer) = peer.register().unwrap();
+        peer.route_value(json!({"jsonrpc": "2.0", "id": id, "result": {"ok": true}}));
+        assert_eq!(answer.await.unwrap().unwrap()["ok"], true);
+        peer.route_text(r#"{"jsonrpc":"2.0","id":"s1","method":"ping"}"#);
+        assert!(
+            matches!(rx.recv().await, Some(Inbound::Request { method, .. }) if method == "ping")
+        );
+    }
+
+    #[tokio::test]
+    async fn errors_keep_their_code_and_close_fails_everyone() {
+        let (peer, _rx) = Peer::new();
+        let (id, answer) = peer.register().unwrap();
+        peer.route_value(
+            json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32602, "message": "no"}}),
+        );
+        assert_eq!(answer.await.unwrap().unwrap_err().code(), Some(-32602));
+        let (_id, answer) = peer.register().unwrap();
+        peer.close();
+        assert!(matches!(answer.await.unwrap(), Err(ClientError::Closed)));
+        assert!(peer.register().is_err());
+    }
+}

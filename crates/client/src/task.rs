@@ -1,0 +1,575 @@
+//! [`TaskHandle`]: following one task to its end.
+//!
+//! A driver runs in the background for each handle. It polls `tasks/get` at the
+//! task's `pollInterval` (and keeps polling even when the server sends status
+//! notifications, which only make it notice changes sooner), reports every change
+//! on the handle's update stream, and collects the outcome: on 2025-11-25 with
+//! `tasks/result`, held open from the moment the task needs input or ends, so the
+//! server can deliver its questions on it; on the extension wire from the result or
+//! error `tasks/get` inlines, answering `inputRequests` with `tasks/update`.
+
+use futures::Stream;
+use mcp_tasks_protocol::codec::{ext::Detail, RELATED_TASK_META};
+use mcp_tasks_protocol::{RpcError, TaskId, TaskStatus, TaskView};
+use serde_json::{Map, Value};
+use std::collections::HashSet;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+use std::time::Duration;
+use tokio::sync::{mpsc, oneshot};
+use tokio::task::JoinHandle;
+use tokio::time::Instant;
+
+use crate::client::Client;
+use crate::error::ClientError;
+use crate::input::InputRequest;
+use crate::wire::Wire;
+
+/// Poll interval when the server suggests none.
+pub const DEFAULT_POLL_INTERVAL: Duration = Duration::from_secs(1);
+/// The shortest poll interval honoured, whatever the server suggests.
+pub const MIN_POLL_INTERVAL: Duration = Duration::from_millis(100);
+/// The longest poll interval honoured, so a handle notices the end within a minute.
+pub const MAX_POLL_INTERVAL: Duration = Duration::from_secs(60);
+/// Connection failures in a row after which a handle gives up.
+const MAX_FAILURES: u32 = 5;
+/// Updates buffered for a reader that does not keep up; later ones are dropped (the
+/// outcome never is).
+const UPDATE_BUFFER: usize = 256;
+
+/// How to ask for a task.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TaskOptions {
+    /// How long the server should keep the task after it is created (2025-11-25
+    /// `task.ttl`); `None` leaves it to the server.
+    pub ttl: Option<Duration>,
+    /// Ask for progress notifications (a progress token on the call).
+    pub progress: bool,
+}
+
+impl Default for TaskOptions {
+    fn default() -> Self {
+        TaskOptions {
+            ttl: None,
+            progress: true,
+        }
+    }
+}
+
+impl TaskOptions {
+    /// Sets the requested ttl.
+    pub fn ttl(mut self, ttl: Duration) -> Self {
+        self.ttl = Some(ttl);
+        self
+    }
+}
+
+/// One progress report of a task.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Progress {
+    /// Work done so far.
+    pub progress: f64,
+    /// Total work, when known.
+    pub total: Option<f64>,
+    /// What is being done.
+    pub message: Option<String>,
+}
+
+/// Something that happened to a task, for display. Advisory: a slow reader may miss
+/// some; the outcome comes from [`TaskHandle::result`].
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum TaskUpdate {
+    /// The status or status message changed (the first update is the initial state).
+    Status(TaskView),
+    /// A progress report.
+    Progress(Progress),
+    /// The server asked a question; the registered handler is answering it.
+    InputRequested(InputRequest),
+}
+
+/// What the dispatcher tells a driver.
+#[derive(Debug, Clone)]
+pub(crate) enum WatchEvent {
+    Status(TaskView),
+    Progress(Progress),
+    Input(InputRequest),
+}
+
+/// How a task ended.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TaskOutcome {
+    /// The task's last state; `None` when the server answered at once without a task.
+    pub task: Option<TaskView>,
+    /// The tool's result (`CallToolResult`), when it produced one.
+    pub result: Option<Value>,
+    /// The JSON-RPC error the call failed with, when it failed that way.
+    pub error: Option<RpcError>,
+}
+
+impl TaskOutcome {
+    /// The final status. A call answered at once reads `completed`, or `failed` when
+    /// it failed with an error.
+    pub fn status(&self) -> TaskStatus {
+        match &self.task {
+            Some(t) => t.status,
+            None if self.error.is_some() => TaskStatus::Failed,
+            None => TaskStatus::Completed,
+        }
+    }
+
+    /// Whether the result is a tool error (`isError: true`).
+    pub fn is_tool_error(&self) -> bool {
+        self.result
+            .as_ref()
+            .and_then(|r| r.get("isError"))
+            .and_then(Value::as_bool)
+            .unwrap_or(false)
+    }
+
+    /// Whether the task completed with a result that is not a tool error.
+    pub fn succeeded(&self) -> bool {
+        self.status() == TaskStatus::Completed && !self.is_tool_error() && self.error.is_none()
+    }
+
+    /// The text items of the result's `content`, joined by newlines.
+    pub fn text(&self) -> Option<String> {
+        let content = self.result.as_ref()?.get("content")?.as_array()?;
+        let texts: Vec<&str> = content
+            .iter()
+            .filter(|c| c.get("type").and_then(Value::as_str) == Some("text"))
+            .filter_map(|c| c.get("text").and_then(Value::as_str))
+            .collect();
+        (!texts.is_empty()).then(|| texts.join("\n"))
+    }
+}
+
+/// The stream of a handle's updates; ends when the task's driver ends.
+#[derive(Debug)]
+pub struct Updates {
+    rx: Option<mpsc::Receiver<TaskUpdate>>,
+}
+
+impl Stream for Updates {
+    type Item = TaskUpdate;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<TaskUpdate>> {
+        match self.rx.as_mut() {
+            Some(rx) => rx.poll_recv(cx),
+            None => Poll::Ready(None),
+        }
+    }
+}
+
+/// Aborts the driver when the handle goes away (the task itself goes on).
+#[derive(Debug)]
+struct AbortOnDrop(JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+#[derive(Debug)]
+enum Outcome {
+    Ready(Result<TaskOutcome, ClientError>),
+    Pending {
+        rx: oneshot::Receiver<Result<TaskOutcome, ClientError>>,
+        _driver: AbortOnDrop,
+    },
+}
+
+/// A task being followed. Dropping it stops following; the task goes on on the
+/// server and can be picked up with [`Client::resume`].
+#[derive(Debug)]
+pub struct TaskHandle {
+    task: Option<TaskView>,
+    updates: Option<mpsc::Receiver<TaskUpdate>>,
+    outcome: Outcome,
+    client: Option<Client>,
+}
+
+impl TaskHandle {
+    /// A handle for an answer that came at once, without a task.
+    pub(crate) fn ready(result: Value) -> Self {
+        TaskHandle {
+            task: None,
+            updates: None,
+            outcome: Outcome::Ready(Ok(TaskOutcome {
+                task: None,
+                result: Some(result),
+                error: None,
+            })),
+            client: None,
+        }
+    }
+
+    /// Starts following `view`'s task.
+    pub(crate) fn follow(client: Client, view: TaskView, progress_token: Option<Value>) -> Self {
+        let (tx, rx) = mpsc::channel(UPDATE_BUFFER);
+        let (done_tx, done_rx) = oneshot::channel();
+        let driver = Driver {
+            events: client.watch(&view.id),
+            client: client.clone(),
+            last: view.clone(),
+            updates: tx,
+            answered: Arc::new(Mutex::new(HashSet::new())),
+            progress_token,
+        };
+        let join = tokio::spawn(async move {
+            let token = driver.progress_token.clone();
+            let c = driver.client.clone();
+            let r = driver.run().await;
+            if let Some(t) = token {
+                c.forget_progress(&t);
+            }
+            let _ = done_tx.send(r);
+        });
+        TaskHandle {
+            task: Some(view),
+            updates: Some(rx),
+            outcome: Outcome::Pending {
+                rx: done_rx,
+                _driver: AbortOnDrop(join),
+            },
+            client: Some(client),
+        }
+    }
+
+    /// The task's id; `None` when the server answered at once without a task.
+    pub fn task_id(&self) -> Option<&TaskId> {
+        self.task.as_ref().map(|t| &t.id)
+    }
+
+    /// The task as it was when the handle was made.
+    pub fn task(&self) -> Option<&TaskView> {
+        self.task.as_ref()
+    }
+
+    /// The stream of updates. The first call takes it; later calls get an empty one.
+    pub fn updates(&mut self) -> Updates {
+        Updates {
+            rx: self.updates.take(),
+        }
+    }
+
+    /// Waits for the task to end and returns how it ended (a failed or cancelled task
+    /// is an `Ok` outcome; see [`TaskOutcome::status`]).
+    ///
+    /// # Errors
+    /// The connection failed repeatedly, the task is unknown or expired (-32602), or
+    /// the server answered something unreadable.
+    pub async fn result(self) -> Result<TaskOutcome, ClientError> {
+        match self.outcome {
+            Outcome::Ready(r) => r,
+            Outcome::Pending { rx, _driver } => rx.await.unwrap_or(Err(ClientError::Closed)),
+        }
+    }
+
+    /// Cancels the task; the outcome then reads `cancelled`.
+    ///
+    /// # Errors
+    /// See [`Client::cancel`]; [`ClientError::Unsupported`] for a handle without task.
+    pub async fn cancel(&self) -> Result<TaskView, ClientError> {
+        match (&self.client, self.task_id()) {
+            (Some(c), Some(id)) => c.cancel(id).await,
+            _ => Err(ClientError::Unsupported(
+                "the server answered at once; there is no task to cancel".into(),
+            )),
+        }
+    }
+}
+
+struct Driver {
+    client: Client,
+    last: TaskView,
+    events: mpsc::UnboundedReceiver<WatchEvent>,
+    updates: mpsc::Sender<TaskUpdate>,
+    /// Extension input request keys being or already answered.
+    answered: Arc<Mutex<HashSet<String>>>,
+    progress_token: Option<Value>,
+}
+
+impl Driver {
+    fn emit(&self, update: TaskUpdate) {
+        let _ = self.updates.try_send(update);
+    }
+
+    /// Takes a newer view of the task; reports it when status or message changed. A
+    /// terminal state is never replaced by a late non-terminal one.
+    fn observe(&mut self, view: TaskView) {
+        if self.last.status.is_terminal() && !view.status.is_terminal() {
+            return;
+        }
+        if view.last_updated_at < self.last.last_updated_at && !view.status.is_terminal() {
+            return;
+        }
+        let changed =
+            view.status != self.last.status || view.status_message != self.last.status_message;
+        let poll = view.poll_interval.or(self.last.poll_interval);
+        self.last = view;
+        self.last.poll_interval = poll;
+        if changed {
+            self.emit(TaskUpdate::Status(self.last.clone()));
+        }
+    }
+
+    fn interval(&self) -> Duration {
+        self.last
+            .poll_interval
+            .unwrap_or(DEFAULT_POLL_INTERVAL)
+            .clamp(MIN_POLL_INTERVAL, MAX_POLL_INTERVAL)
+    }
+
+    async fn run(mut self) -> Result<TaskOutcome, ClientError> {
+        self.emit(TaskUpdate::Status(self.last.clone()));
+        let wire = self.client.wire();
+        let id = self.last.id.clone();
+        let mut result_call: Option<JoinHandle<Result<Value, ClientError>>> = None;
+        let mut result_retry_at = Instant::now();
+        let mut failures = 0u32;
+        let mut events_open = true;
+        let mut next_poll = if wire == Wire::Extension && self.last.status != TaskStatus::Working {
+            Instant::now()
+        } else {
+            Instant::now() + self.interval()
+        };
+        loop {
+            if wire == Wire::V2025_11_25
+                && result_call.is_none()
+                && Instant::now() >= result_retry_at
+            {
+                match self.last.status {
+                    TaskStatus::Cancelled => {
+                        return Ok(TaskOutcome {
+                            task: Some(self.last.clone()),
+                            result: None,
+                            error: None,
+                        })
+                    }
+                    TaskStatus::Working => {}
+                    _ => {
+                        let c = self.client.clone();
+                        let id = id.clone();
+                        result_call = Some(tokio::spawn(async move { c.task_result(&id).await }));
+                    }
+                }
+            }
+            let retry_armed = result_call.is_none()
+                && wire == Wire::V2025_11_25
+                && result_retry_at > Instant::now();
+            let result_done = async {
+                match result_call.as_mut() {
+                    Some(h) => h.await,
+                    None => std::future::pending().await,
+                }
+            };
+            let retry = tokio::time::sleep_until(result_retry_at.max(Instant::now()));
+            tokio::select! {
+                ev = self.events.recv(), if events_open => match ev {
+                    Some(WatchEvent::Status(v)) => self.observe(v),
+                    Some(WatchEvent::Progress(p)) => self.emit(TaskUpdate::Progress(p)),
+                    Some(WatchEvent::Input(r)) => self.emit(TaskUpdate::InputRequested(r)),
+                    None => events_open = false,
+                },
+                _ = tokio::time::sleep_until(next_poll) => {
+                    match self.client.get_detailed(&id).await {
+                        Ok((view, detail)) => {
+                            failures = 0;
+                            self.observe(view);
+                            if wire == Wire::Extension {
+                                if let Some(outcome) = self.extension_step(detail) {
+                                    return Ok(outcome);
+                                }
+                            }
+                        }
+                        Err(e) if e.is_connection() => {
+                            failures += 1;
+                            if failures >= MAX_FAILURES {
+                                return Err(e);
+                            }
+                        }
+                        Err(e) => return Err(e),
+                    }
+                    next_poll = Instant::now() + self.interval();
+                },
+                r = result_done => {
+                    result_call = None;
+                    match r {
+                        Ok(Ok(value)) => return Ok(self.finish(Some(value), None).await),
+                        Ok(Err(ClientError::Rpc(e))) => {
+                            if is_task_error(&e) || self.ended_on_server().await {
+                                return Ok(self.finish(None, Some(e)).await);
+                            }
+                            return Err(ClientError::Rpc(e));
+                        }
+                        Ok(Err(e)) => {
+                            failures += 1;
+                            if failures >= MAX_FAILURES {
+                                return Err(e);
+                            }
+                            result_retry_at = Instant::now() + self.interval();
+                        }
+                        Err(join) => {
+                            failures += 1;
+                            if failures >= MAX_FAILURES {
+                                return Err(ClientError::transport(format!("tasks/result stopped: {join}")));
+                            }
+                            result_retry_at = Instant::now() + self.interval();
+                        }
+                    }
+                },
+                _ = retry, if retry_armed => {},
+            }
+        }
+    }
+
+    /// Whether a fresh `tasks/get` shows the task ended.
+    async fn ended_on_server(&mut self) -> bool {
+        match self.client.get(&self.last.id).await {
+            Ok(v) => {
+                let ended = v.status.is_terminal();
+                self.observe(v);
+                ended
+            }
+            Err(_) => false,
+        }
+    }
+
+    /// The outcome of a 2025-11-25 task from its `tasks/result` answer, with the
+    /// task's final state.
+    async fn finish(&mut self, result: Option<Value>, error: Option<RpcError>) -> TaskOutcome {
+        if !self.last.status.is_terminal() {
+            if let Ok(v) = self.client.get(&self.last.id).await {
+                self.observe(v);
+            }
+        }
+        if !self.last.status.is_terminal() {
+            // The server did not show the end yet; tasks/result says it is over.
+            let tool_error = result
+                .as_ref()
+                .and_then(|r| r.get("isError"))
+                .and_then(Value::as_bool)
+                .unwrap_or(false);
+            let mut v = self.last.clone();
+            v.status = if error.is_some() || tool_error {
+                TaskStatus::Failed
+            } else {
+                TaskStatus::Completed
+            };
+            self.observe(v);
+        }
+        TaskOutcome {
+            task: Some(self.last.clone()),
+            result,
+            error,
+        }
+    }
+
+    /// Extension wire: answers new input requests, and returns the outcome once the
+    /// task ended.
+    fn extension_step(&mut self, detail: Detail) -> Option<TaskOutcome> {
+        let terminal = self.last.status.is_terminal();
+        match detail {
+            Detail::InputRequests(requests) if !terminal => {
+                for (key, request) in requests {
+                    let fresh = self
+                        .answered
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .insert(key.clone());
+                    if fresh {
+                        self.answer(key, request);
+                    }
+                }
+                None
+            }
+            _ if !terminal => None,
+            Detail::Result(r) => Some(TaskOutcome {
+                task: Some(self.last.clone()),
+                result: Some(r),
+                error: None,
+            }),
+            Detail::Error(e) => Some(TaskOutcome {
+                task: Some(self.last.clone()),
+                result: None,
+                error: Some(serde_json::from_value(e.clone()).unwrap_or_else(|_| {
+                    RpcError::new(
+                        mcp_tasks_protocol::error_code::INTERNAL_ERROR,
+                        e.to_string(),
+                    )
+                })),
+            }),
+            _ => Some(TaskOutcome {
+                task: Some(self.last.clone()),
+                result: None,
+                error: None,
+            }),
+        }
+    }
+
+    fn answer(&self, key: String, request: Value) {
+        let client = self.client.clone();
+        let id = self.last.id.clone();
+        let answered = Arc::clone(&self.answered);
+        tokio::spawn(async move {
+            let answer = client.answer_input(Some(&id), &key, &request).await;
+            let mut responses = Map::new();
+            responses.insert(key.clone(), answer);
+            if let Err(e) = client.update(&id, responses).await {
+                tracing::debug!(task_id = %id, key, error = %e, "tasks/update failed; will answer again");
+                answered
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .remove(&key);
+            }
+        });
+    }
+}
+
+/// Whether an error from `tasks/result` is the task's own outcome (the server tags it
+/// with the related task) rather than a refusal of `tasks/result` itself.
+fn is_task_error(e: &RpcError) -> bool {
+    e.data
+        .as_ref()
+        .and_then(|d| d.get("_meta"))
+        .and_then(|m| m.get(RELATED_TASK_META))
+        .is_some()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn outcome_text_and_status() {
+        let o = TaskOutcome {
+            task: None,
+            result: Some(
+                json!({"content": [{"type": "text", "text": "a"}, {"type": "image"}, {"type": "text", "text": "b"}]}),
+            ),
+            error: None,
+        };
+        assert_eq!(o.text().as_deref(), Some("a\nb"));
+        assert!(o.succeeded());
+        let e = TaskOutcome {
+            task: None,
+            result: Some(json!({"content": [], "isError": true})),
+            error: None,
+        };
+        assert!(e.is_tool_error());
+        assert!(!e.succeeded());
+        assert_eq!(e.text(), None);
+    }
+
+    #[test]
+    fn task_errors_are_told_from_refusals() {
+        let tagged = RpcError::new(-32603, "boom")
+            .with_data(json!({"_meta": {RELATED_TASK_META: {"taskId": "t"}}}));
+        assert!(is_task_error(&tagged));
+        assert!(!is_task_error(&RpcError::invalid_params("unknown task")));
+    }
+}

@@ -1,0 +1,164 @@
+//! What differs between the two task wires, on the client side: how a task is asked
+//! for, and how the server's answers are read. The protocol crate's codecs do the
+//! field-level work (`ttl` vs `ttlMs`).
+
+use mcp_tasks_protocol::codec::{ext, v2025_11_25};
+use mcp_tasks_protocol::{version, TaskView};
+use serde_json::{json, Map, Value};
+
+use crate::error::ClientError;
+
+/// `_meta` key of the protocol version of a stateless request.
+pub(crate) const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+/// `_meta` key of the client capabilities of a stateless request.
+pub(crate) const META_CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
+/// `_meta` key of the client info of a stateless request.
+pub(crate) const META_CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
+
+/// Which task wire a connection speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Wire {
+    /// 2025-11-25 with a session: `params.task`, `tasks/get|result|list|cancel`,
+    /// input requests as server-to-client requests.
+    V2025_11_25,
+    /// 2026-07-28 stateless requests with the `io.modelcontextprotocol/tasks`
+    /// extension: server-directed tasks, `DetailedTask`, `tasks/update`.
+    Extension,
+}
+
+impl Wire {
+    /// The protocol version this wire speaks.
+    pub fn protocol_version(self) -> &'static str {
+        match self {
+            Wire::V2025_11_25 => version::V2025_11_25,
+            Wire::Extension => version::V2026_07_28,
+        }
+    }
+}
+
+/// Which wire to use when connecting.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum WirePreference {
+    /// Over HTTP, ask `server/discover` first and use the extension wire when the
+    /// server offers it, else `initialize` with 2025-11-25. Over stdio, 2025-11-25.
+    #[default]
+    Auto,
+    /// Always `initialize` with 2025-11-25.
+    V2025_11_25,
+    /// Always the extension wire (HTTP only); fails if the server does not offer it.
+    Extension,
+}
+
+/// The `_meta` a stateless request carries. `with_extension` declares the tasks
+/// extension (which lets the server turn the call into a task).
+pub(crate) fn stateless_meta(capabilities: &Value, with_extension: bool, info: &Value) -> Value {
+    let mut caps = capabilities.clone();
+    if with_extension {
+        caps["extensions"] = json!({ ext::EXTENSION_ID: {} });
+    }
+    json!({
+        META_PROTOCOL_VERSION: version::V2026_07_28,
+        META_CLIENT_CAPABILITIES: caps,
+        META_CLIENT_INFO: info,
+    })
+}
+
+/// Merges `meta` into `params._meta`.
+pub(crate) fn with_meta(mut params: Value, meta: &Value) -> Value {
+    if !params.is_object() {
+        params = json!({});
+    }
+    let target = params
+        .as_object_mut()
+        .map(|o| o.entry("_meta").or_insert_with(|| json!({})));
+    if let (Some(Value::Object(t)), Value::Object(m)) = (target, meta) {
+        for (k, v) in m {
+            t.insert(k.clone(), v.clone());
+        }
+    }
+    params
+}
+
+/// What `tools/call` answered.
+#[derive(Debug)]
+pub(crate) enum CallReply {
+    /// A task was created.
+    Task(TaskView),
+    /// The tool ran at once; this is its result.
+    Immediate(Value),
+    /// Extension MRTR round: answer these and call again with `inputResponses`.
+    InputRequired(Map<String, Value>),
+}
+
+/// Reads the answer to `tools/call`.
+pub(crate) fn call_reply(wire: Wire, v: Value) -> Result<CallReply, ClientError> {
+    match wire {
+        Wire::V2025_11_25 => match v.get("task") {
+            Some(task) => v2025_11_25::parse_task(task)
+                .map(CallReply::Task)
+                .map_err(ClientError::Protocol),
+            None => Ok(CallReply::Immediate(v)),
+        },
+        Wire::Extension => match v.get("resultType").and_then(Value::as_str) {
+            Some(ext::RESULT_TASK) => ext::parse_task(&v)
+                .map(CallReply::Task)
+                .map_err(ClientError::Protocol),
+            Some(ext::RESULT_INPUT_REQUIRED) => match v.get("inputRequests") {
+                Some(Value::Object(r)) => Ok(CallReply::InputRequired(r.clone())),
+                _ => Err(ClientError::protocol(
+                    "an input_required result without inputRequests",
+                )),
+            },
+            _ => Ok(CallReply::Immediate(v)),
+        },
+    }
+}
+
+/// Reads the answer to `tasks/get` (and `tasks/cancel` on 2025-11-25).
+pub(crate) fn task_reply(wire: Wire, v: &Value) -> Result<(TaskView, ext::Detail), ClientError> {
+    match wire {
+        Wire::V2025_11_25 => v2025_11_25::parse_task(v)
+            .map(|t| (t, ext::Detail::None))
+            .map_err(ClientError::Protocol),
+        Wire::Extension => ext::parse_task(v)
+            .map(|t| (t, ext::parse_detail(v)))
+            .map_err(ClientError::Protocol),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn meta_is_merged_and_declares_the_extension_on_request() {
+        let meta = stateless_meta(&json!({"sampling": {}}), true, &json!({"name": "t"}));
+        let p = with_meta(json!({"name": "x", "_meta": {"progressToken": 1}}), &meta);
+        assert_eq!(p["_meta"]["progressToken"], 1);
+        assert_eq!(p["_meta"][META_PROTOCOL_VERSION], "2026-07-28");
+        assert!(
+            ext::declares_extension(&p["_meta"][META_CLIENT_CAPABILITIES]),
+            "{p}"
+        );
+        let plain = stateless_meta(&json!({}), false, &json!({}));
+        assert!(!ext::declares_extension(&plain[META_CLIENT_CAPABILITIES]));
+    }
+
+    #[test]
+    fn call_replies_are_told_apart() {
+        let r = call_reply(
+            Wire::Extension,
+            json!({"resultType": "complete", "content": []}),
+        );
+        assert!(matches!(r, Ok(CallReply::Immediate(_))));
+        let r = call_reply(
+            Wire::Extension,
+            json!({"resultType": "input_required", "inputRequests": {"k": {}}}),
+        );
+        assert!(matches!(r, Ok(CallReply::InputRequired(m)) if m.contains_key("k")));
+        let r = call_reply(Wire::V2025_11_25, json!({"task": {"taskId": 3}}));
+        assert!(matches!(r, Err(ClientError::Protocol(_))));
+    }
+}
