@@ -73,7 +73,9 @@ pub fn percentile_sorted(sorted: &[u64], q: f64) -> Option<u64> {
         return None;
     }
     let n = sorted.len();
-    let rank = ((q / 100.0) * n as f64).ceil() as usize;
+    // The small epsilon keeps binary rounding (0.999 * 1000 = 999.0000000000001) from
+    // pushing the rank up by one.
+    let rank = (q * n as f64 / 100.0 - 1e-9).ceil() as usize;
     let index = rank.clamp(1, n) - 1;
     Some(sorted[index])
 }
