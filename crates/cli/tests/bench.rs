@@ -29,8 +29,19 @@ fn quick_bench_prints_positive_figures_as_json_lines() {
         .iter()
         .map(|f| f["scenario"].as_str().unwrap())
         .collect();
-    for want in ["create", "memory", "get", "ping", "e2e_task", "e2e_task_no_get", "e2e_sync"] {
-        assert!(scenarios.contains(&want), "no {want} figure in {scenarios:?}");
+    for want in [
+        "create",
+        "memory",
+        "get",
+        "ping",
+        "e2e_task",
+        "e2e_task_no_get",
+        "e2e_sync",
+    ] {
+        assert!(
+            scenarios.contains(&want),
+            "no {want} figure in {scenarios:?}"
+        );
     }
     for f in &figures {
         assert_eq!(f["target"], "mcp-tasks/memory");
