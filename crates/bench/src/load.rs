@@ -9,7 +9,7 @@ use tokio::task::JoinSet;
 
 use crate::error::BenchError;
 use crate::mcp::{McpConn, Status};
-use crate::process::{own_usage, usage};
+use crate::process::{machine_busy_s, own_usage, usage};
 use crate::stats::Latencies;
 
 /// The outcome of one load run.
@@ -25,6 +25,8 @@ pub struct LoadRun {
     pub server_cpu_s: Option<f64>,
     /// Bench CPU seconds spent in the window.
     pub client_cpu_s: Option<f64>,
+    /// CPU seconds other processes on the machine spent in the window (noise).
+    pub other_cpu_s: Option<f64>,
 }
 
 impl LoadRun {
@@ -41,6 +43,12 @@ impl LoadRun {
     /// Bench CPU microseconds per operation.
     pub fn client_cpu_us(&self) -> Option<f64> {
         per_op_us(self.client_cpu_s, self.ops)
+    }
+
+    /// Cores' worth of CPU that other processes used during the run.
+    pub fn other_cores(&self) -> Option<f64> {
+        self.other_cpu_s
+            .map(|s| (s / self.elapsed.as_secs_f64().max(1e-9)).max(0.0))
     }
 }
 
@@ -129,11 +137,19 @@ async fn run_op(conn: &mut McpConn, op: &Op, rng: &mut Rng) -> Result<(), BenchE
     }
 }
 
-/// Samples server and bench CPU at the start and end of a window.
+/// Samples server, bench and whole-machine CPU at the start and end of a window.
 struct CpuWindow {
     server_pid: Option<u32>,
     server0: Option<f64>,
     client0: Option<f64>,
+    machine0: Option<f64>,
+}
+
+/// CPU seconds spent in a window by the server, the bench and everything else.
+struct CpuSpent {
+    server: Option<f64>,
+    client: Option<f64>,
+    other: Option<f64>,
 }
 
 impl CpuWindow {
@@ -142,14 +158,24 @@ impl CpuWindow {
             server_pid,
             server0: server_pid.and_then(usage).map(|u| u.cpu_s),
             client0: own_usage().map(|u| u.cpu_s),
+            machine0: machine_busy_s(),
         }
     }
 
-    fn close(self) -> (Option<f64>, Option<f64>) {
+    fn close(self) -> CpuSpent {
         let server1 = self.server_pid.and_then(usage).map(|u| u.cpu_s);
         let client1 = own_usage().map(|u| u.cpu_s);
+        let machine1 = machine_busy_s();
         let delta = |a: Option<f64>, b: Option<f64>| Some(b? - a?);
-        (delta(self.server0, server1), delta(self.client0, client1))
+        let server = delta(self.server0, server1);
+        let client = delta(self.client0, client1);
+        let other = delta(self.machine0, machine1)
+            .map(|m| m - server.unwrap_or(0.0) - client.unwrap_or(0.0));
+        CpuSpent {
+            server,
+            client,
+            other,
+        }
     }
 }
 
@@ -223,7 +249,7 @@ pub async fn timed(
     tokio::time::sleep_until(window_start.into()).await;
     let cpu = CpuWindow::open(server_pid);
     tokio::time::sleep_until(end.into()).await;
-    let (server_cpu_s, client_cpu_s) = cpu.close();
+    let cpu = cpu.close();
     let (conns, latencies, ops) = collect(set).await?;
     Ok((
         conns,
@@ -231,8 +257,9 @@ pub async fn timed(
             ops,
             elapsed: measure,
             latencies,
-            server_cpu_s,
-            client_cpu_s,
+            server_cpu_s: cpu.server,
+            client_cpu_s: cpu.client,
+            other_cpu_s: cpu.other,
         },
     ))
 }
@@ -273,7 +300,7 @@ pub async fn create_tasks(
     }
     let (conns, latencies, ops) = collect(set).await?;
     let elapsed = start.elapsed();
-    let (server_cpu_s, client_cpu_s) = cpu.close();
+    let cpu = cpu.close();
     let ids = std::mem::take(&mut *ids.lock().unwrap_or_else(|p| p.into_inner()));
     Ok((
         conns,
@@ -282,8 +309,9 @@ pub async fn create_tasks(
             ops,
             elapsed,
             latencies,
-            server_cpu_s,
-            client_cpu_s,
+            server_cpu_s: cpu.server,
+            client_cpu_s: cpu.client,
+            other_cpu_s: cpu.other,
         },
     ))
 }

@@ -19,6 +19,9 @@ pub struct Machine {
     pub bench_version: &'static str,
     /// Whether the bench itself was built with optimizations.
     pub optimized_build: bool,
+    /// The 1-minute load average when the run started (other work on the machine
+    /// skews every rate).
+    pub load_average_at_start: Option<f64>,
 }
 
 impl Machine {
@@ -38,6 +41,7 @@ impl Machine {
                 .unwrap_or_else(|_| "unknown".into()),
             bench_version: env!("CARGO_PKG_VERSION"),
             optimized_build: !cfg!(debug_assertions),
+            load_average_at_start: crate::process::load_average(),
         }
     }
 }

@@ -156,6 +156,36 @@ pub fn own_usage() -> Option<Usage> {
     usage(std::process::id())
 }
 
+/// CPU seconds the whole machine spent busy (all cores, everything but idle and
+/// I/O wait) since boot, from the first line of `/proc/stat`.
+pub fn machine_busy_s() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/stat").ok()?;
+    busy_seconds(stat.lines().next()?)
+}
+
+fn busy_seconds(cpu_line: &str) -> Option<f64> {
+    let mut fields = cpu_line.split_whitespace();
+    if fields.next()? != "cpu" {
+        return None;
+    }
+    let v: Vec<u64> = fields.filter_map(|f| f.parse().ok()).collect();
+    // user nice system idle iowait irq softirq steal [guest guest_nice, already
+    // counted in user and nice]
+    let total: u64 = v.iter().take(8).sum();
+    let idle = v.get(3)? + v.get(4).copied().unwrap_or(0);
+    Some((total - idle) as f64 / USER_HZ)
+}
+
+/// The 1-minute load average.
+pub fn load_average() -> Option<f64> {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
+}
+
 /// utime + stime from a `/proc/<pid>/stat` line, in seconds. Fields are counted after
 /// the command name's closing parenthesis (the name may contain spaces).
 fn cpu_seconds(stat: &str) -> Option<f64> {
@@ -212,6 +242,13 @@ mod tests {
     fn cpu_seconds_skips_a_command_name_with_spaces() {
         let stat = "42 (my prog) S 1 42 42 0 -1 4194304 100 0 0 0 250 50 0 0 20 0 4 0 100 1000 200";
         assert_eq!(cpu_seconds(stat), Some(3.0));
+    }
+
+    #[test]
+    fn busy_time_excludes_idle_and_iowait() {
+        let line = "cpu  100 0 50 1000 30 0 10 0 0 0";
+        assert_eq!(busy_seconds(line), Some(1.6));
+        assert_eq!(busy_seconds("intr 1 2"), None);
     }
 
     #[test]

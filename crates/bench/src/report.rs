@@ -74,6 +74,8 @@ pub struct Sample {
     pub client_cpu_us: Option<f64>,
     /// Server resident memory at the end, bytes.
     pub rss_bytes: Option<u64>,
+    /// Cores used by other processes during the run (noise on a shared machine).
+    pub other_cores: Option<f64>,
 }
 
 /// A figure: the runs of one (target, scenario, live tasks) summarised.
@@ -107,6 +109,9 @@ pub struct Figure {
     pub client_cpu_us_per_op: Option<f64>,
     /// Median server RSS at the end of the runs, bytes.
     pub rss_bytes: Option<f64>,
+    /// Largest number of cores other processes used during a run: CPU the server and
+    /// the bench did not get.
+    pub other_cores_max: Option<f64>,
 }
 
 fn median_of(values: impl Iterator<Item = Option<f64>>) -> Option<f64> {
@@ -148,6 +153,10 @@ pub fn aggregate(samples: &[Sample], wire_of: impl Fn(&str) -> String) -> Vec<Fi
             server_cpu_us_per_op: median_of(runs.iter().map(|s| s.server_cpu_us)),
             client_cpu_us_per_op: median_of(runs.iter().map(|s| s.client_cpu_us)),
             rss_bytes: median_of(runs.iter().map(|s| s.rss_bytes.map(|b| b as f64))),
+            other_cores_max: runs
+                .iter()
+                .filter_map(|s| s.other_cores)
+                .max_by(f64::total_cmp),
         });
     }
     figures
@@ -362,10 +371,13 @@ pub fn table(machine: &Machine, setup: &str, figures: &[Figure], checks: &[Check
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "machine: {} cores, {}, Linux {}; bench {}{}",
+        "machine: {} cores, {}, Linux {}, load average {} at start; bench {}{}",
         machine.cores,
         machine.cpu_model,
         machine.kernel,
+        machine
+            .load_average_at_start
+            .map_or_else(|| "?".into(), |l| format!("{l:.2}")),
         machine.bench_version,
         if machine.optimized_build {
             ""
@@ -387,9 +399,10 @@ pub fn table(machine: &Machine, setup: &str, figures: &[Figure], checks: &[Check
         "p99.9",
         "srv CPU/op",
         "gen CPU/op",
+        "other",
         "RSS",
     ];
-    let mut rows: Vec<[String; 12]> = Vec::new();
+    let mut rows: Vec<[String; 13]> = Vec::new();
     for f in figures {
         let value = match f.scenario {
             Scenario::Memory => format!("{} B/task", num(f.value.median)),
@@ -407,6 +420,8 @@ pub fn table(machine: &Machine, setup: &str, figures: &[Figure], checks: &[Check
             us(f.p999_us),
             us(f.server_cpu_us_per_op),
             us(f.client_cpu_us_per_op),
+            f.other_cores_max
+                .map_or_else(|| "-".into(), |c| format!("{c:.2}")),
             bytes(f.rss_bytes),
         ]);
     }
@@ -476,6 +491,7 @@ mod tests {
             server_cpu_us: Some(10.0),
             client_cpu_us: None,
             rss_bytes: Some(1 << 20),
+            other_cores: Some(0.1),
         }
     }
 

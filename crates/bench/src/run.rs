@@ -156,6 +156,7 @@ fn sample(target: &Target, scenario: Scenario, n: usize, conns: usize, run: Load
         value: run.rate(),
         server_cpu_us: run.server_cpu_us(),
         client_cpu_us: run.client_cpu_us(),
+        other_cores: run.other_cores(),
         latency: run.latencies.summary(),
         rss_bytes: None,
     }
@@ -227,6 +228,7 @@ async fn one_size(
             server_cpu_us: None,
             client_cpu_us: None,
             rss_bytes: Some(b),
+            other_cores: None,
         };
         progress(target, n, rep, plan, &s);
         out.push(s);
@@ -338,6 +340,7 @@ async fn run_external(
                     server_cpu_us: None,
                     client_cpu_us: None,
                     rss_bytes: Some(b),
+                    other_cores: None,
                 });
             }
             shared = Arc::new(ids.clone());
