@@ -76,7 +76,7 @@ pub struct BenchArgs {
         long,
         value_delimiter = ',',
         value_name = "N,…",
-        default_value = "1000,10000"
+        default_value = "1000,10000,30000"
     )]
     pub rmcp_sizes: Vec<usize>,
 

@@ -37,7 +37,7 @@ pub use error::BenchError;
 
 use std::io::Write;
 
-use crate::plan::{Plan, OURS_MEMORY, OURS_SQLITE, RMCP};
+use crate::plan::{Plan, EXTERNAL, OURS_MEMORY, OURS_SQLITE, RMCP};
 
 /// Runs `mcp-tasks bench`: measures, then prints the table (or JSON lines) on stdout.
 ///
@@ -64,11 +64,12 @@ pub async fn run(args: BenchArgs) -> Result<(), BenchError> {
             .map(|(_, w)| w.clone())
             .unwrap_or_default()
     });
+    // The targets' goals are about our in-memory store (or the server given by --url);
+    // without either, only the durable-store goal is checked.
     let primary = plan
         .targets
         .iter()
-        .find(|t| t.name == OURS_MEMORY)
-        .or_else(|| plan.targets.first())
+        .find(|t| t.name == OURS_MEMORY || t.name == EXTERNAL)
         .map(|t| t.name.clone())
         .unwrap_or_default();
     let checks = report::checks(&figures, &primary, OURS_SQLITE, RMCP);

@@ -14,6 +14,8 @@ use crate::process::our_server_program;
 pub const OURS_MEMORY: &str = "mcp-tasks/memory";
 /// Target name of our server on SQLite.
 pub const OURS_SQLITE: &str = "mcp-tasks/sqlite";
+/// Target name of a --url server.
+pub const EXTERNAL: &str = "external";
 /// Target name of the rmcp comparison server.
 pub const RMCP: &str = "rmcp";
 
@@ -139,7 +141,7 @@ impl Plan {
         let mut targets = Vec::new();
         if let Some(url) = &args.url {
             targets.push(Target {
-                name: "external".into(),
+                name: EXTERNAL.into(),
                 launch: Launch::External {
                     endpoint: Endpoint::parse(url)?,
                     pid: args.server_pid,

@@ -192,7 +192,7 @@ fn find<'a>(figures: &'a [Figure], target: &str, scenario: Scenario) -> Vec<&'a 
 fn check(name: &str, goal: &str, value: f64, met: bool, detail: String) -> Check {
     Check {
         kind: "check",
-        name: name.into(),
+        name: name.to_string(),
         goal: goal.into(),
         value,
         met,
@@ -201,16 +201,18 @@ fn check(name: &str, goal: &str, value: f64, met: bool, detail: String) -> Check
 }
 
 /// Evaluates the project's performance targets on whatever figures exist. `primary`
-/// is our main target (the in-memory store), `durable` our SQLite one, `rmcp` the
-/// comparison server.
+/// is our main target (the in-memory store, or a --url server; empty for none),
+/// `durable` our SQLite one, `rmcp` the comparison server. Each check names the
+/// target it was evaluated on.
 pub fn checks(figures: &[Figure], primary: &str, durable: &str, rmcp: &str) -> Vec<Check> {
     let mut out = Vec::new();
+    let on = |name: &str, target: &str| format!("{name} ({target})");
     let gets = find(figures, primary, Scenario::Get);
     if let (Some(lo), Some(hi)) = (gets.first(), gets.last()) {
         if hi.live_tasks > lo.live_tasks {
             let r = hi.value.median / lo.value.median;
             out.push(check(
-                "tasks/get flat in N",
+                &on("tasks/get flat in N", primary),
                 "rate at largest N ≥ 0.8 × rate at smallest N",
                 r,
                 r >= 0.8,
@@ -233,7 +235,7 @@ pub fn checks(figures: &[Figure], primary: &str, durable: &str, rmcp: &str) -> V
     if let Some((g, r)) = common {
         let ratio = g.value.median / r.value.median;
         out.push(check(
-            "tasks/get vs rmcp",
+            &on("tasks/get vs rmcp", primary),
             "≥ 5 × rmcp's rate at 10,000 live tasks",
             ratio,
             ratio >= 5.0,
@@ -251,7 +253,7 @@ pub fn checks(figures: &[Figure], primary: &str, durable: &str, rmcp: &str) -> V
         .max_by(|a, b| a.0.total_cmp(&b.0));
     if let Some((cpu, n)) = worst_cpu {
         out.push(check(
-            "server CPU per tasks/get",
+            &on("server CPU per tasks/get", primary),
             "≤ 60 µs",
             cpu,
             cpu <= 60.0,
@@ -261,7 +263,7 @@ pub fn checks(figures: &[Figure], primary: &str, durable: &str, rmcp: &str) -> V
     if let (Some(ping), Some(g)) = (find(figures, primary, Scenario::Ping).first(), gets.first()) {
         let r = g.value.median / ping.value.median;
         out.push(check(
-            "tasks/get vs ping ceiling",
+            &on("tasks/get vs ping ceiling", primary),
             "≥ 0.8 × ping rate",
             r,
             r >= 0.8,
@@ -275,7 +277,7 @@ pub fn checks(figures: &[Figure], primary: &str, durable: &str, rmcp: &str) -> V
     }
     if let Some(c) = find(figures, durable, Scenario::Create).last() {
         out.push(check(
-            "durable (SQLite) create rate",
+            &on("durable create rate", durable),
             "≥ 5,000 tasks/s",
             c.value.median,
             c.value.median >= 5000.0,
@@ -284,7 +286,7 @@ pub fn checks(figures: &[Figure], primary: &str, durable: &str, rmcp: &str) -> V
     }
     if let Some(c) = find(figures, primary, Scenario::Create).last() {
         out.push(check(
-            "in-memory create rate",
+            &on("create rate", primary),
             "≥ 50,000 tasks/s",
             c.value.median,
             c.value.median >= 50_000.0,
@@ -294,7 +296,7 @@ pub fn checks(figures: &[Figure], primary: &str, durable: &str, rmcp: &str) -> V
     let mem = find(figures, primary, Scenario::Memory);
     if let Some(m) = mem.last() {
         out.push(check(
-            "memory per live task",
+            &on("memory per live task", primary),
             "≤ 1,024 bytes",
             m.value.median,
             m.value.median <= 1024.0,
@@ -304,7 +306,7 @@ pub fn checks(figures: &[Figure], primary: &str, durable: &str, rmcp: &str) -> V
     if let Some(m) = mem.iter().find(|m| m.live_tasks == 1_000_000) {
         if let Some(rss) = m.rss_bytes {
             out.push(check(
-                "RSS with 1M live tasks",
+                &on("RSS with 1M live tasks", primary),
                 "< 1 GiB",
                 rss,
                 rss < (1u64 << 30) as f64,
@@ -314,15 +316,24 @@ pub fn checks(figures: &[Figure], primary: &str, durable: &str, rmcp: &str) -> V
     }
     let task = find(figures, primary, Scenario::E2eTask);
     let sync = find(figures, primary, Scenario::E2eSync);
+    let no_get = find(figures, primary, Scenario::E2eTaskNoGet);
     if let (Some(t), Some(s)) = (task.first(), sync.first()) {
         if let (Some(tp), Some(sp)) = (t.p50_us, s.p50_us) {
             let r = tp / sp;
+            let mut detail =
+                format!("p50 {tp:.0} µs (create + get + result) vs {sp:.0} µs (tools/call)");
+            if let Some(np) = no_get.first().and_then(|f| f.p50_us) {
+                let _ = write!(detail, "; create + result alone {:.2}×", np / sp);
+            }
+            if let (Some(tc), Some(sc)) = (t.server_cpu_us_per_op, s.server_cpu_us_per_op) {
+                let _ = write!(detail, "; server CPU {:.2}×", tc / sc);
+            }
             out.push(check(
-                "instant task vs sync call",
+                &on("instant task vs sync call", primary),
                 "≤ 1.5 × latency",
                 r,
                 r <= 1.5,
-                format!("p50 {tp:.0} µs (create + get + result) vs {sp:.0} µs (tools/call)"),
+                detail,
             ));
         }
     }
@@ -522,11 +533,17 @@ mod tests {
         ];
         let f = aggregate(&s, |_| String::new());
         let c = checks(&f, "ours", "sqlite", "rmcp");
-        let by = |n: &str| c.iter().find(|c| c.name == n).expect(n).clone();
+        let by = |n: &str| {
+            c.iter()
+                .find(|c| c.name == format!("{n} (ours)"))
+                .expect(n)
+                .clone()
+        };
         assert!(by("tasks/get flat in N").met);
         assert!((by("tasks/get vs rmcp").value - 9.0).abs() < 1e-9);
         assert!(by("tasks/get vs ping ceiling").met);
         assert!(by("server CPU per tasks/get").met);
+        assert!(checks(&f, "", "sqlite", "rmcp").is_empty());
     }
 
     #[test]
