@@ -148,6 +148,9 @@ impl McpConn {
         let session = resp.session_id.clone();
         let body = reply_bytes(resp.event_stream, resp.body)?.into_owned();
         check_envelope("initialize", &body)?;
+        if opts.declare_tasks {
+            check_task_support(opts.wire, &body)?;
+        }
         if let Some(id) = session {
             conn.http.add_header("Mcp-Session-Id", &id);
         }
@@ -298,6 +301,31 @@ impl McpConn {
     }
 }
 
+/// Refuses a server whose `initialize` result does not announce tasks on the chosen
+/// wire: otherwise a long-running call would quietly run synchronously and hang.
+fn check_task_support(wire: Wire, init_reply: &[u8]) -> Result<(), BenchError> {
+    let v: serde_json::Value = serde_json::from_slice(init_reply).unwrap_or_default();
+    let caps = &v["result"]["capabilities"];
+    let ok = match wire {
+        Wire::V2025_11_25 => caps["tasks"]["requests"]["tools"]["call"].is_object(),
+        Wire::Extension => caps["extensions"][TASKS_EXTENSION].is_object(),
+    };
+    if ok {
+        return Ok(());
+    }
+    let how = match wire {
+        Wire::V2025_11_25 => "capabilities.tasks.requests.tools.call",
+        Wire::Extension => "capabilities.extensions[\"io.modelcontextprotocol/tasks\"]",
+    };
+    Err(BenchError::Rpc {
+        method: "initialize".into(),
+        message: format!(
+            "the server does not announce {how}, so it cannot run tools as tasks on the {} wire (try the other --wire); capabilities: {caps}",
+            wire.as_str()
+        ),
+    })
+}
+
 /// The JSON-RPC message of a reply body (JSON, or the reply event of an SSE body).
 fn reply_bytes(event_stream: bool, body: &[u8]) -> Result<Cow<'_, [u8]>, BenchError> {
     if !event_stream {
@@ -350,6 +378,17 @@ mod tests {
             Err(BenchError::Rpc { message, .. }) => assert!(message.contains("-32602")),
             other => panic!("expected an RPC error, got {:?}", other.map(|_| ())),
         }
+    }
+
+    #[test]
+    fn task_support_is_read_from_the_initialize_result() {
+        let ours = br#"{"result":{"capabilities":{"tasks":{"requests":{"tools":{"call":{}}}}}}}"#;
+        let ext =
+            br#"{"result":{"capabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}}"#;
+        assert!(check_task_support(Wire::V2025_11_25, ours).is_ok());
+        assert!(check_task_support(Wire::Extension, ours).is_err());
+        assert!(check_task_support(Wire::Extension, ext).is_ok());
+        assert!(check_task_support(Wire::V2025_11_25, ext).is_err());
     }
 
     #[test]
