@@ -211,18 +211,26 @@ pub fn checks(figures: &[Figure], primary: &str, durable: &str, rmcp: &str) -> V
     if let (Some(lo), Some(hi)) = (gets.first(), gets.last()) {
         if hi.live_tasks > lo.live_tasks {
             let r = hi.value.median / lo.value.median;
+            let mut detail = format!(
+                "{} req/s at {} vs {} req/s at {}",
+                num(hi.value.median),
+                num(hi.live_tasks as f64),
+                num(lo.value.median),
+                num(lo.live_tasks as f64)
+            );
+            if let (Some(h), Some(l)) = (hi.server_cpu_us_per_op, lo.server_cpu_us_per_op) {
+                let _ = write!(
+                    detail,
+                    "; server CPU per get {h:.1} vs {l:.1} µs (rate ratio if CPU-bound {:.2})",
+                    l / h
+                );
+            }
             out.push(check(
                 &on("tasks/get flat in N", primary),
                 "rate at largest N ≥ 0.8 × rate at smallest N",
                 r,
                 r >= 0.8,
-                format!(
-                    "{} req/s at {} vs {} req/s at {}",
-                    num(hi.value.median),
-                    num(hi.live_tasks as f64),
-                    num(lo.value.median),
-                    num(lo.live_tasks as f64)
-                ),
+                detail,
             ));
         }
     }
@@ -262,17 +270,25 @@ pub fn checks(figures: &[Figure], primary: &str, durable: &str, rmcp: &str) -> V
     }
     if let (Some(ping), Some(g)) = (find(figures, primary, Scenario::Ping).first(), gets.first()) {
         let r = g.value.median / ping.value.median;
+        let mut detail = format!(
+            "{} get/s vs {} ping/s at {} live tasks",
+            num(g.value.median),
+            num(ping.value.median),
+            num(g.live_tasks as f64)
+        );
+        if let (Some(gc), Some(pc)) = (g.server_cpu_us_per_op, ping.server_cpu_us_per_op) {
+            let _ = write!(
+                detail,
+                "; server CPU per request {gc:.1} vs {pc:.1} µs (rate ratio if CPU-bound {:.2})",
+                pc / gc
+            );
+        }
         out.push(check(
             &on("tasks/get vs ping ceiling", primary),
             "≥ 0.8 × ping rate",
             r,
             r >= 0.8,
-            format!(
-                "{} get/s vs {} ping/s at {} live tasks",
-                num(g.value.median),
-                num(ping.value.median),
-                num(g.live_tasks as f64)
-            ),
+            detail,
         ));
     }
     if let Some(c) = find(figures, durable, Scenario::Create).last() {
