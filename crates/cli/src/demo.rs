@@ -20,6 +20,9 @@ pub fn register(registry: &mut ToolRegistry) -> Result<()> {
     Ok(())
 }
 
+/// Most progress steps of one `slow_compute` run.
+const MAX_STEPS: u64 = 100;
+
 pub(crate) fn slow_compute() -> Result<Tool> {
     let schema = json!({
         "type": "object",
@@ -48,7 +51,10 @@ async fn run_slow_compute(args: Map<String, Value>, ctx: TaskContext) -> Result<
         .unwrap_or("job")
         .to_string();
     let total = Duration::from_secs_f64(seconds.clamp(0.0, 86400.0));
-    let steps = (seconds * 4.0).ceil().max(0.0) as u64;
+    // A step every 250 ms, but never more than MAX_STEPS: a long run must not wake up
+    // (and write a status message) several times a second for hours, which would make
+    // every idle task cost CPU and store writes.
+    let steps = ((seconds * 4.0).ceil().max(0.0) as u64).min(MAX_STEPS);
     if steps > 0 {
         let step = total / steps as u32;
         for i in 1..=steps {

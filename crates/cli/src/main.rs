@@ -26,6 +26,8 @@ struct Cli {
 enum Command {
     /// Serve tools over Streamable HTTP (default 127.0.0.1:8080, path /mcp) or stdio.
     Serve(cmd::serve::ServeArgs),
+    /// Measure an MCP task server (ours or any other) on loopback HTTP.
+    Bench(mcp_tasks_bench::BenchArgs),
     #[command(flatten)]
     Client(cmd::client::ClientCommand),
 }
@@ -45,6 +47,7 @@ fn main() -> ExitCode {
     let result = runtime.block_on(async {
         match cli.command {
             Command::Serve(args) => cmd::serve::run(args).await,
+            Command::Bench(args) => mcp_tasks_bench::run(args).await.map_err(Into::into),
             Command::Client(c) => c.run().await,
         }
     });

@@ -11,13 +11,14 @@ use crate::task::TaskId;
 /// # Errors
 /// `-32602 Invalid params` when the params do not fit `T`.
 pub fn parse_params<T: DeserializeOwned>(method: &str, params: &Value) -> Result<T, RpcError> {
-    let params = if params.is_null() {
-        Value::Object(Map::new())
+    // Deserializing from the borrowed value copies only what `T` keeps, instead of
+    // cloning the whole params tree first (every request comes through here).
+    let parsed = if params.is_null() {
+        T::deserialize(&Value::Object(Map::new()))
     } else {
-        params.clone()
+        T::deserialize(params)
     };
-    serde_json::from_value(params)
-        .map_err(|e| RpcError::invalid_params(format!("invalid params for '{method}': {e}")))
+    parsed.map_err(|e| RpcError::invalid_params(format!("invalid params for '{method}': {e}")))
 }
 
 /// Params of `initialize`.

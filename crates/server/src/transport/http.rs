@@ -84,7 +84,8 @@ fn json_response(status: StatusCode, body: &Value) -> Response {
             header::CONTENT_TYPE,
             HeaderValue::from_static("application/json"),
         )],
-        body.to_string(),
+        // Straight to bytes: Value's Display goes through fmt::Write, which costs more.
+        serde_json::to_vec(body).unwrap_or_default(),
     )
         .into_response()
 }

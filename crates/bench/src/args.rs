@@ -1,0 +1,181 @@
+//! The `bench` command line.
+
+use clap::Args;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::mcp::Wire;
+
+/// Measure an MCP task server on loopback HTTP: task creation rate, `tasks/get` rate
+/// and latency as live tasks grow, instant-task overhead against a synchronous call,
+/// memory per task, durable-store cost, and the `ping` ceiling of the HTTP + JSON-RPC
+/// stack. Prints a table, or JSON lines with --json.
+#[derive(Debug, Clone, Args)]
+pub struct BenchArgs {
+    /// Measure a server already running at this URL (http://HOST:PORT/PATH) instead
+    /// of starting ours. Its tasks accumulate, so creations run once per size.
+    #[arg(long, value_name = "URL")]
+    pub url: Option<String>,
+
+    /// Process id of the --url server when it runs on this machine: enables the memory
+    /// and server-CPU figures.
+    #[arg(long, value_name = "PID", requires = "url")]
+    pub server_pid: Option<u32>,
+
+    /// Start our own server (`mcp-tasks serve --demo`) on a free loopback port, fresh
+    /// for every size and run, once per database: `memory`, `sqlite` (a temporary file,
+    /// WAL with fsync on) or any database URL, passed through as --database.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        value_name = "DATABASES",
+        default_value = "memory,sqlite",
+        conflicts_with = "url"
+    )]
+    pub spawn: Vec<String>,
+
+    /// Also start our server on this PostgreSQL database (passed through as
+    /// --database), with the durable sizes.
+    #[arg(long, value_name = "URL", conflicts_with = "url")]
+    pub postgres_url: Option<String>,
+
+    /// The `mcp-tasks` binary to start [default: this executable].
+    #[arg(long, value_name = "PATH")]
+    pub server_bin: Option<PathBuf>,
+
+    /// Also start this rmcp task server (bench/rmcp-task-server) and measure it in the
+    /// same run, on the extension wire, with --rmcp-sizes.
+    #[arg(long, value_name = "PATH", conflicts_with = "url")]
+    pub compare_rmcp: Option<PathBuf>,
+
+    /// Task wire to speak to our server or the --url server: 2025-11-25 (`params.task`,
+    /// `tasks/get|result`) or extension (`io.modelcontextprotocol/tasks`).
+    #[arg(long, value_enum, default_value = "2025-11-25")]
+    pub wire: Wire,
+
+    /// Live-task counts for the in-memory store (and --url).
+    #[arg(
+        long,
+        value_delimiter = ',',
+        value_name = "N,…",
+        default_value = "1000,10000,100000,1000000"
+    )]
+    pub sizes: Vec<usize>,
+
+    /// Live-task counts for durable stores (SQLite, PostgreSQL).
+    #[arg(
+        long,
+        value_delimiter = ',',
+        value_name = "N,…",
+        default_value = "1000,10000,100000"
+    )]
+    pub durable_sizes: Vec<usize>,
+
+    /// Live-task counts for the rmcp server (its cost per request grows with N).
+    #[arg(
+        long,
+        value_delimiter = ',',
+        value_name = "N,…",
+        default_value = "1000,10000,30000"
+    )]
+    pub rmcp_sizes: Vec<usize>,
+
+    /// Concurrent connections, each with its own session.
+    #[arg(long, default_value_t = 16)]
+    pub connections: usize,
+
+    /// Measured time of each timed figure (get, ping, end-to-end), after a warm-up of
+    /// a fifth of it (at most 1 s).
+    #[arg(long, value_parser = parse_duration, default_value = "5s")]
+    pub duration: Duration,
+
+    /// Runs of every figure; the table shows the median and half the range.
+    #[arg(long, default_value_t = 3)]
+    pub repeat: usize,
+
+    /// Print JSON lines (machine, figure and check records) instead of the table.
+    #[arg(long)]
+    pub json: bool,
+
+    /// A seconds-long smoke run: 200 tasks, 300 ms figures, one run, 4 connections.
+    /// Overrides the sizes, duration, repeat and connections.
+    #[arg(long)]
+    pub quick: bool,
+
+    /// The tool whose task calls are measured; it must stay working (not finish)
+    /// during the run for the get figures.
+    #[arg(long, default_value = "slow_compute")]
+    pub tool: String,
+
+    /// Arguments for the long-running call (a JSON object).
+    #[arg(long, default_value = r#"{"seconds":86400,"label":"bench"}"#)]
+    pub tool_args: String,
+
+    /// Arguments for the instant call of the end-to-end figure (a JSON object).
+    #[arg(long, default_value = r#"{"seconds":0,"label":"bench"}"#)]
+    pub instant_args: String,
+
+    /// Accept `text/event-stream` replies too (some servers require it; ours then
+    /// still answers JSON except for tools/call and tasks/result).
+    #[arg(long)]
+    pub accept_sse: bool,
+
+    /// Which timed figures to run besides create and memory (which come with every
+    /// size): get, e2e, ping.
+    #[arg(long, value_delimiter = ',', default_value = "get,e2e,ping")]
+    pub figures: Vec<FigureSel>,
+}
+
+/// The optional timed figures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum FigureSel {
+    /// `tasks/get` on random live tasks at every size.
+    Get,
+    /// Instant task (create + get + result) against a synchronous call, at the
+    /// smallest size.
+    E2e,
+    /// `ping` ceiling, at the smallest size.
+    Ping,
+}
+
+/// Parses `500ms`, `5s`, `2m` or a bare number of seconds.
+///
+/// # Errors
+/// A message for anything else.
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    let s = s.trim();
+    let (num, unit) = match s.find(|c: char| c.is_ascii_alphabetic()) {
+        Some(i) => (&s[..i], &s[i..]),
+        None => (s, "s"),
+    };
+    let v: f64 = num
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{s}' is not a duration like 500ms, 5s or 2m"))?;
+    let secs = match unit {
+        "ms" => v / 1000.0,
+        "s" => v,
+        "m" | "min" => v * 60.0,
+        _ => return Err(format!("'{s}': unknown unit '{unit}' (use ms, s or m)")),
+    };
+    if !(secs.is_finite() && secs > 0.0) {
+        return Err(format!("'{s}' must be positive"));
+    }
+    Ok(Duration::from_secs_f64(secs))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_parse_with_units() {
+        assert_eq!(parse_duration("5s"), Ok(Duration::from_secs(5)));
+        assert_eq!(parse_duration("250ms"), Ok(Duration::from_millis(250)));
+        assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
+        assert_eq!(parse_duration("1.5"), Ok(Duration::from_millis(1500)));
+        assert!(parse_duration("0s").is_err());
+        assert!(parse_duration("5h").is_err());
+        assert!(parse_duration("fast").is_err());
+    }
+}

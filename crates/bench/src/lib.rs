@@ -1,0 +1,100 @@
+//! `mcp-tasks-bench`: a load generator for MCP task servers, run as `mcp-tasks bench`.
+//!
+//! It measures any MCP task server reachable over loopback HTTP (ours, which it can
+//! start itself on any database, an rmcp comparison server, or any `--url`):
+//!
+//! | figure | what |
+//! |---|---|
+//! | create | tasks/s to bring N tasks that stay `working` to life, C connections |
+//! | memory | server RSS growth per live task (local servers) |
+//! | get | `tasks/get` req/s and p50/p99/p99.9 on random live ids, per N |
+//! | ping | the HTTP + JSON-RPC ceiling of the same server |
+//! | e2e | an instant task (create + get + result) against a synchronous call |
+//!
+//! Every figure runs `--repeat` times and is reported as median and spread, with the
+//! server's CPU time per operation from `/proc/<pid>/stat`.
+//!
+//! Crate map: [`args`] (flags), [`plan`] (targets and sizes), [`run`] (orchestration),
+//! [`load`] (closed-loop drivers), [`mcp`] (one session, either task wire), [`http`]
+//! (a minimal keep-alive HTTP/1.1 client), [`process`] (spawned servers, `/proc`),
+//! [`stats`] (percentiles, median, spread), [`report`] (figures, checks, table, JSON),
+//! [`machine`].
+
+pub mod args;
+pub mod error;
+pub mod http;
+pub mod load;
+pub mod machine;
+pub mod mcp;
+pub mod plan;
+pub mod process;
+pub mod report;
+pub mod run;
+pub mod stats;
+
+pub use args::BenchArgs;
+pub use error::BenchError;
+
+use std::io::Write;
+
+use crate::plan::{Plan, EXTERNAL, OURS_MEMORY, OURS_SQLITE, RMCP};
+
+/// Runs `mcp-tasks bench`: measures, then prints the table (or JSON lines) on stdout.
+///
+/// # Errors
+/// Bad flags, a server that cannot be started or reached, or a failed request.
+pub async fn run(args: BenchArgs) -> Result<(), BenchError> {
+    let plan = Plan::from_args(args)?;
+    let machine = machine::Machine::detect();
+    if !machine.optimized_build {
+        eprintln!(
+            "note: this is a debug build of the bench; build with --release for real figures"
+        );
+    }
+    let samples = run::run_plan(&plan).await?;
+    let wires: Vec<(String, String)> = plan
+        .targets
+        .iter()
+        .map(|t| (t.name.clone(), t.wire.as_str().to_string()))
+        .collect();
+    let figures = report::aggregate(&samples, |name| {
+        wires
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, w)| w.clone())
+            .unwrap_or_default()
+    });
+    // The targets' goals are about our in-memory store (or the server given by --url);
+    // without either, only the durable-store goal is checked.
+    let primary = plan
+        .targets
+        .iter()
+        .find(|t| t.name == OURS_MEMORY || t.name == EXTERNAL)
+        .map(|t| t.name.clone())
+        .unwrap_or_default();
+    let checks = report::checks(&figures, &primary, OURS_SQLITE, RMCP);
+
+    let mut stdout = std::io::stdout().lock();
+    let text = if plan.json {
+        let mut lines = Vec::new();
+        let mut push = |v: Result<String, serde_json::Error>| {
+            if let Ok(s) = v {
+                lines.push(s);
+            }
+        };
+        push(serde_json::to_string(&machine));
+        for f in &figures {
+            push(serde_json::to_string(f));
+        }
+        for c in &checks {
+            push(serde_json::to_string(c));
+        }
+        lines.join("\n") + "\n"
+    } else {
+        report::table(&machine, &plan.describe(), &figures, &checks)
+    };
+    stdout
+        .write_all(text.as_bytes())
+        .map_err(|e| BenchError::Io("writing the report".into(), e))?;
+    Ok(())
+}

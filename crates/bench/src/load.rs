@@ -1,0 +1,341 @@
+//! Load drivers: C sessions in closed loops (each sends its next request when the
+//! previous one is answered), either for a fixed number of task creations or for a
+//! fixed time, measuring rate, latency and the CPU time both processes spent.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::task::JoinSet;
+
+use crate::error::BenchError;
+use crate::mcp::{McpConn, Status};
+use crate::process::{machine_busy_s, own_usage, usage};
+use crate::stats::Latencies;
+
+/// The outcome of one load run.
+#[derive(Debug)]
+pub struct LoadRun {
+    /// Operations completed in the measured window.
+    pub ops: u64,
+    /// Length of the measured window.
+    pub elapsed: Duration,
+    /// Latency of each measured operation.
+    pub latencies: Latencies,
+    /// Server CPU seconds spent in the window (local servers only).
+    pub server_cpu_s: Option<f64>,
+    /// Bench CPU seconds spent in the window.
+    pub client_cpu_s: Option<f64>,
+    /// CPU seconds other processes on the machine spent in the window (noise).
+    pub other_cpu_s: Option<f64>,
+}
+
+impl LoadRun {
+    /// Operations per second.
+    pub fn rate(&self) -> f64 {
+        self.ops as f64 / self.elapsed.as_secs_f64().max(1e-9)
+    }
+
+    /// Server CPU microseconds per operation.
+    pub fn server_cpu_us(&self) -> Option<f64> {
+        per_op_us(self.server_cpu_s, self.ops)
+    }
+
+    /// Bench CPU microseconds per operation.
+    pub fn client_cpu_us(&self) -> Option<f64> {
+        per_op_us(self.client_cpu_s, self.ops)
+    }
+
+    /// Cores' worth of CPU that other processes used during the run.
+    pub fn other_cores(&self) -> Option<f64> {
+        self.other_cpu_s
+            .map(|s| (s / self.elapsed.as_secs_f64().max(1e-9)).max(0.0))
+    }
+}
+
+fn per_op_us(cpu_s: Option<f64>, ops: u64) -> Option<f64> {
+    cpu_s.filter(|_| ops > 0).map(|s| s * 1e6 / ops as f64)
+}
+
+/// What each session does in a timed run.
+#[derive(Debug, Clone)]
+pub enum Op {
+    /// `ping`.
+    Ping,
+    /// `tasks/get` of a random id from the list; each must still be live.
+    Get(Arc<Vec<String>>),
+    /// Create a task, then (optionally) `tasks/get` it once, then collect its result.
+    TaskFlow {
+        /// Tool name.
+        tool: Arc<str>,
+        /// Arguments (JSON object text).
+        args: Arc<str>,
+        /// Whether to send one `tasks/get` between create and result.
+        with_get: bool,
+    },
+    /// A synchronous `tools/call`.
+    SyncCall {
+        /// Tool name.
+        tool: Arc<str>,
+        /// Arguments (JSON object text).
+        args: Arc<str>,
+    },
+}
+
+/// A small, fast PRNG (xorshift64*) for choosing task ids: the generator must not
+/// spend its CPU on cryptographic randomness.
+#[derive(Debug, Clone)]
+pub struct Rng(u64);
+
+impl Rng {
+    /// Seeded; a zero seed is replaced (xorshift needs a non-zero state).
+    pub fn new(seed: u64) -> Self {
+        Rng(if seed == 0 {
+            0x9E37_79B9_7F4A_7C15
+        } else {
+            seed
+        })
+    }
+
+    /// A number below `n` (n > 0).
+    pub fn below(&mut self, n: usize) -> usize {
+        let mut x = self.0;
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        self.0 = x;
+        (x.wrapping_mul(0x2545_F491_4F6C_DD1D) % n as u64) as usize
+    }
+}
+
+async fn run_op(conn: &mut McpConn, op: &Op, rng: &mut Rng) -> Result<(), BenchError> {
+    match op {
+        Op::Ping => conn.ping().await,
+        Op::Get(ids) => {
+            let id = &ids[rng.below(ids.len())];
+            match conn.get_task(id).await? {
+                Status::Live => Ok(()),
+                Status::Terminal => Err(BenchError::Rpc {
+                    method: "tasks/get".into(),
+                    message: format!(
+                        "task {id} is already terminal; the get benchmark needs tasks that stay working (raise the tool's duration)"
+                    ),
+                }),
+            }
+        }
+        Op::TaskFlow {
+            tool,
+            args,
+            with_get,
+        } => {
+            let id = conn.create_task(tool, args).await?;
+            if *with_get {
+                conn.get_task(&id).await?;
+            }
+            conn.task_result(&id).await.map(|_| ())
+        }
+        Op::SyncCall { tool, args } => conn.call_sync(tool, args).await,
+    }
+}
+
+/// Samples server, bench and whole-machine CPU at the start and end of a window.
+struct CpuWindow {
+    server_pid: Option<u32>,
+    server0: Option<f64>,
+    client0: Option<f64>,
+    machine0: Option<f64>,
+}
+
+/// CPU seconds spent in a window by the server, the bench and everything else.
+struct CpuSpent {
+    server: Option<f64>,
+    client: Option<f64>,
+    other: Option<f64>,
+}
+
+impl CpuWindow {
+    fn open(server_pid: Option<u32>) -> Self {
+        CpuWindow {
+            server_pid,
+            server0: server_pid.and_then(usage).map(|u| u.cpu_s),
+            client0: own_usage().map(|u| u.cpu_s),
+            machine0: machine_busy_s(),
+        }
+    }
+
+    fn close(self) -> CpuSpent {
+        let server1 = self.server_pid.and_then(usage).map(|u| u.cpu_s);
+        let client1 = own_usage().map(|u| u.cpu_s);
+        let machine1 = machine_busy_s();
+        let delta = |a: Option<f64>, b: Option<f64>| Some(b? - a?);
+        let server = delta(self.server0, server1);
+        let client = delta(self.client0, client1);
+        let other = delta(self.machine0, machine1)
+            .map(|m| m - server.unwrap_or(0.0) - client.unwrap_or(0.0));
+        CpuSpent {
+            server,
+            client,
+            other,
+        }
+    }
+}
+
+type WorkerResult = Result<(McpConn, Latencies, u64), BenchError>;
+
+async fn collect(
+    mut set: JoinSet<WorkerResult>,
+) -> Result<(Vec<McpConn>, Latencies, u64), BenchError> {
+    let mut conns = Vec::new();
+    let mut all = Latencies::default();
+    let mut ops = 0;
+    let mut first_error = None;
+    while let Some(joined) = set.join_next().await {
+        match joined {
+            Ok(Ok((conn, lat, n))) => {
+                conns.push(conn);
+                all.merge(lat);
+                ops += n;
+            }
+            Ok(Err(e)) => {
+                first_error.get_or_insert(e);
+            }
+            Err(e) => {
+                first_error.get_or_insert(BenchError::Server(format!("a load worker died: {e}")));
+            }
+        }
+    }
+    match first_error {
+        Some(e) => Err(e),
+        None => Ok((conns, all, ops)),
+    }
+}
+
+/// Runs `op` on every session for `warmup + measure`, counting only operations that
+/// start inside the measured window. Returns the sessions for reuse.
+///
+/// # Errors
+/// The first error any session met (the run stops being meaningful then).
+pub async fn timed(
+    conns: Vec<McpConn>,
+    op: &Op,
+    warmup: Duration,
+    measure: Duration,
+    server_pid: Option<u32>,
+) -> Result<(Vec<McpConn>, LoadRun), BenchError> {
+    let start = Instant::now();
+    let window_start = start + warmup;
+    let end = window_start + measure;
+    let mut set = JoinSet::new();
+    for (i, mut conn) in conns.into_iter().enumerate() {
+        let op = op.clone();
+        set.spawn(async move {
+            let mut rng =
+                Rng::new(0x5EED ^ ((i as u64 + 1) << 20) ^ start.elapsed().as_nanos() as u64);
+            let mut lat = Latencies::with_capacity(64 * 1024);
+            let mut ops = 0u64;
+            loop {
+                let t0 = Instant::now();
+                if t0 >= end {
+                    break;
+                }
+                run_op(&mut conn, &op, &mut rng).await?;
+                if t0 >= window_start {
+                    lat.record(t0.elapsed());
+                    ops += 1;
+                }
+            }
+            Ok((conn, lat, ops))
+        });
+    }
+    tokio::time::sleep_until(window_start.into()).await;
+    let cpu = CpuWindow::open(server_pid);
+    tokio::time::sleep_until(end.into()).await;
+    let cpu = cpu.close();
+    let (conns, latencies, ops) = collect(set).await?;
+    Ok((
+        conns,
+        LoadRun {
+            ops,
+            elapsed: measure,
+            latencies,
+            server_cpu_s: cpu.server,
+            client_cpu_s: cpu.client,
+            other_cpu_s: cpu.other,
+        },
+    ))
+}
+
+/// Creates `count` tasks of `tool` with `args` over all sessions; returns the sessions,
+/// the new task ids and the run (rate = tasks per second of wall time).
+///
+/// # Errors
+/// The first error any session met.
+pub async fn create_tasks(
+    conns: Vec<McpConn>,
+    count: usize,
+    tool: &str,
+    args: &str,
+    server_pid: Option<u32>,
+) -> Result<(Vec<McpConn>, Vec<String>, LoadRun), BenchError> {
+    let next = Arc::new(AtomicUsize::new(0));
+    let ids = Arc::new(std::sync::Mutex::new(Vec::with_capacity(count)));
+    let tool: Arc<str> = tool.into();
+    let args: Arc<str> = args.into();
+    let cpu = CpuWindow::open(server_pid);
+    let start = Instant::now();
+    let mut set = JoinSet::new();
+    for mut conn in conns {
+        let (next, ids, tool, args) = (next.clone(), ids.clone(), tool.clone(), args.clone());
+        set.spawn(async move {
+            let mut lat = Latencies::with_capacity(count / 8 + 16);
+            let mut mine = Vec::new();
+            while next.fetch_add(1, Ordering::Relaxed) < count {
+                let t0 = Instant::now();
+                mine.push(conn.create_task(&tool, &args).await?);
+                lat.record(t0.elapsed());
+            }
+            let n = mine.len() as u64;
+            ids.lock().unwrap_or_else(|p| p.into_inner()).extend(mine);
+            Ok((conn, lat, n))
+        });
+    }
+    let (conns, latencies, ops) = collect(set).await?;
+    let elapsed = start.elapsed();
+    let cpu = cpu.close();
+    let ids = std::mem::take(&mut *ids.lock().unwrap_or_else(|p| p.into_inner()));
+    Ok((
+        conns,
+        ids,
+        LoadRun {
+            ops,
+            elapsed,
+            latencies,
+            server_cpu_s: cpu.server,
+            client_cpu_s: cpu.client,
+            other_cpu_s: cpu.other,
+        },
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rng_stays_in_range_and_spreads() {
+        let mut r = Rng::new(0);
+        let mut seen = [false; 10];
+        for _ in 0..1000 {
+            let x = r.below(10);
+            assert!(x < 10);
+            seen[x] = true;
+        }
+        assert!(seen.iter().all(|s| *s));
+    }
+
+    #[test]
+    fn per_op_cpu_needs_ops() {
+        assert_eq!(per_op_us(Some(1.0), 0), None);
+        assert_eq!(per_op_us(Some(1.0), 1_000_000), Some(1.0));
+        assert_eq!(per_op_us(None, 10), None);
+    }
+}

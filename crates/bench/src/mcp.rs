@@ -1,0 +1,401 @@
+//! One MCP session over one keep-alive connection, speaking either task wire.
+//!
+//! | | `2025-11-25` | `extension` (`io.modelcontextprotocol/tasks`) |
+//! |---|---|---|
+//! | initialize | `protocolVersion` 2025-11-25 | same, plus `capabilities.extensions["io.modelcontextprotocol/tasks"]` |
+//! | create | `tools/call` with `params.task: {}` → `{task: {taskId, status}}` | `tools/call` (the server decides) → flat `{resultType: "task", taskId, status}` |
+//! | poll | `tasks/get` → flat task | `tasks/get` → `DetailedTask` (result inlined when completed) |
+//! | result | `tasks/result` (blocks until terminal) | none: poll `tasks/get` until terminal |
+//! | sync call | `tools/call` without `task` | `tools/call` in a session that did not declare the extension |
+
+use serde::Deserialize;
+use std::borrow::Cow;
+
+use crate::error::BenchError;
+use crate::http::{sse_response, Endpoint, HttpConn};
+
+/// The protocol version the bench proposes at `initialize`.
+pub const PROTOCOL_VERSION: &str = "2025-11-25";
+/// The Tasks extension id.
+pub const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";
+
+/// Which task wire to speak.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+pub enum Wire {
+    /// MCP 2025-11-25 experimental tasks: `params.task`, `tasks/get|result`.
+    #[value(name = "2025-11-25")]
+    #[serde(rename = "2025-11-25")]
+    V2025_11_25,
+    /// The Tasks extension (`io.modelcontextprotocol/tasks`, SEP-2663): the server
+    /// decides which calls become tasks; `tasks/get` returns a `DetailedTask`.
+    #[value(name = "extension")]
+    #[serde(rename = "extension")]
+    Extension,
+}
+
+impl Wire {
+    /// The flag spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Wire::V2025_11_25 => "2025-11-25",
+            Wire::Extension => "extension",
+        }
+    }
+}
+
+/// How a session is opened.
+#[derive(Debug, Clone)]
+pub struct SessionOptions {
+    /// The task wire.
+    pub wire: Wire,
+    /// Declare the tasks extension at `initialize` (extension wire only). A session
+    /// without it gets plain synchronous tool calls.
+    pub declare_tasks: bool,
+    /// Also accept `text/event-stream` replies. Servers that require it (rmcp) get it
+    /// always; ours answers JSON to clients that accept only JSON.
+    pub accept_sse: bool,
+}
+
+/// A task's status as the server reported it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    /// `working` or `input_required`.
+    Live,
+    /// `completed`, `failed` or `cancelled`.
+    Terminal,
+}
+
+/// An initialized session on its own connection.
+#[derive(Debug)]
+pub struct McpConn {
+    http: HttpConn,
+    wire: Wire,
+    next_id: u64,
+    body: Vec<u8>,
+}
+
+#[derive(Deserialize)]
+struct Envelope<'a> {
+    #[serde(borrow, default)]
+    result: Option<TaskFields<'a>>,
+    #[serde(borrow, default)]
+    error: Option<ErrorFields<'a>>,
+}
+
+#[derive(Deserialize)]
+struct ErrorFields<'a> {
+    #[serde(default)]
+    code: i64,
+    #[serde(borrow, default)]
+    message: Cow<'a, str>,
+}
+
+/// The fields of a result the bench looks at; every other field is skipped unread.
+#[derive(Deserialize, Default)]
+struct TaskFields<'a> {
+    #[serde(rename = "taskId", borrow, default)]
+    task_id: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    status: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    task: Option<Box<TaskFields<'a>>>,
+    #[serde(rename = "isError", default)]
+    is_error: Option<bool>,
+}
+
+fn is_terminal(status: &str) -> bool {
+    matches!(status, "completed" | "failed" | "cancelled")
+}
+
+impl McpConn {
+    /// Connects, initializes a session and sends `notifications/initialized`.
+    ///
+    /// # Errors
+    /// Connection failures, a refused `initialize`, or a missing session id.
+    pub async fn open(endpoint: &Endpoint, opts: &SessionOptions) -> Result<Self, BenchError> {
+        let accept = if opts.accept_sse || opts.wire == Wire::Extension {
+            "application/json, text/event-stream"
+        } else {
+            "application/json"
+        };
+        let http = HttpConn::connect(endpoint, accept).await?;
+        let mut conn = McpConn {
+            http,
+            wire: opts.wire,
+            next_id: 1,
+            body: Vec::with_capacity(512),
+        };
+        let capabilities = if opts.wire == Wire::Extension && opts.declare_tasks {
+            format!(r#"{{"extensions":{{"{TASKS_EXTENSION}":{{}}}}}}"#)
+        } else {
+            "{}".to_string()
+        };
+        let init = format!(
+            r#"{{"jsonrpc":"2.0","id":0,"method":"initialize","params":{{"protocolVersion":"{PROTOCOL_VERSION}","capabilities":{capabilities},"clientInfo":{{"name":"mcp-tasks-bench","version":"{}"}}}}}}"#,
+            env!("CARGO_PKG_VERSION")
+        );
+        let resp = conn.http.post(init.as_bytes()).await?;
+        if resp.status != 200 {
+            return Err(BenchError::Rpc {
+                method: "initialize".into(),
+                message: format!(
+                    "HTTP {}: {}",
+                    resp.status,
+                    String::from_utf8_lossy(resp.body)
+                ),
+            });
+        }
+        let session = resp.session_id.clone();
+        let body = reply_bytes(resp.event_stream, resp.body)?.into_owned();
+        check_envelope("initialize", &body)?;
+        if opts.declare_tasks {
+            check_task_support(opts.wire, &body)?;
+        }
+        if let Some(id) = session {
+            conn.http.add_header("Mcp-Session-Id", &id);
+        }
+        conn.http
+            .add_header("Mcp-Protocol-Version", PROTOCOL_VERSION);
+        let resp = conn
+            .http
+            .post(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)
+            .await?;
+        if !(200..300).contains(&resp.status) {
+            return Err(BenchError::Rpc {
+                method: "notifications/initialized".into(),
+                message: format!("HTTP {}", resp.status),
+            });
+        }
+        Ok(conn)
+    }
+
+    /// The wire this session speaks.
+    pub fn wire(&self) -> Wire {
+        self.wire
+    }
+
+    /// Sends one request and returns the JSON-RPC reply body.
+    async fn request(&mut self, method: &str, params: &str) -> Result<Cow<'_, [u8]>, BenchError> {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.body.clear();
+        self.body.extend_from_slice(
+            format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"{method}","params":{params}}}"#)
+                .as_bytes(),
+        );
+        let resp = self.http.post(&self.body).await?;
+        if resp.status != 200 {
+            return Err(BenchError::Rpc {
+                method: method.into(),
+                message: format!(
+                    "HTTP {}: {}",
+                    resp.status,
+                    String::from_utf8_lossy(resp.body)
+                ),
+            });
+        }
+        reply_bytes(resp.event_stream, resp.body)
+    }
+
+    /// `ping`.
+    ///
+    /// # Errors
+    /// Transport failures or a JSON-RPC error.
+    pub async fn ping(&mut self) -> Result<(), BenchError> {
+        let body = self.request("ping", "{}").await?;
+        check_envelope("ping", &body).map(|_| ())
+    }
+
+    /// Calls `tool` with `arguments` (a JSON object text) as a task; returns the id.
+    ///
+    /// # Errors
+    /// Transport failures, a JSON-RPC error, or a reply that is not a task.
+    pub async fn create_task(&mut self, tool: &str, arguments: &str) -> Result<String, BenchError> {
+        let params = match self.wire {
+            Wire::V2025_11_25 => {
+                format!(r#"{{"name":"{tool}","arguments":{arguments},"task":{{}}}}"#)
+            }
+            Wire::Extension => format!(r#"{{"name":"{tool}","arguments":{arguments}}}"#),
+        };
+        let wire = self.wire;
+        let body = self.request("tools/call", &params).await?;
+        let result = check_envelope("tools/call", &body)?;
+        let id = match wire {
+            Wire::V2025_11_25 => result.task.and_then(|t| t.task_id),
+            Wire::Extension => result.task_id,
+        };
+        id.map(Cow::into_owned).ok_or_else(|| BenchError::Rpc {
+            method: "tools/call".into(),
+            message: format!(
+                "the reply is not a task (does the tool support tasks on this wire?): {}",
+                String::from_utf8_lossy(&body)
+            ),
+        })
+    }
+
+    /// `tasks/get`: the task's status.
+    ///
+    /// # Errors
+    /// Transport failures, a JSON-RPC error, or a reply without a status.
+    pub async fn get_task(&mut self, task_id: &str) -> Result<Status, BenchError> {
+        let params = format!(r#"{{"taskId":"{task_id}"}}"#);
+        let body = self.request("tasks/get", &params).await?;
+        let result = check_envelope("tasks/get", &body)?;
+        match result.status.as_deref() {
+            Some(s) if is_terminal(s) => Ok(Status::Terminal),
+            Some(_) => Ok(Status::Live),
+            None => Err(BenchError::Rpc {
+                method: "tasks/get".into(),
+                message: format!("no status in the reply: {}", String::from_utf8_lossy(&body)),
+            }),
+        }
+    }
+
+    /// Waits for the task's outcome: `tasks/result` on 2025-11-25; on the extension
+    /// wire, `tasks/get` until the task is terminal. Returns how many requests it took.
+    ///
+    /// # Errors
+    /// Transport failures or a JSON-RPC error.
+    pub async fn task_result(&mut self, task_id: &str) -> Result<u32, BenchError> {
+        match self.wire {
+            Wire::V2025_11_25 => {
+                let params = format!(r#"{{"taskId":"{task_id}"}}"#);
+                let body = self.request("tasks/result", &params).await?;
+                check_envelope("tasks/result", &body)?;
+                Ok(1)
+            }
+            Wire::Extension => {
+                let mut n = 0;
+                loop {
+                    n += 1;
+                    if self.get_task(task_id).await? == Status::Terminal {
+                        return Ok(n);
+                    }
+                    tokio::task::yield_now().await;
+                }
+            }
+        }
+    }
+
+    /// A plain synchronous `tools/call`.
+    ///
+    /// # Errors
+    /// Transport failures, a JSON-RPC error, or a reply that is a task.
+    pub async fn call_sync(&mut self, tool: &str, arguments: &str) -> Result<(), BenchError> {
+        let params = format!(r#"{{"name":"{tool}","arguments":{arguments}}}"#);
+        let body = self.request("tools/call", &params).await?;
+        let result = check_envelope("tools/call", &body)?;
+        if result.task_id.is_some() || result.task.is_some() {
+            return Err(BenchError::Rpc {
+                method: "tools/call".into(),
+                message: "a synchronous call came back as a task".into(),
+            });
+        }
+        if result.is_error == Some(true) {
+            return Err(BenchError::Rpc {
+                method: "tools/call".into(),
+                message: format!("tool error: {}", String::from_utf8_lossy(&body)),
+            });
+        }
+        Ok(())
+    }
+}
+
+/// Refuses a server whose `initialize` result does not announce tasks on the chosen
+/// wire: otherwise a long-running call would quietly run synchronously and hang.
+fn check_task_support(wire: Wire, init_reply: &[u8]) -> Result<(), BenchError> {
+    let v: serde_json::Value = serde_json::from_slice(init_reply).unwrap_or_default();
+    let caps = &v["result"]["capabilities"];
+    let ok = match wire {
+        Wire::V2025_11_25 => caps["tasks"]["requests"]["tools"]["call"].is_object(),
+        Wire::Extension => caps["extensions"][TASKS_EXTENSION].is_object(),
+    };
+    if ok {
+        return Ok(());
+    }
+    let how = match wire {
+        Wire::V2025_11_25 => "capabilities.tasks.requests.tools.call",
+        Wire::Extension => "capabilities.extensions[\"io.modelcontextprotocol/tasks\"]",
+    };
+    Err(BenchError::Rpc {
+        method: "initialize".into(),
+        message: format!(
+            "the server does not announce {how}, so it cannot run tools as tasks on the {} wire (try the other --wire); capabilities: {caps}",
+            wire.as_str()
+        ),
+    })
+}
+
+/// The JSON-RPC message of a reply body (JSON, or the reply event of an SSE body).
+fn reply_bytes(event_stream: bool, body: &[u8]) -> Result<Cow<'_, [u8]>, BenchError> {
+    if !event_stream {
+        return Ok(Cow::Borrowed(body));
+    }
+    sse_response(body)
+        .map(Cow::Owned)
+        .ok_or_else(|| BenchError::Http("an event stream without a JSON-RPC reply".into()))
+}
+
+/// Parses a reply, turning a JSON-RPC error into [`BenchError::Rpc`].
+fn check_envelope<'a>(method: &str, body: &'a [u8]) -> Result<TaskFields<'a>, BenchError> {
+    let env: Envelope<'a> = serde_json::from_slice(body).map_err(|e| BenchError::Rpc {
+        method: method.into(),
+        message: format!(
+            "unparsable reply ({e}): {}",
+            String::from_utf8_lossy(&body[..body.len().min(300)])
+        ),
+    })?;
+    if let Some(err) = env.error {
+        return Err(BenchError::Rpc {
+            method: method.into(),
+            message: format!("JSON-RPC error {}: {}", err.code, err.message),
+        });
+    }
+    env.result.ok_or_else(|| BenchError::Rpc {
+        method: method.into(),
+        message: "a reply with neither result nor error".into(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn envelope_reads_both_create_shapes() {
+        let nested = br#"{"jsonrpc":"2.0","id":1,"result":{"task":{"taskId":"ab","status":"working","ttl":null},"_meta":{}}}"#;
+        let r = check_envelope("tools/call", nested).expect("ok");
+        assert_eq!(r.task.and_then(|t| t.task_id).as_deref(), Some("ab"));
+        let flat = br#"{"jsonrpc":"2.0","id":1,"result":{"resultType":"task","taskId":"cd","status":"working","ttlMs":1}}"#;
+        let r = check_envelope("tools/call", flat).expect("ok");
+        assert_eq!(r.task_id.as_deref(), Some("cd"));
+    }
+
+    #[test]
+    fn envelope_turns_errors_into_rpc_errors() {
+        let err = br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"unknown task"}}"#;
+        match check_envelope("tasks/get", err) {
+            Err(BenchError::Rpc { message, .. }) => assert!(message.contains("-32602")),
+            other => panic!("expected an RPC error, got {:?}", other.map(|_| ())),
+        }
+    }
+
+    #[test]
+    fn task_support_is_read_from_the_initialize_result() {
+        let ours = br#"{"result":{"capabilities":{"tasks":{"requests":{"tools":{"call":{}}}}}}}"#;
+        let ext =
+            br#"{"result":{"capabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}}"#;
+        assert!(check_task_support(Wire::V2025_11_25, ours).is_ok());
+        assert!(check_task_support(Wire::Extension, ours).is_err());
+        assert!(check_task_support(Wire::Extension, ext).is_ok());
+        assert!(check_task_support(Wire::V2025_11_25, ext).is_err());
+    }
+
+    #[test]
+    fn escaped_strings_still_parse() {
+        let body = br#"{"jsonrpc":"2.0","id":1,"result":{"taskId":"a\"b","status":"completed"}}"#;
+        let r = check_envelope("tasks/get", body).expect("ok");
+        assert_eq!(r.task_id.as_deref(), Some("a\"b"));
+        assert!(is_terminal(r.status.as_deref().unwrap_or("")));
+    }
+}

@@ -1,0 +1,374 @@
+//! Running a plan: for every target, size and run, a server (fresh when we start it),
+//! C sessions, N tasks created, then the timed figures. Progress goes to stderr.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::args::FigureSel;
+use crate::error::BenchError;
+use crate::http::Endpoint;
+use crate::load::{create_tasks, timed, LoadRun, Op};
+use crate::mcp::{McpConn, SessionOptions, Wire};
+use crate::plan::{Database, Launch, Plan, Target};
+use crate::process::{usage, Spawned};
+use crate::report::{num, Sample, Scenario};
+
+/// A server being measured: ours or rmcp (owned), or an external one.
+struct Server {
+    endpoint: Endpoint,
+    pid: Option<u32>,
+    owned: Option<Spawned>,
+}
+
+impl Server {
+    async fn start(target: &Target) -> Result<Self, BenchError> {
+        match &target.launch {
+            Launch::External { endpoint, pid } => Ok(Server {
+                endpoint: endpoint.clone(),
+                pid: *pid,
+                owned: None,
+            }),
+            Launch::Ours { program, database } => {
+                let (url, dir) = match database {
+                    Database::Memory => ("memory:".to_string(), None),
+                    Database::TempSqlite => {
+                        let dir = tempfile::Builder::new()
+                            .prefix("mcp-tasks-bench")
+                            .tempdir()
+                            .map_err(|e| {
+                                BenchError::Io("creating a temporary directory".into(), e)
+                            })?;
+                        let url = format!("sqlite://{}/bench.db", dir.path().display());
+                        (url, Some(dir))
+                    }
+                    Database::Url(u) => (u.clone(), None),
+                };
+                let args: Vec<String> = [
+                    "serve",
+                    "--demo",
+                    "--listen",
+                    "127.0.0.1:0",
+                    "--database",
+                    &url,
+                    "--log",
+                    "warn",
+                ]
+                .iter()
+                .map(|s| s.to_string())
+                .collect();
+                Self::spawned(Spawned::start(program, &args, dir).await?)
+            }
+            Launch::Rmcp { program } => {
+                let args = vec!["--listen".to_string(), "127.0.0.1:0".to_string()];
+                Self::spawned(Spawned::start(program, &args, None).await?)
+            }
+        }
+    }
+
+    fn spawned(s: Spawned) -> Result<Self, BenchError> {
+        Ok(Server {
+            endpoint: s.endpoint.clone(),
+            pid: Some(s.pid),
+            owned: Some(s),
+        })
+    }
+
+    fn rss(&self) -> Option<u64> {
+        self.pid.and_then(usage).map(|u| u.rss_bytes)
+    }
+
+    /// Turns an error into one that carries the server's last words when it died.
+    fn explain(&mut self, e: BenchError) -> BenchError {
+        match &mut self.owned {
+            Some(s) if s.has_exited() => {
+                let tail = s.stderr_tail();
+                BenchError::Server(format!(
+                    "the server exited during the run ({e}); its last output:\n{tail}"
+                ))
+            }
+            _ => e,
+        }
+    }
+
+    async fn stop(self) {
+        if let Some(s) = self.owned {
+            s.stop().await;
+        }
+    }
+}
+
+/// Runs the plan, returning every sample.
+///
+/// # Errors
+/// The first failure; samples so far are lost (a partial run is not comparable).
+pub async fn run_plan(plan: &Plan) -> Result<Vec<Sample>, BenchError> {
+    let mut samples = Vec::new();
+    for target in &plan.targets {
+        eprintln!(
+            "== {} ({} wire), sizes {}",
+            target.name,
+            target.wire.as_str(),
+            target
+                .sizes
+                .iter()
+                .map(|n| num(*n as f64))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        match target.launch {
+            Launch::External { .. } => run_external(plan, target, &mut samples).await?,
+            _ => run_fresh(plan, target, &mut samples).await?,
+        }
+    }
+    Ok(samples)
+}
+
+fn session_options(plan: &Plan, wire: Wire, declare_tasks: bool) -> SessionOptions {
+    SessionOptions {
+        wire,
+        declare_tasks,
+        accept_sse: plan.accept_sse,
+    }
+}
+
+async fn open_sessions(
+    endpoint: &Endpoint,
+    n: usize,
+    opts: &SessionOptions,
+) -> Result<Vec<McpConn>, BenchError> {
+    let mut conns = Vec::with_capacity(n);
+    for _ in 0..n {
+        let mut c = McpConn::open(endpoint, opts).await?;
+        for _ in 0..10 {
+            c.ping().await?;
+        }
+        conns.push(c);
+    }
+    Ok(conns)
+}
+
+fn sample(target: &Target, scenario: Scenario, n: usize, conns: usize, run: LoadRun) -> Sample {
+    Sample {
+        target: target.name.clone(),
+        scenario,
+        live_tasks: n,
+        connections: conns,
+        value: run.rate(),
+        server_cpu_us: run.server_cpu_us(),
+        client_cpu_us: run.client_cpu_us(),
+        other_cores: run.other_cores(),
+        latency: run.latencies.summary(),
+        rss_bytes: None,
+    }
+}
+
+fn progress(target: &Target, n: usize, rep: usize, plan: &Plan, s: &Sample) {
+    let lat = s
+        .latency
+        .map(|l| format!(", p50 {:.0} µs, p99 {:.0} µs", l.p50_us, l.p99_us))
+        .unwrap_or_default();
+    let cpu = s
+        .server_cpu_us
+        .map(|c| format!(", server {c:.1} µs CPU/op"))
+        .unwrap_or_default();
+    eprintln!(
+        "   {} N={} run {}/{}: {} {} {}{lat}{cpu}",
+        target.name,
+        num(n as f64),
+        rep + 1,
+        plan.repeat,
+        s.scenario.name(),
+        num(s.value),
+        s.scenario.unit()
+    );
+}
+
+/// Every size and run on a fresh server.
+async fn run_fresh(plan: &Plan, target: &Target, out: &mut Vec<Sample>) -> Result<(), BenchError> {
+    for (i, &n) in target.sizes.iter().enumerate() {
+        for rep in 0..plan.repeat {
+            let mut server = Server::start(target).await?;
+            let result = one_size(plan, target, &server, n, rep, i == 0, out).await;
+            let result = result.map_err(|e| server.explain(e));
+            server.stop().await;
+            result?;
+        }
+    }
+    Ok(())
+}
+
+/// One size and run on one server instance: create, memory, get, and at the first
+/// size the ping and end-to-end figures.
+async fn one_size(
+    plan: &Plan,
+    target: &Target,
+    server: &Server,
+    n: usize,
+    rep: usize,
+    first_size: bool,
+    out: &mut Vec<Sample>,
+) -> Result<(), BenchError> {
+    let opts = session_options(plan, target.wire, true);
+    let conns = open_sessions(&server.endpoint, plan.connections, &opts).await?;
+    let rss0 = server.rss();
+    let (conns, ids, run) = create_tasks(conns, n, &plan.tool, &plan.tool_args, server.pid).await?;
+    let rss1 = server.rss();
+    let mut s = sample(target, Scenario::Create, n, plan.connections, run);
+    s.rss_bytes = rss1;
+    progress(target, n, rep, plan, &s);
+    out.push(s);
+    if let (Some(a), Some(b)) = (rss0, rss1) {
+        let s = Sample {
+            target: target.name.clone(),
+            scenario: Scenario::Memory,
+            live_tasks: n,
+            connections: plan.connections,
+            value: (b as f64 - a as f64) / n as f64,
+            latency: None,
+            server_cpu_us: None,
+            client_cpu_us: None,
+            rss_bytes: Some(b),
+            other_cores: None,
+        };
+        progress(target, n, rep, plan, &s);
+        out.push(s);
+    }
+    let ids = Arc::new(ids);
+    let conns = if plan.wants(FigureSel::Get) {
+        let (conns, run) =
+            timed(conns, &Op::Get(ids), plan.warmup, plan.duration, server.pid).await?;
+        let s = sample(target, Scenario::Get, n, plan.connections, run);
+        progress(target, n, rep, plan, &s);
+        out.push(s);
+        conns
+    } else {
+        conns
+    };
+    if first_size {
+        extras(plan, target, server, conns, n, rep, out).await?;
+    }
+    Ok(())
+}
+
+/// The ping ceiling and the end-to-end figures.
+async fn extras(
+    plan: &Plan,
+    target: &Target,
+    server: &Server,
+    conns: Vec<McpConn>,
+    n: usize,
+    rep: usize,
+    out: &mut Vec<Sample>,
+) -> Result<(), BenchError> {
+    let mut conns = conns;
+    if plan.wants(FigureSel::Ping) {
+        let (c, run) = timed(conns, &Op::Ping, plan.warmup, plan.duration, server.pid).await?;
+        conns = c;
+        let s = sample(target, Scenario::Ping, n, plan.connections, run);
+        progress(target, n, rep, plan, &s);
+        out.push(s);
+    }
+    if !plan.wants(FigureSel::E2e) {
+        return Ok(());
+    }
+    drop(conns);
+    let tool: Arc<str> = plan.tool.as_str().into();
+    let args: Arc<str> = plan.instant_args.as_str().into();
+    let mut flows = vec![(
+        Scenario::E2eTask,
+        Op::TaskFlow {
+            tool: tool.clone(),
+            args: args.clone(),
+            with_get: true,
+        },
+        true,
+    )];
+    if target.wire == Wire::V2025_11_25 {
+        flows.push((
+            Scenario::E2eTaskNoGet,
+            Op::TaskFlow {
+                tool: tool.clone(),
+                args: args.clone(),
+                with_get: false,
+            },
+            true,
+        ));
+    }
+    flows.push((Scenario::E2eSync, Op::SyncCall { tool, args }, false));
+    for (scenario, op, declare_tasks) in flows {
+        let opts = session_options(plan, target.wire, declare_tasks);
+        let conn = open_sessions(&server.endpoint, 1, &opts).await?;
+        let (_, run) = timed(conn, &op, plan.warmup, plan.duration, server.pid).await?;
+        let s = sample(target, scenario, n, 1, run);
+        progress(target, n, rep, plan, &s);
+        out.push(s);
+    }
+    Ok(())
+}
+
+/// An external server: tasks accumulate, so each size tops up the live set once and
+/// the timed figures repeat on it.
+async fn run_external(
+    plan: &Plan,
+    target: &Target,
+    out: &mut Vec<Sample>,
+) -> Result<(), BenchError> {
+    let server = Server::start(target).await?;
+    let opts = session_options(plan, target.wire, true);
+    let mut conns = open_sessions(&server.endpoint, plan.connections, &opts).await?;
+    let rss0 = server.rss();
+    let mut ids: Vec<String> = Vec::new();
+    let mut shared = Arc::new(Vec::new());
+    for &n in &target.sizes {
+        let more = n.saturating_sub(ids.len());
+        if more > 0 {
+            let (c, new_ids, run) =
+                create_tasks(conns, more, &plan.tool, &plan.tool_args, server.pid).await?;
+            conns = c;
+            ids.extend(new_ids);
+            let s = sample(target, Scenario::Create, n, plan.connections, run);
+            progress(target, n, 0, plan, &s);
+            out.push(s);
+            if let (Some(a), Some(b)) = (rss0, server.rss()) {
+                out.push(Sample {
+                    target: target.name.clone(),
+                    scenario: Scenario::Memory,
+                    live_tasks: n,
+                    connections: plan.connections,
+                    value: (b as f64 - a as f64) / ids.len() as f64,
+                    latency: None,
+                    server_cpu_us: None,
+                    client_cpu_us: None,
+                    rss_bytes: Some(b),
+                    other_cores: None,
+                });
+            }
+            shared = Arc::new(ids.clone());
+        }
+        if plan.wants(FigureSel::Get) {
+            for rep in 0..plan.repeat {
+                let (c, run) = timed(
+                    conns,
+                    &Op::Get(shared.clone()),
+                    plan.warmup,
+                    plan.duration,
+                    server.pid,
+                )
+                .await?;
+                conns = c;
+                let s = sample(target, Scenario::Get, n, plan.connections, run);
+                progress(target, n, rep, plan, &s);
+                out.push(s);
+            }
+        }
+    }
+    let n = ids.len();
+    for rep in 0..plan.repeat {
+        let fresh = open_sessions(&server.endpoint, plan.connections, &opts).await?;
+        extras(plan, target, &server, fresh, n, rep, out).await?;
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    drop(conns);
+    server.stop().await;
+    Ok(())
+}
