@@ -6,7 +6,7 @@
 # stable toolchain accept them, so no nightly toolchain is needed.
 # The committed seeds in fuzz/corpus/TARGET are only read; new inputs go to
 # target/fuzz-corpus/TARGET and crashing inputs to fuzz/artifacts/TARGET. Logs: target/fuzz-logs.
-# Environment: FUZZ_SANITIZER (address, the default, or none for about twice the speed).
+# Environment: FUZZ_SANITIZER (address, the default, or none: faster, without AddressSanitizer).
 # Prints one line per target and a last line "N passed, M failed"; exits non-zero when a
 # target crashed, hung or did not build.
 set -euo pipefail

@@ -49,8 +49,17 @@ where
         while let Some(msg) = rx.recv().await {
             let mut line = msg.to_string();
             line.push('\n');
-            output.write_all(line.as_bytes()).await?;
-            output.flush().await?;
+            let written = match output.write_all(line.as_bytes()).await {
+                Ok(()) => output.flush().await,
+                Err(e) => Err(e),
+            };
+            match written {
+                Ok(()) => {}
+                // The client stopped reading: nobody is left to answer, which is an
+                // ordinary end of the session, not a failure of the server.
+                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => return Ok(()),
+                Err(e) => return Err(e),
+            }
         }
         Ok::<(), std::io::Error>(())
     });
