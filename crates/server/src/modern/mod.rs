@@ -71,17 +71,7 @@ pub async fn listen(
     id: &RequestId,
     params: Value,
 ) -> Result<tokio::sync::mpsc::Receiver<Value>, (u16, Value)> {
-    let refuse = |e: RpcError| {
-        let status = if matches!(
-            e.code,
-            HEADER_MISMATCH | MISSING_CAPABILITY | UNSUPPORTED_VERSION
-        ) {
-            400
-        } else {
-            200
-        };
-        (status, jsonrpc::error_response(Some(id), &e))
-    };
+    let refuse = |e: RpcError| (http_status(&e), jsonrpc::error_response(Some(id), &e));
     headers
         .check(SUBSCRIPTIONS_LISTEN, &params)
         .map_err(refuse)?;
@@ -124,13 +114,7 @@ pub async fn handle(
     let result = dispatch(server, subject, headers, method, params).await;
     match result {
         Ok(v) => (200, jsonrpc::response(id, v)),
-        Err(e) => {
-            let status = match e.code {
-                HEADER_MISMATCH | MISSING_CAPABILITY | UNSUPPORTED_VERSION => 400,
-                _ => 200,
-            };
-            (status, jsonrpc::error_response(Some(id), &e))
-        }
+        Err(e) => (http_status(&e), jsonrpc::error_response(Some(id), &e)),
     }
 }
 
@@ -142,26 +126,8 @@ async fn dispatch(
     params: Value,
 ) -> Result<Value, RpcError> {
     headers.check(method, &params)?;
-    let meta = params.get("_meta").cloned().unwrap_or(json!({}));
-    let capabilities = meta
-        .get(META_CLIENT_CAPABILITIES)
-        .cloned()
-        .unwrap_or(json!({}));
-    let extension = ext::declares_extension(&capabilities);
-    let caller = match subject {
-        Some(s) => Caller {
-            principal: s,
-            session: None,
-            authenticated: true,
-        },
-        None => Caller::anonymous("stateless", None),
-    };
-    let req = Request {
-        server,
-        caller,
-        capabilities,
-        extension,
-    };
+    let req = request(server, subject, &params);
+    let extension = req.extension;
     match method {
         m::SERVER_DISCOVER => Ok(discover(server)),
         m::PING => Ok(ext::ack()),
@@ -178,6 +144,15 @@ async fn dispatch(
             "reason": "removed by the Tasks extension: results are inlined in tasks/get, and tasks are not listed"
         }))),
         other => Err(RpcError::method_not_found(other)),
+    }
+}
+
+/// The HTTP status of an error on this wire: 400 for what the spec calls bad requests
+/// (header mismatch, missing capability, unsupported version), 200 otherwise.
+fn http_status(e: &RpcError) -> u16 {
+    match e.code {
+        HEADER_MISMATCH | MISSING_CAPABILITY | UNSUPPORTED_VERSION => 400,
+        _ => 200,
     }
 }
 
