@@ -52,6 +52,12 @@ impl Server {
                     &url,
                     "--log",
                     "warn",
+                    // The bench holds up to a million tasks open at once: lift the
+                    // per-principal and total quotas that protect a normal server.
+                    "--max-tasks-per-principal",
+                    "100000000",
+                    "--max-active-tasks",
+                    "100000000",
                 ]
                 .iter()
                 .map(|s| s.to_string())
