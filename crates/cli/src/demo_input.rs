@@ -1,152 +1,191 @@
 //! Demo tools that ask the client for input in the middle of a task: elicitation
-//! (one question, two at once) and sampling.
+//! (one question, two at once) and sampling. Typed forms through [`ElicitAs`].
 
-use anyhow::Result;
 use futures::future::try_join;
 use mcp_tasks_engine::{InputError, TaskContext};
-use mcp_tasks_protocol::RpcError;
-use mcp_tasks_server::{TaskSupport, Tool, ToolResult};
-use serde_json::{json, Map, Value};
+use mcp_tasks_server::{ElicitAs, Elicited, NoArgs, Structured, TaskSupport, Tool};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
 
 /// The three tools.
-pub fn tools() -> Result<Vec<Tool>> {
-    Ok(vec![
-        confirm_delete()?,
-        multi_input()?,
-        summarize_with_model()?,
-    ])
+pub fn tools() -> Vec<Tool> {
+    vec![confirm_delete(), multi_input(), summarize_with_model()]
 }
 
 /// A failed input request becomes a tool error the model can read.
-fn input_failed(tool: &str, e: &InputError) -> Value {
-    ToolResult::error(format!("{tool}: {e}"))
+fn input_failed(tool: &str, e: &InputError) -> String {
+    format!("{tool}: {e}")
 }
 
-pub(crate) fn confirm_delete() -> Result<Tool> {
-    let schema = json!({
-        "type": "object",
-        "properties": { "filename": { "type": "string", "minLength": 1 } },
-        "required": ["filename"]
-    });
-    Ok(Tool::new(
+/// Arguments of `confirm_delete`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub(crate) struct ConfirmDeleteArgs {
+    /// The file to (pretend to) delete.
+    #[schemars(length(min = 1))]
+    filename: String,
+}
+
+/// The confirmation form.
+#[derive(Debug, Deserialize, JsonSchema)]
+struct Confirm {
+    /// Delete the file?
+    #[schemars(title = "Delete?")]
+    confirm: bool,
+}
+
+/// What `confirm_delete` returns.
+#[derive(Debug, Serialize, JsonSchema)]
+struct DeleteDecision {
+    /// The file.
+    filename: String,
+    /// Whether the user confirmed (nothing is really deleted).
+    deleted: bool,
+}
+
+pub(crate) fn confirm_delete() -> Tool {
+    Tool::from_fn(
         "confirm_delete",
         "Asks the user to confirm deleting a file (one elicitation), then reports the decision. Deletes nothing.",
-        schema,
-        |args, ctx| Box::pin(run_confirm_delete(args, ctx)),
-    )?
-    .task_support(TaskSupport::Optional))
+        run_confirm_delete,
+    )
+    .task_support(TaskSupport::Optional)
 }
 
-async fn run_confirm_delete(args: Map<String, Value>, ctx: TaskContext) -> Result<Value, RpcError> {
-    let filename = args
-        .get("filename")
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .to_string();
+async fn run_confirm_delete(
+    args: ConfirmDeleteArgs,
+    ctx: TaskContext,
+) -> Result<Structured<DeleteDecision>, String> {
+    let filename = args.filename;
     ctx.set_status_message(format!("waiting for confirmation to delete {filename}"))
         .await;
-    let schema = json!({
-        "type": "object",
-        "properties": { "confirm": { "type": "boolean", "title": "Delete?", "description": format!("Delete {filename}?") } },
-        "required": ["confirm"]
-    });
-    let answer = match ctx
-        .elicit(&format!("Delete the file '{filename}'?"), schema)
+    let answer = ctx
+        .elicit_as::<Confirm>(&format!("Delete the file '{filename}'?"))
         .await
-    {
-        Ok(a) => a,
-        Err(e) => return Ok(input_failed("confirm_delete", &e)),
+        .map_err(|e| input_failed("confirm_delete", &e))?;
+    let (deleted, action) = match answer {
+        Elicited::Accepted(Confirm { confirm }) => (confirm, "accept"),
+        Elicited::Declined => (false, "decline"),
+        Elicited::Cancelled => (false, "cancel"),
     };
-    let confirmed = answer.accepted()
-        && answer
-            .content
-            .as_ref()
-            .and_then(|c| c.get("confirm"))
-            .and_then(Value::as_bool)
-            .unwrap_or(false);
-    let text = if confirmed {
+    let text = if deleted {
         format!("Deleted {filename} (demo: nothing was really deleted)")
     } else {
-        let action = format!("{:?}", answer.action).to_lowercase();
         format!("kept {filename}: deletion was not confirmed ({action})")
     };
-    let mut result = ToolResult::text(text);
-    result["structuredContent"] = json!({ "filename": filename, "deleted": confirmed });
-    Ok(result)
+    Ok(Structured::new(text, DeleteDecision { filename, deleted }))
 }
 
-pub(crate) fn multi_input() -> Result<Tool> {
-    let schema = json!({ "type": "object", "properties": {} });
-    Ok(Tool::new(
+/// First question of `multi_input`.
+#[derive(Debug, Deserialize, JsonSchema)]
+struct NameForm {
+    #[schemars(title = "Name")]
+    name: String,
+}
+
+/// A colour to choose from.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+#[schemars(inline)]
+enum Colour {
+    Red,
+    Green,
+    Blue,
+}
+
+/// Second question of `multi_input`.
+#[derive(Debug, Deserialize, JsonSchema)]
+struct ColourForm {
+    #[schemars(title = "Colour")]
+    colour: Colour,
+}
+
+/// What `multi_input` returns.
+#[derive(Debug, Serialize, JsonSchema)]
+struct NameAndColour {
+    /// The name given.
+    name: String,
+    /// The colour chosen.
+    colour: String,
+}
+
+pub(crate) fn multi_input() -> Tool {
+    Tool::from_fn(
         "multi_input",
         "Asks two questions at once (two elicitations outstanding together) and combines the answers.",
-        schema,
-        |_args, ctx| {
-            Box::pin(async move {
-                let name = ctx.elicit(
-                    "What is your name?",
-                    json!({"type": "object", "properties": {"name": {"type": "string", "title": "Name"}}, "required": ["name"]}),
-                );
-                let colour = ctx.elicit(
-                    "What is your favourite colour?",
-                    json!({"type": "object", "properties": {"colour": {"type": "string", "title": "Colour", "enum": ["red", "green", "blue"]}}, "required": ["colour"]}),
-                );
-                let (name, colour) = match try_join(name, colour).await {
-                    Ok(pair) => pair,
-                    Err(e) => return Ok(input_failed("multi_input", &e)),
-                };
-                let field = |r: &mcp_tasks_engine::ElicitResponse, k: &str| {
-                    r.content
-                        .as_ref()
-                        .and_then(|c| c.get(k))
-                        .and_then(Value::as_str)
-                        .unwrap_or("(no answer)")
-                        .to_string()
-                };
-                let (n, c) = (field(&name, "name"), field(&colour, "colour"));
-                let mut result = ToolResult::text(format!("{n} likes {c}"));
-                result["structuredContent"] = json!({ "name": n, "colour": c });
-                Ok(result)
-            })
+        |_: NoArgs, ctx: TaskContext| async move {
+            let name = ctx.elicit_as::<NameForm>("What is your name?");
+            let colour = ctx.elicit_as::<ColourForm>("What is your favourite colour?");
+            let (name, colour) = try_join(name, colour)
+                .await
+                .map_err(|e| input_failed("multi_input", &e))?;
+            let name = name
+                .accepted()
+                .map_or_else(|| "(no answer)".to_string(), |f| f.name);
+            let colour = colour
+                .accepted()
+                .map_or("(no answer)", |f| match f.colour {
+                    Colour::Red => "red",
+                    Colour::Green => "green",
+                    Colour::Blue => "blue",
+                })
+                .to_string();
+            Ok::<_, String>(Structured::new(
+                format!("{name} likes {colour}"),
+                NameAndColour { name, colour },
+            ))
         },
-    )?
-    .task_support(TaskSupport::Optional))
+    )
+    .task_support(TaskSupport::Optional)
 }
 
-fn summarize_with_model() -> Result<Tool> {
-    let schema = json!({
-        "type": "object",
-        "properties": { "text": { "type": "string", "minLength": 1 } },
-        "required": ["text"]
-    });
-    Ok(Tool::new(
+/// Arguments of `summarize_with_model`.
+#[derive(Debug, Deserialize, JsonSchema)]
+struct SummarizeArgs {
+    /// The text to summarize.
+    #[schemars(length(min = 1))]
+    text: String,
+}
+
+/// What `summarize_with_model` returns.
+#[derive(Debug, Serialize, JsonSchema)]
+struct Summary {
+    /// The model's one-sentence summary.
+    summary: String,
+    /// The model the client used.
+    model: String,
+}
+
+fn summarize_with_model() -> Tool {
+    Tool::from_fn(
         "summarize_with_model",
         "Asks the client's model to summarize `text` (one sampling request) and returns the summary.",
-        schema,
-        |args, ctx| {
-            let text = args.get("text").and_then(Value::as_str).unwrap_or("").to_string();
-            Box::pin(async move {
-                let params = json!({
-                    "messages": [{ "role": "user", "content": { "type": "text", "text": format!("Summarize in one sentence:\n\n{text}") } }],
-                    "systemPrompt": "You write one-sentence summaries.",
-                    "maxTokens": 200
-                });
-                let reply = match ctx.create_message(params).await {
-                    Ok(r) => r,
-                    Err(e) => return Ok(input_failed("summarize_with_model", &e)),
-                };
-                let summary = reply
-                    .get("content")
-                    .and_then(|c| c.get("text"))
-                    .and_then(Value::as_str)
-                    .unwrap_or("")
-                    .to_string();
-                let model = reply.get("model").and_then(Value::as_str).unwrap_or("unknown").to_string();
-                let mut result = ToolResult::text(format!("Summary: {summary}"));
-                result["structuredContent"] = json!({ "summary": summary, "model": model });
-                Ok(result)
-            })
+        |args: SummarizeArgs, ctx: TaskContext| async move {
+            let params = json!({
+                "messages": [{ "role": "user", "content": { "type": "text", "text": format!("Summarize in one sentence:\n\n{}", args.text) } }],
+                "systemPrompt": "You write one-sentence summaries.",
+                "maxTokens": 200
+            });
+            let reply = ctx
+                .create_message(params)
+                .await
+                .map_err(|e| input_failed("summarize_with_model", &e))?;
+            let summary = reply
+                .get("content")
+                .and_then(|c| c.get("text"))
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string();
+            let model = reply
+                .get("model")
+                .and_then(Value::as_str)
+                .unwrap_or("unknown")
+                .to_string();
+            Ok::<_, String>(Structured::new(
+                format!("Summary: {summary}"),
+                Summary { summary, model },
+            ))
         },
-    )?
-    .task_support(TaskSupport::Optional))
+    )
+    .task_support(TaskSupport::Optional)
 }

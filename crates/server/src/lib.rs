@@ -15,8 +15,10 @@
 //! | [`transport`] | stdio and Streamable HTTP (axum) |
 
 pub mod auth;
+pub mod builder;
 mod client_task;
 mod dispatch;
+pub mod elicit;
 pub mod error_map;
 mod input;
 pub mod modern;
@@ -24,7 +26,13 @@ pub mod registry;
 pub mod server;
 pub mod session;
 pub mod transport;
+pub mod typed;
 
-pub use registry::{Preflight, TaskSupport, Tool, ToolFuture, ToolRegistry, ToolResult};
+pub use builder::{BuildError, Server, ServerBuilder};
+pub use elicit::{ElicitAs, Elicited};
+pub use registry::{
+    Preflight, RegistryError, TaskSupport, Tool, ToolFuture, ToolRegistry, ToolResult,
+};
 pub use server::{McpServer, ServerConfig};
 pub use session::Session;
+pub use typed::{IntoToolResult, Json, NoArgs, ProtocolError, Structured, ToolFn};

@@ -99,8 +99,10 @@ pub struct Tool {
     title: Option<String>,
     description: String,
     input_schema: Value,
+    output_schema: Option<Value>,
     task_support: TaskSupport,
-    validator: Arc<jsonschema::Validator>,
+    /// The compiled input schema, or why it did not compile (reported at registration).
+    validator: Result<Arc<jsonschema::Validator>, String>,
     handler: ToolHandler,
     preflight: Vec<Preflight>,
     resumable: bool,
@@ -116,7 +118,10 @@ impl fmt::Debug for Tool {
 }
 
 impl Tool {
-    /// A tool with a JSON Schema for its arguments (an object schema) and a handler.
+    /// A tool with a JSON Schema for its arguments (an object schema) and a handler
+    /// that receives the raw arguments: for tools whose schema is only known at run
+    /// time (e.g. read from a configuration file). Prefer [`Tool::from_fn`] when the
+    /// arguments have a Rust type.
     ///
     /// # Errors
     /// [`RegistryError::InvalidSchema`] when the schema does not compile.
@@ -129,23 +134,62 @@ impl Tool {
     where
         F: Fn(Map<String, Value>, TaskContext) -> ToolFuture + Send + Sync + 'static,
     {
-        let name = name.into();
-        let validator =
-            jsonschema::validator_for(&input_schema).map_err(|e| RegistryError::InvalidSchema {
-                tool: name.clone(),
-                reason: e.to_string(),
-            })?;
-        Ok(Tool {
+        let tool = Tool::build(
+            name.into(),
+            description.into(),
+            input_schema,
+            None,
+            Arc::new(handler),
+        );
+        tool.check()?;
+        Ok(tool)
+    }
+
+    /// The one constructor: compiles the schema, keeping a failure for [`Tool::check`].
+    pub(crate) fn build(
+        name: String,
+        description: String,
+        input_schema: Value,
+        output_schema: Option<Value>,
+        handler: ToolHandler,
+    ) -> Self {
+        let validator = jsonschema::validator_for(&input_schema)
+            .map(Arc::new)
+            .map_err(|e| e.to_string());
+        Tool {
             name,
             title: None,
-            description: description.into(),
+            description,
             input_schema,
+            output_schema,
             task_support: TaskSupport::Forbidden,
-            validator: Arc::new(validator),
-            handler: Arc::new(handler),
+            validator,
+            handler,
             preflight: Vec::new(),
             resumable: false,
-        })
+        }
+    }
+
+    /// Whether the tool can be served: its input schema compiled.
+    ///
+    /// # Errors
+    /// [`RegistryError::InvalidSchema`] naming the tool and the compiler's reason.
+    pub fn check(&self) -> Result<(), RegistryError> {
+        match &self.validator {
+            Ok(_) => Ok(()),
+            Err(reason) => Err(RegistryError::InvalidSchema {
+                tool: self.name.clone(),
+                reason: reason.clone(),
+            }),
+        }
+    }
+
+    /// Sets the `outputSchema` published in `tools/list`: the schema of the
+    /// `structuredContent` the tool returns (typed tools returning [`crate::Json`] get
+    /// it from the type).
+    pub fn output_schema(mut self, schema: Value) -> Self {
+        self.output_schema = Some(schema);
+        self
     }
 
     /// Sets how the tool may be called.
@@ -215,6 +259,9 @@ impl Tool {
         if let Some(t) = &self.title {
             v["title"] = json!(t);
         }
+        if let Some(schema) = &self.output_schema {
+            v["outputSchema"] = schema.clone();
+        }
         v
     }
 
@@ -223,8 +270,16 @@ impl Tool {
     /// # Errors
     /// `-32602` listing every violation with its JSON pointer.
     pub fn validate(&self, args: &Value) -> Result<(), RpcError> {
-        let problems: Vec<String> = self
-            .validator
+        let validator = match &self.validator {
+            Ok(v) => v,
+            Err(reason) => {
+                return Err(RpcError::new(
+                    mcp_tasks_protocol::error_code::INTERNAL_ERROR,
+                    format!("tool '{}' has an invalid inputSchema: {reason}", self.name),
+                ))
+            }
+        };
+        let problems: Vec<String> = validator
             .iter_errors(args)
             .map(|e| {
                 let at = e.instance_path.to_string();
@@ -269,8 +324,10 @@ impl ToolRegistry {
     /// Adds a tool.
     ///
     /// # Errors
-    /// [`RegistryError::Duplicate`] when the name is taken.
+    /// [`RegistryError::Duplicate`] when the name is taken,
+    /// [`RegistryError::InvalidSchema`] when its input schema does not compile.
     pub fn register(&mut self, tool: Tool) -> Result<(), RegistryError> {
+        tool.check()?;
         if self.index.contains_key(tool.name()) {
             return Err(RegistryError::Duplicate(tool.name().to_string()));
         }

@@ -1,0 +1,124 @@
+//! # mcp-tasks
+//!
+//! Durable [MCP Tasks](https://modelcontextprotocol.io) for Rust servers. Write a tool
+//! as an async function with typed arguments; declare once whether it may run as a
+//! task; serve it over stdio or Streamable HTTP. Clients speaking either task wire
+//! generation (2025-11-25 `params.task` with `tasks/get|result|list|cancel`, or the
+//! `io.modelcontextprotocol/tasks` extension with `tasks/update` and `DetailedTask`)
+//! get the same tool, and you never look at which one they speak.
+//!
+//! ## The task model in one page
+//!
+//! A plain `tools/call` holds the request open until the tool returns. A **task**
+//! turns the call into a record the server keeps: the client gets a task id at once,
+//! then polls (`tasks/get`), collects the result (`tasks/result`), or cancels
+//! (`tasks/cancel`) later, from another connection, or after the server restarted.
+//!
+//! ```text
+//!              ┌──────────────── input_required ◄──┐ (the tool asked the user)
+//!              ▼                                   │
+//!   create ─► working ───────────────────────────────┴─► completed | failed | cancelled
+//! ```
+//!
+//! - **Who decides?** The tool declares [`TaskSupport`]: `Forbidden` (plain calls only,
+//!   the default), `Optional` (the client chooses), `Required` (tasks only).
+//! - **What the tool sees:** one [`TaskContext`], whether it runs as a task or as a
+//!   plain call: [`TaskContext::set_status_message`] (shown by `tasks/get`),
+//!   [`TaskContext::report_progress`], [`TaskContext::cancelled`] /
+//!   [`TaskContext::is_cancelled`], [`TaskContext::task_id`], and questions to the user
+//!   ([`TaskContext::elicit`], [`TaskContext::create_message`]) which put the task in
+//!   `input_required` until answered.
+//! - **Durability:** the record is stored before the client hears of it. With a
+//!   SQLite or PostgreSQL store a task survives a crash: finished results are kept
+//!   until their TTL; work that was running when the process died is failed with a
+//!   message saying so, never left `working`. Tools marked
+//!   [`Tool::resumable`] are re-run by another replica instead.
+//! - **External jobs:** a tool whose work runs elsewhere (a warehouse query, a CI
+//!   build) starts it and returns a small JSON state; the server polls the job when
+//!   the client reads the task and cancels it on `tasks/cancel`. No process holds such
+//!   a task, so it survives restarts and any replica can answer for it. See
+//!   [`ExternalJob`] and [`Tool::external`].
+//! - **Security:** task ids are 128-bit random; a task is visible only to the
+//!   principal that created it (the bearer token's subject over HTTP); quotas, a
+//!   maximum TTL and audit events are in [`EngineConfig`] and [`ServerConfig`].
+//!
+//! ## A task tool in a few lines
+//!
+//! ```no_run
+//! use mcp_tasks::prelude::*;
+//!
+//! #[derive(Deserialize, JsonSchema)]
+//! struct Count {
+//!     /// How far to count.
+//!     n: u32,
+//! }
+//!
+//! async fn count(args: Count, ctx: TaskContext) -> String {
+//!     for i in 1..=args.n {
+//!         if ctx.is_cancelled() {
+//!             return format!("stopped at {i}");
+//!         }
+//!         ctx.set_status_message(format!("{i} of {}", args.n)).await;
+//!         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+//!     }
+//!     format!("counted to {}", args.n)
+//! }
+//!
+//! #[tokio::main]
+//! async fn main() -> Result<(), BuildError> {
+//!     Server::builder()
+//!         .name("counter")
+//!         .store_url("sqlite://./tasks.db")
+//!         .tool(Tool::from_fn("count", "Counts slowly.", count).task_support(TaskSupport::Optional))
+//!         .build()
+//!         .await?
+//!         .serve_stdio()
+//!         .await
+//! }
+//! ```
+//!
+//! Why a builder and not an attribute macro: a builder is plain Rust, so the compiler,
+//! rust-analyzer and rustdoc see everything; the argument type already carries the
+//! schema (through `schemars`), and the one remaining decision, task support, is one
+//! method call. A macro would add a proc-macro crate to every build and hide the
+//! generated code for no extra safety.
+//!
+//! ## Crates
+//!
+//! This crate re-exports the layers you need; depend on them directly only for
+//! lower-level work.
+//!
+//! | module | crate | what it is |
+//! |---|---|---|
+//! | [`server`] | `mcp-tasks-server` | tools, sessions, dispatch, stdio and HTTP transports |
+//! | [`engine`] | `mcp-tasks-engine` | task life cycle, [`TaskContext`], input requests, leases |
+//! | [`store`] | `mcp-tasks-store` | the [`TaskStore`] trait and its memory, SQLite and PostgreSQL backends |
+//! | [`protocol`] | `mcp-tasks-protocol` | JSON-RPC framing, task types and both wire codecs |
+//!
+//! Your arguments types derive `schemars::JsonSchema`, so add `schemars = "1"` (and
+//! `serde`) to your own `Cargo.toml`; the derive macros refer to those crates by name.
+#![deny(missing_docs)]
+
+pub use mcp_tasks_engine as engine;
+pub use mcp_tasks_protocol as protocol;
+pub use mcp_tasks_server as server;
+pub use mcp_tasks_store as store;
+
+pub use mcp_tasks_engine::{
+    ElicitAction, ElicitResponse, EngineConfig, InputError, Outcome, TaskContext,
+};
+pub use mcp_tasks_server::{
+    BuildError, IntoToolResult, Json, NoArgs, Server, ServerBuilder, ServerConfig, TaskSupport,
+    Tool, ToolResult,
+};
+pub use mcp_tasks_store::{StoreError, TaskRecord, TaskStore};
+
+/// Everything a tool author usually needs: `use mcp_tasks::prelude::*;`.
+pub mod prelude {
+    pub use crate::{
+        BuildError, ElicitAction, ElicitResponse, InputError, Json, NoArgs, Server, TaskContext,
+        TaskSupport, Tool, ToolResult,
+    };
+    pub use schemars::JsonSchema;
+    pub use serde::{Deserialize, Serialize};
+}

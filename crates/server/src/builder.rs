@@ -1,0 +1,310 @@
+//! [`Server::builder`]: the one-stop way to embed a task-capable MCP server.
+//!
+//! ```no_run
+//! use mcp_tasks_server::{Server, TaskSupport, Tool};
+//!
+//! #[derive(serde::Deserialize, schemars::JsonSchema)]
+//! struct Echo { text: String }
+//!
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! let server = Server::builder()
+//!     .name("echo-server")
+//!     .store_url("sqlite://./tasks.db")
+//!     .tool(Tool::from_fn("echo", "Repeats the text.", |a: Echo| async move { a.text })
+//!         .task_support(TaskSupport::Optional))
+//!     .build()
+//!     .await?;
+//! server.serve_stdio().await?;
+//! # Ok(()) }
+//! ```
+
+use mcp_tasks_engine::{Engine, EngineConfig};
+use mcp_tasks_store::TaskStore;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use tokio::net::{TcpListener, ToSocketAddrs};
+
+use crate::registry::{RegistryError, Tool, ToolRegistry};
+use crate::server::{McpServer, ServerConfig};
+use crate::transport::{http, stdio};
+
+/// Why a server could not be built or served.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum BuildError {
+    /// A tool could not be registered (invalid schema, duplicate name).
+    #[error(transparent)]
+    Tool(#[from] RegistryError),
+    /// The store URL could not be opened.
+    #[error("could not open the task store '{url}': {source}")]
+    Store {
+        /// The URL as given (credentials included only if you put them there).
+        url: String,
+        /// What the store said.
+        source: mcp_tasks_store::StoreError,
+    },
+    /// The engine could not start (its recovery step reads the store).
+    #[error("could not start the task engine: {0}")]
+    Engine(#[from] mcp_tasks_engine::EngineError),
+    /// Binding or serving failed.
+    #[error("{context}: {source}")]
+    Io {
+        /// What was being done.
+        context: String,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+}
+
+enum StoreChoice {
+    Url(String),
+    Value(Arc<dyn TaskStore>),
+}
+
+/// Collects tools, the store and settings; [`ServerBuilder::build`] starts the engine.
+/// Made by [`Server::builder`].
+pub struct ServerBuilder {
+    tools: Vec<Tool>,
+    store: StoreChoice,
+    engine: EngineConfig,
+    config: ServerConfig,
+}
+
+impl std::fmt::Debug for ServerBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let store = match &self.store {
+            StoreChoice::Url(u) => u.as_str(),
+            StoreChoice::Value(_) => "<custom TaskStore>",
+        };
+        f.debug_struct("ServerBuilder")
+            .field("tools", &self.tools)
+            .field("store", &store)
+            .field("engine", &self.engine)
+            .field("config", &self.config)
+            .finish()
+    }
+}
+
+impl ServerBuilder {
+    /// Sets `serverInfo.name` (default `mcp-tasks`).
+    pub fn name(mut self, name: impl Into<String>) -> Self {
+        self.config.name = name.into();
+        self
+    }
+
+    /// Sets `serverInfo.version` (default: this crate's version).
+    pub fn version(mut self, version: impl Into<String>) -> Self {
+        self.config.version = version.into();
+        self
+    }
+
+    /// Sets the `instructions` returned by `initialize`: how a model should use the tools.
+    pub fn instructions(mut self, text: impl Into<String>) -> Self {
+        self.config.instructions = Some(text.into());
+        self
+    }
+
+    /// Adds a tool (see [`Tool::from_fn`]). Problems with it (an invalid schema, a name
+    /// used twice) are reported by [`ServerBuilder::build`].
+    pub fn tool(mut self, tool: Tool) -> Self {
+        self.tools.push(tool);
+        self
+    }
+
+    /// Adds several tools.
+    pub fn tools(mut self, tools: impl IntoIterator<Item = Tool>) -> Self {
+        self.tools.extend(tools);
+        self
+    }
+
+    /// Chooses the task store by URL: `memory:` (the default: nothing survives the
+    /// process), `sqlite://path/to/tasks.db` (embedded and durable; created if missing),
+    /// or with the `postgres` feature `postgres://…` (several replicas share the tasks).
+    pub fn store_url(mut self, url: impl Into<String>) -> Self {
+        self.store = StoreChoice::Url(url.into());
+        self
+    }
+
+    /// Uses a store you built, or your own backend: anything implementing
+    /// [`TaskStore`].
+    pub fn store(mut self, store: Arc<dyn TaskStore>) -> Self {
+        self.store = StoreChoice::Value(store);
+        self
+    }
+
+    /// Replaces the engine settings (TTLs, poll interval, quotas, leases...).
+    pub fn engine_config(mut self, config: EngineConfig) -> Self {
+        self.engine = config;
+        self
+    }
+
+    /// Replaces the server settings (body limit, origins, authentication...). Keeps the
+    /// name, version and instructions set on this builder when `config` leaves them at
+    /// their defaults.
+    pub fn server_config(mut self, config: ServerConfig) -> Self {
+        let defaults = ServerConfig::default();
+        let (name, version, instructions) = (
+            std::mem::take(&mut self.config.name),
+            std::mem::take(&mut self.config.version),
+            self.config.instructions.take(),
+        );
+        self.config = config;
+        if self.config.name == defaults.name {
+            self.config.name = name;
+        }
+        if self.config.version == defaults.version {
+            self.config.version = version;
+        }
+        if self.config.instructions.is_none() {
+            self.config.instructions = instructions;
+        }
+        self
+    }
+
+    /// Opens the store, starts the engine (failing tasks an earlier process left
+    /// running, unless they are external jobs), registers the tools and starts the
+    /// expiry sweeper. Must be called inside a tokio runtime.
+    ///
+    /// # Errors
+    /// [`BuildError`] naming the tool, store or engine that failed.
+    pub async fn build(self) -> Result<Server, BuildError> {
+        let mut registry = ToolRegistry::new();
+        for tool in self.tools {
+            registry.register(tool)?;
+        }
+        let store = match self.store {
+            StoreChoice::Value(store) => store,
+            StoreChoice::Url(url) => mcp_tasks_store::open(&url)
+                .await
+                .map_err(|source| BuildError::Store { url, source })?,
+        };
+        let engine = Engine::start(store, self.engine).await?;
+        Ok(Server::from_parts(engine, registry, self.config))
+    }
+}
+
+/// A running MCP server: engine, tools and sessions. Serve it over stdio or HTTP, or
+/// mount its [`Server::router`] in your own axum app. Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct Server {
+    mcp: McpServer,
+}
+
+impl Server {
+    /// Starts a builder: no tools, the `memory:` store, default settings.
+    pub fn builder() -> ServerBuilder {
+        ServerBuilder {
+            tools: Vec::new(),
+            store: StoreChoice::Url("memory:".into()),
+            engine: EngineConfig::default(),
+            config: ServerConfig::default(),
+        }
+    }
+
+    /// Wraps an engine and tools you assembled yourself, and starts the sweeper.
+    pub fn from_parts(engine: Engine, tools: ToolRegistry, config: ServerConfig) -> Self {
+        let sweeper = engine.clone();
+        let mcp = McpServer::new(engine, tools, config);
+        let stop = mcp.shutdown_token();
+        tokio::spawn(async move { sweeper.run_sweeper(stop.cancelled_owned()).await });
+        Server { mcp }
+    }
+
+    /// The server underneath, for the lower-level transports in [`crate::transport`].
+    pub fn mcp(&self) -> &McpServer {
+        &self.mcp
+    }
+
+    /// The task engine (to read tasks from your own code, e.g. an admin page).
+    pub fn engine(&self) -> &Engine {
+        self.mcp.engine()
+    }
+
+    /// An axum router answering MCP (Streamable HTTP, both task wires) at `path`; nest
+    /// or merge it into an existing app. Call [`Server::shutdown`] when the app stops,
+    /// so open event streams end.
+    pub fn router(&self, path: &str) -> axum::Router {
+        http::router(self.mcp.clone(), path)
+    }
+
+    /// Serves MCP over stdin/stdout until the client closes stdin, Ctrl-C or SIGTERM.
+    ///
+    /// # Errors
+    /// I/O errors on stdout.
+    pub async fn serve_stdio(self) -> Result<(), BuildError> {
+        stdio::serve(
+            self.mcp,
+            tokio::io::stdin(),
+            tokio::io::stdout(),
+            shutdown_signal(),
+        )
+        .await
+        .map_err(|source| BuildError::Io {
+            context: "serving stdio".into(),
+            source,
+        })
+    }
+
+    /// Serves MCP over Streamable HTTP at `/mcp` on `addr` until Ctrl-C or SIGTERM.
+    /// Bind a loopback address unless you configured authentication.
+    ///
+    /// # Errors
+    /// When the address cannot be bound.
+    pub async fn serve_http(self, addr: impl ToSocketAddrs) -> Result<(), BuildError> {
+        let listener = TcpListener::bind(addr)
+            .await
+            .map_err(|source| BuildError::Io {
+                context: "binding the HTTP address".into(),
+                source,
+            })?;
+        self.serve_http_on(listener, shutdown_signal()).await
+    }
+
+    /// Serves MCP over Streamable HTTP at `/mcp` on a listener you bound, until
+    /// `shutdown` completes (tests bind port 0 and read the address first).
+    ///
+    /// # Errors
+    /// I/O errors from the listener.
+    pub async fn serve_http_on(
+        self,
+        listener: TcpListener,
+        shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+    ) -> Result<(), BuildError> {
+        let addr: Option<SocketAddr> = listener.local_addr().ok();
+        tracing::info!(?addr, "serving MCP over HTTP at {}", http::DEFAULT_PATH);
+        http::serve(self.mcp, listener, shutdown)
+            .await
+            .map_err(|source| BuildError::Io {
+                context: "serving HTTP".into(),
+                source,
+            })
+    }
+
+    /// Stops the sweeper and closes open event streams.
+    pub fn shutdown(&self) {
+        self.mcp.shutdown();
+    }
+}
+
+/// Completes on Ctrl-C or SIGTERM.
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => {},
+        _ = term => {},
+    }
+    tracing::info!("shutting down");
+}
