@@ -20,11 +20,13 @@ mod client_task;
 mod dispatch;
 pub mod elicit;
 pub mod error_map;
+pub mod external;
 mod input;
 pub mod modern;
 pub mod registry;
 pub mod server;
 pub mod session;
+mod task_start;
 pub mod transport;
 pub mod typed;
 
@@ -33,6 +35,7 @@ pub use elicit::{ElicitAs, Elicited};
 pub use registry::{
     Preflight, RegistryError, TaskSupport, Tool, ToolFuture, ToolRegistry, ToolResult,
 };
+pub use external::{ExternalJob, JobError, JobPoll};
 pub use server::{McpServer, ServerConfig};
 pub use session::Session;
 pub use typed::{IntoToolResult, Json, NoArgs, ProtocolError, Structured, ToolFn};

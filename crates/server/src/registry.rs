@@ -106,6 +106,8 @@ pub struct Tool {
     handler: ToolHandler,
     preflight: Vec<Preflight>,
     resumable: bool,
+    /// Set for tools whose work runs in another system ([`crate::external`]).
+    pub(crate) external: Option<crate::external::ExternalSpec>,
 }
 
 impl fmt::Debug for Tool {
@@ -167,6 +169,7 @@ impl Tool {
             handler,
             preflight: Vec::new(),
             resumable: false,
+            external: None,
         }
     }
 
@@ -225,6 +228,16 @@ impl Tool {
     pub fn resumable(mut self) -> Self {
         self.resumable = true;
         self
+    }
+
+    /// How to start the tool as an external job, for tools made by [`Tool::external`].
+    pub(crate) fn external_spec(&self) -> Option<&crate::external::ExternalSpec> {
+        self.external.as_ref()
+    }
+
+    /// Whether the tool runs its work in another system (see [`Tool::external`]).
+    pub fn is_external(&self) -> bool {
+        self.external.is_some()
     }
 
     /// Whether the tool may be re-run after a takeover.

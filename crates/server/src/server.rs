@@ -93,6 +93,11 @@ impl McpServer {
     /// Builds a server and starts routing engine events to sessions. Must be called
     /// inside a tokio runtime.
     pub fn new(engine: Engine, tools: ToolRegistry, config: ServerConfig) -> Self {
+        for tool in tools.iter() {
+            if let Some(spec) = tool.external_spec() {
+                engine.register_external(tool.name(), spec.poller.clone());
+            }
+        }
         let resumable = tools.clone();
         engine.set_resumer(Arc::new(move |record| {
             let name = record.request.get("name")?.as_str()?;

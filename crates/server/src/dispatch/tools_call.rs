@@ -108,22 +108,21 @@ async fn start_task(
     params: Value,
 ) -> Result<Value, RpcError> {
     let tool_name = tool.name().to_string();
-    let record = server
-        .engine()
-        .create(
-            CreateParams {
-                caller: session.caller(),
-                method: TOOLS_CALL.to_string(),
-                request: params,
-                requested_ttl: ttl,
-                client_capabilities: session.client_capabilities(),
-            },
-            move |ctx| {
-                Box::pin(async move { to_outcome(run_with_preflight(tool, args, ctx).await) })
-            },
-        )
-        .await
-        .map_err(to_rpc)?;
+    let record = crate::task_start::create_task(
+        server.engine(),
+        tool,
+        args,
+        CreateParams {
+            caller: session.caller(),
+            method: TOOLS_CALL.to_string(),
+            request: params,
+            requested_ttl: ttl,
+            client_capabilities: session.client_capabilities(),
+        },
+        crate::task_start::Answers::AskInTask,
+    )
+    .await
+    .map_err(to_rpc)?;
     let immediate = format!(
         "Tool '{tool_name}' is running as task {}; its result will be available when it finishes.",
         record.id
@@ -132,29 +131,6 @@ async fn start_task(
         &Engine::view(&record),
         Some(&immediate),
     ))
-}
-
-/// Asks the tool's preflight questions as input requests of the task (2025-11-25 has
-/// no MRTR), then runs the tool with the answers.
-async fn run_with_preflight(
-    tool: Tool,
-    args: serde_json::Map<String, Value>,
-    ctx: TaskContext,
-) -> Result<Value, RpcError> {
-    let mut answers = serde_json::Map::new();
-    for q in tool.preflight() {
-        match ctx
-            .request_input("elicitation/create", q.elicit_params())
-            .await
-        {
-            Ok(a) => {
-                answers.insert(q.key.clone(), a);
-            }
-            Err(e) => return Ok(crate::ToolResult::error(format!("{}: {e}", tool.name()))),
-        }
-    }
-    let ctx = ctx.with_answers(answers);
-    tool.call(args, ctx).await
 }
 
 pub(crate) fn to_outcome(result: Result<Value, RpcError>) -> Outcome {

@@ -11,7 +11,6 @@ use serde_json::{json, Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use super::{missing_extension, Request};
-use crate::dispatch::to_outcome;
 use crate::error_map::to_rpc;
 use crate::registry::TaskSupport;
 
@@ -58,25 +57,21 @@ pub(super) async fn handle(req: &Request<'_>, params: &Value) -> Result<Value, R
     }
 
     if req.extension && tool.support() != TaskSupport::Forbidden {
-        let record = req
-            .server
-            .engine()
-            .create(
-                CreateParams {
-                    caller: req.caller.clone(),
-                    method: TOOLS_CALL.to_string(),
-                    request: params.clone(),
-                    requested_ttl: None,
-                    client_capabilities: req.capabilities.clone(),
-                },
-                move |ctx| {
-                    Box::pin(
-                        async move { to_outcome(tool.call(args, ctx.with_answers(answers)).await) },
-                    )
-                },
-            )
-            .await
-            .map_err(to_rpc)?;
+        let record = crate::task_start::create_task(
+            req.server.engine(),
+            tool,
+            args,
+            CreateParams {
+                caller: req.caller.clone(),
+                method: TOOLS_CALL.to_string(),
+                request: params.clone(),
+                requested_ttl: None,
+                client_capabilities: req.capabilities.clone(),
+            },
+            crate::task_start::Answers::Given(answers),
+        )
+        .await
+        .map_err(to_rpc)?;
         return Ok(ext::create_task_result(&Engine::view(&record)));
     }
 
