@@ -263,6 +263,7 @@ impl Engine {
     }
 
     /// Reads a task the caller may see.
+    ///
     /// A task waiting on an external job is polled first when its last poll is at
     /// least a poll interval old (see [`Engine::create_external`]).
     ///
