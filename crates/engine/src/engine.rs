@@ -392,6 +392,9 @@ impl Engine {
                             crate::audit::retrieved(&r, &caller.principal);
                             return Ok((*r).clone());
                         }
+                        if r.external.is_some() && record.external.is_none() {
+                            break; // an external job was attached: poll it from now on
+                        }
                     }
                     Ok(Ok(_)) => continue,
                     Ok(Err(broadcast::error::RecvError::Lagged(_))) | Err(_) => break,

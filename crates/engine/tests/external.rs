@@ -324,6 +324,40 @@ async fn wait_terminal_polls_until_the_job_finishes() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wait_terminal_from_before_the_job_started_polls_it() {
+    let fake = Fake::new();
+    let engine = engine_on(
+        Arc::new(MemoryStore::new()),
+        config(Duration::from_millis(50)),
+        &fake,
+    )
+    .await;
+    let system = fake.clone();
+    let record = engine
+        .create_external(params(), KIND, move |_ctx| {
+            Box::pin(async move {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                let state = system.start_job();
+                // A job so quick it is done before the engine first polls it.
+                system.set(&state, Job::Done(rows("quick")));
+                Ok(state)
+            })
+        })
+        .await
+        .unwrap();
+    // Waiting starts while the job is not attached yet: no poll interval applies then,
+    // the wait must switch to polling once the job is attached.
+    let done = tokio::time::timeout(
+        Duration::from_secs(3),
+        engine.wait_terminal(&record.id, &caller()),
+    )
+    .await
+    .expect("wait_terminal did not poll the job attached while it waited")
+    .unwrap();
+    assert_eq!(done.outcome, Some(rows("quick")));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancel_cancels_the_job_and_a_failed_job_cancel_still_cancels_the_task() {
     let fake = Fake::new();
     let engine = engine_on(
