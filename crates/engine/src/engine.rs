@@ -80,12 +80,14 @@ pub(crate) struct Inner {
     /// Re-creates the work of a task taken over from a stopped replica.
     pub(crate) resumer: Mutex<Option<crate::leases::Resumer>>,
     pub(crate) events: broadcast::Sender<TaskEvent>,
+    /// Pollers of external jobs and the rate limit of their polls.
+    pub(crate) externals: crate::external::Externals,
 }
 
 /// The task engine. Clone it freely; clones share everything.
 #[derive(Clone)]
 pub struct Engine {
-    inner: Arc<Inner>,
+    pub(crate) inner: Arc<Inner>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -147,6 +149,7 @@ impl Engine {
                 seen: Mutex::new(HashMap::new()),
                 resumer: Mutex::new(None),
                 events,
+                externals: Default::default(),
             }),
         };
         match engine.inner.store.subscribe_changes().await {
@@ -187,6 +190,23 @@ impl Engine {
     where
         F: FnOnce(TaskContext) -> Work,
     {
+        self.create_task(params, move |ctx| {
+            let work = work(ctx);
+            Box::pin(async move { Some(work.await) })
+        })
+        .await
+    }
+
+    /// [`Engine::create`] for work whose future may end without an outcome to record
+    /// (`None`: it handed the task over, as the start of an external job does).
+    pub(crate) async fn create_task<F>(
+        &self,
+        params: CreateParams,
+        work: F,
+    ) -> Result<TaskRecord, EngineError>
+    where
+        F: FnOnce(TaskContext) -> BoxFuture<'static, Option<Outcome>>,
+    {
         let config = &self.inner.config;
         let slot = self
             .inner
@@ -222,10 +242,11 @@ impl Engine {
                 .and_then(|l| chrono::Duration::from_std(l).ok())
                 .and_then(|l| now.checked_add_signed(l)),
             lease_generation: u64::from(config.lease_ttl.is_some()),
+            external: None,
         };
         self.inner.store.create(&record).await?;
         crate::audit::created(&record, config.audit_arguments);
-        Inner::launch(
+        Inner::launch_with(
             &self.inner,
             &record,
             params.client_capabilities,
@@ -243,10 +264,13 @@ impl Engine {
 
     /// Reads a task the caller may see.
     ///
+    /// A task waiting on an external job is polled first when its last poll is at
+    /// least a poll interval old (see [`Engine::create_external`]).
+    ///
     /// # Errors
     /// [`EngineError::NotFound`] for unknown, expired or foreign tasks.
     pub async fn get(&self, id: &TaskId, caller: &Caller) -> Result<TaskRecord, EngineError> {
-        self.inner.authorize(id, caller, "get").await
+        self.inner.read(id, caller, "get").await
     }
 
     /// Lists the caller's own tasks, one page at a time.
@@ -293,13 +317,24 @@ impl Engine {
         if current.status.is_terminal() {
             return Err(EngineError::AlreadyTerminal(current.status));
         }
+        // An external job is asked to stop first, so that a failure can still go into
+        // the status message; the task is cancelled whatever the job system says.
+        let message = match &current.external {
+            Some(job) => match self.inner.cancel_job(&current.id, job).await {
+                Ok(()) => "cancelled by the client".to_string(),
+                Err(reason) => {
+                    format!("cancelled by the client; stopping the external job failed: {reason}")
+                }
+            },
+            None => "cancelled by the client".to_string(),
+        };
         let record = self
             .inner
             .apply(TransitionParams {
                 id: id.clone(),
                 expected_version: None,
                 status: TaskStatus::Cancelled,
-                status_message: Some(Some("cancelled by the client".into())),
+                status_message: Some(Some(message)),
                 outcome: Some(Outcome::Error {
                     code: mcp_tasks_protocol::error_code::REQUEST_CANCELLED,
                     message: "the task was cancelled before it finished".into(),
@@ -308,6 +343,7 @@ impl Engine {
                 now: now_ms(),
                 input_requests: Some(Default::default()),
                 expected_lease_generation: None,
+                external: None,
             })
             .await
             .map_err(|e| match e {
@@ -316,13 +352,16 @@ impl Engine {
                 other => EngineError::Store(other),
             })?;
         self.inner.stop_work(id);
+        self.inner.externals.forget(id);
         crate::audit::cancelled(&record, &caller.principal);
         Ok(record)
     }
 
     /// Waits until the task is terminal and returns its final record (with the outcome).
     /// Woken by engine events; a lagging subscriber re-reads the store, and a slow
-    /// periodic re-read guards against a missed wake-up costing more than latency.
+    /// periodic re-read guards against a missed wake-up costing more than latency. A task
+    /// waiting on an external job changes only when it is polled, so for those the
+    /// re-read (which polls) comes every poll interval.
     ///
     /// # Errors
     /// [`EngineError::NotFound`] (also when the task expires while waiting).
@@ -334,17 +373,27 @@ impl Engine {
         const RECHECK: Duration = Duration::from_secs(10);
         let mut rx = self.subscribe();
         loop {
-            let record = self.inner.authorize(id, caller, "result").await?;
+            let record = self.inner.read(id, caller, "result").await?;
             if record.status.is_terminal() {
                 crate::audit::retrieved(&record, &caller.principal);
                 return Ok(record);
             }
+            let recheck = match &record.external {
+                Some(_) => RECHECK.min(self.inner.poll_interval_of(&record)),
+                None => RECHECK,
+            };
+            // One deadline for the whole wait: events of other tasks must not keep
+            // pushing the re-read (and so the poll) back.
+            let deadline = tokio::time::Instant::now() + recheck;
             loop {
-                match tokio::time::timeout(RECHECK, rx.recv()).await {
+                match tokio::time::timeout_at(deadline, rx.recv()).await {
                     Ok(Ok(TaskEvent::Changed(r))) if &r.id == id => {
                         if r.status.is_terminal() && caller.may_access(&r.owner) {
                             crate::audit::retrieved(&r, &caller.principal);
                             return Ok((*r).clone());
+                        }
+                        if r.external.is_some() && record.external.is_none() {
+                            break; // an external job was attached: poll it from now on
                         }
                     }
                     Ok(Ok(_)) => continue,
@@ -454,6 +503,25 @@ impl Inner {
     ) where
         F: FnOnce(TaskContext) -> Work,
     {
+        let work = move |ctx| {
+            let work = work(ctx);
+            Box::pin(async move { Some(work.await) }) as BoxFuture<'static, Option<Outcome>>
+        };
+        Inner::launch_with(self, record, client_capabilities, work, slot);
+    }
+
+    /// [`Inner::launch`] for work that may end with nothing to record (`None`): the
+    /// task is then left as the work left it (an external job took it over), and only
+    /// the running entry and the quota slot go away.
+    pub(crate) fn launch_with<F>(
+        self: &Arc<Self>,
+        record: &TaskRecord,
+        client_capabilities: Value,
+        work: F,
+        slot: Option<crate::quota::Slot>,
+    ) where
+        F: FnOnce(TaskContext) -> BoxFuture<'static, Option<Outcome>>,
+    {
         let cancel = CancellationToken::new();
         let progress: Option<ProgressSink> = progress_token(&record.request).map(|token| {
             let events = self.events.clone();
@@ -492,7 +560,7 @@ impl Inner {
         tokio::spawn(async move {
             let _slot = slot; // the quota slot is held until the work stops
             let outcome = match job.await {
-                Ok(outcome) => Some(outcome),
+                Ok(outcome) => outcome,
                 Err(e) if e.is_panic() => {
                     tracing::error!(task_id = %id, "task work panicked");
                     Some(Outcome::Error {
@@ -504,7 +572,7 @@ impl Inner {
                 Err(_) => None, // aborted after cancellation, expiry or a lost lease
             };
             if let Some(outcome) = outcome {
-                inner.finish(&id, outcome).await;
+                let _ = inner.finish(&id, outcome).await;
             }
             inner.lock_running().remove(&id);
         });
@@ -582,8 +650,9 @@ impl Inner {
     }
 
     /// Records the work's outcome. Loses quietly against an earlier terminal transition
-    /// (a cancel, an expiry): terminal is final.
-    async fn finish(&self, id: &TaskId, outcome: Outcome) {
+    /// (a cancel, an expiry): terminal is final. Returns the record as it is after (the
+    /// finished one, or the one that won), when known.
+    pub(crate) async fn finish(&self, id: &TaskId, outcome: Outcome) -> Option<TaskRecord> {
         let outcome = self.limit_result_size(outcome);
         let status = match &outcome {
             Outcome::Result { .. } => TaskStatus::Completed,
@@ -606,20 +675,30 @@ impl Inner {
                 now: now_ms(),
                 input_requests: Some(Default::default()),
                 expected_lease_generation: self.fence(id),
+                external: None,
             })
             .await
         {
-            Ok(r) => tracing::info!(task_id = %id, status = %r.status, "task finished"),
+            Ok(r) => {
+                tracing::info!(task_id = %id, status = %r.status, "task finished");
+                Some(r)
+            }
             Err(StoreError::Conflict { current }) => {
-                tracing::debug!(task_id = %id, status = %current.status, "late outcome ignored: task already terminal")
+                tracing::debug!(task_id = %id, status = %current.status, "late outcome ignored: task already terminal");
+                Some(*current)
             }
             Err(StoreError::LeaseConflict { .. }) => {
-                tracing::warn!(task_id = %id, "outcome dropped: another replica took this task over")
+                tracing::warn!(task_id = %id, "outcome dropped: another replica took this task over");
+                None
             }
             Err(StoreError::NotFound) => {
-                tracing::debug!(task_id = %id, "late outcome ignored: task expired")
+                tracing::debug!(task_id = %id, "late outcome ignored: task expired");
+                None
             }
-            Err(e) => tracing::error!(task_id = %id, error = %e, "could not record task outcome"),
+            Err(e) => {
+                tracing::error!(task_id = %id, error = %e, "could not record task outcome");
+                None
+            }
         }
     }
 
@@ -661,6 +740,7 @@ impl Inner {
                     now: now_ms(),
                     input_requests: None,
                     expected_lease_generation: self.fence(id),
+                    external: None,
                 })
                 .await;
             match result {

@@ -213,6 +213,7 @@ impl Inner {
                 now: now_ms(),
                 input_requests: Some(requests),
                 expected_lease_generation: self.fence(id),
+                external: None,
             };
             match self.apply(change).await {
                 Ok(_) => return Ok(()),
@@ -262,6 +263,7 @@ impl Inner {
                 now: now_ms(),
                 input_requests: Some(requests),
                 expected_lease_generation: None,
+                external: None,
             };
             match self.apply(change).await {
                 Ok(_) => break,
@@ -311,6 +313,7 @@ impl Inner {
             now: now_ms(),
             input_requests: Some(Default::default()),
             expected_lease_generation: None,
+            external: None,
         };
         if self.apply(change).await.is_ok() {
             self.stop_work(id);

@@ -110,6 +110,7 @@ impl Inner {
             now: now_ms(),
             input_requests: Some(Default::default()),
             expected_lease_generation: Some(record.lease_generation),
+            external: None,
         };
         if let Err(e) = self.apply(change).await {
             tracing::debug!(task_id = %record.id, error = %e, "taken-over task changed meanwhile");

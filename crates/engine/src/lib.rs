@@ -8,6 +8,7 @@
 //! | [`engine`] | [`Engine`]: create / get / list / cancel / wait for result; the one place transitions happen |
 //! | [`context`] | [`TaskContext`] handed to running work: status messages, progress, cancellation |
 //! | [`events`] | [`TaskEvent`]: the stream of changes the server turns into notifications |
+//! | [`external`] | tasks waiting on a job in another system, polled when read ([`ExternalPoller`]) |
 //! | [`input`] | input requests: a task asks the client (elicitation, sampling, roots) and waits |
 //! | [`config`] | [`EngineConfig`] and the documented defaults |
 //! | [`caller`] | [`Caller`]: who is asking, for owner binding |
@@ -25,6 +26,7 @@ pub mod context;
 pub mod engine;
 pub mod error;
 pub mod events;
+pub mod external;
 pub mod input;
 pub mod leases;
 mod quota;
@@ -37,5 +39,6 @@ pub use context::{Progress, ProgressSink, TaskContext};
 pub use engine::{CreateParams, Engine, ListResult, Work};
 pub use error::EngineError;
 pub use events::TaskEvent;
+pub use external::{ExternalPoller, JobPoll};
 pub use input::{ElicitAction, ElicitResponse, InputError};
-pub use mcp_tasks_store::{InputRequest, Outcome, SessionRecord, TaskRecord};
+pub use mcp_tasks_store::{ExternalJob, InputRequest, Outcome, SessionRecord, TaskRecord};

@@ -42,8 +42,8 @@ pub use memory::MemoryStore;
 pub use postgres::PgStore;
 pub use record::SessionRecord;
 pub use record::{
-    ClaimExpiredParams, ClaimLeaseParams, InputRequest, InputRequests, ListPage, ListParams,
-    Outcome, RenewLeaseParams, TaskRecord, TransitionParams,
+    ClaimExpiredParams, ClaimLeaseParams, ExternalJob, InputRequest, InputRequests, ListPage,
+    ListParams, Outcome, RenewLeaseParams, TaskRecord, TransitionParams,
 };
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteStore;
@@ -116,6 +116,10 @@ pub trait TaskStore: Send + Sync + std::fmt::Debug {
     /// is running them and will renew or lose that lease; once it expires they are
     /// orphans like any other (or taken over by [`TaskStore::claim_expired_leases`]).
     ///
+    /// Records with an [`ExternalJob`] are skipped too: no process runs them (the job
+    /// runs in another system and any process polls it), so a dead runner orphans
+    /// nothing.
+    ///
     /// # Errors
     /// [`StoreError::Backend`] on I/O failure.
     async fn fail_orphaned(
@@ -172,7 +176,9 @@ pub trait TaskStore: Send + Sync + std::fmt::Debug {
     /// (`lease_until <= now`), oldest lease first: each gets `runner`, `until` and
     /// `lease_generation + 1`, and is returned. Several replicas calling at once never
     /// receive the same task (PostgreSQL skips rows another claimer has locked).
-    /// Tasks that never had a lease (`lease_until` unset) are not touched.
+    /// Tasks that never had a lease (`lease_until` unset) are not touched, nor tasks
+    /// with an [`ExternalJob`]: their lease lapses once the job started (no process
+    /// holds them any more), and a takeover would re-run or fail a job that is fine.
     ///
     /// Why: a replica that died leaves its tasks leased until the expiry; the
     /// survivors rescue them (re-run or fail them through fenced transitions).

@@ -265,6 +265,9 @@ impl TaskStore for MemoryStore {
                 if let Some(requests) = &params.input_requests {
                     r.input_requests.clone_from(requests);
                 }
+                if let Some(external) = &params.external {
+                    r.external.clone_from(external);
+                }
                 r.last_updated_at = params.now;
             })
             .ok_or(StoreError::NotFound)?;
@@ -307,7 +310,9 @@ impl TaskStore for MemoryStore {
             .iter()
             .filter(|id| {
                 inner.records.get(*id).is_some_and(|r| {
-                    r.runner.as_deref() != Some(current_runner) && !lease_is_live(r, now)
+                    r.runner.as_deref() != Some(current_runner)
+                        && !lease_is_live(r, now)
+                        && r.external.is_none()
                 })
             })
             .cloned()
@@ -369,7 +374,7 @@ impl TaskStore for MemoryStore {
             .active
             .iter()
             .filter_map(|id| inner.records.get(id))
-            .filter(|r| !is_expired(r, params.now))
+            .filter(|r| !is_expired(r, params.now) && r.external.is_none())
             .filter_map(|r| match r.lease_until {
                 Some(until) if until <= params.now => Some((until, r.id.clone())),
                 _ => None,

@@ -61,6 +61,20 @@ impl InputRequest {
 /// Outstanding input requests by key. Keys are unique within a task.
 pub type InputRequests = BTreeMap<String, InputRequest>;
 
+/// An external job a task waits on: work started in another system (a query engine, a
+/// batch service) that the engine polls when the task is read, instead of a future
+/// running in some process. Stored with the task, so any replica, and a restarted
+/// process, can carry on polling it: no process holds such a task.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExternalJob {
+    /// Which poller understands `state` (the server uses the tool name); every replica
+    /// registers the same kinds.
+    pub kind: String,
+    /// What the poller needs to find the job again (a job id, a page token, ...). Small:
+    /// it is rewritten whenever the job reports a new state.
+    pub state: Value,
+}
+
 /// One task, as stored.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TaskRecord {
@@ -108,6 +122,11 @@ pub struct TaskRecord {
     /// the generation it was given to renewals and fenced transitions, which fail once
     /// someone else has claimed the task since.
     pub lease_generation: u64,
+    /// The external job the task waits on, once its work started one; `None` for tasks
+    /// whose work runs in a process. Non-terminal tasks with a job are never failed as
+    /// orphans nor taken over by lease expiry: their state lives here, not in a process.
+    /// Kept after the task ends, as a note of which job produced the outcome.
+    pub external: Option<ExternalJob>,
 }
 
 /// One atomic change applied by [`crate::TaskStore::transition`].
@@ -132,6 +151,8 @@ pub struct TransitionParams {
     /// runner whose lease was taken over cannot overwrite the new holder's work.
     /// `None` applies whoever holds the lease (a client's cancel, single process).
     pub expected_lease_generation: Option<u64>,
+    /// `Some(job)` replaces the external job (`Some(None)` removes it); `None` leaves it.
+    pub external: Option<Option<ExternalJob>>,
 }
 
 /// Claims the lease of one task; see [`crate::TaskStore::claim_lease`].

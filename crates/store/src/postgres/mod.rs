@@ -196,6 +196,15 @@ impl TaskStore for PgStore {
             .bind(expected)
             .bind(fence)
             .bind(params.input_requests.as_ref().map(to_json).transpose()?)
+            .bind(params.external.is_some())
+            .bind(
+                params
+                    .external
+                    .as_ref()
+                    .and_then(Option::as_ref)
+                    .map(to_json)
+                    .transpose()?,
+            )
             .fetch_optional(&self.pool)
             .await
             .map_err(classify)?;
@@ -418,7 +427,9 @@ mod tests {
         };
         let schema = TestSchema::create(&server).await;
         let store = PgStore::open(schema.url()).await.unwrap();
-        let transition = [Text, Text, Bool, Text, Text, Time, NoInt, NoInt, Text];
+        let transition = [
+            Text, Text, Bool, Text, Text, Time, NoInt, NoInt, Text, Bool, Text,
+        ];
         let list = [Text, Time, NoTime, Text, Int];
         let list_after = [Text, Time, Time, Text, Int];
         // CHANGE_CHANNEL is left out: a one-row catalog lookup at open, whose plan

@@ -102,7 +102,8 @@ pub(super) fn insert(record: &TaskRecord) -> Result<Query<'_, Postgres, PgArgume
         .bind(counter_to_db("version", record.version)?)
         .bind(record.lease_until)
         .bind(counter_to_db("lease generation", record.lease_generation)?)
-        .bind(to_json(&record.input_requests)?))
+        .bind(to_json(&record.input_requests)?)
+        .bind(record.external.as_ref().map(to_json).transpose()?))
 }
 
 /// Reads one full row (the columns of `queries::columns!`) back into a record.
@@ -115,6 +116,7 @@ pub(super) fn row_to_record(row: &PgRow) -> Result<TaskRecord, StoreError> {
     let version: i64 = row.try_get("version").map_err(decode_error)?;
     let lease_generation: i64 = row.try_get("lease_generation").map_err(decode_error)?;
     let input_requests: String = row.try_get("input_requests").map_err(decode_error)?;
+    let external: Option<String> = row.try_get("external").map_err(decode_error)?;
     Ok(TaskRecord {
         id: TaskId::from_string(row.try_get::<String, _>("id").map_err(decode_error)?),
         owner: row.try_get("owner").map_err(decode_error)?,
@@ -138,5 +140,6 @@ pub(super) fn row_to_record(row: &PgRow) -> Result<TaskRecord, StoreError> {
         lease_until: row.try_get("lease_until").map_err(decode_error)?,
         lease_generation: counter_from_db("lease_generation", lease_generation)?,
         input_requests: from_json("input_requests", &input_requests)?,
+        external: external.map(|e| from_json("external", &e)).transpose()?,
     })
 }

@@ -188,6 +188,15 @@ impl TaskStore for SqliteStore {
             .bind(expected)
             .bind(fence)
             .bind(params.input_requests.as_ref().map(to_json).transpose()?)
+            .bind(params.external.is_some())
+            .bind(
+                params
+                    .external
+                    .as_ref()
+                    .and_then(Option::as_ref)
+                    .map(to_json)
+                    .transpose()?,
+            )
             .fetch_optional(&self.pool)
             .await
             .map_err(classify)?;

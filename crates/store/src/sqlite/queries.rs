@@ -9,15 +9,15 @@ macro_rules! columns {
     () => {
         "id, owner, session, status, status_message, created_at, last_updated_at, ttl_ms, \
          expires_at, poll_interval_ms, method, request, outcome, runner, version, \
-         lease_until, lease_generation, input_requests"
+         lease_until, lease_generation, input_requests, external"
     };
 }
 
-/// Inserts a record. ?1..?18 follow the column list.
+/// Inserts a record. ?1..?19 follow the column list.
 pub(super) const CREATE: &str = concat!(
     "INSERT INTO tasks (",
     columns!(),
-    ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)"
+    ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)"
 );
 
 /// Reads a visible record. ?1 id, ?2 now.
@@ -50,11 +50,13 @@ pub(super) const LIST_BY_SESSION: &str = concat!(
 /// replace the message (0/1), ?4 the new message, ?5 outcome JSON or NULL to keep,
 /// ?6 now, ?7 expected version or NULL, ?8 expected lease generation or NULL,
 /// ?9 input requests JSON or NULL to keep.
+/// ?10 whether to replace the external job, ?11 its JSON (NULL removes it).
 pub(super) const TRANSITION: &str = concat!(
     "UPDATE tasks SET status = ?2,",
     " status_message = CASE WHEN ?3 THEN ?4 ELSE status_message END,",
     " outcome = COALESCE(?5, outcome),",
     " input_requests = COALESCE(?9, input_requests),",
+    " external = CASE WHEN ?10 THEN ?11 ELSE external END,",
     " last_updated_at = ?6,",
     " version = version + 1",
     " WHERE id = ?1",
@@ -71,14 +73,16 @@ pub(super) const DELETE_EXPIRED: &str = "DELETE FROM tasks WHERE id IN (\
      SELECT id FROM tasks WHERE expires_at IS NOT NULL AND expires_at <= ?1 \
      ORDER BY expires_at LIMIT ?2) RETURNING id";
 
-/// Fails every running record of another (or no) runner that no live lease holds.
+/// Fails every running record of another (or no) runner that no live lease holds and
+/// that waits on no external job (no process holds those).
 /// ?1 current runner, ?2 status message, ?3 outcome JSON, ?4 now.
 pub(super) const FAIL_ORPHANED: &str = "UPDATE tasks SET status = 'failed', \
      status_message = ?2, outcome = ?3, input_requests = '{}', last_updated_at = ?4, \
      version = version + 1 \
      WHERE status IN ('working', 'input_required') \
      AND (runner IS NULL OR runner <> ?1) \
-     AND (lease_until IS NULL OR lease_until <= ?4)";
+     AND (lease_until IS NULL OR lease_until <= ?4) \
+     AND external IS NULL";
 
 /// Takes a free lease (none, or expired) of a running, visible record. ?1 id,
 /// ?2 runner, ?3 until, ?4 now. Version and `last_updated_at` stay: no client sees it.
@@ -112,6 +116,7 @@ pub(super) const CLAIM_EXPIRED: &str = concat!(
     " WHERE id IN (SELECT id FROM tasks INDEXED BY tasks_lease_until",
     " WHERE lease_until IS NOT NULL AND status IN ('working', 'input_required')",
     " AND lease_until <= ?3 AND (expires_at IS NULL OR expires_at > ?3)",
+    " AND external IS NULL",
     " ORDER BY lease_until LIMIT ?4)",
     " RETURNING ",
     columns!()

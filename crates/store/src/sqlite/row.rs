@@ -108,7 +108,8 @@ pub(super) fn insert(
         .bind(counter_to_db("version", record.version)?)
         .bind(record.lease_until.map(to_ms))
         .bind(counter_to_db("lease generation", record.lease_generation)?)
-        .bind(to_json(&record.input_requests)?))
+        .bind(to_json(&record.input_requests)?)
+        .bind(record.external.as_ref().map(to_json).transpose()?))
 }
 
 /// Reads one full row (the columns of `queries::columns!`) back into a record.
@@ -123,6 +124,7 @@ pub(super) fn row_to_record(row: &SqliteRow) -> Result<TaskRecord, StoreError> {
     let lease_until: Option<i64> = row.try_get("lease_until").map_err(decode_error)?;
     let lease_generation: i64 = row.try_get("lease_generation").map_err(decode_error)?;
     let input_requests: String = row.try_get("input_requests").map_err(decode_error)?;
+    let external: Option<String> = row.try_get("external").map_err(decode_error)?;
     Ok(TaskRecord {
         id: TaskId::from_string(row.try_get::<String, _>("id").map_err(decode_error)?),
         owner: row.try_get("owner").map_err(decode_error)?,
@@ -152,5 +154,6 @@ pub(super) fn row_to_record(row: &SqliteRow) -> Result<TaskRecord, StoreError> {
             .transpose()?,
         lease_generation: counter_from_db("lease_generation", lease_generation)?,
         input_requests: from_json("input_requests", &input_requests)?,
+        external: external.map(|e| from_json("external", &e)).transpose()?,
     })
 }

@@ -23,6 +23,7 @@
 
 mod changes;
 mod expiry;
+mod external;
 mod guarded;
 mod input;
 mod lease;
@@ -36,6 +37,10 @@ mod transition;
 pub use changes::change_feed_reports_visible_changes;
 pub use expiry::{
     concurrent_sweeps_delete_each_record_once, expired_records_are_invisible_and_deleted_in_batches,
+};
+pub use external::{
+    claim_expired_leases_skips_external_jobs, external_job_round_trips,
+    fail_orphaned_skips_external_jobs,
 };
 pub use guarded::{Guarded, SuiteStore};
 pub use input::{fail_orphaned_clears_input_requests, input_requests_are_stored_replaced_and_kept};
@@ -95,6 +100,9 @@ macro_rules! store_suite {
             fenced_transition_with_stale_generation_is_lease_conflict,
             expired_leases_are_claimed_once,
             change_feed_reports_visible_changes,
+            external_job_round_trips,
+            fail_orphaned_skips_external_jobs,
+            claim_expired_leases_skips_external_jobs,
         );
     };
     (@cases $make:expr; $($case:ident),* $(,)?) => {
@@ -147,6 +155,7 @@ pub fn record(owner: &str, session: Option<&str>, created_at: DateTime<Utc>) -> 
         input_requests: Default::default(),
         lease_until: None,
         lease_generation: 0,
+        external: None,
     }
 }
 
@@ -161,6 +170,7 @@ pub fn to_status(id: &TaskId, status: TaskStatus, now: DateTime<Utc>) -> Transit
         now,
         input_requests: None,
         expected_lease_generation: None,
+        external: None,
     }
 }
 

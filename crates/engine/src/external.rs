@@ -1,0 +1,403 @@
+//! External jobs: tasks whose work runs in another system (a long query in a query
+//! engine, a batch job) rather than in a future of this process.
+//!
+//! A tool *starts* the job and hands the engine a small JSON state (a job id, a page
+//! token); [`Engine::create_external`] stores it with the task as an
+//! [`ExternalJob`]. From then on no process holds the task: reading it
+//! ([`Engine::get`], [`Engine::wait_terminal`]) asks the registered [`ExternalPoller`]
+//! how the job is doing, at most once per poll interval, and records what it says;
+//! [`Engine::cancel`] asks it to stop the job. Because everything needed lives in the
+//! record, such tasks survive a restart (start-up recovery skips them) and any replica
+//! can serve them (lease takeover skips them too), as long as every replica registers
+//! the same kinds.
+
+use async_trait::async_trait;
+use futures::future::BoxFuture;
+use mcp_tasks_protocol::error_code::INTERNAL_ERROR;
+use mcp_tasks_protocol::{TaskId, TaskStatus};
+use mcp_tasks_store::{ExternalJob, Outcome, StoreError, TaskRecord, TransitionParams};
+use serde_json::Value;
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex, MutexGuard, RwLock};
+use std::time::{Duration, Instant};
+
+use crate::caller::Caller;
+use crate::context::TaskContext;
+use crate::engine::{now_ms, CreateParams, Engine, Inner};
+use crate::error::EngineError;
+
+/// Status message of a task once its external job started.
+pub const EXTERNAL_STARTED_MESSAGE: &str =
+    "started an external job; it is checked when the task is read";
+
+/// Poll-rate entries kept before old ones are dropped (tasks that ended elsewhere or
+/// expired are never read again, so their entries would otherwise stay forever).
+const MAX_TRACKED_POLLS: usize = 100_000;
+
+/// How long an idle poll-rate entry is worth keeping once the map is full.
+const POLL_ENTRY_TTL: Duration = Duration::from_secs(600);
+
+/// What a poll of an external job found.
+#[derive(Debug, Clone, PartialEq)]
+pub enum JobPoll {
+    /// Still running. `state: Some(new)` replaces the stored job state (e.g. a new page
+    /// token); `status_message` becomes the task's status message when `Some`. Nothing
+    /// is written when both are `None` or equal to what is stored.
+    Running {
+        /// The job's new state, if it changed.
+        state: Option<Value>,
+        /// A new status message for the task.
+        status_message: Option<String>,
+    },
+    /// Done: the outcome to record (`Outcome::Result { value: CallToolResult }` makes
+    /// the task `completed`, or `failed` when it carries `isError`; `Outcome::Error`
+    /// makes it `failed`). Subject to `max_result_bytes` like any result.
+    Finished(Outcome),
+}
+
+/// Talks to the system that runs external jobs of one kind. Registered per kind with
+/// [`Engine::register_external`]; every replica must register the same kinds, since any
+/// of them may be the one that reads a task.
+#[async_trait]
+pub trait ExternalPoller: Send + Sync + 'static {
+    /// Asks the external system how the job is doing.
+    ///
+    /// # Errors
+    /// `Err(reason)`: could not find out this time (transient). The task stays as
+    /// stored, a warning is logged, and a later read asks again.
+    async fn poll(&self, state: &Value) -> Result<JobPoll, String>;
+
+    /// Asks the external system to stop the job.
+    ///
+    /// # Errors
+    /// `Err(reason)` is logged and put into the cancelled task's status message; the
+    /// task is cancelled anyway (the client asked for it, and terminal is final).
+    async fn cancel(&self, state: &Value) -> Result<(), String>;
+}
+
+/// When a task was last polled here, and whether a poll of it is under way.
+#[derive(Debug, Clone, Copy)]
+struct PollSlot {
+    last: Instant,
+    in_flight: bool,
+}
+
+/// The engine's registry of pollers and the in-process rate limit of polls.
+#[derive(Default)]
+pub(crate) struct Externals {
+    pollers: RwLock<HashMap<String, Arc<dyn ExternalPoller>>>,
+    polls: Mutex<HashMap<TaskId, PollSlot>>,
+    /// Kinds already warned about as unregistered, so the log is not flooded.
+    warned: Mutex<HashSet<String>>,
+}
+
+/// A poll under way; dropping it (also when the reading request is dropped mid-poll)
+/// lets the next read poll again.
+struct InFlight<'a> {
+    externals: &'a Externals,
+    id: TaskId,
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        if let Some(slot) = self.externals.lock_polls().get_mut(&self.id) {
+            slot.in_flight = false;
+        }
+    }
+}
+
+impl Externals {
+    fn lock_polls(&self) -> MutexGuard<'_, HashMap<TaskId, PollSlot>> {
+        // A poisoned lock only means a thread panicked while touching a map of instants.
+        self.polls.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn register(&self, kind: String, poller: Arc<dyn ExternalPoller>) {
+        self.warned
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&kind);
+        self.pollers
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(kind, poller);
+    }
+
+    /// The poller of `kind`; warns once per kind when none is registered.
+    fn poller(&self, kind: &str) -> Option<Arc<dyn ExternalPoller>> {
+        let found = self
+            .pollers
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(kind)
+            .cloned();
+        if found.is_none()
+            && self
+                .warned
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .insert(kind.to_string())
+        {
+            tracing::warn!(
+                kind,
+                "no poller is registered for external jobs of this kind; their tasks are served as stored"
+            );
+        }
+        found
+    }
+
+    /// Claims the right to poll task `id` now: refused while another poll of it runs
+    /// (single flight) or when the last one here began less than `interval` ago.
+    fn begin(&self, id: &TaskId, interval: Duration) -> Option<InFlight<'_>> {
+        let mut polls = self.lock_polls();
+        if let Some(slot) = polls.get(id) {
+            if slot.in_flight || slot.last.elapsed() < interval {
+                return None;
+            }
+        }
+        if polls.len() >= MAX_TRACKED_POLLS {
+            polls.retain(|_, s| s.in_flight || s.last.elapsed() < POLL_ENTRY_TTL);
+        }
+        polls.insert(
+            id.clone(),
+            PollSlot {
+                last: Instant::now(),
+                in_flight: true,
+            },
+        );
+        Some(InFlight {
+            externals: self,
+            id: id.clone(),
+        })
+    }
+
+    /// Drops the rate-limit entry of a task that ended.
+    pub(crate) fn forget(&self, id: &TaskId) {
+        self.lock_polls().remove(id);
+    }
+}
+
+impl Engine {
+    /// Registers the poller for external jobs of `kind` (the server uses the tool
+    /// name). Every replica registers the same kinds; a replica without the kind serves
+    /// such tasks as stored (and warns once). Registering a kind again replaces it.
+    pub fn register_external(&self, kind: impl Into<String>, poller: Arc<dyn ExternalPoller>) {
+        self.inner.externals.register(kind.into(), poller);
+    }
+
+    /// Like [`Engine::create`], but the work (`start`) only *starts* an external job and
+    /// returns its state (`Ok`), or an outcome that ends the task right away (`Err`,
+    /// recorded like any work's outcome; a panic fails the task like any work's).
+    ///
+    /// On `Ok(state)` the engine stores `{kind, state}` in the record (status stays
+    /// `working`, status message [`EXTERNAL_STARTED_MESSAGE`]) and the work is over:
+    /// from then on no process holds the task, reads poll the job. Should the task have
+    /// ended meanwhile (cancelled, expired), the job is cancelled at once instead.
+    ///
+    /// Quota: the task counts toward `max_active_tasks` and `max_tasks_per_principal`
+    /// only while `start` runs. Those limits protect this process's resources, and a
+    /// started job uses none (and may be polled from any replica, which could not
+    /// account for it anyway).
+    ///
+    /// # Errors
+    /// As [`Engine::create`]: quota refusals and store failures; nothing starts then.
+    pub async fn create_external<F>(
+        &self,
+        params: CreateParams,
+        kind: impl Into<String>,
+        start: F,
+    ) -> Result<TaskRecord, EngineError>
+    where
+        F: FnOnce(TaskContext) -> BoxFuture<'static, Result<Value, Outcome>>,
+    {
+        let kind = kind.into();
+        let inner = Arc::downgrade(&self.inner);
+        self.create_task(params, move |ctx| {
+            let id = ctx.task_id().cloned();
+            let started = start(ctx);
+            Box::pin(async move {
+                let state = match started.await {
+                    Ok(state) => state,
+                    Err(outcome) => return Some(outcome),
+                };
+                let job = ExternalJob { kind, state };
+                match (inner.upgrade(), id) {
+                    (Some(inner), Some(id)) => inner.attach_external(&id, job).await,
+                    // The engine is gone: nothing is left to record anything.
+                    (None, _) => None,
+                    (Some(_), None) => Some(Outcome::Error {
+                        code: INTERNAL_ERROR,
+                        message: "the external job started without a task to attach it to".into(),
+                        data: None,
+                    }),
+                }
+            })
+        })
+        .await
+    }
+}
+
+impl Inner {
+    /// Stores the started job in the task, fenced by the lease the start ran under.
+    /// Returns an outcome to finish the task with when the job could not be recorded.
+    async fn attach_external(&self, id: &TaskId, job: ExternalJob) -> Option<Outcome> {
+        let attached = self
+            .apply(TransitionParams {
+                id: id.clone(),
+                expected_version: None,
+                status: TaskStatus::Working,
+                status_message: Some(Some(EXTERNAL_STARTED_MESSAGE.into())),
+                outcome: None,
+                input_requests: None,
+                now: now_ms(),
+                expected_lease_generation: self.fence(id),
+                external: Some(Some(job.clone())),
+            })
+            .await;
+        match attached {
+            Ok(_) => {
+                tracing::info!(task_id = %id, kind = %job.kind, "external job started; the task is polled when read");
+                None
+            }
+            Err(
+                StoreError::Conflict { .. }
+                | StoreError::NotFound
+                | StoreError::LeaseConflict { .. },
+            ) => {
+                // Cancelled, expired or taken over while the job started: nobody will
+                // ever poll this job, so stop it.
+                tracing::info!(task_id = %id, "task ended while its external job started; cancelling the job");
+                let _ = self.cancel_job(id, &job).await;
+                None
+            }
+            Err(e) => {
+                tracing::error!(task_id = %id, error = %e, "could not record the started external job; cancelling it");
+                let _ = self.cancel_job(id, &job).await;
+                Some(Outcome::Error {
+                    code: INTERNAL_ERROR,
+                    message: format!("the external job started but could not be recorded: {e}"),
+                    data: None,
+                })
+            }
+        }
+    }
+
+    /// Asks the job's system to stop it; the reason is logged and returned on failure
+    /// (also when no poller of its kind is registered here).
+    pub(crate) async fn cancel_job(&self, id: &TaskId, job: &ExternalJob) -> Result<(), String> {
+        let result = match self.externals.poller(&job.kind) {
+            Some(poller) => poller.cancel(&job.state).await,
+            None => Err(format!(
+                "no poller for external jobs of kind '{}' is registered on this server, so the job may still be running",
+                job.kind
+            )),
+        };
+        if let Err(reason) = &result {
+            tracing::warn!(task_id = %id, kind = %job.kind, reason, "could not cancel the external job");
+        }
+        result
+    }
+
+    /// The poll interval of a task: its own, or the configured one.
+    pub(crate) fn poll_interval_of(&self, record: &TaskRecord) -> Duration {
+        record.poll_interval.unwrap_or(self.config.poll_interval)
+    }
+
+    /// Reads a task for `caller` ([`Inner::authorize`]) and brings an external job's
+    /// news into it when due ([`Inner::poll_external`]).
+    pub(crate) async fn read(
+        &self,
+        id: &TaskId,
+        caller: &Caller,
+        action: &str,
+    ) -> Result<TaskRecord, EngineError> {
+        let record = self.authorize(id, caller, action).await?;
+        Ok(self.poll_external(record).await)
+    }
+
+    /// Polls the external job of a non-terminal task when due, and returns the record as
+    /// it is after. Not due when the task changed less than a poll interval ago (some
+    /// replica just polled it, or it just started), when this process polled it less
+    /// than a poll interval ago, or while a poll of it is under way here; then, and on
+    /// any failure, the stored record is returned unchanged.
+    pub(crate) async fn poll_external(&self, record: TaskRecord) -> TaskRecord {
+        let Some(job) = record.external.clone() else {
+            return record;
+        };
+        if record.status.is_terminal() {
+            self.externals.forget(&record.id);
+            return record;
+        }
+        let interval = self.poll_interval_of(&record);
+        // A record "from the future" (clock skew between replicas) counts as fresh.
+        let since_change = (now_ms() - record.last_updated_at)
+            .to_std()
+            .unwrap_or(Duration::ZERO);
+        if since_change < interval {
+            return record;
+        }
+        let Some(poller) = self.externals.poller(&job.kind) else {
+            return record;
+        };
+        let Some(_flight) = self.externals.begin(&record.id, interval) else {
+            return record;
+        };
+        match poller.poll(&job.state).await {
+            Err(reason) => {
+                tracing::warn!(task_id = %record.id, kind = %job.kind, reason, "could not poll the external job; will try again on a later read");
+                record
+            }
+            Ok(JobPoll::Running {
+                state,
+                status_message,
+            }) => self.job_running(record, job, state, status_message).await,
+            Ok(JobPoll::Finished(outcome)) => {
+                let id = record.id.clone();
+                let finished = self.finish(&id, outcome).await;
+                self.externals.forget(&id);
+                finished.unwrap_or(record)
+            }
+        }
+    }
+
+    /// Records a running job's new state and message, if either changed. A concurrent
+    /// change wins (compare-and-set on the version); the record as it now is is returned.
+    async fn job_running(
+        &self,
+        record: TaskRecord,
+        job: ExternalJob,
+        state: Option<Value>,
+        status_message: Option<String>,
+    ) -> TaskRecord {
+        let state = state.filter(|s| *s != job.state);
+        let status_message =
+            status_message.filter(|m| record.status_message.as_deref() != Some(m.as_str()));
+        if state.is_none() && status_message.is_none() {
+            return record;
+        }
+        let change = TransitionParams {
+            id: record.id.clone(),
+            expected_version: Some(record.version),
+            status: record.status,
+            status_message: status_message.map(Some),
+            outcome: None,
+            input_requests: None,
+            now: now_ms(),
+            expected_lease_generation: None,
+            external: state.map(|state| {
+                Some(ExternalJob {
+                    kind: job.kind,
+                    state,
+                })
+            }),
+        };
+        match self.apply(change).await {
+            Ok(updated) => updated,
+            Err(StoreError::Conflict { current }) => *current,
+            Err(e) => {
+                tracing::warn!(task_id = %record.id, error = %e, "could not store the external job's progress");
+                record
+            }
+        }
+    }
+}

@@ -1,0 +1,582 @@
+//! External jobs: a tool starts a job in another system (here a fake one, a map of job
+//! states behind a mutex) and the engine polls it when the task is read, cancels it,
+//! and keeps serving it across a restart and from another replica.
+#![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
+
+use async_trait::async_trait;
+use mcp_tasks_engine::external::EXTERNAL_STARTED_MESSAGE;
+use mcp_tasks_engine::{
+    Caller, CreateParams, Engine, EngineConfig, ExternalPoller, JobPoll, Outcome, TaskRecord,
+};
+use mcp_tasks_protocol::{TaskId, TaskStatus};
+use mcp_tasks_store::{MemoryStore, SqliteStore, TaskStore};
+use serde_json::{json, Value};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+const KIND: &str = "query";
+
+/// A job of the fake external system.
+#[derive(Debug, Clone, PartialEq)]
+enum Job {
+    Running { page: u64 },
+    Done(Outcome),
+    Cancelled,
+}
+
+/// The fake external system, and its poller.
+#[derive(Debug, Default)]
+struct Fake {
+    jobs: Mutex<HashMap<String, Job>>,
+    next: AtomicUsize,
+    polls: AtomicUsize,
+    /// The states `cancel` was called with.
+    cancels: Mutex<Vec<Value>>,
+    /// When set, `cancel` fails with this reason.
+    cancel_error: Mutex<Option<String>>,
+    /// How long each poll takes.
+    poll_delay: Mutex<Duration>,
+}
+
+impl Fake {
+    fn new() -> Arc<Self> {
+        Arc::new(Self::default())
+    }
+
+    /// Starts a job; returns its state as a tool would hand it to the engine.
+    fn start_job(&self) -> Value {
+        let id = format!("job-{}", self.next.fetch_add(1, Ordering::SeqCst));
+        self.jobs
+            .lock()
+            .unwrap()
+            .insert(id.clone(), Job::Running { page: 0 });
+        json!({"job": id, "page": 0})
+    }
+
+    fn set(&self, state: &Value, job: Job) {
+        let id = state["job"].as_str().unwrap().to_string();
+        self.jobs.lock().unwrap().insert(id, job);
+    }
+
+    fn job(&self, state: &Value) -> Option<Job> {
+        self.jobs
+            .lock()
+            .unwrap()
+            .get(state["job"].as_str().unwrap())
+            .cloned()
+    }
+
+    fn polls(&self) -> usize {
+        self.polls.load(Ordering::SeqCst)
+    }
+}
+
+#[async_trait]
+impl ExternalPoller for Fake {
+    async fn poll(&self, state: &Value) -> Result<JobPoll, String> {
+        self.polls.fetch_add(1, Ordering::SeqCst);
+        let delay = *self.poll_delay.lock().unwrap();
+        tokio::time::sleep(delay).await;
+        let id = state["job"].as_str().ok_or("state without a job id")?;
+        match self.job(state) {
+            Some(Job::Running { page }) => Ok(JobPoll::Running {
+                state: Some(json!({"job": id, "page": page})),
+                status_message: Some(format!("{page} pages read")),
+            }),
+            Some(Job::Done(outcome)) => Ok(JobPoll::Finished(outcome)),
+            Some(Job::Cancelled) => Ok(JobPoll::Finished(Outcome::Error {
+                code: -32603,
+                message: "the job was cancelled".into(),
+                data: None,
+            })),
+            None => Err(format!("no job {id}")),
+        }
+    }
+
+    async fn cancel(&self, state: &Value) -> Result<(), String> {
+        self.cancels.lock().unwrap().push(state.clone());
+        if let Some(reason) = self.cancel_error.lock().unwrap().clone() {
+            return Err(reason);
+        }
+        self.set(state, Job::Cancelled);
+        Ok(())
+    }
+}
+
+fn caller() -> Caller {
+    Caller::anonymous("owner", Some("session".into()))
+}
+
+fn params() -> CreateParams {
+    CreateParams {
+        caller: caller(),
+        method: "tools/call".into(),
+        request: json!({"name": KIND, "arguments": {"sql": "SELECT 1"}}),
+        requested_ttl: None,
+        client_capabilities: json!({}),
+    }
+}
+
+fn config(poll_interval: Duration) -> EngineConfig {
+    EngineConfig {
+        poll_interval,
+        ..EngineConfig::default()
+    }
+}
+
+fn rows(text: &str) -> Outcome {
+    Outcome::Result {
+        value: json!({"content": [{"type": "text", "text": text}], "isError": false}),
+    }
+}
+
+async fn engine_on(store: Arc<dyn TaskStore>, config: EngineConfig, fake: &Arc<Fake>) -> Engine {
+    let engine = Engine::start(store, config).await.unwrap();
+    engine.register_external(KIND, fake.clone());
+    engine
+}
+
+/// Creates a task whose start starts a job of `fake`; returns the record once the job
+/// is attached, with the job's state.
+async fn start(engine: &Engine, fake: &Arc<Fake>) -> (TaskRecord, Value) {
+    let system = fake.clone();
+    let record = engine
+        .create_external(params(), KIND, move |_ctx| {
+            Box::pin(async move { Ok(system.start_job()) })
+        })
+        .await
+        .unwrap();
+    assert_eq!(record.status, TaskStatus::Working);
+    let attached = attached(engine, &record.id).await;
+    let state = attached.external.clone().unwrap().state;
+    (attached, state)
+}
+
+/// Reads the task until its job is attached (the start runs in the background).
+async fn attached(engine: &Engine, id: &TaskId) -> TaskRecord {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let record = engine.get(id, &caller()).await.unwrap();
+        if record.external.is_some() {
+            return record;
+        }
+        assert!(Instant::now() < deadline, "the job was never attached");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reads_poll_the_job_and_record_its_progress_and_outcome() {
+    let fake = Fake::new();
+    let engine = engine_on(
+        Arc::new(MemoryStore::new()),
+        config(Duration::from_millis(50)),
+        &fake,
+    )
+    .await;
+    let (record, state) = start(&engine, &fake).await;
+    assert_eq!(record.status, TaskStatus::Working);
+    assert_eq!(
+        record.status_message.as_deref(),
+        Some(EXTERNAL_STARTED_MESSAGE)
+    );
+    assert_eq!(record.external.as_ref().unwrap().kind, KIND);
+    assert_eq!(engine.running_count(), 0, "no process holds the task");
+
+    // Progress: a new state and message are stored.
+    fake.set(&state, Job::Running { page: 3 });
+    tokio::time::sleep(Duration::from_millis(60)).await;
+    let progressed = engine.get(&record.id, &caller()).await.unwrap();
+    assert_eq!(progressed.status, TaskStatus::Working);
+    assert_eq!(progressed.status_message.as_deref(), Some("3 pages read"));
+    assert_eq!(
+        progressed.external.as_ref().unwrap().state,
+        json!({"job": state["job"], "page": 3})
+    );
+    assert!(progressed.version > record.version);
+
+    // Done: the outcome is recorded.
+    fake.set(&state, Job::Done(rows("42 rows")));
+    tokio::time::sleep(Duration::from_millis(60)).await;
+    let done = engine.get(&record.id, &caller()).await.unwrap();
+    assert_eq!(done.status, TaskStatus::Completed);
+    assert_eq!(done.outcome, Some(rows("42 rows")));
+    let waited = engine.wait_terminal(&record.id, &caller()).await.unwrap();
+    assert_eq!(waited, done);
+
+    // Terminal tasks are not polled any more.
+    let polls = fake.polls();
+    tokio::time::sleep(Duration::from_millis(60)).await;
+    engine.get(&record.id, &caller()).await.unwrap();
+    assert_eq!(fake.polls(), polls);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn failed_jobs_fail_the_task_and_tool_errors_are_flagged() {
+    let fake = Fake::new();
+    let engine = engine_on(
+        Arc::new(MemoryStore::new()),
+        config(Duration::from_millis(20)),
+        &fake,
+    )
+    .await;
+    let (a, a_state) = start(&engine, &fake).await;
+    let (b, b_state) = start(&engine, &fake).await;
+    let error = Outcome::Error {
+        code: -32603,
+        message: "the query ran out of memory".into(),
+        data: None,
+    };
+    fake.set(&a_state, Job::Done(error.clone()));
+    let tool_error = Outcome::Result {
+        value: json!({"content": [{"type": "text", "text": "syntax error"}], "isError": true}),
+    };
+    fake.set(&b_state, Job::Done(tool_error.clone()));
+    let a = engine.wait_terminal(&a.id, &caller()).await.unwrap();
+    assert_eq!(
+        (a.status, a.outcome),
+        (TaskStatus::Failed, Some(error.clone()))
+    );
+    // Recorded exactly as a tool error of in-process work: stored `completed` with the
+    // tool-error flag of the view (the 2025-11-25 codec renders that as `failed`).
+    let b = engine.wait_terminal(&b.id, &caller()).await.unwrap();
+    assert!(Engine::view(&b).tool_error);
+    assert_eq!(
+        b.status_message.as_deref(),
+        Some("the tool reported an error: syntax error")
+    );
+    assert_eq!(
+        (b.status, b.outcome),
+        (TaskStatus::Completed, Some(tool_error))
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn polls_are_rate_limited_to_one_per_interval_and_single_flight() {
+    let fake = Fake::new();
+    *fake.poll_delay.lock().unwrap() = Duration::from_millis(100);
+    let interval = Duration::from_millis(1_000);
+    let engine = engine_on(Arc::new(MemoryStore::new()), config(interval), &fake).await;
+    let (record, _) = start(&engine, &fake).await;
+    // Freshly attached: the change is younger than the interval, nobody polls yet.
+    for _ in 0..10 {
+        engine.get(&record.id, &caller()).await.unwrap();
+    }
+    assert_eq!(fake.polls(), 0, "polled a job that just started");
+
+    tokio::time::sleep(interval + Duration::from_millis(50)).await;
+    let began = Instant::now();
+    // Concurrent reads while the (slow) poll runs: one poll, the others get the record.
+    let reads: Vec<_> = (0..20)
+        .map(|_| {
+            let engine = engine.clone();
+            let id = record.id.clone();
+            tokio::spawn(async move { engine.get(&id, &caller()).await.unwrap() })
+        })
+        .collect();
+    for read in reads {
+        assert_eq!(read.await.unwrap().status, TaskStatus::Working);
+    }
+    // And sequential ones after it, within the same interval.
+    for _ in 0..20 {
+        engine.get(&record.id, &caller()).await.unwrap();
+    }
+    assert!(
+        began.elapsed() < interval,
+        "the reads took longer than a poll interval; the test proves nothing"
+    );
+    assert_eq!(fake.polls(), 1);
+
+    // A poll interval later, reads poll again.
+    tokio::time::sleep(interval + Duration::from_millis(50)).await;
+    engine.get(&record.id, &caller()).await.unwrap();
+    assert_eq!(fake.polls(), 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wait_terminal_polls_until_the_job_finishes() {
+    let fake = Fake::new();
+    let engine = engine_on(
+        Arc::new(MemoryStore::new()),
+        config(Duration::from_millis(50)),
+        &fake,
+    )
+    .await;
+    let (record, state) = start(&engine, &fake).await;
+    let waiter = {
+        let engine = engine.clone();
+        let id = record.id.clone();
+        tokio::spawn(async move { engine.wait_terminal(&id, &caller()).await })
+    };
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(!waiter.is_finished());
+    assert!(fake.polls() >= 2, "the waiter did not poll while waiting");
+    fake.set(&state, Job::Done(rows("done")));
+    let done = tokio::time::timeout(Duration::from_secs(3), waiter)
+        .await
+        .expect("wait_terminal did not notice the finished job")
+        .unwrap()
+        .unwrap();
+    assert_eq!(done.status, TaskStatus::Completed);
+    assert_eq!(done.outcome, Some(rows("done")));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wait_terminal_from_before_the_job_started_polls_it() {
+    let fake = Fake::new();
+    let engine = engine_on(
+        Arc::new(MemoryStore::new()),
+        config(Duration::from_millis(50)),
+        &fake,
+    )
+    .await;
+    let system = fake.clone();
+    let record = engine
+        .create_external(params(), KIND, move |_ctx| {
+            Box::pin(async move {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                let state = system.start_job();
+                // A job so quick it is done before the engine first polls it.
+                system.set(&state, Job::Done(rows("quick")));
+                Ok(state)
+            })
+        })
+        .await
+        .unwrap();
+    // Waiting starts while the job is not attached yet: no poll interval applies then,
+    // the wait must switch to polling once the job is attached.
+    let done = tokio::time::timeout(
+        Duration::from_secs(3),
+        engine.wait_terminal(&record.id, &caller()),
+    )
+    .await
+    .expect("wait_terminal did not poll the job attached while it waited")
+    .unwrap();
+    assert_eq!(done.outcome, Some(rows("quick")));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancel_cancels_the_job_and_a_failed_job_cancel_still_cancels_the_task() {
+    let fake = Fake::new();
+    let engine = engine_on(
+        Arc::new(MemoryStore::new()),
+        config(Duration::from_millis(50)),
+        &fake,
+    )
+    .await;
+    let (record, state) = start(&engine, &fake).await;
+    let cancelled = engine.cancel(&record.id, &caller()).await.unwrap();
+    assert_eq!(cancelled.status, TaskStatus::Cancelled);
+    assert_eq!(
+        cancelled.status_message.as_deref(),
+        Some("cancelled by the client")
+    );
+    assert_eq!(*fake.cancels.lock().unwrap(), vec![state.clone()]);
+    assert_eq!(fake.job(&state), Some(Job::Cancelled));
+    // The outcome stays the cancellation, whatever a later read finds.
+    tokio::time::sleep(Duration::from_millis(60)).await;
+    let read = engine.get(&record.id, &caller()).await.unwrap();
+    assert_eq!(read, cancelled);
+
+    *fake.cancel_error.lock().unwrap() = Some("the cluster is unreachable".into());
+    let (record, state) = start(&engine, &fake).await;
+    let cancelled = engine.cancel(&record.id, &caller()).await.unwrap();
+    assert_eq!(cancelled.status, TaskStatus::Cancelled);
+    let message = cancelled.status_message.unwrap();
+    assert!(
+        message.contains("the cluster is unreachable"),
+        "the reason is not in the status message: {message}"
+    );
+    assert_eq!(fake.cancels.lock().unwrap().last(), Some(&state));
+    assert_eq!(fake.job(&state), Some(Job::Running { page: 0 }));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_job_started_after_its_task_was_cancelled_is_cancelled() {
+    let fake = Fake::new();
+    let engine = engine_on(
+        Arc::new(MemoryStore::new()),
+        config(Duration::from_millis(50)),
+        &fake,
+    )
+    .await;
+    let (release, released) = tokio::sync::oneshot::channel::<()>();
+    let system = fake.clone();
+    let record = engine
+        .create_external(params(), KIND, move |_ctx| {
+            Box::pin(async move {
+                // Ignores cancellation, as a blocking job submission would.
+                let _ = released.await;
+                Ok(system.start_job())
+            })
+        })
+        .await
+        .unwrap();
+    let cancelled = engine.cancel(&record.id, &caller()).await.unwrap();
+    assert_eq!(cancelled.status, TaskStatus::Cancelled);
+    release.send(()).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while fake.cancels.lock().unwrap().is_empty() {
+        assert!(
+            Instant::now() < deadline,
+            "the late job was never cancelled"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let state = fake.cancels.lock().unwrap()[0].clone();
+    assert_eq!(fake.job(&state), Some(Job::Cancelled));
+    let read = engine.get(&record.id, &caller()).await.unwrap();
+    assert_eq!(read.status, TaskStatus::Cancelled);
+    assert_eq!(
+        read.external, None,
+        "a job of a cancelled task was attached"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn external_tasks_survive_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("tasks.db").display());
+    let fake = Fake::new();
+    let first = engine_on(
+        Arc::new(SqliteStore::open(&url).await.unwrap()),
+        config(Duration::from_millis(50)),
+        &fake,
+    )
+    .await;
+    let (record, state) = start(&first, &fake).await;
+    // A plain task of the same process, to show recovery did run.
+    let plain = first
+        .create(params(), |ctx| {
+            Box::pin(async move {
+                ctx.cancelled().await;
+                rows("never")
+            })
+        })
+        .await
+        .unwrap();
+    drop(first);
+
+    let second = Engine::start(
+        Arc::new(SqliteStore::open(&url).await.unwrap()),
+        config(Duration::from_millis(50)),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        second.get(&plain.id, &caller()).await.unwrap().status,
+        TaskStatus::Failed,
+        "recovery did not run"
+    );
+    // Before the poller is registered the task is served as stored.
+    tokio::time::sleep(Duration::from_millis(60)).await;
+    let stored = second.get(&record.id, &caller()).await.unwrap();
+    assert_eq!(stored.status, TaskStatus::Working);
+    assert_eq!(stored.external, record.external);
+    assert_eq!(fake.polls(), 0);
+
+    second.register_external(KIND, fake.clone());
+    fake.set(&state, Job::Done(rows("after the restart")));
+    let done = second.get(&record.id, &caller()).await.unwrap();
+    assert_eq!(done.status, TaskStatus::Completed);
+    assert_eq!(done.outcome, Some(rows("after the restart")));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn another_replica_serves_the_task_and_leases_do_not_take_it_over() {
+    let store: Arc<dyn TaskStore> = Arc::new(MemoryStore::new());
+    let fake = Fake::new();
+    let replica = EngineConfig {
+        lease_ttl: Some(Duration::from_millis(200)),
+        heartbeat: Duration::from_millis(50),
+        ..config(Duration::from_millis(50))
+    };
+    let a = engine_on(store.clone(), replica.clone(), &fake).await;
+    let sweeper = a.clone();
+    tokio::spawn(async move { sweeper.run_sweeper(std::future::pending()).await });
+    let (record, state) = start(&a, &fake).await;
+
+    // Well past the lease: A's heartbeats looked for expired leases several times. B
+    // starts now, so its recovery runs over the task too.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let b = engine_on(store.clone(), replica, &fake).await;
+    let sweeper = b.clone();
+    tokio::spawn(async move { sweeper.run_sweeper(std::future::pending()).await });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let on_b = b.get(&record.id, &caller()).await.unwrap();
+    assert_eq!(on_b.status, TaskStatus::Working, "{on_b:?}");
+    assert_eq!(on_b.external, record.external);
+
+    // A waits while B's read finds the job finished.
+    let waiter = {
+        let a = a.clone();
+        let id = record.id.clone();
+        tokio::spawn(async move { a.wait_terminal(&id, &caller()).await })
+    };
+    fake.set(&state, Job::Done(rows("from b")));
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let done = loop {
+        let r = b.get(&record.id, &caller()).await.unwrap();
+        if r.status.is_terminal() {
+            break r;
+        }
+        assert!(Instant::now() < deadline, "B never saw the job finish");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    };
+    assert_eq!(done.status, TaskStatus::Completed);
+    assert_eq!(done.outcome, Some(rows("from b")));
+    let on_a = tokio::time::timeout(Duration::from_secs(3), waiter)
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    assert_eq!(on_a, done);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_start_that_fails_or_panics_fails_the_task() {
+    let fake = Fake::new();
+    let engine = engine_on(
+        Arc::new(MemoryStore::new()),
+        config(Duration::from_millis(50)),
+        &fake,
+    )
+    .await;
+    let refused = Outcome::Error {
+        code: -32602,
+        message: "the query does not parse".into(),
+        data: None,
+    };
+    let outcome = refused.clone();
+    let record = engine
+        .create_external(params(), KIND, move |_ctx| {
+            Box::pin(async move { Err(outcome) })
+        })
+        .await
+        .unwrap();
+    let done = engine.wait_terminal(&record.id, &caller()).await.unwrap();
+    assert_eq!(done.status, TaskStatus::Failed);
+    assert_eq!(done.outcome, Some(refused));
+    assert_eq!(done.external, None);
+
+    let record = engine
+        .create_external(params(), KIND, |_ctx| {
+            Box::pin(async move {
+                if std::hint::black_box(true) {
+                    panic!("the job client crashed");
+                }
+                Ok(json!({}))
+            })
+        })
+        .await
+        .unwrap();
+    let done = engine.wait_terminal(&record.id, &caller()).await.unwrap();
+    assert_eq!(done.status, TaskStatus::Failed);
+    assert!(
+        matches!(&done.outcome, Some(Outcome::Error { message, .. }) if message.contains("crashed")),
+        "{done:?}"
+    );
+    assert_eq!(fake.polls(), 0);
+}
