@@ -108,15 +108,16 @@ pub use mcp_tasks_engine::{
     ElicitAction, ElicitResponse, EngineConfig, InputError, Outcome, TaskContext,
 };
 pub use mcp_tasks_server::{
-    BuildError, IntoToolResult, Json, NoArgs, Server, ServerBuilder, ServerConfig, TaskSupport,
-    Tool, ToolResult,
+    BuildError, ElicitAs, Elicited, ExternalJob, IntoToolResult, JobError, JobPoll, Json, NoArgs,
+    ProtocolError, Server, ServerBuilder, ServerConfig, Structured, TaskSupport, Tool, ToolResult,
 };
 pub use mcp_tasks_store::{StoreError, TaskRecord, TaskStore};
 
 /// Everything a tool author usually needs: `use mcp_tasks::prelude::*;`.
 pub mod prelude {
     pub use crate::{
-        BuildError, ElicitAction, ElicitResponse, InputError, Json, NoArgs, Server, TaskContext,
+        BuildError, ElicitAction, ElicitAs, ElicitResponse, Elicited, ExternalJob, InputError,
+        JobError, JobPoll, Json, NoArgs, ProtocolError, Server, Structured, TaskContext,
         TaskSupport, Tool, ToolResult,
     };
     pub use schemars::JsonSchema;

@@ -144,9 +144,9 @@ impl<J: ExternalJob> ExternalPoller for Adapter<J> {
                 state: state.and_then(|s| serde_json::to_value(s).ok()),
                 status_message,
             }),
-            JobPoll::Done(output) => Ok(EngineJobPoll::Finished(
-                crate::dispatch::to_outcome(output.into_tool_result()),
-            )),
+            JobPoll::Done(output) => Ok(EngineJobPoll::Finished(crate::dispatch::to_outcome(
+                output.into_tool_result(),
+            ))),
         }
     }
 

@@ -32,10 +32,10 @@ pub mod typed;
 
 pub use builder::{BuildError, Server, ServerBuilder};
 pub use elicit::{ElicitAs, Elicited};
+pub use external::{ExternalJob, JobError, JobPoll};
 pub use registry::{
     Preflight, RegistryError, TaskSupport, Tool, ToolFuture, ToolRegistry, ToolResult,
 };
-pub use external::{ExternalJob, JobError, JobPoll};
 pub use server::{McpServer, ServerConfig};
 pub use session::Session;
 pub use typed::{IntoToolResult, Json, NoArgs, ProtocolError, Structured, ToolFn};

@@ -57,13 +57,20 @@ pub(crate) async fn create_task(
 
 /// The context with the preflight answers, asking them first when needed. A question
 /// that cannot be asked (no elicitation capability, cancelled) becomes a tool error.
-async fn with_answers(tool: &Tool, ctx: TaskContext, answers: Answers) -> Result<TaskContext, Value> {
+async fn with_answers(
+    tool: &Tool,
+    ctx: TaskContext,
+    answers: Answers,
+) -> Result<TaskContext, Value> {
     let answers = match answers {
         Answers::Given(map) => map,
         Answers::AskInTask => {
             let mut map = Map::new();
             for q in tool.preflight() {
-                match ctx.request_input("elicitation/create", q.elicit_params()).await {
+                match ctx
+                    .request_input("elicitation/create", q.elicit_params())
+                    .await
+                {
                     Ok(a) => {
                         map.insert(q.key.clone(), a);
                     }

@@ -14,17 +14,23 @@ struct Report {
 }
 
 async fn render(args: Report, ctx: TaskContext) -> String {
-    ctx.set_status_message(format!("rendering {}", args.name)).await;
+    ctx.set_status_message(format!("rendering {}", args.name))
+        .await;
     tokio::time::sleep(std::time::Duration::from_millis(300)).await;
     format!("report '{}' is ready", args.name)
 }
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let addr = std::env::args().nth(1).unwrap_or_else(|| "127.0.0.1:3000".into());
+    let addr = std::env::args()
+        .nth(1)
+        .unwrap_or_else(|| "127.0.0.1:3000".into());
     let mcp = Server::builder()
         .name("reports")
-        .tool(Tool::from_fn("render_report", "Renders a report.", render).task_support(TaskSupport::Optional))
+        .tool(
+            Tool::from_fn("render_report", "Renders a report.", render)
+                .task_support(TaskSupport::Optional),
+        )
         .build()
         .await?;
 

@@ -2,7 +2,7 @@
 //! runs a task at /mcp on the same listener.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use mcp_tasks_client::{Client, TaskOptions, TaskStatus, Target};
+use mcp_tasks_client::{Client, Target, TaskOptions, TaskStatus};
 use serde_json::json;
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
@@ -26,14 +26,24 @@ async fn app_routes_and_mcp_share_the_listener() {
     let _guard = Kill(child);
     let mut line = String::new();
     BufReader::new(stdout).read_line(&mut line).unwrap();
-    let base = line.trim().strip_prefix("listening on ").expect("address line").to_string();
+    let base = line
+        .trim()
+        .strip_prefix("listening on ")
+        .expect("address line")
+        .to_string();
 
     let health = reqwest::get(format!("{base}/health")).await.unwrap();
     assert_eq!(health.text().await.unwrap(), "ok");
 
-    let client = Client::connect(&Target::Http(format!("{base}/mcp"))).await.expect("connect");
+    let client = Client::connect(&Target::Http(format!("{base}/mcp")))
+        .await
+        .expect("connect");
     let outcome = client
-        .call_tool_as_task("render_report", json!({"name": "q3"}), TaskOptions::default())
+        .call_tool_as_task(
+            "render_report",
+            json!({"name": "q3"}),
+            TaskOptions::default(),
+        )
         .await
         .unwrap()
         .result()

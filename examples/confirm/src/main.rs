@@ -34,21 +34,32 @@ async fn cleanup(args: Cleanup, ctx: TaskContext) -> Result<Structured<Report>, 
         .iter()
         .map(|n| format!("{n}{}", args.suffix))
         .collect();
-    let question = format!("Remove {} files ending in '{}'?", planned.len(), args.suffix);
+    let question = format!(
+        "Remove {} files ending in '{}'?",
+        planned.len(),
+        args.suffix
+    );
     let answer = ctx
         .elicit_as::<Confirm>(&question)
         .await
         .map_err(|e| format!("could not ask for confirmation: {e}"))?;
     match answer {
-        Elicited::Accepted(Confirm { confirm: true, keep_newest }) => {
+        Elicited::Accepted(Confirm {
+            confirm: true,
+            keep_newest,
+        }) => {
             if keep_newest {
                 planned.pop();
             }
-            ctx.set_status_message(format!("removing {} files", planned.len())).await;
+            ctx.set_status_message(format!("removing {} files", planned.len()))
+                .await;
             let text = format!("removed {} files", planned.len());
             Ok(Structured::new(text, Report { removed: planned }))
         }
-        _ => Ok(Structured::new("nothing removed", Report { removed: vec![] })),
+        _ => Ok(Structured::new(
+            "nothing removed",
+            Report { removed: vec![] },
+        )),
     }
 }
 
@@ -56,7 +67,10 @@ async fn cleanup(args: Cleanup, ctx: TaskContext) -> Result<Structured<Report>, 
 async fn main() -> Result<(), BuildError> {
     Server::builder()
         .name("cleanup-example")
-        .tool(Tool::from_fn("cleanup", "Removes files after asking.", cleanup).task_support(TaskSupport::Required))
+        .tool(
+            Tool::from_fn("cleanup", "Removes files after asking.", cleanup)
+                .task_support(TaskSupport::Required),
+        )
         .build()
         .await?
         .serve_stdio()

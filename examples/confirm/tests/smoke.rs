@@ -3,7 +3,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use mcp_tasks_client::input::{accept, decline};
-use mcp_tasks_client::{Client, TaskOptions, TaskStatus, Target};
+use mcp_tasks_client::{Client, Target, TaskOptions, TaskStatus};
 use serde_json::json;
 
 async fn run(answer: serde_json::Value) -> (String, serde_json::Value) {

@@ -57,11 +57,18 @@ impl TaskStore for JournalStore {
 
     async fn transition(&self, params: &TransitionParams) -> Result<TaskRecord, StoreError> {
         let record = self.records.transition(params).await?;
-        self.note(format!("transition {} {} v{}", record.id, record.status, record.version));
+        self.note(format!(
+            "transition {} {} v{}",
+            record.id, record.status, record.version
+        ));
         Ok(record)
     }
 
-    async fn delete_expired(&self, now: DateTime<Utc>, limit: usize) -> Result<Vec<TaskId>, StoreError> {
+    async fn delete_expired(
+        &self,
+        now: DateTime<Utc>,
+        limit: usize,
+    ) -> Result<Vec<TaskId>, StoreError> {
         let ids = self.records.delete_expired(now, limit).await?;
         for id in &ids {
             self.note(format!("expire {id}"));
@@ -96,7 +103,10 @@ impl TaskStore for JournalStore {
         self.records.renew_lease(params).await
     }
 
-    async fn claim_expired_leases(&self, params: &ClaimExpiredParams) -> Result<Vec<TaskRecord>, StoreError> {
+    async fn claim_expired_leases(
+        &self,
+        params: &ClaimExpiredParams,
+    ) -> Result<Vec<TaskRecord>, StoreError> {
         self.records.claim_expired_leases(params).await
     }
 

@@ -14,9 +14,11 @@ struct Note {
 #[tokio::main]
 async fn main() -> Result<(), BuildError> {
     let store = JournalStore::new();
-    let remember = Tool::from_fn("remember", "Stores a note as a task result.", |n: Note| async move {
-        format!("noted: {}", n.text)
-    })
+    let remember = Tool::from_fn(
+        "remember",
+        "Stores a note as a task result.",
+        |n: Note| async move { format!("noted: {}", n.text) },
+    )
     .task_support(TaskSupport::Optional);
     let server = Server::builder()
         .name("journal-example")

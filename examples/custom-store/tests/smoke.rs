@@ -22,17 +22,24 @@ fn tasks_go_through_the_custom_store() {
         stdout.read_line(&mut line).unwrap();
         serde_json::from_str::<Value>(&line).unwrap()
     };
-    send(json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"smoke","version":"1"}}}));
+    send(
+        json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"smoke","version":"1"}}}),
+    );
     assert_eq!(read()["id"], 1);
     send(json!({"jsonrpc":"2.0","method":"notifications/initialized"}));
-    send(json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"remember","arguments":{"text":"milk"},"task":{}}}));
+    send(
+        json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"remember","arguments":{"text":"milk"},"task":{}}}),
+    );
     let created = loop {
         let m = read();
         if m["id"] == 2 {
             break m;
         }
     };
-    let task_id = created["result"]["task"]["taskId"].as_str().unwrap().to_string();
+    let task_id = created["result"]["task"]["taskId"]
+        .as_str()
+        .unwrap()
+        .to_string();
     send(json!({"jsonrpc":"2.0","id":3,"method":"tasks/result","params":{"taskId": task_id}}));
     let result = loop {
         let m = read();
@@ -45,8 +52,19 @@ fn tasks_go_through_the_custom_store() {
     drop(send);
     drop(stdin);
     let mut err = String::new();
-    child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
     assert!(child.wait().unwrap().success());
-    assert!(err.contains(&format!("journal: create {task_id} working")), "{err}");
-    assert!(err.contains(&format!("journal: transition {task_id} completed")), "{err}");
+    assert!(
+        err.contains(&format!("journal: create {task_id} working")),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!("journal: transition {task_id} completed")),
+        "{err}"
+    );
 }

@@ -74,11 +74,25 @@ impl ExternalJob for Spool {
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
-    let dir = PathBuf::from(args.next().ok_or("usage: example-external-job SPOOL_DIR [STORE_URL]")?);
-    let store = args.next().unwrap_or_else(|| "sqlite://./external-jobs.db".into());
-    let tool = Tool::external("export_table", "Exports a table through the batch system.", Spool { dir })
-        .task_support(TaskSupport::Required);
-    let server = Server::builder().name("export-example").store_url(store).tool(tool).build().await?;
+    let dir = PathBuf::from(
+        args.next()
+            .ok_or("usage: example-external-job SPOOL_DIR [STORE_URL]")?,
+    );
+    let store = args
+        .next()
+        .unwrap_or_else(|| "sqlite://./external-jobs.db".into());
+    let tool = Tool::external(
+        "export_table",
+        "Exports a table through the batch system.",
+        Spool { dir },
+    )
+    .task_support(TaskSupport::Required);
+    let server = Server::builder()
+        .name("export-example")
+        .store_url(store)
+        .tool(tool)
+        .build()
+        .await?;
     server.serve_stdio().await?;
     Ok(())
 }

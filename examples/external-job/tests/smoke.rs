@@ -28,9 +28,19 @@ impl Server {
             .unwrap();
         let stdin = child.stdin.take().unwrap();
         let stdout = BufReader::new(child.stdout.take().unwrap());
-        let mut s = Server { child, stdin, stdout, next_id: 0 };
+        let mut s = Server {
+            child,
+            stdin,
+            stdout,
+            next_id: 0,
+        };
         s.request("initialize", json!({"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"smoke","version":"1"}}));
-        writeln!(s.stdin, "{}", json!({"jsonrpc":"2.0","method":"notifications/initialized"})).unwrap();
+        writeln!(
+            s.stdin,
+            "{}",
+            json!({"jsonrpc":"2.0","method":"notifications/initialized"})
+        )
+        .unwrap();
         s
     }
 
@@ -38,10 +48,18 @@ impl Server {
     fn request(&mut self, method: &str, params: Value) -> Value {
         self.next_id += 1;
         let id = self.next_id;
-        writeln!(self.stdin, "{}", json!({"jsonrpc":"2.0","id":id,"method":method,"params":params})).unwrap();
+        writeln!(
+            self.stdin,
+            "{}",
+            json!({"jsonrpc":"2.0","id":id,"method":method,"params":params})
+        )
+        .unwrap();
         loop {
             let mut line = String::new();
-            assert!(self.stdout.read_line(&mut line).unwrap() > 0, "server closed stdout");
+            assert!(
+                self.stdout.read_line(&mut line).unwrap() > 0,
+                "server closed stdout"
+            );
             let m: Value = serde_json::from_str(&line).unwrap();
             if m["id"] == id {
                 return m;
@@ -73,7 +91,10 @@ fn an_external_job_survives_a_crash_and_can_be_cancelled() {
         "tools/call",
         json!({"name":"export_table","arguments":{"table":"orders"},"task":{}}),
     );
-    let task = created["result"]["task"]["taskId"].as_str().unwrap().to_string();
+    let task = created["result"]["task"]["taskId"]
+        .as_str()
+        .unwrap()
+        .to_string();
     let job = format!("export-orders-{task}");
     // The start ran in the task: wait until the request reached the batch system.
     for _ in 0..100 {
@@ -82,7 +103,10 @@ fn an_external_job_survives_a_crash_and_can_be_cancelled() {
         }
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
-    assert!(spool.join(format!("{job}.request")).exists(), "job submitted");
+    assert!(
+        spool.join(format!("{job}.request")).exists(),
+        "job submitted"
+    );
     std::fs::write(spool.join(format!("{job}.status")), "40% exported").unwrap();
     std::thread::sleep(std::time::Duration::from_millis(1200));
     let got = server.get(&task);
@@ -92,7 +116,11 @@ fn an_external_job_survives_a_crash_and_can_be_cancelled() {
     // kill -9: no process holds the task any more, and none needs to.
     drop(server);
     let mut server = Server::start(&spool, &db);
-    assert_eq!(server.get(&task)["status"], "working", "not failed by the restart");
+    assert_eq!(
+        server.get(&task)["status"],
+        "working",
+        "not failed by the restart"
+    );
     std::fs::write(spool.join(format!("{job}.done")), "exported 1200 rows").unwrap();
     let result = server.request("tasks/result", json!({"taskId": task}));
     assert_eq!(result["result"]["content"][0]["text"], "exported 1200 rows");
@@ -102,7 +130,10 @@ fn an_external_job_survives_a_crash_and_can_be_cancelled() {
         "tools/call",
         json!({"name":"export_table","arguments":{"table":"users"},"task":{}}),
     );
-    let task2 = created["result"]["task"]["taskId"].as_str().unwrap().to_string();
+    let task2 = created["result"]["task"]["taskId"]
+        .as_str()
+        .unwrap()
+        .to_string();
     let job2 = format!("export-users-{task2}");
     for _ in 0..100 {
         if spool.join(format!("{job2}.request")).exists() {
@@ -110,7 +141,18 @@ fn an_external_job_survives_a_crash_and_can_be_cancelled() {
         }
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
+    // Cancel once the job state is stored (the task's status message says so), so that
+    // this is the cancel of a running external job.
+    for _ in 0..100 {
+        if !server.get(&task2)["statusMessage"].is_null() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
     let cancelled = server.request("tasks/cancel", json!({"taskId": task2}));
     assert_eq!(cancelled["result"]["status"], "cancelled");
-    assert!(spool.join(format!("{job2}.cancel")).exists(), "the worker was asked to stop");
+    assert!(
+        spool.join(format!("{job2}.cancel")).exists(),
+        "the worker was asked to stop"
+    );
 }

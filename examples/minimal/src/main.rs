@@ -22,7 +22,10 @@ async fn countdown(args: Countdown, ctx: TaskContext) -> String {
 #[tokio::main]
 async fn main() -> Result<(), BuildError> {
     let tool = Tool::from_fn("countdown", "Counts down, one status a second.", countdown);
-    let server = Server::builder().tool(tool.task_support(TaskSupport::Optional)).build().await?;
+    let server = Server::builder()
+        .tool(tool.task_support(TaskSupport::Optional))
+        .build()
+        .await?;
     match std::env::args().nth(1) {
         Some(addr) => server.serve_http(addr).await,
         None => server.serve_stdio().await,

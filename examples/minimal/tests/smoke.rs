@@ -2,7 +2,7 @@
 //! mcp-tasks client: a task that completes, and one that is cancelled.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use mcp_tasks_client::{Client, TaskOptions, TaskStatus, Target};
+use mcp_tasks_client::{Client, Target, TaskOptions, TaskStatus};
 use serde_json::json;
 
 #[tokio::test]
@@ -13,7 +13,10 @@ async fn countdown_runs_as_a_task_and_can_be_cancelled() {
     };
     let client = Client::connect(&target).await.expect("connect");
     let tools = client.tools().await.unwrap();
-    let countdown = tools.iter().find(|t| t.name == "countdown").expect("countdown listed");
+    let countdown = tools
+        .iter()
+        .find(|t| t.name == "countdown")
+        .expect("countdown listed");
     assert_eq!(countdown.input_schema["required"], json!(["from"]));
 
     let done = client

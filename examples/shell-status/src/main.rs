@@ -45,7 +45,10 @@ async fn build(args: Build, ctx: TaskContext) -> Result<String, String> {
             }
         }
     }
-    let status = child.wait().await.map_err(|e| format!("waiting for sh: {e}"))?;
+    let status = child
+        .wait()
+        .await
+        .map_err(|e| format!("waiting for sh: {e}"))?;
     if !status.success() {
         return Err(format!("the build failed: {status}"));
     }
@@ -56,7 +59,10 @@ async fn build(args: Build, ctx: TaskContext) -> Result<String, String> {
 async fn main() -> Result<(), BuildError> {
     Server::builder()
         .name("shell-status-example")
-        .tool(Tool::from_fn("build", "Runs the build, streaming its output.", build).task_support(TaskSupport::Optional))
+        .tool(
+            Tool::from_fn("build", "Runs the build, streaming its output.", build)
+                .task_support(TaskSupport::Optional),
+        )
         .build()
         .await?
         .serve_stdio()

@@ -2,8 +2,8 @@
 //! progress, the result counts the steps, and cancelling stops the child.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use mcp_tasks_client::{Client, TaskOptions, TaskStatus, TaskUpdate, Target};
 use futures::StreamExt;
+use mcp_tasks_client::{Client, Target, TaskOptions, TaskStatus, TaskUpdate};
 use serde_json::json;
 
 fn target() -> Target {
@@ -41,7 +41,9 @@ async fn output_lines_become_status_and_progress() {
     assert_eq!(outcome.status(), TaskStatus::Completed);
     assert_eq!(outcome.text().as_deref(), Some("built in 4 steps"));
     assert!(
-        messages.iter().any(|m| m.starts_with("step ") && m.ends_with(" of 4")),
+        messages
+            .iter()
+            .any(|m| m.starts_with("step ") && m.ends_with(" of 4")),
         "status messages came from the child's output: {messages:?}"
     );
     assert!(progress.contains(&4.0), "progress reached 4: {progress:?}");
