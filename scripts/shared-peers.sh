@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs the shared peer checks (real MCP clients maintained outside this repository) against
-# `mcp-tasks serve --demo`, over stdio and over Streamable HTTP:
+# `mcp-tasks serve --demo` and the minimal library example, over stdio and Streamable HTTP:
 #   scripts/shared-peers.sh PEERS_SRC     (PEERS_SRC: the folder holding setup.sh, ts-client.sh, py-client.py)
 # Prints each client's PASS/FAIL lines and a last line "N passed, M failed"; exits non-zero
 # if any check failed.
@@ -8,8 +8,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 SRC="$(cd "$1" && pwd)"
 DIR="$(bash "$SRC/setup.sh" target/peers | tail -n 1)"
-cargo build -p mcp-tasks-cli
+cargo build -p mcp-tasks-cli -p example-minimal
 BIN="$PWD/target/debug/mcp-tasks"
+MINIMAL="$PWD/target/debug/example-minimal"
 LOGDIR="$(mktemp -d)"
 SERVER_PID=""
 cleanup() { [ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null || true; rm -rf "$LOGDIR"; }
@@ -65,6 +66,23 @@ echo "conformance: $conf_pass checks passed, $conf_fail failed"
 total_pass=$((total_pass + conf_pass)); total_fail=$((total_fail + conf_fail))
 run "ts-client http (conformance endpoint)" bash "$SRC/ts-client.sh" "$DIR" --url "$URL"
 run "py-client http (conformance endpoint)" "$DIR/venv/bin/python" "$SRC/py-client.py" --url "$URL"
+
+# The minimal library example (examples/minimal, 30 lines) as the server under test, with
+# its own tool and arguments: the library API on its own passes the same peers.
+MIN_ARGS=(--tool countdown --args '{"from":1}' --long-args '{"from":60}')
+run "ts-client stdio (examples/minimal)" bash "$SRC/ts-client.sh" "$DIR" --stdio "$MINIMAL" "${MIN_ARGS[@]}"
+run "py-client stdio (examples/minimal)" "$DIR/venv/bin/python" "$SRC/py-client.py" --stdio "$MINIMAL" "${MIN_ARGS[@]}"
+[ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null || true
+PORT="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+"$MINIMAL" "127.0.0.1:$PORT" 2>"$LOGDIR/minimal.log" &
+SERVER_PID=$!
+for _ in $(seq 1 100); do
+  (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null && break
+  sleep 0.1
+done
+URL="http://127.0.0.1:$PORT/mcp"
+run "ts-client http (examples/minimal)" bash "$SRC/ts-client.sh" "$DIR" --url "$URL" "${MIN_ARGS[@]}"
+run "py-client http (examples/minimal)" "$DIR/venv/bin/python" "$SRC/py-client.py" --url "$URL" "${MIN_ARGS[@]}"
 
 echo
 echo "peers: $total_pass passed, $total_fail failed"

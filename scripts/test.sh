@@ -15,8 +15,11 @@ cargo fmt --all -- --check
 step "cargo clippy (all targets, warnings denied)"
 cargo clippy --workspace --all-targets --all-features -- -D warnings
 
-step "cargo test (workspace)"
+step "cargo test (workspace: unit, integration, doc tests, and each example's smoke test)"
 cargo test --workspace --all-features
+
+step "cargo doc (public API docs, warnings denied)"
+RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --workspace --all-features
 
 step "interop: official SDK clients against the real binary"
 bash tests/interop/run.sh

@@ -14,11 +14,12 @@
 //! Every figure runs `--repeat` times and is reported as median and spread, with the
 //! server's CPU time per operation from `/proc/<pid>/stat`.
 //!
-//! Crate map: [`args`] (flags), [`plan`] (targets and sizes), [`run`] (orchestration),
+//! Crate map: [`args`] (flags), [`plan`] (targets and sizes), [`mod@run`] (orchestration),
 //! [`load`] (closed-loop drivers), [`mcp`] (one session, either task wire), [`http`]
 //! (a minimal keep-alive HTTP/1.1 client), [`process`] (spawned servers, `/proc`),
 //! [`stats`] (percentiles, median, spread), [`report`] (figures, checks, table, JSON),
 //! [`machine`].
+#![deny(missing_docs)]
 
 pub mod args;
 pub mod error;

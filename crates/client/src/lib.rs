@@ -33,6 +33,7 @@
 //! | [`tools`] | [`ToolInfo`] and [`TaskSupport`] |
 //! | [`wire`] | [`Wire`] and [`WirePreference`]: which generation of the task wire |
 //! | [`error`] | [`ClientError`], with the JSON-RPC code kept |
+#![deny(missing_docs)]
 
 pub mod client;
 mod dispatch;

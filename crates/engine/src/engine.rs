@@ -1,5 +1,5 @@
 //! [`Engine`]: creating, reading, listing, cancelling and awaiting tasks. Every status
-//! change goes through [`Inner::apply`], so the transition rule and the event that
+//! change goes through `Inner::apply`, so the transition rule and the event that
 //! follows it live in one place.
 
 use chrono::{DateTime, Utc};

@@ -18,6 +18,7 @@
 //! Work is a future the engine spawns on tokio. Cancellation is cooperative (the work
 //! awaits [`TaskContext::cancelled`]) and, after a grace period, forced (abort). On
 //! start, tasks left running by a previous process are failed with a message saying so.
+#![deny(missing_docs)]
 
 pub mod audit;
 pub mod caller;

@@ -11,6 +11,7 @@
 //! | [`methods`] | method names and the params/results of the methods we serve |
 //! | [`task`] | generation-neutral task types: [`task::TaskId`], [`task::TaskStatus`], [`task::TaskView`] |
 //! | [`codec`] | per-generation rendering of tasks (`ttl` vs `ttlMs` lives only there) |
+#![deny(missing_docs)]
 
 pub mod codec;
 pub mod error_code;

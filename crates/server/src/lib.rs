@@ -13,6 +13,7 @@
 //! | [`modern`] | the 2026-07-28 stateless wire with the Tasks extension |
 //! | [`error_map`] | engine errors to JSON-RPC errors, in one place |
 //! | [`transport`] | stdio and Streamable HTTP (axum) |
+#![deny(missing_docs)]
 
 pub mod auth;
 pub mod builder;

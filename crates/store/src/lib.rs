@@ -21,6 +21,7 @@
 //! and a **change feed** ([`TaskStore::subscribe_changes`], [`change`]). Their default
 //! implementations describe a single process, where the process itself is every lease
 //! and there is nobody else to hear from.
+#![deny(missing_docs)]
 
 pub mod change;
 pub mod error;
