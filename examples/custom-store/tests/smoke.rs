@@ -49,7 +49,6 @@ fn tasks_go_through_the_custom_store() {
     };
     assert_eq!(result["result"]["content"][0]["text"], "noted: milk");
     send(json!({"jsonrpc":"2.0","id":4,"method":"ping"}));
-    drop(send);
     drop(stdin);
     let mut err = String::new();
     child
