@@ -71,7 +71,16 @@ pub struct EngineConfig {
     /// finds an expired lease takes the task over (re-runs it when its tool is
     /// resumable, else fails it). `None`: one process owns the store, no leases.
     pub lease_ttl: Option<Duration>,
+    /// Longest wait for an external job's `poll` or `cancel` (see
+    /// [`crate::external`]): a read of the task must not hang on a system that stopped
+    /// answering. A poll that times out counts as "could not find out this time" (the
+    /// stored record is returned); a cancel that times out is reported in the
+    /// cancelled task's status message.
+    pub external_call_timeout: Duration,
 }
+
+/// Default longest wait for an external job's poll or cancel: 10 s.
+pub const DEFAULT_EXTERNAL_CALL_TIMEOUT: Duration = Duration::from_secs(10);
 
 impl Default for EngineConfig {
     fn default() -> Self {
@@ -90,6 +99,7 @@ impl Default for EngineConfig {
             audit_arguments: false,
             heartbeat: DEFAULT_HEARTBEAT,
             lease_ttl: None,
+            external_call_timeout: DEFAULT_EXTERNAL_CALL_TIMEOUT,
         }
     }
 }

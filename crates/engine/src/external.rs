@@ -286,7 +286,14 @@ impl Inner {
     /// (also when no poller of its kind is registered here).
     pub(crate) async fn cancel_job(&self, id: &TaskId, job: &ExternalJob) -> Result<(), String> {
         let result = match self.externals.poller(&job.kind) {
-            Some(poller) => poller.cancel(&job.state).await,
+            Some(poller) => tokio::time::timeout(self.config.external_call_timeout, poller.cancel(&job.state))
+                .await
+                .unwrap_or_else(|_| {
+                    Err(format!(
+                        "the job's system did not answer the cancel within {:?}",
+                        self.config.external_call_timeout
+                    ))
+                }),
             None => Err(format!(
                 "no poller for external jobs of kind '{}' is registered on this server, so the job may still be running",
                 job.kind
@@ -342,7 +349,16 @@ impl Inner {
         let Some(_flight) = self.externals.begin(&record.id, interval) else {
             return record;
         };
-        match poller.poll(&job.state).await {
+        let answer =
+            tokio::time::timeout(self.config.external_call_timeout, poller.poll(&job.state))
+                .await
+                .unwrap_or_else(|_| {
+                    Err(format!(
+                        "the job's system did not answer within {:?}",
+                        self.config.external_call_timeout
+                    ))
+                });
+        match answer {
             Err(reason) => {
                 tracing::warn!(task_id = %record.id, kind = %job.kind, reason, "could not poll the external job; will try again on a later read");
                 record

@@ -580,3 +580,26 @@ async fn a_start_that_fails_or_panics_fails_the_task() {
     );
     assert_eq!(fake.polls(), 0);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_poll_that_hangs_does_not_hold_up_reads() {
+    let fake = Fake::new();
+    let config = EngineConfig {
+        external_call_timeout: Duration::from_millis(200),
+        ..config(Duration::from_millis(20))
+    };
+    let engine = engine_on(Arc::new(MemoryStore::new()), config, &fake).await;
+    let (record, _) = start(&engine, &fake).await;
+    // The external system stops answering: each poll would take a minute.
+    *fake.poll_delay.lock().unwrap() = Duration::from_secs(60);
+    tokio::time::sleep(Duration::from_millis(30)).await;
+    let began = Instant::now();
+    let read = engine.get(&record.id, &caller()).await.unwrap();
+    assert_eq!(read.status, TaskStatus::Working);
+    assert!(
+        began.elapsed() < Duration::from_secs(30),
+        "tasks/get waited {:?} for a poll that never answers",
+        began.elapsed()
+    );
+    assert!(fake.polls.load(Ordering::SeqCst) >= 1, "the read did try to poll");
+}
