@@ -601,5 +601,8 @@ async fn a_poll_that_hangs_does_not_hold_up_reads() {
         "tasks/get waited {:?} for a poll that never answers",
         began.elapsed()
     );
-    assert!(fake.polls.load(Ordering::SeqCst) >= 1, "the read did try to poll");
+    assert!(
+        fake.polls.load(Ordering::SeqCst) >= 1,
+        "the read did try to poll"
+    );
 }
