@@ -4,9 +4,10 @@ use anyhow::{Context, Result};
 use clap::Args;
 use mcp_tasks_engine::{config as defaults, Engine, EngineConfig};
 use mcp_tasks_server::auth::{AuthMode, Authenticator, JwtVerifier, StaticTokens};
+use mcp_tasks_server::builder::shutdown_signal;
 use mcp_tasks_server::server::DEFAULT_MAX_BODY_BYTES;
-use mcp_tasks_server::transport::{http, stdio};
-use mcp_tasks_server::{McpServer, ServerConfig, ToolRegistry};
+use mcp_tasks_server::transport::http;
+use mcp_tasks_server::{Server, ServerConfig, ToolRegistry};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -266,20 +267,10 @@ pub async fn run(args: ServeArgs) -> Result<()> {
         .await
         .context("starting the task engine")?;
     tracing::info!(database = %database, "task store ready");
-    let sweeper_engine = engine.clone();
-    let server = McpServer::new(engine, tools, server_config);
-    let stop = server.shutdown_token();
-    tokio::spawn(async move { sweeper_engine.run_sweeper(stop.cancelled_owned()).await });
+    let server = Server::from_parts(engine, tools, server_config);
 
     if args.stdio {
-        stdio::serve(
-            server,
-            tokio::io::stdin(),
-            tokio::io::stdout(),
-            shutdown_signal(),
-        )
-        .await
-        .context("serving stdio")?;
+        server.serve_stdio().await?;
         return Ok(());
     }
     let listener = TcpListener::bind(&listen)
@@ -296,9 +287,7 @@ pub async fn run(args: ServeArgs) -> Result<()> {
         "mcp-tasks: listening on http://{addr}{}",
         http::DEFAULT_PATH
     );
-    http::serve(server, listener, shutdown_signal())
-        .await
-        .context("serving HTTP")?;
+    server.serve_http_on(listener, shutdown_signal()).await?;
     Ok(())
 }
 
@@ -350,24 +339,4 @@ fn allowed_hosts(listen: &str, extra: &[String]) -> Option<Vec<String>> {
     };
     hosts.extend(extra.iter().cloned());
     Some(hosts)
-}
-
-/// Completes on Ctrl-C or SIGTERM.
-async fn shutdown_signal() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
-            }
-            Err(_) => futures::future::pending::<()>().await,
-        }
-    };
-    tokio::select! {
-        _ = ctrl_c => {},
-        _ = term => {},
-    }
-    tracing::info!("shutting down");
 }
