@@ -319,15 +319,12 @@ impl Engine {
         }
         // An external job is asked to stop first, so that a failure can still go into
         // the status message; the task is cancelled whatever the job system says.
-        let message = match &current.external {
-            Some(job) => match self.inner.cancel_job(&current.id, job).await {
-                Ok(()) => "cancelled by the client".to_string(),
-                Err(reason) => {
-                    format!("cancelled by the client; stopping the external job failed: {reason}")
-                }
-            },
-            None => "cancelled by the client".to_string(),
-        };
+        let mut message = String::from("cancelled by the client");
+        if let Some(job) = &current.external {
+            if let Err(reason) = self.inner.cancel_job(&current.id, job).await {
+                message.push_str(&format!("; stopping the external job failed: {reason}"));
+            }
+        }
         let record = self
             .inner
             .apply(TransitionParams {

@@ -286,14 +286,7 @@ impl Inner {
     /// (also when no poller of its kind is registered here).
     pub(crate) async fn cancel_job(&self, id: &TaskId, job: &ExternalJob) -> Result<(), String> {
         let result = match self.externals.poller(&job.kind) {
-            Some(poller) => tokio::time::timeout(self.config.external_call_timeout, poller.cancel(&job.state))
-                .await
-                .unwrap_or_else(|_| {
-                    Err(format!(
-                        "the job's system did not answer the cancel within {:?}",
-                        self.config.external_call_timeout
-                    ))
-                }),
+            Some(poller) => self.bounded("the cancel", poller.cancel(&job.state)).await,
             None => Err(format!(
                 "no poller for external jobs of kind '{}' is registered on this server, so the job may still be running",
                 job.kind
@@ -303,6 +296,21 @@ impl Inner {
             tracing::warn!(task_id = %id, kind = %job.kind, reason, "could not cancel the external job");
         }
         result
+    }
+
+    /// Runs one call to a poller (`what`: "the poll", "the cancel"), giving up after
+    /// `external_call_timeout` so that no read or cancel hangs on a silent system.
+    async fn bounded<T>(
+        &self,
+        what: &str,
+        call: impl std::future::Future<Output = Result<T, String>>,
+    ) -> Result<T, String> {
+        let limit = self.config.external_call_timeout;
+        tokio::time::timeout(limit, call).await.unwrap_or_else(|_| {
+            Err(format!(
+                "the job's system did not answer {what} within {limit:?}"
+            ))
+        })
     }
 
     /// The poll interval of a task: its own, or the configured one.
@@ -349,15 +357,7 @@ impl Inner {
         let Some(_flight) = self.externals.begin(&record.id, interval) else {
             return record;
         };
-        let answer =
-            tokio::time::timeout(self.config.external_call_timeout, poller.poll(&job.state))
-                .await
-                .unwrap_or_else(|_| {
-                    Err(format!(
-                        "the job's system did not answer within {:?}",
-                        self.config.external_call_timeout
-                    ))
-                });
+        let answer = self.bounded("the poll", poller.poll(&job.state)).await;
         match answer {
             Err(reason) => {
                 tracing::warn!(task_id = %record.id, kind = %job.kind, reason, "could not poll the external job; will try again on a later read");
