@@ -200,7 +200,7 @@ impl Tool {
                         data: None,
                     }),
                     Err(e) => Err(Outcome::Result {
-                        value: ToolResult::error(format!("could not start the job: {e}")),
+                        value: start_failed(&e),
                     }),
                 }
             })
@@ -220,6 +220,11 @@ impl Tool {
     }
 }
 
+/// The tool error of a job whose `start` failed, on either path.
+fn start_failed(e: &JobError) -> Value {
+    ToolResult::error(format!("could not start the job: {e}"))
+}
+
 /// The synchronous path: start, then poll until done; a cancelled call cancels the job.
 async fn run_to_completion<J: ExternalJob>(
     job: Arc<J>,
@@ -228,7 +233,7 @@ async fn run_to_completion<J: ExternalJob>(
 ) -> Result<Value, mcp_tasks_protocol::RpcError> {
     let mut state = match job.start(args, ctx.clone()).await {
         Ok(s) => s,
-        Err(e) => return Ok(ToolResult::error(format!("could not start the job: {e}"))),
+        Err(e) => return Ok(start_failed(&e)),
     };
     loop {
         tokio::select! {

@@ -86,7 +86,7 @@ impl IntoToolResult for Value {
         if self.get("content").is_some_and(Value::is_array) {
             Ok(self)
         } else {
-            Ok(structured(self))
+            Ok(structured_with_text(self.to_string(), self))
         }
     }
 }
@@ -140,12 +140,7 @@ pub struct Json<T>(pub T);
 
 impl<T: Serialize + JsonSchema> IntoToolResult for Json<T> {
     fn into_tool_result(self) -> Result<Value, RpcError> {
-        match serde_json::to_value(&self.0) {
-            Ok(v) => Ok(structured(v)),
-            Err(e) => Ok(ToolResult::error(format!(
-                "the tool's result could not be serialized: {e}"
-            ))),
-        }
+        Ok(structured_result(&self.0, None))
     }
 
     fn output_schema() -> Option<Value> {
@@ -177,12 +172,7 @@ impl<T> Structured<T> {
 
 impl<T: Serialize + JsonSchema> IntoToolResult for Structured<T> {
     fn into_tool_result(self) -> Result<Value, RpcError> {
-        match serde_json::to_value(&self.data) {
-            Ok(v) => Ok(structured_with_text(self.text, v)),
-            Err(e) => Ok(ToolResult::error(format!(
-                "the tool's result could not be serialized: {e}"
-            ))),
-        }
+        Ok(structured_result(&self.data, Some(self.text)))
     }
 
     fn output_schema() -> Option<Value> {
@@ -190,9 +180,16 @@ impl<T: Serialize + JsonSchema> IntoToolResult for Structured<T> {
     }
 }
 
-fn structured(value: Value) -> Value {
-    let text = serde_json::to_string(&value).unwrap_or_default();
-    structured_with_text(text, value)
+/// `data` as structured content, with `text` as the text block (its JSON text when
+/// `None`); data that does not serialize becomes a tool error saying so.
+fn structured_result<T: Serialize>(data: &T, text: Option<String>) -> Value {
+    match serde_json::to_value(data) {
+        Ok(value) => {
+            let text = text.unwrap_or_else(|| value.to_string());
+            structured_with_text(text, value)
+        }
+        Err(e) => ToolResult::error(format!("the tool's result could not be serialized: {e}")),
+    }
 }
 
 fn structured_with_text(text: String, value: Value) -> Value {
