@@ -168,6 +168,21 @@ async fn connect(url: &str, wire: WirePreference) -> Client {
         .unwrap()
 }
 
+/// Runs `probe` every `step`, at most 100 times, until it returns `Some`.
+async fn eventually<T, F, Fut>(step: Duration, mut probe: F) -> Option<T>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Option<T>>,
+{
+    for _ in 0..100 {
+        if let Some(found) = probe().await {
+            return Some(found);
+        }
+        tokio::time::sleep(step).await;
+    }
+    None
+}
+
 #[tokio::test]
 async fn typed_tools_work_the_same_on_both_wires() {
     let running = serve(Arc::new(MemoryStore::new()), FakeBatch::default()).await;
@@ -246,15 +261,12 @@ async fn external_jobs_are_polled_cancelled_and_run_synchronously() {
             .unwrap();
         let id = handle.task_id().cloned().unwrap();
         // The poll's status message reaches tasks/get while the job runs.
-        let mut seen = None;
-        for _ in 0..100 {
-            let view = client.get(&id).await.unwrap();
-            if view.status_message.as_deref() == Some(&format!("{job} is running")) {
-                seen = Some(view);
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+        let (client_ref, id_ref) = (&client, &id);
+        let seen = eventually(Duration::from_millis(20), || async move {
+            let view = client_ref.get(id_ref).await.unwrap();
+            (view.status_message.as_deref() == Some(&format!("{job} is running"))).then_some(view)
+        })
+        .await;
         assert_eq!(seen.expect("poll message seen").status, TaskStatus::Working);
         batch.finish(job, &format!("{job} done"));
         let out = handle.result().await.unwrap();
@@ -267,24 +279,31 @@ async fn external_jobs_are_polled_cancelled_and_run_synchronously() {
             .await
             .unwrap();
         let id = handle.task_id().cloned().unwrap();
-        for _ in 0..100 {
-            if batch.jobs.lock().unwrap().contains_key(&cancel_me) {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
+        eventually(Duration::from_millis(10), || async {
+            batch
+                .jobs
+                .lock()
+                .unwrap()
+                .contains_key(&cancel_me)
+                .then_some(())
+        })
+        .await;
         tokio::time::sleep(Duration::from_millis(50)).await;
         let view = client.cancel(&id).await.unwrap();
         assert_eq!(view.status, TaskStatus::Cancelled);
-        let mut asked = false;
-        for _ in 0..100 {
-            if batch.cancelled.lock().unwrap().contains(&cancel_me) {
-                asked = true;
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-        assert!(asked, "the batch system was asked to cancel {cancel_me}");
+        let asked = eventually(Duration::from_millis(10), || async {
+            batch
+                .cancelled
+                .lock()
+                .unwrap()
+                .contains(&cancel_me)
+                .then_some(())
+        })
+        .await;
+        assert!(
+            asked.is_some(),
+            "the batch system was asked to cancel {cancel_me}"
+        );
 
         let refused = client
             .call_tool_as_task("batch", json!({"name": "refused"}), TaskOptions::default())
@@ -326,15 +345,16 @@ async fn another_replica_answers_for_an_external_job() {
         .unwrap();
     let id = handle.task_id().cloned().unwrap();
     // What makes it any replica's: the job state is in the store, no work is running.
-    let mut stored = None;
-    for _ in 0..100 {
-        let record = store.get(&id, chrono::Utc::now()).await.unwrap().unwrap();
-        if record.external.is_some() {
-            stored = record.external;
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    let (store_ref, id_ref) = (&store, &id);
+    let stored = eventually(Duration::from_millis(10), || async move {
+        let record = store_ref
+            .get(id_ref, chrono::Utc::now())
+            .await
+            .unwrap()
+            .unwrap();
+        record.external
+    })
+    .await;
     let stored = stored.expect("the job state was stored with the task");
     assert_eq!(stored.kind, "batch");
     assert_eq!(stored.state, json!({"job": "shared"}));

@@ -79,6 +79,17 @@ impl Drop for Server {
     }
 }
 
+/// Checks `done` every 50 ms for up to 5 s; whether it came true.
+fn wait_until(mut done: impl FnMut() -> bool) -> bool {
+    for _ in 0..100 {
+        if done() {
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    done()
+}
+
 #[test]
 fn an_external_job_survives_a_crash_and_can_be_cancelled() {
     let dir = tempfile::tempdir().unwrap();
@@ -97,14 +108,8 @@ fn an_external_job_survives_a_crash_and_can_be_cancelled() {
         .to_string();
     let job = format!("export-orders-{task}");
     // The start ran in the task: wait until the request reached the batch system.
-    for _ in 0..100 {
-        if spool.join(format!("{job}.request")).exists() {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
     assert!(
-        spool.join(format!("{job}.request")).exists(),
+        wait_until(|| spool.join(format!("{job}.request")).exists()),
         "job submitted"
     );
     std::fs::write(spool.join(format!("{job}.status")), "40% exported").unwrap();
@@ -135,20 +140,10 @@ fn an_external_job_survives_a_crash_and_can_be_cancelled() {
         .unwrap()
         .to_string();
     let job2 = format!("export-users-{task2}");
-    for _ in 0..100 {
-        if spool.join(format!("{job2}.request")).exists() {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
+    wait_until(|| spool.join(format!("{job2}.request")).exists());
     // Cancel once the job state is stored (the task's status message says so), so that
     // this is the cancel of a running external job.
-    for _ in 0..100 {
-        if !server.get(&task2)["statusMessage"].is_null() {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
+    wait_until(|| !server.get(&task2)["statusMessage"].is_null());
     let cancelled = server.request("tasks/cancel", json!({"taskId": task2}));
     assert_eq!(cancelled["result"]["status"], "cancelled");
     assert!(
