@@ -138,6 +138,11 @@ async fn engine_on(store: Arc<dyn TaskStore>, config: EngineConfig, fake: &Arc<F
     engine
 }
 
+/// An engine on a fresh memory store polling every `poll_interval`.
+async fn memory_engine(poll_interval: Duration, fake: &Arc<Fake>) -> Engine {
+    engine_on(Arc::new(MemoryStore::new()), config(poll_interval), fake).await
+}
+
 /// Creates a task whose start starts a job of `fake`; returns the record once the job
 /// is attached, with the job's state.
 async fn start(engine: &Engine, fake: &Arc<Fake>) -> (TaskRecord, Value) {
@@ -170,12 +175,7 @@ async fn attached(engine: &Engine, id: &TaskId) -> TaskRecord {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reads_poll_the_job_and_record_its_progress_and_outcome() {
     let fake = Fake::new();
-    let engine = engine_on(
-        Arc::new(MemoryStore::new()),
-        config(Duration::from_millis(50)),
-        &fake,
-    )
-    .await;
+    let engine = memory_engine(Duration::from_millis(50), &fake).await;
     let (record, state) = start(&engine, &fake).await;
     assert_eq!(record.status, TaskStatus::Working);
     assert_eq!(
@@ -216,12 +216,7 @@ async fn reads_poll_the_job_and_record_its_progress_and_outcome() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn failed_jobs_fail_the_task_and_tool_errors_are_flagged() {
     let fake = Fake::new();
-    let engine = engine_on(
-        Arc::new(MemoryStore::new()),
-        config(Duration::from_millis(20)),
-        &fake,
-    )
-    .await;
+    let engine = memory_engine(Duration::from_millis(20), &fake).await;
     let (a, a_state) = start(&engine, &fake).await;
     let (b, b_state) = start(&engine, &fake).await;
     let error = Outcome::Error {
@@ -258,7 +253,7 @@ async fn polls_are_rate_limited_to_one_per_interval_and_single_flight() {
     let fake = Fake::new();
     *fake.poll_delay.lock().unwrap() = Duration::from_millis(100);
     let interval = Duration::from_millis(1_000);
-    let engine = engine_on(Arc::new(MemoryStore::new()), config(interval), &fake).await;
+    let engine = memory_engine(interval, &fake).await;
     let (record, _) = start(&engine, &fake).await;
     // Freshly attached: the change is younger than the interval, nobody polls yet.
     for _ in 0..10 {
@@ -298,12 +293,7 @@ async fn polls_are_rate_limited_to_one_per_interval_and_single_flight() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn wait_terminal_polls_until_the_job_finishes() {
     let fake = Fake::new();
-    let engine = engine_on(
-        Arc::new(MemoryStore::new()),
-        config(Duration::from_millis(50)),
-        &fake,
-    )
-    .await;
+    let engine = memory_engine(Duration::from_millis(50), &fake).await;
     let (record, state) = start(&engine, &fake).await;
     let waiter = {
         let engine = engine.clone();
@@ -326,12 +316,7 @@ async fn wait_terminal_polls_until_the_job_finishes() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn wait_terminal_from_before_the_job_started_polls_it() {
     let fake = Fake::new();
-    let engine = engine_on(
-        Arc::new(MemoryStore::new()),
-        config(Duration::from_millis(50)),
-        &fake,
-    )
-    .await;
+    let engine = memory_engine(Duration::from_millis(50), &fake).await;
     let system = fake.clone();
     let record = engine
         .create_external(params(), KIND, move |_ctx| {
@@ -360,12 +345,7 @@ async fn wait_terminal_from_before_the_job_started_polls_it() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancel_cancels_the_job_and_a_failed_job_cancel_still_cancels_the_task() {
     let fake = Fake::new();
-    let engine = engine_on(
-        Arc::new(MemoryStore::new()),
-        config(Duration::from_millis(50)),
-        &fake,
-    )
-    .await;
+    let engine = memory_engine(Duration::from_millis(50), &fake).await;
     let (record, state) = start(&engine, &fake).await;
     let cancelled = engine.cancel(&record.id, &caller()).await.unwrap();
     assert_eq!(cancelled.status, TaskStatus::Cancelled);
@@ -396,12 +376,7 @@ async fn cancel_cancels_the_job_and_a_failed_job_cancel_still_cancels_the_task()
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_job_started_after_its_task_was_cancelled_is_cancelled() {
     let fake = Fake::new();
-    let engine = engine_on(
-        Arc::new(MemoryStore::new()),
-        config(Duration::from_millis(50)),
-        &fake,
-    )
-    .await;
+    let engine = memory_engine(Duration::from_millis(50), &fake).await;
     let (release, released) = tokio::sync::oneshot::channel::<()>();
     let system = fake.clone();
     let record = engine
@@ -538,12 +513,7 @@ async fn another_replica_serves_the_task_and_leases_do_not_take_it_over() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_start_that_fails_or_panics_fails_the_task() {
     let fake = Fake::new();
-    let engine = engine_on(
-        Arc::new(MemoryStore::new()),
-        config(Duration::from_millis(50)),
-        &fake,
-    )
-    .await;
+    let engine = memory_engine(Duration::from_millis(50), &fake).await;
     let refused = Outcome::Error {
         code: -32602,
         message: "the query does not parse".into(),
