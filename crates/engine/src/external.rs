@@ -15,7 +15,9 @@ use async_trait::async_trait;
 use futures::future::BoxFuture;
 use mcp_tasks_protocol::error_code::INTERNAL_ERROR;
 use mcp_tasks_protocol::{TaskId, TaskStatus};
-use mcp_tasks_store::{ExternalJob, Outcome, StoreError, TaskRecord, TransitionParams};
+use mcp_tasks_store::{
+    ExpiredTask, ExternalJob, Outcome, StoreError, TaskRecord, TransitionParams,
+};
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
@@ -178,6 +180,28 @@ impl Externals {
 }
 
 impl Engine {
+    /// Asks the external system to stop the job of a task the sweeper deleted before it
+    /// ended: its result can never be collected, so the job would only burn the other
+    /// system's resources. Runs in the background, bounded by `external_call_timeout`,
+    /// so that a slow system does not hold up the sweep; a failure is logged (the task
+    /// is gone either way). Jobs of tasks that had already ended are left alone.
+    pub(crate) fn cancel_expired_job(&self, gone: &ExpiredTask) {
+        self.inner.externals.forget(&gone.id);
+        let Some(job) = gone.external.clone() else {
+            return;
+        };
+        if gone.status.is_terminal() {
+            return;
+        }
+        let inner = Arc::clone(&self.inner);
+        let id = gone.id.clone();
+        tokio::spawn(async move {
+            if inner.cancel_job(&id, &job).await.is_ok() {
+                tracing::info!(task_id = %id, kind = %job.kind, "cancelled the external job of an expired task");
+            }
+        });
+    }
+
     /// Registers the poller for external jobs of `kind` (the server uses the tool
     /// name). Every replica registers the same kinds; a replica without the kind serves
     /// such tasks as stored (and warns once). Registering a kind again replaces it.

@@ -1,6 +1,7 @@
 //! Deletes expired tasks. Each round asks the store for expired records in bounded
 //! batches (an index lookup: the cost is O(expired), not O(all tasks)) and stops any
-//! work still running for them.
+//! work still running for them: in-process work here, and external jobs in the system
+//! that runs them (nobody can collect their results any more).
 
 use crate::config::SWEEP_BATCH;
 use crate::engine::{now_ms, Engine};
@@ -26,13 +27,14 @@ pub(crate) async fn sweep_once(engine: &Engine) -> usize {
     let mut total = 0;
     loop {
         match engine.store().delete_expired(now_ms(), SWEEP_BATCH).await {
-            Ok(ids) => {
-                total += ids.len();
-                for id in &ids {
-                    crate::audit::expired(id);
-                    engine.stop_work(id);
+            Ok(expired) => {
+                total += expired.len();
+                for gone in &expired {
+                    crate::audit::expired(&gone.id);
+                    engine.stop_work(&gone.id);
+                    engine.cancel_expired_job(gone);
                 }
-                if ids.len() < SWEEP_BATCH {
+                if expired.len() < SWEEP_BATCH {
                     break;
                 }
             }

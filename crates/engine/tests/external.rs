@@ -411,6 +411,63 @@ async fn a_job_started_after_its_task_was_cancelled_is_cancelled() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_sweeper_cancels_the_jobs_of_expired_tasks_only() {
+    let fake = Fake::new();
+    let config = EngineConfig {
+        sweep_interval: Duration::from_millis(20),
+        ..config(Duration::from_millis(50))
+    };
+    let engine = engine_on(Arc::new(MemoryStore::new()), config, &fake).await;
+    let sweeper = engine.clone();
+    tokio::spawn(async move { sweeper.run_sweeper(std::future::pending()).await });
+    let short = || CreateParams {
+        requested_ttl: Some(Duration::from_millis(1_000)),
+        ..params()
+    };
+    let create = |params: CreateParams| {
+        let system = fake.clone();
+        engine.create_external(params, KIND, move |_ctx| {
+            Box::pin(async move { Ok(system.start_job()) })
+        })
+    };
+    // Still running when it expires: its job must be cancelled.
+    let running = create(short()).await.unwrap();
+    let running_state = attached(&engine, &running.id).await.external.unwrap().state;
+    // Finished (and read, so the task is completed) before it expires: left alone.
+    let finished = create(short()).await.unwrap();
+    let finished_state = attached(&engine, &finished.id)
+        .await
+        .external
+        .unwrap()
+        .state;
+    fake.set(&finished_state, Job::Done(rows("done")));
+    tokio::time::sleep(Duration::from_millis(60)).await;
+    let read = engine.get(&finished.id, &caller()).await.unwrap();
+    assert_eq!(read.status, TaskStatus::Completed);
+    // No ttl of its own beyond the default: outlives the test, never cancelled.
+    let (kept, kept_state) = start(&engine, &fake).await;
+
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while fake.cancels.lock().unwrap().is_empty() {
+        assert!(
+            Instant::now() < deadline,
+            "the expired task's job was never cancelled"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    // Give a wrong second cancel the time to happen.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(*fake.cancels.lock().unwrap(), vec![running_state.clone()]);
+    assert_eq!(fake.job(&running_state), Some(Job::Cancelled));
+    assert_eq!(fake.job(&finished_state), Some(Job::Done(rows("done"))));
+    assert!(engine.get(&running.id, &caller()).await.is_err());
+    assert!(engine.get(&finished.id, &caller()).await.is_err());
+    let kept = engine.get(&kept.id, &caller()).await.unwrap();
+    assert_eq!(kept.status, TaskStatus::Working);
+    assert_eq!(fake.job(&kept_state), Some(Job::Running { page: 0 }));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn external_tasks_survive_a_restart() {
     let dir = tempfile::tempdir().unwrap();
     let url = format!("sqlite://{}", dir.path().join("tasks.db").display());

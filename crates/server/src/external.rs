@@ -2,7 +2,8 @@
 //! build, a batch API). The tool starts the job and hands the engine a small state
 //! (the job id, a cursor); the engine stores it with the task. No process holds the
 //! task after that: `tasks/get` and `tasks/result` poll the job (at most once per poll
-//! interval, the answer kept in the store), `tasks/cancel` cancels it. Such a task
+//! interval, the answer kept in the store), `tasks/cancel` cancels it, and so does the
+//! expiry sweeper when the task's ttl runs out before the job ended. Such a task
 //! survives restarts and any replica can answer for it.
 //!
 //! ```
@@ -101,8 +102,10 @@ pub trait ExternalJob: Send + Sync + 'static {
         state: &Self::State,
     ) -> impl Future<Output = Result<JobPoll<Self::State, Self::Output>, JobError>> + Send;
 
-    /// Asks the external system to stop the job (on `tasks/cancel`). The task is
-    /// cancelled even if this fails; the reason goes into its status message.
+    /// Asks the external system to stop the job: on `tasks/cancel`, on a synchronous
+    /// call the client cancelled, and when the task expires before the job ended (the
+    /// sweeper deletes it; nobody could collect the result). On `tasks/cancel` the task
+    /// is cancelled even if this fails, with the reason in its status message.
     fn cancel(&self, state: &Self::State) -> impl Future<Output = Result<(), JobError>> + Send;
 
     /// How often a synchronous call (one not made as a task) polls while it waits.

@@ -43,8 +43,8 @@ pub use memory::MemoryStore;
 pub use postgres::PgStore;
 pub use record::SessionRecord;
 pub use record::{
-    ClaimExpiredParams, ClaimLeaseParams, ExternalJob, InputRequest, InputRequests, ListPage,
-    ListParams, Outcome, RenewLeaseParams, TaskRecord, TransitionParams,
+    ClaimExpiredParams, ClaimLeaseParams, ExpiredTask, ExternalJob, InputRequest, InputRequests,
+    ListPage, ListParams, Outcome, RenewLeaseParams, TaskRecord, TransitionParams,
 };
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteStore;
@@ -98,8 +98,10 @@ pub trait TaskStore: Send + Sync + std::fmt::Debug {
     /// [`StoreError::Backend`].
     async fn transition(&self, params: &TransitionParams) -> Result<TaskRecord, StoreError>;
 
-    /// Deletes up to `limit` records whose `expires_at <= now`, returning their ids.
-    /// Costs O(expired) thanks to an index on `expires_at`, never a scan of all tasks.
+    /// Deletes up to `limit` records whose `expires_at <= now`, returning each one's id,
+    /// status and external job (the engine stops what an expired task left running,
+    /// in this process or in an external system). Costs O(expired) thanks to an index
+    /// on `expires_at`, never a scan of all tasks.
     ///
     /// # Errors
     /// [`StoreError::Backend`] on I/O failure.
@@ -107,7 +109,7 @@ pub trait TaskStore: Send + Sync + std::fmt::Debug {
         &self,
         now: DateTime<Utc>,
         limit: usize,
-    ) -> Result<Vec<TaskId>, StoreError>;
+    ) -> Result<Vec<ExpiredTask>, StoreError>;
 
     /// Moves every non-terminal record whose `runner` is not `current_runner` to
     /// `failed` with `status_message` and `error`, returning how many. Called at start-up

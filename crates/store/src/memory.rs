@@ -16,8 +16,8 @@
 use crate::change::{Change, ChangeFeed, ChangeHub};
 use crate::error::StoreError;
 use crate::record::{
-    ClaimExpiredParams, ClaimLeaseParams, ListPage, ListParams, Outcome, RenewLeaseParams,
-    TaskRecord, TransitionParams,
+    ClaimExpiredParams, ClaimLeaseParams, ExpiredTask, ListPage, ListParams, Outcome,
+    RenewLeaseParams, TaskRecord, TransitionParams,
 };
 use crate::TaskStore;
 use async_trait::async_trait;
@@ -280,7 +280,7 @@ impl TaskStore for MemoryStore {
         &self,
         now: DateTime<Utc>,
         limit: usize,
-    ) -> Result<Vec<TaskId>, StoreError> {
+    ) -> Result<Vec<ExpiredTask>, StoreError> {
         let mut inner = self.lock();
         let ids: Vec<TaskId> = inner
             .expiry
@@ -289,12 +289,18 @@ impl TaskStore for MemoryStore {
             .take(limit)
             .map(|(_, id)| id.clone())
             .collect();
-        for id in &ids {
-            inner.remove(id);
-        }
+        let expired: Vec<ExpiredTask> = ids
+            .iter()
+            .filter_map(|id| inner.remove(id))
+            .map(|record| ExpiredTask {
+                id: record.id,
+                status: record.status,
+                external: record.external,
+            })
+            .collect();
         drop(inner);
         self.announce(&ids);
-        Ok(ids)
+        Ok(expired)
     }
 
     async fn fail_orphaned(

@@ -75,6 +75,20 @@ pub struct ExternalJob {
     pub state: Value,
 }
 
+/// A record that [`crate::TaskStore::delete_expired`] removed: what the caller needs to
+/// finish what the task started, since the record itself is gone.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExpiredTask {
+    /// The deleted task's id.
+    pub id: TaskId,
+    /// Its status when it was deleted. A task that expired while `working` or
+    /// `input_required` may still have work running that should be stopped.
+    pub status: TaskStatus,
+    /// The external job it waited on, if any, so that the caller can ask that system to
+    /// stop a job nobody will ever collect.
+    pub external: Option<ExternalJob>,
+}
+
 /// One task, as stored.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TaskRecord {

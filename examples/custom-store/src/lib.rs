@@ -9,8 +9,9 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use mcp_tasks::protocol::TaskId;
 use mcp_tasks::store::{
-    ChangeFeed, ClaimExpiredParams, ClaimLeaseParams, ListPage, ListParams, MemoryStore, Outcome,
-    RenewLeaseParams, SessionRecord, StoreError, TaskRecord, TaskStore, TransitionParams,
+    ChangeFeed, ClaimExpiredParams, ClaimLeaseParams, ExpiredTask, ListPage, ListParams,
+    MemoryStore, Outcome, RenewLeaseParams, SessionRecord, StoreError, TaskRecord, TaskStore,
+    TransitionParams,
 };
 use std::sync::{Arc, Mutex};
 
@@ -68,12 +69,12 @@ impl TaskStore for JournalStore {
         &self,
         now: DateTime<Utc>,
         limit: usize,
-    ) -> Result<Vec<TaskId>, StoreError> {
-        let ids = self.records.delete_expired(now, limit).await?;
-        for id in &ids {
-            self.note(format!("expire {id}"));
+    ) -> Result<Vec<ExpiredTask>, StoreError> {
+        let expired = self.records.delete_expired(now, limit).await?;
+        for gone in &expired {
+            self.note(format!("expire {}", gone.id));
         }
-        Ok(ids)
+        Ok(expired)
     }
 
     async fn fail_orphaned(

@@ -27,8 +27,8 @@ use crate::error::StoreError;
 use crate::explain;
 use crate::record::SessionRecord;
 use crate::record::{
-    ClaimExpiredParams, ClaimLeaseParams, ListPage, ListParams, Outcome, RenewLeaseParams,
-    TaskRecord, TransitionParams,
+    ClaimExpiredParams, ClaimLeaseParams, ExpiredTask, ListPage, ListParams, Outcome,
+    RenewLeaseParams, TaskRecord, TransitionParams,
 };
 use crate::TaskStore;
 use async_trait::async_trait;
@@ -220,20 +220,14 @@ impl TaskStore for PgStore {
         &self,
         now: DateTime<Utc>,
         limit: usize,
-    ) -> Result<Vec<TaskId>, StoreError> {
+    ) -> Result<Vec<ExpiredTask>, StoreError> {
         let rows = sqlx::query(queries::DELETE_EXPIRED)
             .bind(now)
             .bind(i64::try_from(limit).unwrap_or(i64::MAX))
             .fetch_all(&self.pool)
             .await
             .map_err(classify)?;
-        rows.iter()
-            .map(|row| {
-                row.try_get::<String, _>("id")
-                    .map(TaskId::from_string)
-                    .map_err(decode_error)
-            })
-            .collect()
+        rows.iter().map(row::row_to_expired).collect()
     }
 
     async fn fail_orphaned(

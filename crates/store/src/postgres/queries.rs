@@ -80,7 +80,8 @@ pub(super) const TRANSITION: &str = concat!(
 pub(super) const DELETE_EXPIRED: &str = "WITH doomed AS (\
      SELECT id FROM tasks WHERE expires_at IS NOT NULL AND expires_at <= $1 \
      ORDER BY expires_at LIMIT $2 FOR UPDATE SKIP LOCKED) \
-     DELETE FROM tasks t USING doomed WHERE t.id = doomed.id RETURNING t.id";
+     DELETE FROM tasks t USING doomed WHERE t.id = doomed.id \
+     RETURNING t.id, t.status, t.external";
 
 /// Fails every running record of another (or no) runner that no live lease holds and
 /// that waits on no external job (no process holds those).

@@ -20,19 +20,18 @@ pub mod writer;
 use crate::error::StoreError;
 use crate::explain;
 use crate::record::{
-    ClaimExpiredParams, ClaimLeaseParams, ListPage, ListParams, Outcome, RenewLeaseParams,
-    TaskRecord, TransitionParams,
+    ClaimExpiredParams, ClaimLeaseParams, ExpiredTask, ListPage, ListParams, Outcome,
+    RenewLeaseParams, TaskRecord, TransitionParams,
 };
 use crate::TaskStore;
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use mcp_tasks_protocol::TaskId;
-use row::{classify, counter_to_db, decode_error, row_to_record, to_json, to_ms};
+use row::{classify, counter_to_db, row_to_record, to_json, to_ms};
 use sqlx::migrate::Migrator;
 use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
 };
-use sqlx::Row;
 use std::str::FromStr;
 use std::time::Duration;
 use writer::Writer;
@@ -212,20 +211,14 @@ impl TaskStore for SqliteStore {
         &self,
         now: DateTime<Utc>,
         limit: usize,
-    ) -> Result<Vec<TaskId>, StoreError> {
+    ) -> Result<Vec<ExpiredTask>, StoreError> {
         let rows = sqlx::query(queries::DELETE_EXPIRED)
             .bind(to_ms(now))
             .bind(i64::try_from(limit).unwrap_or(i64::MAX))
             .fetch_all(&self.pool)
             .await
             .map_err(classify)?;
-        rows.iter()
-            .map(|row| {
-                row.try_get::<String, _>("id")
-                    .map(TaskId::from_string)
-                    .map_err(decode_error)
-            })
-            .collect()
+        rows.iter().map(row::row_to_expired).collect()
     }
 
     async fn fail_orphaned(
@@ -304,6 +297,7 @@ impl TaskStore for SqliteStore {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+    use sqlx::Row;
 
     #[tokio::test]
     async fn urls_without_the_sqlite_scheme_or_path_are_invalid() {

@@ -71,7 +71,7 @@ pub(super) const TRANSITION: &str = concat!(
 /// Deletes up to ?2 records expired at ?1, returning their ids.
 pub(super) const DELETE_EXPIRED: &str = "DELETE FROM tasks WHERE id IN (\
      SELECT id FROM tasks WHERE expires_at IS NOT NULL AND expires_at <= ?1 \
-     ORDER BY expires_at LIMIT ?2) RETURNING id";
+     ORDER BY expires_at LIMIT ?2) RETURNING id, status, external";
 
 /// Fails every running record of another (or no) runner that no live lease holds and
 /// that waits on no external job (no process holds those).

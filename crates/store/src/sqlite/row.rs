@@ -3,7 +3,7 @@
 
 use super::queries;
 use crate::error::StoreError;
-use crate::record::TaskRecord;
+use crate::record::{ExpiredTask, TaskRecord};
 use chrono::{DateTime, Utc};
 use mcp_tasks_protocol::{TaskId, TaskStatus};
 use sqlx::error::ErrorKind;
@@ -154,6 +154,17 @@ pub(super) fn row_to_record(row: &SqliteRow) -> Result<TaskRecord, StoreError> {
             .transpose()?,
         lease_generation: counter_from_db("lease_generation", lease_generation)?,
         input_requests: from_json("input_requests", &input_requests)?,
+        external: external.map(|e| from_json("external", &e)).transpose()?,
+    })
+}
+
+/// Reads one row returned by `queries::DELETE_EXPIRED` (id, status, external).
+pub(super) fn row_to_expired(row: &SqliteRow) -> Result<ExpiredTask, StoreError> {
+    let status: String = row.try_get("status").map_err(decode_error)?;
+    let external: Option<String> = row.try_get("external").map_err(decode_error)?;
+    Ok(ExpiredTask {
+        id: TaskId::from_string(row.try_get::<String, _>("id").map_err(decode_error)?),
+        status: TaskStatus::from_str(&status).map_err(|e| corrupt("status", e))?,
         external: external.map(|e| from_json("external", &e)).transpose()?,
     })
 }

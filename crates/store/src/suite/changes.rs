@@ -102,6 +102,7 @@ pub async fn change_feed_reports_visible_changes(store: Arc<dyn TaskStore>) {
     expected.push(c.id.clone());
 
     let deleted = store.delete_expired(at(200), 10).await.unwrap();
+    let deleted: Vec<TaskId> = deleted.into_iter().map(|e| e.id).collect();
     assert_eq!(deleted, std::slice::from_ref(&b.id));
     expected.push(b.id.clone());
 

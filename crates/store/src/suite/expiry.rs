@@ -104,14 +104,23 @@ pub async fn expired_records_are_invisible_and_deleted_in_batches(store: Arc<dyn
     for expected_len in [2, 2, 1, 0] {
         let batch = store.delete_expired(at(now), 2).await.unwrap();
         assert_eq!(batch.len(), expected_len, "{batch:?}");
-        for id in batch {
-            assert!(deleted.insert(id));
+        for gone in batch {
+            // Reported as they were: working, waiting on no external job.
+            assert_eq!(gone.status, TaskStatus::Working, "{gone:?}");
+            assert_eq!(gone.external, None, "{gone:?}");
+            assert!(deleted.insert(gone.id));
         }
     }
     assert_eq!(deleted, ids(&soon).into_iter().collect());
 
     // Far in the future only the ttl records go; the others stay.
-    let mut last = store.delete_expired(at(1_000_000_000), 100).await.unwrap();
+    let mut last: Vec<TaskId> = store
+        .delete_expired(at(1_000_000_000), 100)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|gone| gone.id)
+        .collect();
     last.sort();
     let mut expected = ids(&later);
     expected.sort();
@@ -158,7 +167,7 @@ pub async fn concurrent_sweeps_delete_each_record_once(store: Arc<dyn TaskStore>
                     if batch.is_empty() {
                         return mine;
                     }
-                    mine.extend(batch);
+                    mine.extend(batch.into_iter().map(|gone| gone.id));
                 }
             })
         })

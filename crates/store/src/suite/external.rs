@@ -3,11 +3,14 @@
 //! touch it.
 
 use super::{at, ok_outcome, record, to_status};
-use crate::record::{ClaimExpiredParams, ExternalJob, Outcome, TaskRecord, TransitionParams};
+use crate::record::{
+    ClaimExpiredParams, ExpiredTask, ExternalJob, Outcome, TaskRecord, TransitionParams,
+};
 use crate::TaskStore;
 use mcp_tasks_protocol::TaskStatus;
 use serde_json::json;
 use std::sync::Arc;
+use std::time::Duration;
 
 /// A job of kind `trino` with a nested state (so JSON survives whole, not flattened).
 fn job(token: &str) -> ExternalJob {
@@ -219,4 +222,64 @@ pub async fn claim_expired_leases_skips_external_jobs(store: Arc<dyn TaskStore>)
             "a task with an external job was taken over"
         );
     }
+}
+
+/// `delete_expired` hands back each deleted task's status and external job, so that the
+/// engine can ask the external system to stop a job whose task nobody can collect any
+/// more; a job attached after creation is reported too.
+pub async fn delete_expired_returns_external_jobs(store: Arc<dyn TaskStore>) {
+    let expiring = |i: i64, job: Option<ExternalJob>| TaskRecord {
+        ttl: Some(Duration::from_millis(1_000)),
+        expires_at: Some(at(i + 1_000)),
+        external: job,
+        ..record("alice", None, at(i))
+    };
+    let running = expiring(0, Some(job("running")));
+    let plain = expiring(1, None);
+    let attached_later = expiring(2, None);
+    let finished = expiring(3, Some(job("done")));
+    for rec in [&running, &plain, &attached_later, &finished] {
+        store.create(rec).await.unwrap();
+    }
+    store
+        .transition(&TransitionParams {
+            external: Some(Some(job("late"))),
+            ..to_status(&attached_later.id, TaskStatus::InputRequired, at(10))
+        })
+        .await
+        .unwrap();
+    store
+        .transition(&TransitionParams {
+            outcome: Some(ok_outcome("rows")),
+            ..to_status(&finished.id, TaskStatus::Completed, at(20))
+        })
+        .await
+        .unwrap();
+
+    let mut gone = store.delete_expired(at(5_000), 10).await.unwrap();
+    gone.sort_by_key(|e| e.id.to_string());
+    let mut expected = vec![
+        ExpiredTask {
+            id: running.id.clone(),
+            status: TaskStatus::Working,
+            external: Some(job("running")),
+        },
+        ExpiredTask {
+            id: plain.id.clone(),
+            status: TaskStatus::Working,
+            external: None,
+        },
+        ExpiredTask {
+            id: attached_later.id.clone(),
+            status: TaskStatus::InputRequired,
+            external: Some(job("late")),
+        },
+        ExpiredTask {
+            id: finished.id.clone(),
+            status: TaskStatus::Completed,
+            external: Some(job("done")),
+        },
+    ];
+    expected.sort_by_key(|e| e.id.to_string());
+    assert_eq!(gone, expected);
 }

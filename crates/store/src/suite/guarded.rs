@@ -4,8 +4,8 @@
 use crate::change::ChangeFeed;
 use crate::error::StoreError;
 use crate::record::{
-    ClaimExpiredParams, ClaimLeaseParams, ListPage, ListParams, Outcome, RenewLeaseParams,
-    TaskRecord, TransitionParams,
+    ClaimExpiredParams, ClaimLeaseParams, ExpiredTask, ListPage, ListParams, Outcome,
+    RenewLeaseParams, TaskRecord, TransitionParams,
 };
 use crate::TaskStore;
 use async_trait::async_trait;
@@ -73,7 +73,7 @@ impl<G: Send + Sync + std::fmt::Debug> TaskStore for Guarded<G> {
         &self,
         now: DateTime<Utc>,
         limit: usize,
-    ) -> Result<Vec<TaskId>, StoreError> {
+    ) -> Result<Vec<ExpiredTask>, StoreError> {
         self.store.delete_expired(now, limit).await
     }
     async fn fail_orphaned(

@@ -39,8 +39,8 @@ pub use expiry::{
     concurrent_sweeps_delete_each_record_once, expired_records_are_invisible_and_deleted_in_batches,
 };
 pub use external::{
-    claim_expired_leases_skips_external_jobs, external_job_round_trips,
-    fail_orphaned_skips_external_jobs,
+    claim_expired_leases_skips_external_jobs, delete_expired_returns_external_jobs,
+    external_job_round_trips, fail_orphaned_skips_external_jobs,
 };
 pub use guarded::{Guarded, SuiteStore};
 pub use input::{fail_orphaned_clears_input_requests, input_requests_are_stored_replaced_and_kept};
@@ -103,6 +103,7 @@ macro_rules! store_suite {
             external_job_round_trips,
             fail_orphaned_skips_external_jobs,
             claim_expired_leases_skips_external_jobs,
+            delete_expired_returns_external_jobs,
         );
     };
     (@cases $make:expr; $($case:ident),* $(,)?) => {
