@@ -21,7 +21,8 @@ pub struct ConfigFile {
     pub tools: Vec<CommandToolConfig>,
 }
 
-/// `[server]`: the same settings as the `serve` flags.
+/// `[server]`: the same settings as the `serve` flags, under the flag's name with `_`
+/// for `-`. Paths are relative to the config file's folder.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ServerSection {
@@ -51,6 +52,51 @@ pub struct ServerSection {
     /// Extra allowed `Origin` values.
     #[serde(default)]
     pub allowed_origins: Vec<String>,
+    /// Extra allowed `Host` names.
+    #[serde(default)]
+    pub allowed_hosts: Vec<String>,
+    /// Client-hosted tasks (2025-11-25) for input requests.
+    #[serde(default)]
+    pub client_tasks: bool,
+    /// Lease of a running task shared through PostgreSQL.
+    #[serde(default, with = "opt_duration")]
+    pub lease_ttl: Option<Duration>,
+    /// Time limit of one poll or cancel of an external job.
+    #[serde(default, with = "opt_duration")]
+    pub external_call_timeout: Option<Duration>,
+    /// Quota: unfinished tasks per principal.
+    pub max_tasks_per_principal: Option<usize>,
+    /// Quota: unfinished tasks on the server.
+    pub max_active_tasks: Option<usize>,
+    /// Largest stored result in bytes.
+    pub max_result_bytes: Option<usize>,
+    /// Tool arguments in audit events.
+    #[serde(default)]
+    pub audit_arguments: bool,
+    /// Bearer tokens file (TOML: token = subject).
+    pub auth_tokens: Option<PathBuf>,
+    /// JWKS file for JWT bearer tokens.
+    pub jwt_jwks: Option<PathBuf>,
+    /// Expected JWT issuer.
+    pub jwt_issuer: Option<String>,
+    /// Expected JWT audience.
+    pub jwt_audience: Option<String>,
+    /// `required` or `optional`.
+    pub auth: Option<AuthRequirement>,
+    /// Serve a non-loopback address without authentication.
+    #[serde(default)]
+    pub allow_unauthenticated_remote: bool,
+}
+
+/// Whether requests without a bearer token are refused (`required`) or served as
+/// anonymous sessions (`optional`), once tokens are configured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AuthRequirement {
+    /// 401 without a valid token.
+    Required,
+    /// No token: an anonymous session; a bad token is still refused.
+    Optional,
 }
 
 /// `[[tools]]`: a program run with arguments filled from the call's arguments.
@@ -97,6 +143,19 @@ impl CommandToolConfig {
     }
 }
 
+impl ServerSection {
+    /// Refuses combinations that the flags' parser refuses too.
+    fn check(&self) -> Result<()> {
+        if self.auth_tokens.is_some() && self.jwt_jwks.is_some() {
+            anyhow::bail!("auth_tokens and jwt_jwks exclude each other: choose one way to check bearer tokens");
+        }
+        if self.jwt_jwks.is_some() && (self.jwt_issuer.is_none() || self.jwt_audience.is_none()) {
+            anyhow::bail!("jwt_jwks needs jwt_issuer and jwt_audience: tokens are only accepted for the expected issuer and audience");
+        }
+        Ok(())
+    }
+}
+
 impl ConfigFile {
     /// Reads and parses a file; relative tool `cwd`s are resolved against its folder.
     pub fn load(path: &Path) -> Result<Self> {
@@ -105,6 +164,18 @@ impl ConfigFile {
         let mut cfg: ConfigFile = toml::from_str(&text)
             .with_context(|| format!("parsing config file {}", path.display()))?;
         let base = path.parent().unwrap_or(Path::new("."));
+        let server = &mut cfg.server;
+        for file in [&mut server.auth_tokens, &mut server.jwt_jwks]
+            .into_iter()
+            .flatten()
+        {
+            if file.is_relative() {
+                *file = base.join(&*file);
+            }
+        }
+        server
+            .check()
+            .with_context(|| format!("[server] in {}", path.display()))?;
         for t in &mut cfg.tools {
             if t.command.is_empty() {
                 anyhow::bail!(

@@ -2,26 +2,27 @@
 
 use anyhow::{Context, Result};
 use clap::Args;
-use mcp_tasks_engine::{config as defaults, Engine, EngineConfig};
-use mcp_tasks_server::auth::{AuthMode, Authenticator, JwtVerifier, StaticTokens};
+use mcp_tasks_engine::Engine;
 use mcp_tasks_server::builder::shutdown_signal;
-use mcp_tasks_server::server::DEFAULT_MAX_BODY_BYTES;
 use mcp_tasks_server::transport::http;
-use mcp_tasks_server::{Server, ServerConfig, ToolRegistry};
+use mcp_tasks_server::{Server, ToolRegistry};
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::Duration;
 use tokio::net::TcpListener;
 
 use crate::config::{parse_duration, ConfigFile};
+
+mod settings;
 
 /// Default HTTP listen address: loopback only.
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:8080";
 /// Default database: an SQLite file in the working directory.
 pub const DEFAULT_DATABASE: &str = "sqlite://./mcp-tasks.db";
 
-/// Options of `serve`. Each can also come from the config file's `[server]` table or an
-/// environment variable; flags win over the file, the file over the defaults.
+/// Options of `serve`. Each (but --config, --stdio, --demo, --conformance-fixtures and
+/// --log) can also come from the config file's `[server]` table, under the flag's name
+/// with `_` for `-`; some also from an environment variable. Flags win over the file,
+/// the file over the defaults; on/off flags are on when either turns them on.
 #[derive(Debug, Args)]
 pub struct ServeArgs {
     /// Serve one session over stdin/stdout (for desktop hosts that spawn the server)
@@ -122,8 +123,9 @@ pub struct ServeArgs {
 
     /// With tokens configured: `required` (401 without a valid token, the default) or
     /// `optional` (requests without a token are anonymous sessions).
-    #[arg(long, value_name = "MODE", default_value = "required", value_parser = ["required", "optional"])]
-    auth: String,
+    /// [default: required]
+    #[arg(long, value_name = "MODE", value_parser = ["required", "optional"])]
+    auth: Option<String>,
 
     /// An extra Host name accepted over HTTP (localhost names always are when bound to
     /// loopback). Repeat for several.
@@ -146,6 +148,11 @@ pub struct ServeArgs {
     /// Largest task result stored, in bytes; larger results become an error. [default: 16777216]
     #[arg(long, value_name = "BYTES")]
     max_result_bytes: Option<usize>,
+
+    /// How long one call to an external job system (a poll or a cancel of an external
+    /// job tool) may take before it counts as failed. [default: 10s]
+    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
+    external_call_timeout: Option<Duration>,
 
     /// Include tool arguments in audit events (target mcp_tasks::audit). Off by default
     /// because arguments may carry secrets.
@@ -172,71 +179,14 @@ pub async fn run(args: ServeArgs) -> Result<()> {
         None => ConfigFile::default(),
     };
     let s = &file.server;
-    let engine_config = EngineConfig {
-        default_ttl: args
-            .default_ttl
-            .or(s.default_ttl)
-            .unwrap_or(defaults::DEFAULT_TTL),
-        max_ttl: args
-            .max_ttl
-            .or(s.max_ttl)
-            .unwrap_or(defaults::DEFAULT_MAX_TTL),
-        poll_interval: args
-            .poll_interval
-            .or(s.poll_interval)
-            .unwrap_or(defaults::DEFAULT_POLL_INTERVAL),
-        cancel_grace: args
-            .cancel_grace
-            .or(s.cancel_grace)
-            .unwrap_or(defaults::DEFAULT_CANCEL_GRACE),
-        input_timeout: args
-            .input_timeout
-            .or(s.input_timeout)
-            .unwrap_or(defaults::DEFAULT_INPUT_TIMEOUT),
-        max_input_requests: args
-            .max_input_requests
-            .or(s.max_input_requests)
-            .unwrap_or(defaults::DEFAULT_MAX_INPUT_REQUESTS),
-        max_tasks_per_principal: args
-            .max_tasks_per_principal
-            .unwrap_or(defaults::DEFAULT_MAX_TASKS_PER_PRINCIPAL),
-        max_active_tasks: args
-            .max_active_tasks
-            .unwrap_or(defaults::DEFAULT_MAX_ACTIVE_TASKS),
-        max_result_bytes: args
-            .max_result_bytes
-            .unwrap_or(defaults::DEFAULT_MAX_RESULT_BYTES),
-        audit_arguments: args.audit_arguments,
-        lease_ttl: args.lease_ttl.or_else(|| {
-            let db = args
-                .database
-                .as_deref()
-                .or(s.database.as_deref())
-                .unwrap_or("");
-            (db.starts_with("postgres://") || db.starts_with("postgresql://"))
-                .then_some(defaults::DEFAULT_LEASE_TTL)
-        }),
-        ..EngineConfig::default()
-    };
-    let mut allowed_origins = s.allowed_origins.clone();
-    allowed_origins.extend(args.allowed_origins.iter().cloned());
+    let engine_config = settings::engine_config(&args, s);
     let listen = args
         .listen
         .clone()
         .or_else(|| s.listen.clone())
         .unwrap_or_else(|| DEFAULT_LISTEN.to_string());
-    let auth = auth_mode(&args)?;
-    let server_config = ServerConfig {
-        auth: auth.clone(),
-        allowed_hosts: allowed_hosts(&listen, &args.allowed_hosts),
-        max_body_bytes: args
-            .max_body_bytes
-            .or(s.max_body_bytes)
-            .unwrap_or(DEFAULT_MAX_BODY_BYTES),
-        allowed_origins,
-        client_hosted_tasks: args.client_tasks,
-        ..ServerConfig::default()
-    };
+    let auth = settings::auth_mode(&args, s)?;
+    let server_config = settings::server_config(&args, s, &listen, auth.clone());
     let database = args
         .database
         .clone()
@@ -277,7 +227,8 @@ pub async fn run(args: ServeArgs) -> Result<()> {
         .await
         .with_context(|| format!("binding {listen}"))?;
     let addr = listener.local_addr().context("reading the bound address")?;
-    if !addr.ip().is_loopback() && !auth.is_enabled() && !args.allow_unauthenticated_remote {
+    let allow_remote = args.allow_unauthenticated_remote || s.allow_unauthenticated_remote;
+    if !addr.ip().is_loopback() && !auth.is_enabled() && !allow_remote {
         anyhow::bail!(
             "refusing to serve {addr} without authentication: anyone who can reach it could run the tools. \
              Configure --auth-tokens or --jwt-jwks, bind 127.0.0.1, or pass --allow-unauthenticated-remote"
@@ -289,54 +240,4 @@ pub async fn run(args: ServeArgs) -> Result<()> {
     );
     server.serve_http_on(listener, shutdown_signal()).await?;
     Ok(())
-}
-
-/// The authentication configured by flags.
-fn auth_mode(args: &ServeArgs) -> Result<AuthMode> {
-    let authenticator: Arc<dyn Authenticator> = if let Some(path) = &args.auth_tokens {
-        let text =
-            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-        Arc::new(
-            StaticTokens::from_toml(&text)
-                .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?,
-        )
-    } else if let Some(path) = &args.jwt_jwks {
-        let text =
-            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-        let issuer = args.jwt_issuer.clone().unwrap_or_default();
-        let audience = args.jwt_audience.clone().unwrap_or_default();
-        Arc::new(
-            JwtVerifier::new(&text, issuer, audience)
-                .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?,
-        )
-    } else {
-        return Ok(AuthMode::Off);
-    };
-    Ok(if args.auth == "optional" {
-        AuthMode::Optional(authenticator)
-    } else {
-        AuthMode::Required(authenticator)
-    })
-}
-
-/// Host names accepted in the `Host` header: loopback names when bound to loopback,
-/// plus configured ones; no check when bound elsewhere without extra names.
-fn allowed_hosts(listen: &str, extra: &[String]) -> Option<Vec<String>> {
-    let loopback = listen
-        .parse::<std::net::SocketAddr>()
-        .map(|a| a.ip().is_loopback())
-        .unwrap_or_else(|_| listen.starts_with("localhost:"));
-    if !loopback && extra.is_empty() {
-        return None;
-    }
-    let mut hosts: Vec<String> = if loopback {
-        ["localhost", "127.0.0.1", "[::1]"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect()
-    } else {
-        Vec::new()
-    };
-    hosts.extend(extra.iter().cloned());
-    Some(hosts)
 }
