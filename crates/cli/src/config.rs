@@ -49,6 +49,9 @@ pub struct ServerSection {
     pub max_input_requests: Option<usize>,
     /// Largest request body in bytes.
     pub max_body_bytes: Option<usize>,
+    /// Idle time after which an HTTP session is forgotten ("0s": never).
+    #[serde(default, with = "opt_duration")]
+    pub session_idle_timeout: Option<Duration>,
     /// Extra allowed `Origin` values.
     #[serde(default)]
     pub allowed_origins: Vec<String>,

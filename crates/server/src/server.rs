@@ -46,7 +46,15 @@ pub struct ServerConfig {
     /// How long the server waits for the client to answer one of its own requests
     /// (client-hosted task polling).
     pub client_request_timeout: std::time::Duration,
+    /// Sessions unused this long, with no open stream and no call in flight, are
+    /// forgotten (clients often leave without `DELETE`); a later request with that id
+    /// gets 404 and the client initializes again, its tasks still reachable by id.
+    /// `None` keeps sessions until they are deleted. Default: one hour.
+    pub session_idle_timeout: Option<std::time::Duration>,
 }
+
+/// Default [`ServerConfig::session_idle_timeout`].
+pub const DEFAULT_SESSION_IDLE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(3600);
 
 impl Default for ServerConfig {
     fn default() -> Self {
@@ -60,6 +68,7 @@ impl Default for ServerConfig {
             auth: crate::auth::AuthMode::Off,
             client_hosted_tasks: false,
             client_request_timeout: std::time::Duration::from_secs(60),
+            session_idle_timeout: Some(DEFAULT_SESSION_IDLE_TIMEOUT),
         }
     }
 }
@@ -132,6 +141,13 @@ impl McpServer {
             server.inner.engine.subscribe(),
             server.inner.shutdown.clone(),
         ));
+        if let Some(timeout) = server.inner.config.session_idle_timeout {
+            tokio::spawn(forget_idle_sessions(
+                Arc::downgrade(&server.inner),
+                timeout,
+                server.inner.shutdown.clone(),
+            ));
+        }
         server
     }
 
@@ -180,10 +196,17 @@ impl McpServer {
         self.lock_sessions().get(id).cloned()
     }
 
-    /// Finds a session: one opened here, or one another replica opened and stored in
-    /// the shared database (it is then served here too; its streams stay where they are).
+    /// How many sessions this process holds.
+    pub fn session_count(&self) -> usize {
+        self.lock_sessions().len()
+    }
+
+    /// Finds a session for a client request (and marks it used): one opened here, or
+    /// one another replica opened and stored in the shared database (it is then served
+    /// here too; its streams stay where they are).
     pub async fn find_session(&self, id: &str) -> Option<Arc<Session>> {
         if let Some(s) = self.session(id) {
+            s.touch();
             return Some(s);
         }
         let stored = match self.inner.engine.load_session(id).await {
@@ -438,6 +461,41 @@ async fn route_events(
                     session.send(progress_notification(&token, &progress));
                 }
             }
+        }
+    }
+}
+
+/// Forgets, every so often, the sessions [`Session::is_idle`] for `timeout`. Only this
+/// process's memory: a session shared through the database stays there until deleted,
+/// and is loaded again should its client come back.
+async fn forget_idle_sessions(
+    server: std::sync::Weak<ServerInner>,
+    timeout: std::time::Duration,
+    shutdown: CancellationToken,
+) {
+    let every = (timeout / 4).clamp(
+        std::time::Duration::from_millis(10),
+        std::time::Duration::from_secs(60),
+    );
+    let mut tick = tokio::time::interval(every);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            _ = shutdown.cancelled() => return,
+            _ = tick.tick() => {}
+        }
+        let Some(server) = server.upgrade() else {
+            return;
+        };
+        let now = std::time::Instant::now();
+        let forgotten = {
+            let mut sessions = server.sessions.lock().unwrap_or_else(|p| p.into_inner());
+            let before = sessions.len();
+            sessions.retain(|_, s| !s.is_idle(now, timeout));
+            before - sessions.len()
+        };
+        if forgotten > 0 {
+            tracing::info!(forgotten, "forgot sessions idle for {timeout:?}");
         }
     }
 }

@@ -6,6 +6,7 @@ use mcp_tasks_protocol::{version, RequestId, TaskId};
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
 use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -35,6 +36,8 @@ pub struct Session {
     /// Streams of pending `tasks/result` calls, by task: input requests of that task go
     /// there first.
     result_streams: Mutex<HashMap<TaskId, mpsc::Sender<Value>>>,
+    /// When the client last sent anything on this session.
+    last_active: Mutex<Instant>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -55,7 +58,26 @@ impl Session {
             in_flight: Mutex::new(HashMap::new()),
             delivered: Mutex::new(HashSet::new()),
             result_streams: Mutex::new(HashMap::new()),
+            last_active: Mutex::new(Instant::now()),
         }
+    }
+
+    /// Records that the client used the session just now (any request on it).
+    pub fn touch(&self) {
+        *lock(&self.last_active) = Instant::now();
+    }
+
+    /// Whether the session has been unused for `timeout` and nothing keeps it alive:
+    /// no open server-to-client stream, no synchronous call or `tasks/result` waiting.
+    /// Clients that vanish without `DELETE` leave such sessions behind.
+    pub fn is_idle(&self, now: Instant, timeout: Duration) -> bool {
+        let quiet = now.saturating_duration_since(*lock(&self.last_active)) >= timeout;
+        quiet
+            && lock(&self.outbound)
+                .as_ref()
+                .map_or(true, |tx| tx.is_closed())
+            && lock(&self.in_flight).is_empty()
+            && lock(&self.result_streams).values().all(|tx| tx.is_closed())
     }
 
     /// The session id (`Mcp-Session-Id` over HTTP).

@@ -94,6 +94,13 @@ pub struct ServeArgs {
     #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
     lease_ttl: Option<Duration>,
 
+    /// Forget an HTTP session unused this long, with no open stream and no call in
+    /// flight (clients often leave without DELETE); its client gets 404 and initializes
+    /// again, its tasks still reachable by id. 0s keeps sessions until deleted.
+    /// [default: 1h]
+    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
+    session_idle_timeout: Option<Duration>,
+
     /// Largest request body (HTTP) or line (stdio), in bytes. [default: 4194304]
     #[arg(long, value_name = "BYTES")]
     max_body_bytes: Option<usize>,

@@ -6,7 +6,7 @@ use crate::config::{AuthRequirement, ServerSection};
 use anyhow::{Context, Result};
 use mcp_tasks_engine::{config as defaults, EngineConfig};
 use mcp_tasks_server::auth::{AuthMode, Authenticator, JwtVerifier, StaticTokens};
-use mcp_tasks_server::server::DEFAULT_MAX_BODY_BYTES;
+use mcp_tasks_server::server::{DEFAULT_MAX_BODY_BYTES, DEFAULT_SESSION_IDLE_TIMEOUT};
 use mcp_tasks_server::ServerConfig;
 use std::path::Path;
 use std::sync::Arc;
@@ -88,6 +88,11 @@ pub(super) fn server_config(
             .unwrap_or(DEFAULT_MAX_BODY_BYTES),
         allowed_origins,
         client_hosted_tasks: args.client_tasks || file.client_tasks,
+        session_idle_timeout: match args.session_idle_timeout.or(file.session_idle_timeout) {
+            Some(off) if off.is_zero() => None,
+            Some(timeout) => Some(timeout),
+            None => Some(DEFAULT_SESSION_IDLE_TIMEOUT),
+        },
         ..ServerConfig::default()
     }
 }
@@ -302,7 +307,7 @@ mod tests {
     fn hosts_and_origins_add_up_and_switches_turn_on_from_either_side() {
         let (_dir, s) = file(
             "[server]\nallowed_hosts = [\"mcp.internal\"]\nallowed_origins = [\"https://a.example\"]\n\
-             client_tasks = true\nmax_body_bytes = 2048\n",
+             client_tasks = true\nmax_body_bytes = 2048\nsession_idle_timeout = \"10m\"\n",
         );
         let config = server_config(
             &flags(&["--allowed-host", "other.internal"]),
@@ -320,6 +325,14 @@ mod tests {
         );
         assert!(config.client_hosted_tasks);
         assert_eq!(config.max_body_bytes, 2048);
+        assert_eq!(config.session_idle_timeout, Some(Duration::from_secs(600)));
+        let never = server_config(
+            &flags(&["--session-idle-timeout", "0s"]),
+            &s,
+            "127.0.0.1:0",
+            AuthMode::Off,
+        );
+        assert_eq!(never.session_idle_timeout, None);
         let plain = server_config(
             &flags(&[]),
             &ServerSection::default(),
@@ -327,6 +340,10 @@ mod tests {
             AuthMode::Off,
         );
         assert_eq!(plain.allowed_hosts, None);
+        assert_eq!(
+            plain.session_idle_timeout,
+            Some(DEFAULT_SESSION_IDLE_TIMEOUT)
+        );
         assert!(!plain.client_hosted_tasks);
     }
 }

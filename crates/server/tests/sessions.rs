@@ -1,0 +1,116 @@
+//! Idle sessions: clients that leave without `DELETE` do not leave their sessions in
+//! memory forever, while sessions with an open stream or a call in flight stay.
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+
+mod common;
+
+use common::{start_server_with, Client};
+use mcp_tasks_server::ServerConfig;
+use serde_json::json;
+use std::time::Duration;
+
+const IDLE: Duration = Duration::from_millis(300);
+
+fn idle_config() -> ServerConfig {
+    ServerConfig {
+        session_idle_timeout: Some(IDLE),
+        ..ServerConfig::default()
+    }
+}
+
+/// Waits until the server holds `n` sessions (bounded: 10 s).
+async fn wait_sessions(server: &mcp_tasks_server::McpServer, n: usize) {
+    for _ in 0..1000 {
+        if server.session_count() == n {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!(
+        "the server holds {} sessions, expected {n}",
+        server.session_count()
+    );
+}
+
+#[tokio::test]
+async fn an_idle_session_is_forgotten_and_its_tasks_stay_reachable_from_a_new_one() {
+    let s = start_server_with(idle_config()).await;
+    let mut c = Client::connect(&s.url).await;
+    let task = c.create_task("sleep", json!({"ms": 1})).await;
+    c.wait_status(&task, "completed").await;
+    assert_eq!(s.server.session_count(), 1);
+
+    // Used more often than the timeout: kept.
+    for _ in 0..4 {
+        tokio::time::sleep(IDLE / 3).await;
+        c.call("ping", json!({})).await;
+    }
+    assert_eq!(
+        s.server.session_count(),
+        1,
+        "an active session was forgotten"
+    );
+
+    // Unused: forgotten, and the next request says how to go on.
+    wait_sessions(&s.server, 0).await;
+    let r = c.request("ping", json!({})).await;
+    assert_eq!(r.status, 404, "{:?}", r.body);
+    assert!(
+        r.body.to_string().contains("initialize"),
+        "the 404 should say to initialize again: {}",
+        r.body
+    );
+    let mut again = Client::connect(&s.url).await;
+    let result = again.call("tasks/result", json!({"taskId": task})).await;
+    assert_eq!(result["content"][0]["text"], "slept 1 ms");
+}
+
+#[tokio::test]
+async fn sessions_with_an_open_stream_or_a_call_in_flight_are_kept() {
+    let s = start_server_with(idle_config()).await;
+    let watcher = Client::connect(&s.url).await;
+    let stream = watcher
+        .http
+        .get(&s.url)
+        .header("accept", "text/event-stream")
+        .header("mcp-session-id", watcher.session.clone().unwrap())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(stream.status(), 200);
+    let caller = Client::connect(&s.url).await;
+    let call = tokio::spawn(async move {
+        caller
+            .stream_request(
+                7,
+                "tools/call",
+                json!({"name": "sleep", "arguments": {"ms": 1500}}),
+            )
+            .await
+    });
+    let _left = Client::connect(&s.url).await;
+
+    // The session nobody uses goes; the two others stay well past the timeout.
+    wait_sessions(&s.server, 2).await;
+    tokio::time::sleep(IDLE * 3).await;
+    assert_eq!(s.server.session_count(), 2);
+
+    // Once the call answered and the stream closed, they go too.
+    let reply = call.await.unwrap().text().await.unwrap();
+    assert!(reply.contains("slept 1500 ms"), "{reply}");
+    drop(stream);
+    wait_sessions(&s.server, 0).await;
+}
+
+#[tokio::test]
+async fn without_a_timeout_sessions_stay_until_deleted() {
+    let s = start_server_with(ServerConfig {
+        session_idle_timeout: None,
+        ..ServerConfig::default()
+    })
+    .await;
+    let mut c = Client::connect(&s.url).await;
+    tokio::time::sleep(IDLE * 2).await;
+    assert_eq!(s.server.session_count(), 1);
+    c.call("ping", json!({})).await;
+}
