@@ -72,12 +72,13 @@ impl Session {
     /// Clients that vanish without `DELETE` leave such sessions behind.
     pub fn is_idle(&self, now: Instant, timeout: Duration) -> bool {
         let quiet = now.saturating_duration_since(*lock(&self.last_active)) >= timeout;
-        quiet
-            && lock(&self.outbound)
-                .as_ref()
-                .map_or(true, |tx| tx.is_closed())
-            && lock(&self.in_flight).is_empty()
-            && lock(&self.result_streams).values().all(|tx| tx.is_closed())
+        let streaming = lock(&self.outbound)
+            .as_ref()
+            .is_some_and(|tx| !tx.is_closed());
+        let waiting = lock(&self.result_streams)
+            .values()
+            .any(|tx| !tx.is_closed());
+        quiet && !streaming && !waiting && lock(&self.in_flight).is_empty()
     }
 
     /// The session id (`Mcp-Session-Id` over HTTP).
