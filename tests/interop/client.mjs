@@ -4,15 +4,15 @@
 //   node client.mjs --url http://127.0.0.1:PORT/mcp
 //   node client.mjs --stdio "target/debug/mcp-tasks serve --demo --database memory: --stdio"
 //
-// run.sh copies this file next to target/interop/node/node_modules so the SDK resolves.
+// run.sh copies this file and common.mjs next to target/interop/node/node_modules so the SDK
+// resolves.
 // Prints "PASS name" / "FAIL name: detail" per check, "NOTE ..." for information, and a final
 // "N passed, M failed"; exits 1 when any check failed.
 //
 // Every message is recorded on the way in and out (a transport wrapper), so that each Task the
-// server sends can be validated afterwards against the SDK's own zod schemas.
+// server sends can be validated afterwards against the SDK's own zod schemas. Reporting, the
+// recorder and the transport come from common.mjs, shared with hitl.mjs.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import {
   CallToolResultSchema,
   CancelTaskResultSchema,
@@ -22,47 +22,15 @@ import {
   GetTaskResultSchema,
   LATEST_PROTOCOL_VERSION,
   ListTasksResultSchema,
-  RELATED_TASK_META_KEY,
   TaskSchema,
   TaskStatusNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
+import { R, RecordingTransport, check, checkTaskSupport, closeWithin, fail, finish, group } from './common.mjs';
+import { meta, note, noteSdkErrors, openTransport, parseArgs, passed, show, sleep } from './common.mjs';
+import { startDeadline, textOf, until } from './common.mjs';
 
-const TIMEOUT_MS = 10_000; // per request, so a hung request cannot eat the whole run
 const DEADLINE_MS = 75_000; // whole client run
 
-// ------------------------------------------------------------------ reporting
-let passed = 0;
-let failed = 0;
-const show = (v) => {
-  if (v instanceof Error) return `${v.constructor.name}(${v.code ?? ''}) ${v.message}`;
-  const s = typeof v === 'string' ? v : JSON.stringify(v);
-  return s && s.length > 600 ? s.slice(0, 600) + '…' : s;
-};
-function pass(name) {
-  passed++;
-  console.log(`PASS ${name}`);
-}
-function fail(name, detail) {
-  failed++;
-  console.log(`FAIL ${name}${detail === undefined ? '' : ': ' + show(detail)}`);
-}
-function check(name, ok, detail) {
-  ok ? pass(name) : fail(name, detail);
-  return ok;
-}
-const note = (msg) => console.log(`NOTE ${msg}`);
-function finish() {
-  console.log(`${passed} passed, ${failed} failed`);
-  process.exit(failed ? 1 : 0);
-}
-// Runs one group of checks; an exception fails the group instead of the whole run.
-async function group(name, fn) {
-  try {
-    await fn();
-  } catch (e) {
-    fail(`${name} (exception)`, e?.stack ? `${show(e)} @ ${e.stack.split('\n')[1]?.trim()}` : e);
-  }
-}
 // Expects a JSON-RPC error with the given code from a request.
 async function expectCode(name, code, fn) {
   try {
@@ -72,84 +40,12 @@ async function expectCode(name, code, fn) {
     check(name, e?.code === code, { expected: code, got: e?.code, message: e?.message });
   }
 }
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-async function until(pred, ms, step = 50) {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    if (pred()) return true;
-    await sleep(step);
-  }
-  return pred();
-}
 
-// ------------------------------------------------------------------ arguments
-function parseArgs(argv) {
-  const out = {};
-  for (let i = 0; i < argv.length; i++) {
-    if (argv[i] === '--url') out.url = argv[++i];
-    else if (argv[i] === '--stdio') out.stdio = argv[++i];
-    else {
-      console.error(`unknown argument ${argv[i]}`);
-      process.exit(2);
-    }
-  }
-  if (!out.url === !out.stdio) {
-    console.error('usage: client.mjs (--url URL | --stdio "CMD ARGS")');
-    process.exit(2);
-  }
-  return out;
-}
-const opts = parseArgs(process.argv.slice(2));
+// ------------------------------------------------------------------ session
+const opts = parseArgs(process.argv.slice(2), 'client.mjs');
 const transportName = opts.url ? 'http' : 'stdio';
 
-// ------------------------------------------------------------------ wire recorder
-// Wraps a Transport: the SDK's Protocol sets onmessage/onclose/onerror on us, we relay.
-class RecordingTransport {
-  constructor(inner) {
-    this.inner = inner;
-    this.methodById = new Map(); // our request id -> method
-    this.received = []; // { at, msg, method } (method of the request for responses)
-    if (typeof inner.setProtocolVersion === 'function') {
-      this.setProtocolVersion = (v) => inner.setProtocolVersion(v);
-    }
-  }
-  get sessionId() {
-    return this.inner.sessionId;
-  }
-  async start() {
-    this.inner.onmessage = (msg, extra) => {
-      const method = msg.method ?? this.methodById.get(msg.id);
-      this.received.push({ at: Date.now(), msg, method });
-      this.onmessage?.(msg, extra);
-    };
-    this.inner.onerror = (e) => this.onerror?.(e);
-    this.inner.onclose = () => this.onclose?.();
-    await this.inner.start();
-  }
-  async send(msg, options) {
-    if (msg.method && msg.id !== undefined) this.methodById.set(msg.id, msg.method);
-    await this.inner.send(msg, options);
-  }
-  async close() {
-    await this.inner.close();
-  }
-  // Results of successful responses to requests of this method.
-  results(method) {
-    return this.received.filter((r) => r.method === method && r.msg.id !== undefined && r.msg.result).map((r) => r.msg.result);
-  }
-  notifications(method) {
-    return this.received.filter((r) => r.msg.method === method && r.msg.id === undefined);
-  }
-}
-
-let inner;
-if (opts.url) {
-  inner = new StreamableHTTPClientTransport(new URL(opts.url));
-} else {
-  const [command, ...args] = opts.stdio.split(/\s+/).filter(Boolean);
-  inner = new StdioClientTransport({ command, args, stderr: 'inherit' });
-}
-const wire = new RecordingTransport(inner);
+const wire = new RecordingTransport(openTransport(opts));
 const client = new Client({ name: 'mcp-tasks-interop-ts', version: '1.0.0' }, { capabilities: {} });
 
 // SDK-routed notifications/tasks/status (parsed by the SDK with its own schema).
@@ -160,15 +56,9 @@ client.setNotificationHandler(TaskStatusNotificationSchema, (n) => {
 const sdkErrors = [];
 client.onerror = (e) => sdkErrors.push(String(e?.message ?? e));
 
-const deadline = setTimeout(() => {
-  fail('client finished within the deadline', `${DEADLINE_MS} ms passed`);
-  finish();
-}, DEADLINE_MS);
+const deadline = startDeadline(DEADLINE_MS);
 
 const createdIds = new Set();
-const meta = (r) => r?._meta?.[RELATED_TASK_META_KEY];
-const textOf = (r) => (r?.content ?? []).filter((c) => c.type === 'text').map((c) => c.text).join('\n');
-const R = { timeout: TIMEOUT_MS };
 
 // Drains a callToolStream, returning what it yielded.
 async function drain(stream, onCreated) {
@@ -207,12 +97,7 @@ if (passed === 0) {
 }
 
 await group('tools/list', async () => {
-  const { tools } = await client.listTools(undefined, R);
-  const want = { slow_compute: 'optional', greet: 'forbidden', failing_job: 'required' };
-  for (const [name, mode] of Object.entries(want)) {
-    const tool = tools.find((t) => t.name === name);
-    check(`tools/list: ${name} execution.taskSupport is ${mode}`, tool?.execution?.taskSupport === mode, tool?.execution ?? 'tool missing');
-  }
+  await checkTaskSupport(client, { slow_compute: 'optional', greet: 'forbidden', failing_job: 'required' });
   check('SDK caches slow_compute as task-capable and failing_job as task-required',
     client.isToolTask('slow_compute') && client.isToolTaskRequired('failing_job') && !client.isToolTask('greet'));
 });
@@ -425,7 +310,7 @@ await group('schemas', async () => {
 });
 
 clearTimeout(deadline);
-if (sdkErrors.length) note(`SDK onerror (${sdkErrors.length}): ${show(sdkErrors.slice(0, 3))}`);
+noteSdkErrors(sdkErrors);
 note(`${transportName}: ${wire.received.length} messages received, ${statusSeen.length} status notifications, ${progress.length} progress callbacks`);
-await Promise.race([client.close().catch(() => {}), sleep(3000)]);
+await closeWithin(client, 3000);
 finish();

@@ -9,80 +9,28 @@ Prints ``PASS name`` / ``FAIL name: detail`` per check, ``NOTE ...`` for informa
 
 The session's read and write streams are relayed through a recorder, so every raw JSON-RPC message
 the server sends can be validated afterwards against the SDK's pydantic models (mcp.types).
+Reporting, the recorder and the transport come from common.py, shared with hitl.py.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import re
-import shlex
-import sys
 import time
-import traceback
-import warnings
-from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import Any, AsyncIterator, Awaitable, Callable
+from typing import Any, Awaitable, Callable
 
 import anyio
 import pydantic
-from mcp import ClientSession, StdioServerParameters, types
-from mcp.client.stdio import stdio_client
-from mcp.client.streamable_http import streamable_http_client
+from mcp import ClientSession, types
 from mcp.shared.exceptions import McpError
-from mcp.shared.message import SessionMessage
 
-# session.experimental (the tasks API) is deprecated in mcp 1.30 but is what we exercise.
-warnings.filterwarnings("ignore", category=DeprecationWarning)
+from common import REQUEST_TIMEOUT, R, Wire, check_task_support, group, note_transport_errors, open_transport
+from common import recorded, related, run, text_of, timed, wait_for, within_deadline
 
-REQUEST_TIMEOUT = 10.0  # seconds, per request
 DEADLINE = 75.0  # seconds, whole run
-RELATED = "io.modelcontextprotocol/related-task"
 INVALID_PARAMS = -32602
 METHOD_NOT_FOUND = -32601
-
-
-# --------------------------------------------------------------------------- reporting
-class Report:
-    def __init__(self) -> None:
-        self.passed = 0
-        self.failed = 0
-
-    def check(self, name: str, ok: bool, detail: Any = None) -> bool:
-        if ok:
-            self.passed += 1
-            print(f"PASS {name}", flush=True)
-        else:
-            self.failed += 1
-            print(f"FAIL {name}" + ("" if detail is None else f": {_show(detail)}"), flush=True)
-        return ok
-
-    def note(self, msg: str) -> None:
-        print(f"NOTE {msg}", flush=True)
-
-    def summary(self) -> int:
-        print(f"{self.passed} passed, {self.failed} failed", flush=True)
-        return 1 if self.failed else 0
-
-
-def _show(v: Any) -> str:
-    if isinstance(v, BaseException):
-        code = getattr(getattr(v, "error", None), "code", "")
-        s = f"{type(v).__name__}({code}) {v}"
-    elif isinstance(v, pydantic.BaseModel):
-        s = v.model_dump_json(by_alias=True, exclude_none=True)
-    elif isinstance(v, str):
-        s = v
-    else:
-        try:
-            s = json.dumps(v, default=str)
-        except Exception:
-            s = repr(v)
-    return s if len(s) <= 600 else s[:600] + "…"
-
-
-R = Report()
 
 
 def _code(e: BaseException) -> int | None:
@@ -102,94 +50,6 @@ async def expect_code(name: str, code: int, fn: Callable[[], Awaitable[Any]]) ->
     R.check(name, False, {"expected": code, "got": "success", "result": got})
 
 
-@asynccontextmanager
-async def group(name: str) -> AsyncIterator[None]:
-    """A group of checks; an exception fails the group, not the run."""
-    try:
-        yield
-    except Exception as e:  # noqa: BLE001
-        tb = traceback.extract_tb(e.__traceback__)
-        where = f" @ line {tb[-1].lineno}" if tb else ""
-        R.check(f"{name} (exception)", False, f"{_show(e)}{where}")
-
-
-async def wait_for(pred: Callable[[], bool], seconds: float) -> bool:
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        if pred():
-            return True
-        await anyio.sleep(0.05)
-    return pred()
-
-
-# --------------------------------------------------------------------------- wire recorder
-@dataclass
-class Wire:
-    method_by_id: dict[Any, str] = field(default_factory=dict)
-    # (monotonic time, raw message as dict, method of the originating request for responses)
-    received: list[tuple[float, dict[str, Any], str | None]] = field(default_factory=list)
-
-    def outgoing(self, m: SessionMessage) -> None:
-        root = m.message.root
-        if isinstance(root, types.JSONRPCRequest):
-            self.method_by_id[root.id] = root.method
-
-    def incoming(self, m: SessionMessage | Exception) -> None:
-        if isinstance(m, Exception):
-            return
-        raw = m.message.root.model_dump(by_alias=True, mode="json", exclude_none=True)
-        method = raw.get("method") or self.method_by_id.get(raw.get("id"))
-        self.received.append((time.monotonic(), raw, method))
-
-    def results(self, method: str) -> list[dict[str, Any]]:
-        return [raw["result"] for _, raw, m in self.received if m == method and "id" in raw and "result" in raw]
-
-    def notifications(self, method: str) -> list[dict[str, Any]]:
-        return [raw for _, raw, _m in self.received if raw.get("method") == method and "id" not in raw]
-
-
-@asynccontextmanager
-async def recorded(read_stream: Any, write_stream: Any, wire: Wire) -> AsyncIterator[tuple[Any, Any]]:
-    """Relays the transport's streams through the recorder."""
-    in_send, in_recv = anyio.create_memory_object_stream[SessionMessage | Exception](64)
-    out_send, out_recv = anyio.create_memory_object_stream[SessionMessage](64)
-
-    async def pump_in() -> None:
-        async with in_send:
-            async for m in read_stream:
-                wire.incoming(m)
-                try:
-                    await in_send.send(m)
-                except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-                    return
-
-    async def pump_out() -> None:
-        async with out_recv:
-            async for m in out_recv:
-                wire.outgoing(m)
-                await write_stream.send(m)
-
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(pump_in)
-        tg.start_soon(pump_out)
-        try:
-            yield in_recv, out_send
-        finally:
-            tg.cancel_scope.cancel()
-
-
-@asynccontextmanager
-async def open_transport(args: argparse.Namespace) -> AsyncIterator[tuple[Any, Any]]:
-    if args.url:
-        async with streamable_http_client(args.url) as (r, w, _get_session_id):
-            yield r, w
-    else:
-        cmd = shlex.split(args.stdio)
-        params = StdioServerParameters(command=cmd[0], args=cmd[1:])
-        async with stdio_client(params, errlog=sys.stderr) as (r, w):
-            yield r, w
-
-
 # --------------------------------------------------------------------------- the checks
 @dataclass
 class Seen:
@@ -198,23 +58,9 @@ class Seen:
     other: list[str] = field(default_factory=list)
 
 
-def text_of(r: types.CallToolResult) -> str:
-    return "\n".join(c.text for c in r.content if isinstance(c, types.TextContent))
-
-
-def related(r: pydantic.BaseModel | dict[str, Any] | None) -> str | None:
-    m = r.get("_meta") if isinstance(r, dict) else getattr(r, "meta", None)
-    v = (m or {}).get(RELATED)
-    return v.get("taskId") if isinstance(v, dict) else None
-
-
 async def run_checks(session: ClientSession, wire: Wire, seen: Seen, transport: str) -> None:
     tasks = session.experimental
     created: set[str] = set()
-
-    async def timed(coro: Awaitable[Any], seconds: float = REQUEST_TIMEOUT) -> Any:
-        with anyio.fail_after(seconds):
-            return await coro
 
     async with group("initialize"):
         init = await timed(session.initialize())
@@ -231,12 +77,7 @@ async def run_checks(session: ClientSession, wire: Wire, seen: Seen, transport: 
         return
 
     async with group("tools/list"):
-        listed = await timed(session.list_tools())
-        by_name = {t.name: t for t in listed.tools}
-        for name, mode in (("slow_compute", "optional"), ("greet", "forbidden"), ("failing_job", "required")):
-            tool = by_name.get(name)
-            got = tool.execution.taskSupport if tool and tool.execution else None
-            R.check(f"tools/list: {name} execution.taskSupport is {mode}", got == mode, got if tool else "tool missing")
+        await check_task_support(session, {"slow_compute": "optional", "greet": "forbidden", "failing_job": "required"})
 
     async with group("greet"):
         r = await timed(session.call_tool("greet", {"name": "Grace"}))
@@ -481,25 +322,17 @@ async def main(args: argparse.Namespace) -> int:
         elif isinstance(msg, Exception):
             seen.other.append(f"{type(msg).__name__}: {msg}")
 
-    try:
-        with anyio.fail_after(DEADLINE):
-            async with open_transport(args) as (r, w), recorded(r, w, wire) as (rr, ww):
-                async with ClientSession(rr, ww, message_handler=on_message) as session:
-                    await run_checks(session, wire, seen, transport)
-    except TimeoutError:
-        R.check("client finished within the deadline", False, f"{DEADLINE} s passed")
-    except Exception as e:  # noqa: BLE001 - a transport breakdown is a failure, not a crash
-        R.check("session closed cleanly", False, e)
-    if seen.other:
-        R.note(f"transport errors seen by the session: {seen.other[:3]}")
+    async def session() -> None:
+        async with open_transport(args) as (r, w), recorded(r, w, wire) as (rr, ww):
+            async with ClientSession(rr, ww, message_handler=on_message) as s:
+                await run_checks(s, wire, seen, transport)
+
+    await within_deadline(DEADLINE, session)
+    note_transport_errors(seen.other)
     R.note(f"{transport}: {len(wire.received)} messages received, {len(seen.status)} status notifications, "
            f"{len(seen.progress)} progress notifications")
     return R.summary()
 
 
 if __name__ == "__main__":
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    g = p.add_mutually_exclusive_group(required=True)
-    g.add_argument("--url")
-    g.add_argument("--stdio")
-    sys.exit(anyio.run(main, p.parse_args()))
+    run(main, __doc__)

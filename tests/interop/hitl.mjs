@@ -5,7 +5,8 @@
 //   node hitl.mjs --url http://127.0.0.1:PORT/mcp
 //   node hitl.mjs --stdio "target/debug/mcp-tasks serve --demo --database memory: --stdio"
 //
-// run.sh copies this file next to target/interop/node/node_modules so the SDK resolves.
+// run.sh copies this file and common.mjs next to target/interop/node/node_modules so the SDK
+// resolves.
 // Prints "PASS name" / "FAIL name: detail" per check, "NOTE ..." for information, and a final
 // "N passed, M failed"; exits 1 when any check failed.
 //
@@ -15,142 +16,50 @@
 //   summarize_with_model {text} one sampling/createMessage
 // Statuses are observed both by the SDK's polling (the stream's taskStatus messages) and by
 // notifications/tasks/status; every server->client request is checked for related-task _meta.
+// Reporting, the recorder and the transport come from common.mjs, shared with client.mjs.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import {
   CallToolResultSchema,
   CreateMessageRequestSchema,
   ElicitRequestSchema,
-  RELATED_TASK_META_KEY,
   TaskStatusNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
+import { R, RecordingTransport, check, checkTaskSupport, closeWithin, finish, group, meta } from './common.mjs';
+import { note, noteSdkErrors, openTransport, parseArgs, show, startDeadline, textOf, until } from './common.mjs';
 
-const TIMEOUT_MS = 10_000; // per request, so a hung request cannot eat the whole run
 const WAIT_MS = 5_000; // how long a handler waits for a condition before answering anyway
+const STEP_MS = 20; // between looks while waiting
 const DEADLINE_MS = 28_000; // whole client run
 
-// ------------------------------------------------------------------ reporting
-let passed = 0;
-let failed = 0;
-const show = (v) => {
-  if (v instanceof Error) return `${v.constructor.name}(${v.code ?? ''}) ${v.message}`;
-  const s = typeof v === 'string' ? v : JSON.stringify(v);
-  return s && s.length > 600 ? s.slice(0, 600) + '…' : s;
-};
-function pass(name) {
-  passed++;
-  console.log(`PASS ${name}`);
-}
-function fail(name, detail) {
-  failed++;
-  console.log(`FAIL ${name}${detail === undefined ? '' : ': ' + show(detail)}`);
-}
-function check(name, ok, detail) {
-  ok ? pass(name) : fail(name, detail);
-  return ok;
-}
-const note = (msg) => console.log(`NOTE ${msg}`);
-function finish() {
-  console.log(`${passed} passed, ${failed} failed`);
-  process.exit(failed ? 1 : 0);
-}
-// Runs one group of checks; an exception fails the group instead of the whole run.
-async function group(name, fn) {
-  try {
-    await fn();
-  } catch (e) {
-    fail(`${name} (exception)`, e?.stack ? `${show(e)} @ ${e.stack.split('\n')[1]?.trim()}` : e);
-  }
-}
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-async function until(pred, ms, step = 20) {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    if (pred()) return true;
-    await sleep(step);
-  }
-  return pred();
-}
-
-// ------------------------------------------------------------------ arguments
-function parseArgs(argv) {
-  const out = {};
-  for (let i = 0; i < argv.length; i++) {
-    if (argv[i] === '--url') out.url = argv[++i];
-    else if (argv[i] === '--stdio') out.stdio = argv[++i];
-    else {
-      console.error(`unknown argument ${argv[i]}`);
-      process.exit(2);
-    }
-  }
-  if (!out.url === !out.stdio) {
-    console.error('usage: hitl.mjs (--url URL | --stdio "CMD ARGS")');
-    process.exit(2);
-  }
-  return out;
-}
-const opts = parseArgs(process.argv.slice(2));
+const opts = parseArgs(process.argv.slice(2), 'hitl.mjs');
 const transportName = opts.url ? 'http' : 'stdio';
 
-const deadline = setTimeout(() => {
-  fail('client finished within the deadline', `${DEADLINE_MS} ms passed`);
-  finish();
-}, DEADLINE_MS);
+const deadline = startDeadline(DEADLINE_MS);
 
 // ------------------------------------------------------------------ wire recorder
 // One global counter orders everything observed (notifications, polls, requests, answers).
 let seq = 0;
 const tick = () => ++seq;
 
-// Wraps a Transport: the SDK's Protocol sets onmessage/onclose/onerror on us, we relay.
-// Task statuses are taken here, in arrival order (the SDK hands notifications and responses
-// to their consumers through differently long promise chains): from notifications/tasks/status
-// and from the tasks/get responses behind the stream's taskStatus messages.
-class RecordingTransport {
+// The recorder, stamping by that counter, that also takes the task statuses, in arrival order
+// (the SDK hands notifications and responses to their consumers through differently long
+// promise chains): from notifications/tasks/status and from the tasks/get responses behind the
+// stream's taskStatus messages.
+class ObservingTransport extends RecordingTransport {
   constructor(inner, obs) {
-    this.inner = inner;
+    super(inner);
     this.obs = obs;
-    this.methodById = new Map(); // our request id -> method
-    this.received = []; // { seq, msg }
-    if (typeof inner.setProtocolVersion === 'function') {
-      this.setProtocolVersion = (v) => inner.setProtocolVersion(v);
+  }
+  record(msg) {
+    const at = tick();
+    this.received.push({ seq: at, msg });
+    if (msg.method === 'notifications/tasks/status' && msg.id === undefined) {
+      this.obs.push({ seq: at, taskId: msg.params?.taskId, status: msg.params?.status, src: 'notification' });
+    } else if (msg.id !== undefined && msg.result && this.methodById.get(msg.id) === 'tasks/get') {
+      this.obs.push({ seq: at, taskId: msg.result.taskId, status: msg.result.status, src: 'poll' });
     }
   }
-  get sessionId() {
-    return this.inner.sessionId;
-  }
-  async start() {
-    this.inner.onmessage = (msg, extra) => {
-      const at = tick();
-      this.received.push({ seq: at, msg });
-      if (msg.method === 'notifications/tasks/status' && msg.id === undefined) {
-        this.obs.push({ seq: at, taskId: msg.params?.taskId, status: msg.params?.status, src: 'notification' });
-      } else if (msg.id !== undefined && msg.result && this.methodById.get(msg.id) === 'tasks/get') {
-        this.obs.push({ seq: at, taskId: msg.result.taskId, status: msg.result.status, src: 'poll' });
-      }
-      this.onmessage?.(msg, extra);
-    };
-    this.inner.onerror = (e) => this.onerror?.(e);
-    this.inner.onclose = () => this.onclose?.();
-    await this.inner.start();
-  }
-  async send(msg, options) {
-    if (msg.method && msg.id !== undefined) this.methodById.set(msg.id, msg.method);
-    await this.inner.send(msg, options);
-  }
-  async close() {
-    await this.inner.close();
-  }
-  // Server->client requests of this method, as received.
-  requests(method) {
-    return this.received.filter((r) => r.msg.method === method && r.msg.id !== undefined);
-  }
 }
-
-const meta = (x) => x?._meta?.[RELATED_TASK_META_KEY];
-const textOf = (r) => (r?.content ?? []).filter((c) => c.type === 'text').map((c) => c.text).join('\n');
-const R = { timeout: TIMEOUT_MS };
 
 // A connected client with its own observations.
 //   capabilities: what initialize declares
@@ -164,33 +73,26 @@ async function connect(label, capabilities, { blockGet = false } = {}) {
     resultStreamText: [], // (HTTP) raw text of tasks/result response bodies
     sdkErrors: [],
   };
-  let inner;
-  if (opts.url) {
-    let fetchFn;
-    if (blockGet) {
-      fetchFn = async (url, init) => {
-        if ((init?.method ?? 'GET') === 'GET') return new Response(null, { status: 405 });
-        const res = await fetch(url, init);
-        const isResult = typeof init?.body === 'string' && init.body.includes('"tasks/result"');
-        if (!isResult || !res.body) return res;
-        const [a, b] = res.body.tee();
-        (async () => {
-          const reader = b.pipeThrough(new TextDecoderStream()).getReader();
-          for (;;) {
-            const { done, value } = await reader.read();
-            if (done) break;
-            st.resultStreamText.push(value);
-          }
-        })().catch(() => {});
-        return new Response(a, { status: res.status, statusText: res.statusText, headers: res.headers });
-      };
-    }
-    inner = new StreamableHTTPClientTransport(new URL(opts.url), fetchFn ? { fetch: fetchFn } : undefined);
-  } else {
-    const [command, ...args] = opts.stdio.split(/\s+/).filter(Boolean);
-    inner = new StdioClientTransport({ command, args, stderr: 'inherit' });
+  let fetchFn;
+  if (opts.url && blockGet) {
+    fetchFn = async (url, init) => {
+      if ((init?.method ?? 'GET') === 'GET') return new Response(null, { status: 405 });
+      const res = await fetch(url, init);
+      const isResult = typeof init?.body === 'string' && init.body.includes('"tasks/result"');
+      if (!isResult || !res.body) return res;
+      const [a, b] = res.body.tee();
+      (async () => {
+        const reader = b.pipeThrough(new TextDecoderStream()).getReader();
+        for (;;) {
+          const { done, value } = await reader.read();
+          if (done) break;
+          st.resultStreamText.push(value);
+        }
+      })().catch(() => {});
+      return new Response(a, { status: res.status, statusText: res.statusText, headers: res.headers });
+    };
   }
-  st.wire = new RecordingTransport(inner, st.obs);
+  st.wire = new ObservingTransport(openTransport(opts, fetchFn ? { fetch: fetchFn } : undefined), st.obs);
   st.client = new Client({ name: `mcp-tasks-interop-hitl-${label}`, version: '1.0.0' }, { capabilities });
   st.statusParsed = 0; // notifications/tasks/status that also passed the SDK's own schema
   st.client.setNotificationHandler(TaskStatusNotificationSchema, () => {
@@ -211,14 +113,15 @@ async function connect(label, capabilities, { blockGet = false } = {}) {
           // Answer only once the SDK's polling has seen input_required, so that tasks/get is
           // shown to report it while the question is open (the stream then waits in tasks/result).
           entry.waited = await until(
-            () => st.obs.some((o) => o.src === 'poll' && o.taskId === tid && o.status === 'input_required'), WAIT_MS);
+            () => st.obs.some((o) => o.src === 'poll' && o.taskId === tid && o.status === 'input_required'),
+            WAIT_MS, STEP_MS);
           result = { action: 'accept', content: { confirm: true } };
         }
       } else if (props.includes('name') || props.includes('colour')) {
         // Answer neither question until both have arrived: proves they are outstanding together.
         entry.waited = await until(
           () => st.asked.filter((a) => a.method === 'elicitation/create' && meta(a.params)?.taskId === tid).length >= 2,
-          WAIT_MS);
+          WAIT_MS, STEP_MS);
         result = { action: 'accept', content: props.includes('name') ? { name: 'Ada' } : { colour: 'blue' } };
       } else {
         result = { action: 'cancel' };
@@ -289,7 +192,7 @@ async function checkSequence(st, tool, out) {
 // Waits (briefly) for the completed notification, which may trail the tasks/result response.
 async function settle(st, out) {
   await until(() => st.obs.some((o) => o.taskId === out.id && o.src === 'notification' &&
-    ['completed', 'failed', 'cancelled'].includes(o.status)), 2000);
+    ['completed', 'failed', 'cancelled'].includes(o.status)), 2000, STEP_MS);
 }
 
 // Every request of this task: carries related-task _meta naming it (and the SDK saw it too).
@@ -312,12 +215,8 @@ if (!main) {
 }
 
 await group('tools/list', async () => {
-  const { tools } = await main.client.listTools(undefined, R);
-  for (const name of ['confirm_delete', 'multi_input', 'summarize_with_model']) {
-    const tool = tools.find((t) => t.name === name);
-    check(`tools/list: ${name} execution.taskSupport is optional`, tool?.execution?.taskSupport === 'optional',
-      tool?.execution ?? 'tool missing');
-  }
+  await checkTaskSupport(main.client,
+    { confirm_delete: 'optional', multi_input: 'optional', summarize_with_model: 'optional' });
 });
 
 await group('confirm_delete accept', async () => {
@@ -418,7 +317,7 @@ if (opts.url) {
       checkRelated('no GET stream: elicitation/create carries related-task _meta',
         st.asked.filter((a) => a.method === 'elicitation/create'), out.id);
     } finally {
-      await Promise.race([st?.client.close().catch(() => {}), sleep(2000)]);
+      await closeWithin(st?.client, 2000);
     }
   });
 }
@@ -450,13 +349,13 @@ await group('missing capability', async () => {
     const sent = [...st.wire.requests('elicitation/create'), ...st.wire.requests('sampling/createMessage')];
     check('no capability: the server sent no elicitation/sampling request', sent.length === 0, sent.map((r) => r.msg));
   } finally {
-    await Promise.race([st?.client.close().catch(() => {}), sleep(2000)]);
+    await closeWithin(st?.client, 2000);
   }
 });
 
 clearTimeout(deadline);
-if (main.sdkErrors.length) note(`SDK onerror (${main.sdkErrors.length}): ${show(main.sdkErrors.slice(0, 3))}`);
+noteSdkErrors(main.sdkErrors);
 note(`${transportName}: ${main.wire.received.length} messages received, ${main.asked.length} input requests answered, ` +
   `${main.obs.filter((o) => o.src === 'notification').length} status notifications`);
-await Promise.race([main.client.close().catch(() => {}), sleep(3000)]);
+await closeWithin(main.client, 3000);
 finish();

@@ -11,7 +11,8 @@ Prints ``PASS name`` / ``FAIL name: detail`` per check, ``NOTE ...`` for informa
 Tools are called as tasks (``session.experimental.call_tool_as_task``), polled with ``poll_task``
 and read with ``get_task_result``; the questions are answered by the session's
 ``elicitation_callback`` / ``sampling_callback``. The session's streams are relayed through a
-recorder (as in client.py), so the raw requests and the order of status changes are checked too.
+recorder (common.py, shared with client.py), so the raw requests and the order of status changes
+are checked too.
 
 mcp 1.30 runs a callback inside the session's receive loop: while one question is being answered
 the session reads nothing else. The recorder reads on, so "both questions outstanding at once"
@@ -24,101 +25,25 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
-import shlex
-import sys
-import time
-import traceback
-import warnings
-from contextlib import aclosing, asynccontextmanager
+from contextlib import aclosing
 from dataclasses import dataclass, field
-from typing import Any, AsyncIterator, Awaitable, Callable
+from typing import Any, Callable
 
 import anyio
 import pydantic
-from mcp import ClientSession, StdioServerParameters, types
-from mcp.client.stdio import stdio_client
-from mcp.client.streamable_http import streamable_http_client
+from mcp import ClientSession, types
 from mcp.shared.context import RequestContext
 from mcp.shared.message import SessionMessage
 
-# session.experimental (the tasks API) is deprecated in mcp 1.30 but is what we exercise.
-warnings.filterwarnings("ignore", category=DeprecationWarning)
+from common import R, Wire, check_task_support, group, note_transport_errors, open_transport, recorded
+from common import related, run, text_of, timed, wait_for, within_deadline
 
-REQUEST_TIMEOUT = 10.0  # seconds, per request
 WAIT = 5.0  # seconds a callback waits for a condition before answering anyway
+STEP = 0.02  # seconds between looks while waiting
 DEADLINE = 28.0  # seconds, whole run
-RELATED = "io.modelcontextprotocol/related-task"
 HITL_SEQUENCE = ["working", "input_required", "working", "completed"]
 TERMINAL = ("completed", "failed", "cancelled")
 MODEL_REPLY = "Tasks can ask their client questions."
-
-
-# --------------------------------------------------------------------------- reporting
-class Report:
-    def __init__(self) -> None:
-        self.passed = 0
-        self.failed = 0
-
-    def check(self, name: str, ok: bool, detail: Any = None) -> bool:
-        if ok:
-            self.passed += 1
-            print(f"PASS {name}", flush=True)
-        else:
-            self.failed += 1
-            print(f"FAIL {name}" + ("" if detail is None else f": {_show(detail)}"), flush=True)
-        return ok
-
-    def note(self, msg: str) -> None:
-        print(f"NOTE {msg}", flush=True)
-
-    def summary(self) -> int:
-        print(f"{self.passed} passed, {self.failed} failed", flush=True)
-        return 1 if self.failed else 0
-
-
-def _show(v: Any) -> str:
-    if isinstance(v, BaseException):
-        code = getattr(getattr(v, "error", None), "code", "")
-        s = f"{type(v).__name__}({code}) {v}"
-    elif isinstance(v, pydantic.BaseModel):
-        s = v.model_dump_json(by_alias=True, exclude_none=True)
-    elif isinstance(v, str):
-        s = v
-    else:
-        try:
-            s = json.dumps(v, default=str)
-        except Exception:
-            s = repr(v)
-    return s if len(s) <= 600 else s[:600] + "…"
-
-
-R = Report()
-
-
-@asynccontextmanager
-async def group(name: str) -> AsyncIterator[None]:
-    """A group of checks; an exception fails the group, not the run."""
-    try:
-        yield
-    except Exception as e:  # noqa: BLE001
-        tb = traceback.extract_tb(e.__traceback__)
-        where = f" @ line {tb[-1].lineno}" if tb else ""
-        R.check(f"{name} (exception)", False, f"{_show(e)}{where}")
-
-
-async def wait_for(pred: Callable[[], bool], seconds: float) -> bool:
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        if pred():
-            return True
-        await anyio.sleep(0.02)
-    return pred()
-
-
-async def timed(coro: Awaitable[Any], seconds: float = REQUEST_TIMEOUT) -> Any:
-    with anyio.fail_after(seconds):
-        return await coro
-
 
 # One counter orders everything observed: received messages and answers given.
 _seq = itertools.count(1)
@@ -130,29 +55,18 @@ def tick() -> int:
 
 # --------------------------------------------------------------------------- wire recorder
 @dataclass
-class Wire:
-    method_by_id: dict[Any, str] = field(default_factory=dict)
-    # (seq, raw message as dict, method of the originating request for responses)
-    received: list[tuple[int, dict[str, Any], str | None]] = field(default_factory=list)
+class HitlWire(Wire):
+    """The recorder, stamping by the counter, that also keeps our answers to server requests."""
+
+    stamp: Callable[[], Any] = tick
     # (seq, raw response we sent to a server request)
     answered: list[tuple[int, dict[str, Any]]] = field(default_factory=list)
 
     def outgoing(self, m: SessionMessage) -> None:
+        super().outgoing(m)
         root = m.message.root
-        if isinstance(root, types.JSONRPCRequest):
-            self.method_by_id[root.id] = root.method
-        elif isinstance(root, (types.JSONRPCResponse, types.JSONRPCError)):
+        if isinstance(root, (types.JSONRPCResponse, types.JSONRPCError)):
             self.answered.append((tick(), root.model_dump(by_alias=True, mode="json", exclude_none=True)))
-
-    def incoming(self, m: SessionMessage | Exception) -> None:
-        if isinstance(m, Exception):
-            return
-        raw = m.message.root.model_dump(by_alias=True, mode="json", exclude_none=True)
-        method = raw.get("method") or self.method_by_id.get(raw.get("id"))
-        self.received.append((tick(), raw, method))
-
-    def requests(self, method: str) -> list[tuple[int, dict[str, Any]]]:
-        return [(s, raw) for s, raw, _m in self.received if raw.get("method") == method and "id" in raw]
 
     def answer_seq(self, request_id: Any) -> int | None:
         return next((s for s, raw in self.answered if raw.get("id") == request_id), None)
@@ -168,66 +82,7 @@ class Wire:
         return out
 
 
-@asynccontextmanager
-async def recorded(read_stream: Any, write_stream: Any, wire: Wire) -> AsyncIterator[tuple[Any, Any]]:
-    """Relays the transport's streams through the recorder."""
-    in_send, in_recv = anyio.create_memory_object_stream[SessionMessage | Exception](64)
-    out_send, out_recv = anyio.create_memory_object_stream[SessionMessage](64)
-
-    async def pump_in() -> None:
-        async with in_send:
-            async for m in read_stream:
-                wire.incoming(m)
-                try:
-                    await in_send.send(m)
-                except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-                    return
-
-    async def pump_out() -> None:
-        async with out_recv:
-            async for m in out_recv:
-                wire.outgoing(m)
-                await write_stream.send(m)
-
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(pump_in)
-        tg.start_soon(pump_out)
-        try:
-            yield in_recv, out_send
-        finally:
-            tg.cancel_scope.cancel()
-
-
-@asynccontextmanager
-async def open_transport(args: argparse.Namespace) -> AsyncIterator[tuple[Any, Any]]:
-    if args.url:
-        async with streamable_http_client(args.url) as (r, w, _get_session_id):
-            yield r, w
-    else:
-        cmd = shlex.split(args.stdio)
-        params = StdioServerParameters(command=cmd[0], args=cmd[1:])
-        async with stdio_client(params, errlog=sys.stderr) as (r, w):
-            yield r, w
-
-
 # --------------------------------------------------------------------------- helpers
-def text_of(r: types.CallToolResult) -> str:
-    return "\n".join(c.text for c in r.content if isinstance(c, types.TextContent))
-
-
-def related(x: Any) -> str | None:
-    """The related-task taskId in raw params (their ``_meta``), in a RequestContext.meta (a
-    ``RequestParams.Meta``, where the key is an extra field) or in a result's ``meta``."""
-    if isinstance(x, dict):
-        m = x.get("_meta")
-    elif isinstance(x, types.RequestParams.Meta):
-        m = x.model_dump(by_alias=True)
-    else:
-        m = getattr(x, "meta", None)
-    v = (m or {}).get(RELATED)
-    return v.get("taskId") if isinstance(v, dict) else None
-
-
 def dedupe(xs: list[str]) -> list[str]:
     return [x for i, x in enumerate(xs) if i == 0 or x != xs[i - 1]]
 
@@ -253,7 +108,7 @@ class Asked:
 
 @dataclass
 class Client:
-    wire: Wire = field(default_factory=Wire)
+    wire: HitlWire = field(default_factory=HitlWire)
     asked: list[Asked] = field(default_factory=list)
 
 
@@ -275,7 +130,7 @@ def make_callbacks(c: Client) -> tuple[Any, Any]:
             def both() -> bool:
                 return len([r for _, r in c.wire.requests("elicitation/create") if related(r["params"]) == tid]) >= 2
 
-            a.waited = await wait_for(both, WAIT)
+            a.waited = await wait_for(both, WAIT, STEP)
             return types.ElicitResult(action="accept", content={"name": "Grace"} if "name" in props else {"colour": "green"})
         return types.ElicitResult(action="cancel")
 
@@ -322,7 +177,8 @@ async def run_task(session: ClientSession, name: str, args: dict[str, Any]) -> R
 
 async def check_sequence(c: Client, tool: str, run: Run) -> None:
     # The completed notification may trail the last poll a little.
-    await wait_for(lambda: any(s in TERMINAL for _, s, src in c.wire.statuses(run.task_id) if src == "notification"), 2.0)
+    await wait_for(lambda: any(s in TERMINAL for _, s, src in c.wire.statuses(run.task_id) if src == "notification"),
+                   2.0, STEP)
     seen = [s for _, s, _src in sorted(c.wire.statuses(run.task_id))]
     statuses = dedupe([run.created_status, *seen])
     R.check(f"{tool}: statuses include input_required and end completed "
@@ -354,13 +210,8 @@ async def run_checks(session: ClientSession, c: Client) -> None:
         return
 
     async with group("tools/list"):
-        listed = await timed(session.list_tools())
-        by_name = {t.name: t for t in listed.tools}
-        for name in ("confirm_delete", "multi_input", "summarize_with_model"):
-            tool = by_name.get(name)
-            got = tool.execution.taskSupport if tool and tool.execution else None
-            R.check(f"tools/list: {name} execution.taskSupport is optional", got == "optional",
-                    got if tool else "tool missing")
+        await check_task_support(session, {"confirm_delete": "optional", "multi_input": "optional",
+                                           "summarize_with_model": "optional"})
 
     async with group("confirm_delete accept"):
         filename = "notes-py.txt"
@@ -439,7 +290,7 @@ async def run_checks(session: ClientSession, c: Client) -> None:
 async def check_missing_capability(args: argparse.Namespace) -> None:
     """A session without elicitation_callback declares no elicitation capability."""
     async with group("missing capability"):
-        wire = Wire()
+        wire = HitlWire()
         with anyio.fail_after(15):
             async with open_transport(args) as (r, w), recorded(r, w, wire) as (rr, ww):
                 async with ClientSession(rr, ww) as session:
@@ -472,26 +323,18 @@ async def main(args: argparse.Namespace) -> int:
         if isinstance(msg, Exception):
             errors.append(f"{type(msg).__name__}: {msg}")
 
-    try:
-        with anyio.fail_after(DEADLINE):
-            async with open_transport(args) as (r, w), recorded(r, w, c.wire) as (rr, ww):
-                async with ClientSession(rr, ww, message_handler=on_message,
-                                         elicitation_callback=on_elicit, sampling_callback=on_sample) as session:
-                    await run_checks(session, c)
-            await check_missing_capability(args)
-    except TimeoutError:
-        R.check("client finished within the deadline", False, f"{DEADLINE} s passed")
-    except Exception as e:  # noqa: BLE001 - a transport breakdown is a failure, not a crash
-        R.check("session closed cleanly", False, e)
-    if errors:
-        R.note(f"transport errors seen by the session: {errors[:3]}")
+    async def sessions() -> None:
+        async with open_transport(args) as (r, w), recorded(r, w, c.wire) as (rr, ww):
+            async with ClientSession(rr, ww, message_handler=on_message,
+                                     elicitation_callback=on_elicit, sampling_callback=on_sample) as session:
+                await run_checks(session, c)
+        await check_missing_capability(args)
+
+    await within_deadline(DEADLINE, sessions)
+    note_transport_errors(errors)
     R.note(f"{transport}: {len(c.wire.received)} messages received, {len(c.asked)} input requests answered")
     return R.summary()
 
 
 if __name__ == "__main__":
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    g = p.add_mutually_exclusive_group(required=True)
-    g.add_argument("--url")
-    g.add_argument("--stdio")
-    sys.exit(anyio.run(main, p.parse_args()))
+    run(main, __doc__)

@@ -11,7 +11,8 @@
 #   node/   @modelcontextprotocol/sdk (TypeScript SDK client)
 #   venv/   Python venv with mcp (Python SDK client)
 # Needs node + npm and python3 (with venv) on PATH; builds target/debug/mcp-tasks if missing.
-# Each suite (client.mjs/.py, hitl.mjs/.py) runs against a fresh server per transport.
+# Each suite (client.mjs/.py, hitl.mjs/.py) runs against a fresh server per transport; the
+# clients of each language share common.mjs/common.py.
 # Then the other direction (unless INTEROP_ONLY=py): the Rust client crate against the
 # TypeScript SDK's own example servers (cargo test -p mcp-tasks-client --test ts_examples).
 # Prints the clients' PASS/FAIL lines and ends with "N passed, M failed" summed over all runs.
@@ -82,8 +83,9 @@ fi
 [ -x "$BIN" ] || { say "no binary at $BIN"; exit 2; }
 
 # The ESM clients resolve '@modelcontextprotocol/sdk' from their own directory, so they run
-# from copies placed beside node_modules (refreshed on every run).
-[ "$ONLY" = py ] || cp "$HERE/client.mjs" "$HERE/hitl.mjs" "$WORK/node/"
+# from copies placed beside node_modules (refreshed on every run), with the common.mjs they
+# import.
+[ "$ONLY" = py ] || cp "$HERE/common.mjs" "$HERE/client.mjs" "$HERE/hitl.mjs" "$WORK/node/"
 
 # ---------------------------------------------------------------- server lifecycle
 SERVER_PID=""
@@ -160,7 +162,8 @@ for client in ts py; do
     if [ "$client" = ts ]; then
       cmd=(node "$WORK/node/$suite.mjs")
     else
-      cmd=("$WORK/venv/bin/python" "$HERE/$suite.py")
+      # common.py is imported from the script's own folder; no __pycache__ left there.
+      cmd=(env PYTHONDONTWRITEBYTECODE=1 "$WORK/venv/bin/python" "$HERE/$suite.py")
     fi
     for tr in $TRANSPORTS; do
       case "$tr" in
