@@ -3,10 +3,9 @@
 
 mod common;
 
-use common::{start_server, start_server_with, Client};
-use futures::StreamExt;
+use common::{is_event_stream, read_until, start_server, start_server_with, Client};
 use mcp_tasks_server::ServerConfig;
-use serde_json::{json, Value};
+use serde_json::json;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
@@ -136,13 +135,7 @@ async fn sessions_are_required_checked_and_deletable() {
         404
     );
     let c = Client::connect(&s.url).await;
-    let del = c
-        .http
-        .delete(&s.url)
-        .header("mcp-session-id", c.session.clone().unwrap())
-        .send()
-        .await
-        .unwrap();
+    let del = c.delete_session().await;
     assert_eq!(del.status(), 200);
     assert_eq!(
         c.post_raw(r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#)
@@ -284,21 +277,12 @@ async fn cancel_is_immediate_final_and_not_repeatable() {
     assert_eq!(r.body["error"]["data"]["_meta"][RT]["taskId"], id.as_str());
     // the stubborn work finishes later; the task must stay cancelled
     tokio::time::sleep(Duration::from_millis(600)).await;
-    assert_eq!(
-        c.call("tasks/get", json!({"taskId": id})).await["status"],
-        "cancelled"
-    );
+    assert_eq!(c.status_of(&id).await, "cancelled");
 
     let id = c.create_task("sleep", json!({"ms": 60_000})).await;
     c.call("tasks/cancel", json!({"taskId": id})).await;
-    for _ in 0..100 {
-        if s.cancelled_flag.load(Ordering::SeqCst) {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
     assert!(
-        s.cancelled_flag.load(Ordering::SeqCst),
+        s.saw_cancellation(100).await,
         "the tool saw its cancellation token fire"
     );
     assert_eq!(
@@ -319,10 +303,7 @@ async fn tool_error_fails_the_task_but_result_is_returned() {
     let result = c.call("tasks/result", json!({"taskId": id})).await;
     assert_eq!(result["isError"], true);
     assert_eq!(result["_meta"][RT]["taskId"], id.as_str());
-    assert_eq!(
-        c.call("tasks/get", json!({"taskId": id})).await["status"],
-        "failed"
-    );
+    assert_eq!(c.status_of(&id).await, "failed");
 }
 
 #[tokio::test]
@@ -354,10 +335,7 @@ async fn panicking_tool_fails_the_task_and_the_server_survives() {
     let id = c.create_task("panics", json!({})).await;
     let r = c.request("tasks/result", json!({"taskId": id})).await;
     assert_eq!(r.body["error"]["code"], -32603);
-    assert_eq!(
-        c.call("tasks/get", json!({"taskId": id})).await["status"],
-        "failed"
-    );
+    assert_eq!(c.status_of(&id).await, "failed");
     let r = c
         .request("tools/call", json!({"name": "panics", "arguments": {}}))
         .await;
@@ -412,12 +390,7 @@ async fn tasks_outlive_their_session_and_are_collected_by_id() {
     let s = start_server().await;
     let mut a = Client::connect(&s.url).await;
     let id = a.create_task("sleep", json!({"ms": 100})).await;
-    a.http
-        .delete(&s.url)
-        .header("mcp-session-id", a.session.clone().unwrap())
-        .send()
-        .await
-        .unwrap();
+    a.delete_session().await;
     let mut b = Client::connect(&s.url).await;
     let result = b.call("tasks/result", json!({"taskId": id})).await;
     assert_eq!(result["content"][0]["text"], "slept 100 ms");
@@ -458,9 +431,7 @@ async fn notifications_cancelled_stops_a_synchronous_call() {
     let url = s.url.clone();
     let session = c.session.clone().unwrap();
     let call = tokio::spawn(async move {
-        let mut c2 = Client::new(&url);
-        c2.session = Some(session);
-        c2.post_raw(json!({"jsonrpc":"2.0","id":"slow-1","method":"tools/call","params":{"name":"sleep","arguments":{"ms":60000}}}).to_string()).await
+        Client::on_session(&url, Some(session)).post_raw(json!({"jsonrpc":"2.0","id":"slow-1","method":"tools/call","params":{"name":"sleep","arguments":{"ms":60000}}}).to_string()).await
     });
     tokio::time::sleep(Duration::from_millis(200)).await;
     let r = c
@@ -482,44 +453,11 @@ async fn notifications_cancelled_stops_a_synchronous_call() {
     assert!(s.cancelled_flag.load(Ordering::SeqCst) || reply.body.is_null());
 }
 
-/// Reads SSE `data:` payloads from a streaming response until `pred` matches one.
-async fn read_until(resp: reqwest::Response, pred: impl Fn(&Value) -> bool) -> Vec<Value> {
-    let mut seen = Vec::new();
-    let mut buf = String::new();
-    let mut stream = resp.bytes_stream();
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-    while let Ok(Some(Ok(chunk))) = tokio::time::timeout_at(deadline, stream.next()).await {
-        buf.push_str(&String::from_utf8_lossy(&chunk));
-        while let Some(pos) = buf.find("\n\n") {
-            let event: String = buf.drain(..pos + 2).collect();
-            for line in event.lines() {
-                if let Some(data) = line.strip_prefix("data:") {
-                    if let Ok(v) = serde_json::from_str::<Value>(data.trim()) {
-                        let done = pred(&v);
-                        seen.push(v);
-                        if done {
-                            return seen;
-                        }
-                    }
-                }
-            }
-        }
-    }
-    seen
-}
-
 #[tokio::test]
 async fn status_and_progress_notifications_reach_the_owner_on_the_get_stream() {
     let s = start_server().await;
     let mut c = Client::connect(&s.url).await;
-    let stream = c
-        .http
-        .get(&s.url)
-        .header("accept", "text/event-stream")
-        .header("mcp-session-id", c.session.clone().unwrap())
-        .send()
-        .await
-        .unwrap();
+    let stream = c.open_event_stream().await;
     assert_eq!(stream.status(), 200);
     let r = c
         .call("tools/call", json!({"name": "sleep", "arguments": {"ms": 100}, "task": {}, "_meta": {"progressToken": "p1"}}))
@@ -558,10 +496,7 @@ async fn synchronous_call_streams_progress_before_its_result() {
         .send()
         .await
         .unwrap();
-    assert!(resp.headers()["content-type"]
-        .to_str()
-        .unwrap()
-        .starts_with("text/event-stream"));
+    assert!(is_event_stream(resp.headers()));
     let events = read_until(resp, |v| v["id"] == 5).await;
     assert_eq!(events.first().unwrap()["method"], "notifications/progress");
     assert_eq!(events.first().unwrap()["params"]["progressToken"], 9);

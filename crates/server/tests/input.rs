@@ -5,37 +5,13 @@
 
 mod common;
 
-use common::{start_server, start_server_with_engine, test_engine_config, Client};
-use futures::StreamExt;
+use common::{read_stream, start_server, start_server_with_engine, test_engine_config, Client};
 use mcp_tasks_engine::EngineConfig;
 use mcp_tasks_server::ServerConfig;
 use serde_json::{json, Value};
-use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 const RT: &str = "io.modelcontextprotocol/related-task";
-
-/// Reads SSE messages from a streaming response, handing each to `on`, until `on`
-/// returns true (bounded: 10 s).
-async fn read_stream(resp: reqwest::Response, mut on: impl FnMut(&Value) -> bool) {
-    let mut buf = String::new();
-    let mut stream = resp.bytes_stream();
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-    while let Ok(Some(Ok(chunk))) = tokio::time::timeout_at(deadline, stream.next()).await {
-        buf.push_str(&String::from_utf8_lossy(&chunk));
-        while let Some(pos) = buf.find("\n\n") {
-            let event: String = buf.drain(..pos + 2).collect();
-            for data in event.lines().filter_map(|l| l.strip_prefix("data:")) {
-                if let Ok(v) = serde_json::from_str::<Value>(data.trim()) {
-                    if on(&v) {
-                        return;
-                    }
-                }
-            }
-        }
-    }
-    panic!("stream ended before the expected message");
-}
 
 /// Opens tasks/result on an SSE stream, answers the first elicitation it carries with
 /// `answer` (from `answerer`), and returns (the elicitation request, the final response).
@@ -78,7 +54,7 @@ async fn answer_on_result_stream(
 #[tokio::test]
 async fn elicitation_travels_on_the_result_stream_and_resumes_the_task() {
     let s = start_server().await;
-    let mut c = Client::connect_with_capabilities(&s.url, json!({"elicitation": {}})).await;
+    let mut c = Client::connect_eliciting(&s.url).await;
     let id = c.create_task("ask", json!({})).await;
     let waiting = c.wait_status(&id, "input_required").await;
     assert_eq!(waiting["taskId"], id.as_str());
@@ -106,26 +82,18 @@ async fn elicitation_travels_on_the_result_stream_and_resumes_the_task() {
         id.as_str(),
         "related-task on the result"
     );
-    assert_eq!(
-        c.call("tasks/get", json!({"taskId": id})).await["status"],
-        "completed"
-    );
+    assert_eq!(c.status_of(&id).await, "completed");
 }
 
 #[tokio::test]
 async fn a_client_that_reconnects_is_asked_again_and_answers_from_the_new_session() {
     let s = start_server().await;
-    let mut a = Client::connect_with_capabilities(&s.url, json!({"elicitation": {}})).await;
+    let mut a = Client::connect_eliciting(&s.url).await;
     let id = a.create_task("ask", json!({})).await;
     a.wait_status(&id, "input_required").await;
-    a.http
-        .delete(&s.url)
-        .header("mcp-session-id", a.session.clone().unwrap())
-        .send()
-        .await
-        .unwrap();
+    a.delete_session().await;
 
-    let b = Client::connect_with_capabilities(&s.url, json!({"elicitation": {}})).await;
+    let b = Client::connect_eliciting(&s.url).await;
     let (request, reply) = answer_on_result_stream(
         &b,
         &b,
@@ -140,15 +108,8 @@ async fn a_client_that_reconnects_is_asked_again_and_answers_from_the_new_sessio
 #[tokio::test]
 async fn status_goes_working_input_required_working_completed() {
     let s = start_server().await;
-    let mut c = Client::connect_with_capabilities(&s.url, json!({"elicitation": {}})).await;
-    let events = c
-        .http
-        .get(&s.url)
-        .header("accept", "text/event-stream")
-        .header("mcp-session-id", c.session.clone().unwrap())
-        .send()
-        .await
-        .unwrap();
+    let mut c = Client::connect_eliciting(&s.url).await;
+    let events = c.open_event_stream().await;
     let id = c.create_task("ask", json!({})).await;
     let (url, session) = (s.url.clone(), c.session.clone());
     let mut statuses = vec!["working".to_string()];
@@ -160,8 +121,7 @@ async fn status_goes_working_input_required_working_completed() {
             // no tasks/result is pending, so the question comes on the GET stream
             assert_eq!(m["params"]["_meta"][RT]["taskId"], id.as_str());
             let body = json!({"jsonrpc": "2.0", "id": m["id"], "result": {"action": "accept", "content": {"answer": "x"}}});
-            let mut answerer = Client::new(&url);
-            answerer.session = session.clone();
+            let answerer = Client::on_session(&url, session.clone());
             tokio::spawn(async move { answerer.post_raw(body.to_string()).await });
         }
         statuses.last().map(String::as_str) == Some("completed")
@@ -181,27 +141,18 @@ async fn status_goes_working_input_required_working_completed() {
 #[tokio::test]
 async fn cancel_while_waiting_for_input_wakes_the_tool() {
     let s = start_server().await;
-    let mut c = Client::connect_with_capabilities(&s.url, json!({"elicitation": {}})).await;
+    let mut c = Client::connect_eliciting(&s.url).await;
     let id = c.create_task("ask", json!({})).await;
     c.wait_status(&id, "input_required").await;
     assert_eq!(
         c.call("tasks/cancel", json!({"taskId": id})).await["status"],
         "cancelled"
     );
-    for _ in 0..250 {
-        if s.cancelled_flag.load(Ordering::SeqCst) {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
     assert!(
-        s.cancelled_flag.load(Ordering::SeqCst),
+        s.saw_cancellation(250).await,
         "the waiting elicit() returned Cancelled"
     );
-    assert_eq!(
-        c.call("tasks/get", json!({"taskId": id})).await["status"],
-        "cancelled"
-    );
+    assert_eq!(c.status_of(&id).await, "cancelled");
 }
 
 #[tokio::test]
@@ -211,7 +162,7 @@ async fn unanswered_input_fails_the_task_naming_the_request() {
         ..test_engine_config()
     };
     let s = start_server_with_engine(engine, ServerConfig::default()).await;
-    let mut c = Client::connect_with_capabilities(&s.url, json!({"elicitation": {}})).await;
+    let mut c = Client::connect_eliciting(&s.url).await;
     let id = c.create_task("ask", json!({})).await;
     let failed = c.wait_status(&id, "failed").await;
     let message = failed["statusMessage"].as_str().unwrap();
@@ -237,16 +188,13 @@ async fn a_client_without_elicitation_gets_an_explicit_failure_not_a_hang() {
             .contains("capabilities.elicitation"),
         "{result}"
     );
-    assert_eq!(
-        c.call("tasks/get", json!({"taskId": id})).await["status"],
-        "failed"
-    );
+    assert_eq!(c.status_of(&id).await, "failed");
 }
 
 #[tokio::test]
 async fn a_synchronous_call_cannot_ask_and_says_why() {
     let s = start_server().await;
-    let mut c = Client::connect_with_capabilities(&s.url, json!({"elicitation": {}})).await;
+    let mut c = Client::connect_eliciting(&s.url).await;
     let r = c
         .call("tools/call", json!({"name": "ask", "arguments": {}}))
         .await;
@@ -269,14 +217,7 @@ async fn client_hosted_tasks_are_created_polled_and_collected_on_the_client() {
     let s = start_server_with_engine(test_engine_config(), config).await;
     let caps = json!({"elicitation": {}, "tasks": {"requests": {"elicitation": {"create": {}}}}});
     let mut c = Client::connect_with_capabilities(&s.url, caps).await;
-    let events = c
-        .http
-        .get(&s.url)
-        .header("accept", "text/event-stream")
-        .header("mcp-session-id", c.session.clone().unwrap())
-        .send()
-        .await
-        .unwrap();
+    let events = c.open_event_stream().await;
     let id = c.create_task("ask", json!({})).await;
     let (url, session) = (s.url.clone(), c.session.clone());
     let mut seen = Vec::new();
@@ -302,8 +243,7 @@ async fn client_hosted_tasks_are_created_polled_and_collected_on_the_client() {
             other => panic!("unexpected request {other}"),
         };
         let body = json!({"jsonrpc": "2.0", "id": m["id"], "result": result});
-        let mut answerer = Client::new(&url);
-        answerer.session = session.clone();
+        let answerer = Client::on_session(&url, session.clone());
         tokio::spawn(async move { answerer.post_raw(body.to_string()).await });
         method == "tasks/result"
     })

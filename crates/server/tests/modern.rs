@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{start_server, Client};
+use common::{is_event_stream, read_until, start_server, Client};
 use serde_json::{json, Value};
 use std::time::Duration;
 
@@ -302,7 +302,7 @@ async fn both_wires_share_one_endpoint_and_one_store() {
 #[tokio::test]
 async fn the_preflight_question_is_asked_inside_the_task_on_the_2025_wire() {
     let s = start_server().await;
-    let mut c = Client::connect_with_capabilities(&s.url, json!({"elicitation": {}})).await;
+    let mut c = Client::connect_eliciting(&s.url).await;
     let id = c.create_task("named", json!({})).await;
     let waiting = c.wait_status(&id, "input_required").await;
     assert_eq!(waiting["taskId"], id.as_str());
@@ -315,7 +315,6 @@ async fn the_preflight_question_is_asked_inside_the_task_on_the_2025_wire() {
 
 #[tokio::test]
 async fn subscribers_get_task_notifications_until_the_end() {
-    use futures::StreamExt;
     let s = start_server().await;
     let mut c = Stateless::new(&s.url);
     let created = c
@@ -340,28 +339,8 @@ async fn subscribers_get_task_notifications_until_the_end() {
         .send()
         .await
         .unwrap();
-    assert!(resp.headers()["content-type"]
-        .to_str()
-        .unwrap()
-        .starts_with("text/event-stream"));
-    let mut stream = resp.bytes_stream();
-    let mut buf = String::new();
-    let mut messages: Vec<Value> = Vec::new();
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-    'read: while let Ok(Some(Ok(chunk))) = tokio::time::timeout_at(deadline, stream.next()).await {
-        buf.push_str(&String::from_utf8_lossy(&chunk));
-        while let Some(pos) = buf.find("\n\n") {
-            let event: String = buf.drain(..pos + 2).collect();
-            for data in event.lines().filter_map(|l| l.strip_prefix("data:")) {
-                let v: Value = serde_json::from_str(data.trim()).unwrap();
-                let done = v["params"]["status"] == "completed";
-                messages.push(v);
-                if done {
-                    break 'read;
-                }
-            }
-        }
-    }
+    assert!(is_event_stream(resp.headers()));
+    let messages = read_until(resp, |v| v["params"]["status"] == "completed").await;
     assert_eq!(
         messages[0]["method"],
         "notifications/subscriptions/acknowledged"

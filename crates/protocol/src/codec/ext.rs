@@ -8,9 +8,8 @@
 //! `isError: true`. Every result carries `resultType`.
 
 use serde_json::{json, Map, Value};
-use std::time::Duration;
 
-use super::timestamp;
+use super::fields::{self, Spelling};
 use crate::task::TaskView;
 
 /// The extension's identifier, as declared in capabilities.
@@ -35,31 +34,20 @@ pub enum Detail {
     Error(Value),
 }
 
+/// How this wire spells the task fields: `ttlMs` may be left out, a `null` status
+/// message reads as none, and a zero poll interval is not sent.
+const SPELLING: Spelling = Spelling {
+    ttl: "ttlMs",
+    poll_interval: "pollIntervalMs",
+    ttl_required: false,
+    null_message_is_absent: true,
+    omit_zero_poll_interval: true,
+};
+
 /// The task fields on this wire. Absent optional fields are omitted, never `null`
 /// (except `ttlMs`, which is `null` for unlimited retention).
 pub fn task_fields(view: &TaskView) -> Map<String, Value> {
-    let mut m = Map::new();
-    m.insert("taskId".into(), json!(view.id.as_str()));
-    m.insert("status".into(), json!(view.status.as_str()));
-    if let Some(msg) = &view.status_message {
-        m.insert("statusMessage".into(), json!(msg));
-    }
-    m.insert("createdAt".into(), json!(timestamp(&view.created_at)));
-    m.insert(
-        "lastUpdatedAt".into(),
-        json!(timestamp(&view.last_updated_at)),
-    );
-    m.insert(
-        "ttlMs".into(),
-        match view.ttl {
-            Some(d) => json!(millis(d)),
-            None => Value::Null,
-        },
-    );
-    if let Some(p) = view.poll_interval.filter(|p| !p.is_zero()) {
-        m.insert("pollIntervalMs".into(), json!(millis(p)));
-    }
-    m
+    fields::render(view, view.status, &SPELLING)
 }
 
 /// A flat `CreateTaskResult`.
@@ -127,48 +115,13 @@ pub fn declares_extension(client_capabilities: &Value) -> bool {
 /// # Errors
 /// A message naming the missing or malformed field.
 pub fn parse_task(v: &Value) -> Result<TaskView, String> {
-    let field = |k: &str| v.get(k).ok_or_else(|| format!("task is missing '{k}'"));
-    let text = |k: &str| -> Result<String, String> {
-        field(k)?
-            .as_str()
-            .map(str::to_string)
-            .ok_or_else(|| format!("task field '{k}' must be a string"))
-    };
-    let time = |k: &str| -> Result<chrono::DateTime<chrono::Utc>, String> {
-        chrono::DateTime::parse_from_rfc3339(&text(k)?)
-            .map(|t| t.with_timezone(&chrono::Utc))
-            .map_err(|e| format!("task field '{k}' is not an ISO 8601 time: {e}"))
-    };
-    let ms = |x: &Value, k: &str| -> Result<Duration, String> {
-        x.as_u64()
-            .map(Duration::from_millis)
-            .ok_or_else(|| format!("task field '{k}' must be a non-negative integer"))
-    };
-    let status: crate::task::TaskStatus = text("status")?.parse().map_err(|e| format!("{e}"))?;
-    Ok(TaskView {
-        id: crate::task::TaskId::from_string(text("taskId")?),
-        status,
-        status_message: match v.get("statusMessage") {
-            None | Some(Value::Null) => None,
-            Some(Value::String(s)) => Some(s.clone()),
-            Some(_) => return Err("task field 'statusMessage' must be a string".into()),
-        },
-        created_at: time("createdAt")?,
-        last_updated_at: time("lastUpdatedAt")?,
-        ttl: match v.get("ttlMs") {
-            None | Some(Value::Null) => None,
-            Some(x) => Some(ms(x, "ttlMs")?),
-        },
-        poll_interval: v
-            .get("pollIntervalMs")
-            .map(|x| ms(x, "pollIntervalMs"))
-            .transpose()?,
-        tool_error: v
-            .get("result")
-            .and_then(|r| r.get("isError"))
-            .and_then(Value::as_bool)
-            .unwrap_or(false),
-    })
+    let mut view = fields::parse(v, &SPELLING)?;
+    view.tool_error = v
+        .get("result")
+        .and_then(|r| r.get("isError"))
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
+    Ok(view)
 }
 
 /// Reads what a `DetailedTask` inlines besides the task fields.
@@ -184,14 +137,11 @@ pub fn parse_detail(v: &Value) -> Detail {
     }
 }
 
-fn millis(d: Duration) -> u64 {
-    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::task::{TaskId, TaskStatus};
+    use std::time::Duration;
 
     fn view() -> TaskView {
         let t = chrono::DateTime::from_timestamp_millis(1_764_066_600_000).expect("valid");

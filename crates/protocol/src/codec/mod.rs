@@ -2,6 +2,7 @@
 //! spelled on a given wire (`ttl` vs `ttlMs`), so the engine and store stay neutral.
 
 pub mod ext;
+mod fields;
 pub mod v2025_11_25;
 
 use chrono::{DateTime, SecondsFormat, Utc};

@@ -10,10 +10,11 @@
 //! while the engine records it as a completed task.
 
 use serde::Deserialize;
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 use std::time::Duration;
 
-use super::{timestamp, MODEL_IMMEDIATE_RESPONSE_META, RELATED_TASK_META};
+use super::fields::{self, Spelling};
+use super::{MODEL_IMMEDIATE_RESPONSE_META, RELATED_TASK_META};
 use crate::jsonrpc::RpcError;
 use crate::task::{TaskStatus, TaskView};
 
@@ -26,30 +27,18 @@ pub fn wire_status(view: &TaskView) -> TaskStatus {
     }
 }
 
+/// How this wire spells the task fields: `ttl` is always present, `null` for unlimited.
+const SPELLING: Spelling = Spelling {
+    ttl: "ttl",
+    poll_interval: "pollInterval",
+    ttl_required: true,
+    null_message_is_absent: false,
+    omit_zero_poll_interval: false,
+};
+
 /// The `Task` object.
 pub fn task(view: &TaskView) -> Value {
-    let mut m = Map::new();
-    m.insert("taskId".into(), json!(view.id.as_str()));
-    m.insert("status".into(), json!(wire_status(view).as_str()));
-    if let Some(msg) = &view.status_message {
-        m.insert("statusMessage".into(), json!(msg));
-    }
-    m.insert("createdAt".into(), json!(timestamp(&view.created_at)));
-    m.insert(
-        "lastUpdatedAt".into(),
-        json!(timestamp(&view.last_updated_at)),
-    );
-    m.insert(
-        "ttl".into(),
-        match view.ttl {
-            Some(d) => json!(millis(d)),
-            None => Value::Null,
-        },
-    );
-    if let Some(p) = view.poll_interval {
-        m.insert("pollInterval".into(), json!(millis(p)));
-    }
-    Value::Object(m)
+    Value::Object(fields::render(view, wire_status(view), &SPELLING))
 }
 
 /// `CreateTaskResult`: `{task, _meta?}`. `immediate` fills the optional
@@ -157,48 +146,7 @@ pub fn task_metadata(params: &Value) -> Result<Option<TaskMetadata>, RpcError> {
 /// # Errors
 /// A message naming the missing or malformed field.
 pub fn parse_task(v: &Value) -> Result<TaskView, String> {
-    let field = |k: &str| v.get(k).ok_or_else(|| format!("task is missing '{k}'"));
-    let text = |k: &str| -> Result<String, String> {
-        field(k)?
-            .as_str()
-            .map(str::to_string)
-            .ok_or_else(|| format!("task field '{k}' must be a string"))
-    };
-    let time = |k: &str| -> Result<chrono::DateTime<chrono::Utc>, String> {
-        chrono::DateTime::parse_from_rfc3339(&text(k)?)
-            .map(|t| t.with_timezone(&chrono::Utc))
-            .map_err(|e| format!("task field '{k}' is not an ISO 8601 time: {e}"))
-    };
-    let ms = |x: &Value, k: &str| -> Result<Duration, String> {
-        x.as_u64()
-            .map(Duration::from_millis)
-            .ok_or_else(|| format!("task field '{k}' must be a non-negative integer"))
-    };
-    let status: TaskStatus = text("status")?.parse().map_err(|e| format!("{e}"))?;
-    Ok(TaskView {
-        id: crate::task::TaskId::from_string(text("taskId")?),
-        status,
-        status_message: match v.get("statusMessage") {
-            None => None,
-            Some(Value::String(s)) => Some(s.clone()),
-            Some(_) => return Err("task field 'statusMessage' must be a string".into()),
-        },
-        created_at: time("createdAt")?,
-        last_updated_at: time("lastUpdatedAt")?,
-        ttl: match field("ttl")? {
-            Value::Null => None,
-            x => Some(ms(x, "ttl")?),
-        },
-        poll_interval: v
-            .get("pollInterval")
-            .map(|x| ms(x, "pollInterval"))
-            .transpose()?,
-        tool_error: false,
-    })
-}
-
-fn millis(d: Duration) -> u64 {
-    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+    fields::parse(v, &SPELLING)
 }
 
 #[cfg(test)]

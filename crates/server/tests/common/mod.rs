@@ -1,7 +1,8 @@
-//! Shared test helpers: a server with test tools on a real loopback port, and a small
-//! JSON-RPC-over-HTTP client.
+//! Shared test helpers: a server with test tools on a real loopback port, a small
+//! JSON-RPC-over-HTTP client, and readers for SSE responses.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
+use futures::StreamExt;
 use mcp_tasks_engine::{Engine, EngineConfig};
 use mcp_tasks_protocol::RpcError;
 use mcp_tasks_server::transport::http;
@@ -17,6 +18,20 @@ pub struct TestServer {
     pub server: McpServer,
     pub cancelled_flag: Arc<AtomicBool>,
     stop: Option<oneshot::Sender<()>>,
+}
+
+impl TestServer {
+    /// Polls the flag a test tool sets when it sees its cancellation, every 20 ms and at
+    /// most `tries` times; whether it was set.
+    pub async fn saw_cancellation(&self, tries: u32) -> bool {
+        for _ in 0..tries {
+            if self.cancelled_flag.load(Ordering::SeqCst) {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        self.cancelled_flag.load(Ordering::SeqCst)
+    }
 }
 
 impl Drop for TestServer {
@@ -240,6 +255,13 @@ impl Client {
         }
     }
 
+    /// A client on an existing session, without initializing.
+    pub fn on_session(url: &str, session: Option<String>) -> Self {
+        let mut c = Self::new(url);
+        c.session = session;
+        c
+    }
+
     pub async fn connect(url: &str) -> Self {
         Self::connect_with_version(url, "2025-11-25").await
     }
@@ -250,6 +272,11 @@ impl Client {
 
     pub async fn connect_with_capabilities(url: &str, capabilities: Value) -> Self {
         Self::connect_full(url, "2025-11-25", capabilities).await
+    }
+
+    /// A 2025-11-25 session that declares the elicitation capability.
+    pub async fn connect_eliciting(url: &str) -> Self {
+        Self::connect_with_capabilities(url, json!({"elicitation": {}})).await
     }
 
     pub async fn connect_full(url: &str, version: &str, capabilities: Value) -> Self {
@@ -300,9 +327,7 @@ impl Client {
         let resp = req.send().await.unwrap();
         let status = resp.status().as_u16();
         let headers = resp.headers().clone();
-        let is_sse = headers
-            .get("content-type")
-            .is_some_and(|v| v.to_str().unwrap_or("").starts_with("text/event-stream"));
+        let is_sse = is_event_stream(&headers);
         let text = resp.text().await.unwrap();
         let body = if is_sse {
             // the last `data:` line is the response
@@ -356,6 +381,11 @@ impl Client {
             .await
     }
 
+    /// The `status` tasks/get reports for the task.
+    pub async fn status_of(&mut self, id: &str) -> Value {
+        self.call("tasks/get", json!({"taskId": id})).await["status"].clone()
+    }
+
     /// Polls tasks/get until the task has `status` (bounded: 10 s).
     pub async fn wait_status(&mut self, id: &str, status: &str) -> Value {
         for _ in 0..500 {
@@ -368,16 +398,38 @@ impl Client {
         panic!("task {id} never reached {status}");
     }
 
+    /// A `method` request to the endpoint carrying the session id.
+    fn session_request(&self, method: reqwest::Method) -> reqwest::RequestBuilder {
+        self.http
+            .request(method, &self.url)
+            .header("mcp-session-id", self.session.clone().unwrap())
+    }
+
     /// Starts a streaming POST (SSE accepted) and returns the response to read.
     pub async fn stream_request(&self, id: i64, method: &str, params: Value) -> reqwest::Response {
-        self.http
-            .post(&self.url)
+        self.session_request(reqwest::Method::POST)
             .header("content-type", "application/json")
             .header("accept", "application/json, text/event-stream")
-            .header("mcp-session-id", self.session.clone().unwrap())
             .body(
                 json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string(),
             )
+            .send()
+            .await
+            .unwrap()
+    }
+
+    /// Opens the session's GET stream of server-sent messages.
+    pub async fn open_event_stream(&self) -> reqwest::Response {
+        self.session_request(reqwest::Method::GET)
+            .header("accept", "text/event-stream")
+            .send()
+            .await
+            .unwrap()
+    }
+
+    /// Ends the session with a DELETE.
+    pub async fn delete_session(&self) -> reqwest::Response {
+        self.session_request(reqwest::Method::DELETE)
             .send()
             .await
             .unwrap()
@@ -392,4 +444,54 @@ impl Client {
             .await;
         r["task"]["taskId"].as_str().expect("taskId").to_string()
     }
+}
+
+/// Whether a response's `content-type` is `text/event-stream`.
+pub fn is_event_stream(headers: &reqwest::header::HeaderMap) -> bool {
+    headers
+        .get("content-type")
+        .is_some_and(|v| v.to_str().unwrap_or("").starts_with("text/event-stream"))
+}
+
+/// Reads the `data:` payloads of an SSE response in order, handing each to `on`, until
+/// `on` returns true (then `true`), or the stream ends or 10 s pass (then `false`). A
+/// payload that is not JSON fails the test.
+pub async fn read_sse(resp: reqwest::Response, mut on: impl FnMut(&Value) -> bool) -> bool {
+    let mut buf = String::new();
+    let mut stream = resp.bytes_stream();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while let Ok(Some(Ok(chunk))) = tokio::time::timeout_at(deadline, stream.next()).await {
+        buf.push_str(&String::from_utf8_lossy(&chunk));
+        while let Some(pos) = buf.find("\n\n") {
+            let event: String = buf.drain(..pos + 2).collect();
+            for data in event.lines().filter_map(|l| l.strip_prefix("data:")) {
+                let v: Value = serde_json::from_str(data.trim())
+                    .unwrap_or_else(|e| panic!("SSE data is not JSON ({e}): {data}"));
+                if on(&v) {
+                    return true;
+                }
+            }
+        }
+    }
+    false
+}
+
+/// Like [`read_sse`], failing the test if the stream ends before `on` returns true.
+pub async fn read_stream(resp: reqwest::Response, on: impl FnMut(&Value) -> bool) {
+    assert!(
+        read_sse(resp, on).await,
+        "stream ended before the expected message"
+    );
+}
+
+/// Collects the SSE payloads until `pred` matches one (kept, last), or the stream ends
+/// or 10 s pass.
+pub async fn read_until(resp: reqwest::Response, pred: impl Fn(&Value) -> bool) -> Vec<Value> {
+    let mut seen = Vec::new();
+    read_sse(resp, |v| {
+        seen.push(v.clone());
+        pred(v)
+    })
+    .await;
+    seen
 }
