@@ -69,14 +69,7 @@ async fn an_idle_session_is_forgotten_and_its_tasks_stay_reachable_from_a_new_on
 async fn sessions_with_an_open_stream_or_a_call_in_flight_are_kept() {
     let s = start_server_with(idle_config()).await;
     let watcher = Client::connect(&s.url).await;
-    let stream = watcher
-        .http
-        .get(&s.url)
-        .header("accept", "text/event-stream")
-        .header("mcp-session-id", watcher.session.clone().unwrap())
-        .send()
-        .await
-        .unwrap();
+    let stream = watcher.open_event_stream().await;
     assert_eq!(stream.status(), 200);
     let caller = Client::connect(&s.url).await;
     let call = tokio::spawn(async move {
