@@ -5,48 +5,31 @@
 
 use futures::StreamExt;
 use mcp_tasks_client::{
-    input, Client, ClientError, Target, TaskOptions, TaskStatus, TaskUpdate, WirePreference,
+    input, Client, ClientError, Target, TaskOptions, TaskOutcome, TaskStatus, TaskUpdate,
+    WirePreference,
 };
 use serde_json::{json, Value};
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-const BIN: &str = env!("CARGO_BIN_EXE_mcp-tasks");
+mod common;
 
-struct Server {
-    child: Child,
-    url: String,
-}
+use common::{serve, Server, BIN};
 
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+/// The arguments that make `mcp-tasks` serve the demo tools over stdio.
+const STDIO_SERVER: [&str; 7] = [
+    "serve",
+    "--demo",
+    "--stdio",
+    "--database",
+    "memory:",
+    "--log",
+    "warn",
+];
 
 fn start() -> Server {
-    let mut child = Command::new(BIN)
-        .args(["serve", "--demo", "--database", "memory:"])
-        .args(["--listen", "127.0.0.1:0", "--log", "warn"])
-        .args(["--poll-interval", "200ms"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start mcp-tasks");
-    let stderr = child.stderr.take().unwrap();
-    let mut lines = BufReader::new(stderr).lines();
-    let url = loop {
-        let line = lines.next().expect("server printed its address").unwrap();
-        if let Some(rest) = line.split("listening on ").nth(1) {
-            break rest.trim().to_string();
-        }
-    };
-    std::thread::spawn(move || for _ in lines {});
-    Server { child, url }
+    serve(&["--database", "memory:", "--poll-interval", "200ms"])
 }
 
 fn cli(args: &[&str]) -> Output {
@@ -85,6 +68,17 @@ async fn connect(url: &str, wire: WirePreference, answers: Arc<AtomicUsize>) -> 
             }
         })
         .connect(&Target::Http(url.to_string()))
+        .await
+        .unwrap()
+}
+
+/// Calls `tool` as a task and waits for its outcome.
+async fn run_task(client: &Client, tool: &str, args: Value) -> TaskOutcome {
+    client
+        .call_tool_as_task(tool, args, TaskOptions::default())
+        .await
+        .unwrap()
+        .result()
         .await
         .unwrap()
 }
@@ -132,13 +126,7 @@ async fn follow_tasks_on(wire: WirePreference) {
     assert_eq!(again.text(), outcome.text());
 
     // A tool error: failed on 2025-11-25, completed with isError on the extension.
-    let failing = client
-        .call_tool_as_task("failing_job", json!({}), TaskOptions::default())
-        .await
-        .unwrap()
-        .result()
-        .await
-        .unwrap();
+    let failing = run_task(&client, "failing_job", json!({})).await;
     assert!(failing.is_tool_error() && !failing.succeeded());
     let expected = match wire {
         WirePreference::Extension => TaskStatus::Completed,
@@ -147,28 +135,12 @@ async fn follow_tasks_on(wire: WirePreference) {
     assert_eq!(failing.status(), expected);
 
     // One question, answered by the handler.
-    let confirmed = client
-        .call_tool_as_task(
-            "confirm_delete",
-            json!({"filename": "notes.txt"}),
-            TaskOptions::default(),
-        )
-        .await
-        .unwrap()
-        .result()
-        .await
-        .unwrap();
+    let confirmed = run_task(&client, "confirm_delete", json!({"filename": "notes.txt"})).await;
     assert!(confirmed.text().unwrap().starts_with("Deleted notes.txt"));
     assert_eq!(answers.load(Ordering::SeqCst), 1);
 
     // Two questions at once, each answered once.
-    let both = client
-        .call_tool_as_task("multi_input", json!({}), TaskOptions::default())
-        .await
-        .unwrap()
-        .result()
-        .await
-        .unwrap();
+    let both = run_task(&client, "multi_input", json!({})).await;
     assert_eq!(both.text().as_deref(), Some("Ada likes green"));
     assert_eq!(answers.load(Ordering::SeqCst), 3);
 
@@ -240,44 +212,14 @@ async fn client_over_stdio_runs_a_task_and_answers_a_question() {
         .on_elicitation(|_| async { Ok(input::accept(json!({"confirm": false}))) })
         .connect(&Target::Stdio {
             program: BIN.into(),
-            args: [
-                "serve",
-                "--demo",
-                "--stdio",
-                "--database",
-                "memory:",
-                "--log",
-                "warn",
-            ]
-            .map(String::from)
-            .to_vec(),
+            args: STDIO_SERVER.map(String::from).to_vec(),
         })
         .await
         .unwrap();
     assert_eq!(client.wire(), mcp_tasks_client::Wire::V2025_11_25);
-    let outcome = client
-        .call_tool_as_task(
-            "slow_compute",
-            json!({"seconds": 0.5}),
-            TaskOptions::default(),
-        )
-        .await
-        .unwrap()
-        .result()
-        .await
-        .unwrap();
+    let outcome = run_task(&client, "slow_compute", json!({"seconds": 0.5})).await;
     assert!(outcome.succeeded());
-    let kept = client
-        .call_tool_as_task(
-            "confirm_delete",
-            json!({"filename": "a"}),
-            TaskOptions::default(),
-        )
-        .await
-        .unwrap()
-        .result()
-        .await
-        .unwrap();
+    let kept = run_task(&client, "confirm_delete", json!({"filename": "a"})).await;
     assert!(kept.text().unwrap().starts_with("kept a"), "{kept:?}");
     client.close().await;
 }
@@ -397,7 +339,7 @@ fn cli_json_output_and_exit_codes() {
 
 #[test]
 fn cli_over_stdio_lists_tools_and_calls_one() {
-    let out = cli(&[
+    let call = [
         "call",
         "slow_compute",
         "--arg",
@@ -405,14 +347,8 @@ fn cli_over_stdio_lists_tools_and_calls_one() {
         "--json",
         "--",
         BIN,
-        "serve",
-        "--demo",
-        "--stdio",
-        "--database",
-        "memory:",
-        "--log",
-        "warn",
-    ]);
+    ];
+    let out = cli(&[&call[..], &STDIO_SERVER].concat());
     assert_eq!(
         out.status.code(),
         Some(0),
@@ -420,6 +356,16 @@ fn cli_over_stdio_lists_tools_and_calls_one() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert_eq!(json_out(&out)["structuredContent"]["seconds"], 0.2);
+}
+
+/// Waits for the program in the pseudo-terminal to end; it must exit with status 0.
+fn exits_zero(mut p: rexpect::session::PtySession) {
+    p.exp_eof().unwrap();
+    let status = format!("{:?}", p.process().wait().unwrap());
+    assert!(
+        status.starts_with("Exited(") && status.ends_with(", 0)"),
+        "{status}"
+    );
 }
 
 /// A person at a terminal answers the elicitation prompt; the result is printed.
@@ -437,12 +383,7 @@ fn cli_asks_the_question_at_the_terminal() {
     p.exp_string("answer y or n").unwrap();
     p.send_line("y").unwrap();
     p.exp_string("Deleted notes.txt").unwrap();
-    p.exp_eof().unwrap();
-    let status = format!("{:?}", p.process().wait().unwrap());
-    assert!(
-        status.starts_with("Exited(") && status.ends_with(", 0)"),
-        "{status}"
-    );
+    exits_zero(p);
 }
 
 /// Two questions at once are asked one after the other; a choice is picked by number.
@@ -462,10 +403,5 @@ fn cli_asks_two_questions_in_turn() {
         answered += 1;
     }
     p.exp_string("Ada likes blue").unwrap();
-    p.exp_eof().unwrap();
-    let status = format!("{:?}", p.process().wait().unwrap());
-    assert!(
-        status.starts_with("Exited(") && status.ends_with(", 0)"),
-        "{status}"
-    );
+    exits_zero(p);
 }

@@ -4,56 +4,18 @@
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
 use serde_json::{json, Value};
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
 
-struct Server {
-    child: Child,
-    url: String,
-}
+mod common;
 
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+use common::{serve, Server};
 
 fn start(db: &Path) -> Server {
     start_url(&format!("sqlite://{}", db.display()))
 }
 
 fn start_url(database: &str) -> Server {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_mcp-tasks"))
-        .args([
-            "serve",
-            "--demo",
-            "--listen",
-            "127.0.0.1:0",
-            "--log",
-            "warn",
-            "--database",
-        ])
-        .arg(database)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start mcp-tasks");
-    let stderr = child.stderr.take().expect("stderr");
-    let mut lines = BufReader::new(stderr).lines();
-    let url = loop {
-        let line = lines
-            .next()
-            .expect("server printed its address")
-            .expect("read stderr");
-        if let Some(rest) = line.split("listening on ").nth(1) {
-            break rest.trim().to_string();
-        }
-    };
-    std::thread::spawn(move || for _ in lines {});
-    Server { child, url }
+    serve(&["--database", database])
 }
 
 struct Session {

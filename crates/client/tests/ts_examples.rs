@@ -14,9 +14,10 @@
 
 use futures::StreamExt;
 use mcp_tasks_client::{
-    input, Client, ClientError, Target, TaskOptions, TaskStatus, TaskSupport, TaskUpdate, Wire,
+    input, Client, ClientError, Target, TaskOptions, TaskOutcome, TaskStatus, TaskSupport,
+    TaskUpdate, Wire,
 };
-use serde_json::json;
+use serde_json::{json, Value};
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -38,7 +39,7 @@ fn examples() -> Option<PathBuf> {
     let sdk = node.join("node_modules/@modelcontextprotocol/sdk");
     let version = std::fs::read_to_string(sdk.join("package.json"))
         .ok()
-        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+        .and_then(|t| serde_json::from_str::<Value>(&t).ok())
         .and_then(|v| v["version"].as_str().map(str::to_string));
     let node_ok = Command::new("node")
         .arg("--version")
@@ -109,6 +110,17 @@ fn start(dir: &Path, script: &str, port_var: &str) -> TsServer {
 
 fn target(s: &TsServer) -> Target {
     Target::Http(s.url.clone())
+}
+
+/// Calls `tool` as a task and waits for its outcome.
+async fn run_task(client: &Client, tool: &str, args: Value) -> TaskOutcome {
+    client
+        .call_tool_as_task(tool, args, TaskOptions::default())
+        .await
+        .unwrap()
+        .result()
+        .await
+        .unwrap()
 }
 
 #[tokio::test]
@@ -270,17 +282,7 @@ async fn a_declined_elicitation_is_reported_by_the_tool() {
         .connect(&target(&server))
         .await
         .unwrap();
-    let outcome = client
-        .call_tool_as_task(
-            "confirm_delete",
-            json!({"filename": "x"}),
-            TaskOptions::default(),
-        )
-        .await
-        .unwrap()
-        .result()
-        .await
-        .unwrap();
+    let outcome = run_task(&client, "confirm_delete", json!({"filename": "x"})).await;
     assert_eq!(outcome.text().as_deref(), Some("Deletion cancelled"));
     client.close().await;
 }
@@ -306,17 +308,7 @@ async fn sampling_during_a_task_reaches_the_handler() {
         .connect(&target(&server))
         .await
         .unwrap();
-    let outcome = client
-        .call_tool_as_task(
-            "write_haiku",
-            json!({"topic": "autumn"}),
-            TaskOptions::default(),
-        )
-        .await
-        .unwrap()
-        .result()
-        .await
-        .unwrap();
+    let outcome = run_task(&client, "write_haiku", json!({"topic": "autumn"})).await;
     assert_eq!(outcome.text().as_deref(), Some("Haiku:\nleaves fall"));
     client.close().await;
 }

@@ -7,8 +7,8 @@ use serde_json::{Map, Value};
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::client::{exit_for, fail, target, usage, ConnectArgs, EXIT_OK};
-use super::follow::{detached, follow, immediate, outcome, with_prompts, Followed};
+use super::client::{exit_for, fail, target_and_one, usage, ConnectArgs, EXIT_OK};
+use super::follow::{connect_and_follow, detached, follow, immediate, outcome, Followed};
 use super::terminal::Terminal;
 use crate::config::parse_duration;
 
@@ -55,14 +55,11 @@ pub struct CallArgs {
 
 /// Runs `call`; returns the exit status.
 pub async fn run(a: CallArgs) -> u8 {
-    let (target, rest) = match target(&a.positionals, &a.command) {
+    let (target, tool) = match target_and_one(&a.positionals, &a.command, "tool name") {
         Ok(t) => t,
-        Err(e) => return usage(&e),
+        Err(code) => return code,
     };
-    let [tool] = rest.as_slice() else {
-        return usage("give exactly one tool name after the target");
-    };
-    let mut arguments = match &a.args_json {
+    let arguments = match &a.args_json {
         None => Map::new(),
         Some(text) => match serde_json::from_str::<Value>(text) {
             Ok(Value::Object(m)) => m,
@@ -70,25 +67,19 @@ pub async fn run(a: CallArgs) -> u8 {
             Err(e) => return usage(&format!("--args is not JSON: {e}")),
         },
     };
-    let term = Arc::new(Terminal::new(a.connect.json));
-    let client = match with_prompts(a.connect.builder(), &term)
-        .connect(&target)
-        .await
-    {
-        Ok(c) => c,
-        Err(e) => return fail("connecting", &e),
-    };
-    let followed = call(&client, &a, &target, tool, &mut arguments, &term).await;
-    followed.finish(client, a.connect.session.is_some()).await
+    connect_and_follow(&target, &a.connect, |client, term| {
+        call(client, term, &a, &target, &tool, arguments)
+    })
+    .await
 }
 
 async fn call(
-    client: &Client,
+    client: Client,
+    term: Arc<Terminal>,
     a: &CallArgs,
     target: &Target,
     tool: &str,
-    arguments: &mut Map<String, Value>,
-    term: &Arc<Terminal>,
+    mut arguments: Map<String, Value>,
 ) -> Followed {
     let tools = match client.tools().await {
         Ok(t) => t,
@@ -120,7 +111,7 @@ async fn call(
             || a.ttl.is_some()
             || (info.task_support != TaskSupport::Forbidden && client.supports_tasks())
     };
-    let args = Value::Object(arguments.clone());
+    let args = Value::Object(arguments);
     if !as_task {
         term.status(format!("calling {tool}…"));
         let r = client.call_tool(tool, args).await;
@@ -159,7 +150,7 @@ async fn call(
             if !a.connect.json && !term.is_interactive() {
                 eprintln!("task {id}");
             }
-            follow(client, handle, term, a.connect.json, &resume).await
+            follow(&client, handle, &term, a.connect.json, &resume).await
         }
         None => {
             let r = handle.result().await;

@@ -3,8 +3,9 @@
 
 use anyhow::Result;
 use clap::{Args, Subcommand, ValueEnum};
-use mcp_tasks_client::{ClientBuilder, ClientError, Target, WirePreference};
+use mcp_tasks_client::{Client, ClientBuilder, ClientError, Target, TaskId, WirePreference};
 use std::fmt;
+use std::future::Future;
 use std::process::ExitCode;
 
 use super::{call, cancel, get, list, tools, watch};
@@ -29,15 +30,15 @@ pub enum ClientCommand {
     /// questions at the terminal, print the result.
     Call(call::CallArgs),
     /// Follow a task created earlier (e.g. with `call --detach`) to its end.
-    Watch(watch::WatchArgs),
+    Watch(TaskArgs),
     /// Show a task's current state.
-    Get(get::GetArgs),
+    Get(TaskArgs),
     /// List the tasks the server shows this client.
-    List(list::ListArgs),
+    List(ServerArgs),
     /// Cancel a task.
-    Cancel(cancel::CancelArgs),
+    Cancel(TaskArgs),
     /// List the server's tools and whether each runs as a task.
-    Tools(tools::ToolsArgs),
+    Tools(ServerArgs),
 }
 
 impl ClientCommand {
@@ -136,9 +137,102 @@ impl ConnectArgs {
     }
 }
 
+/// The command line of a subcommand that names only a server (`list`, `tools`).
+#[derive(Debug, Args)]
+pub struct ServerArgs {
+    /// The server URL (omit it when the server command follows `--`).
+    #[arg(value_name = "TARGET", num_args = 0..=1)]
+    positionals: Vec<String>,
+
+    /// The stdio server to spawn, after `--`.
+    #[arg(last = true, value_name = "COMMAND")]
+    command: Vec<String>,
+
+    #[command(flatten)]
+    connect: ConnectArgs,
+}
+
+impl ServerArgs {
+    /// Runs subcommand `name` (the word its usage error names): connects, lets `body`
+    /// work with the client and the `--json` flag, and ends the connection as
+    /// [`finish`] does. Returns the exit status.
+    pub async fn run<F, Fut>(self, name: &str, body: F) -> u8
+    where
+        F: FnOnce(Client, bool) -> Fut,
+        Fut: Future<Output = u8>,
+    {
+        let (target, rest) = match target(&self.positionals, &self.command) {
+            Ok(t) => t,
+            Err(e) => return usage(&e),
+        };
+        if !rest.is_empty() {
+            return usage(&format!("{name} takes only a target"));
+        }
+        let json = self.connect.json;
+        once(&target, &self.connect, |client| body(client, json)).await
+    }
+}
+
+/// The command line of a subcommand about one task (`get`, `cancel`, `watch`).
+#[derive(Debug, Args)]
+pub struct TaskArgs {
+    /// `URL TASK-ID`, or just `TASK-ID` when the server command follows `--`.
+    #[arg(value_name = "TARGET TASK-ID", required = true, num_args = 1..=2)]
+    positionals: Vec<String>,
+
+    /// The stdio server to spawn, after `--`.
+    #[arg(last = true, value_name = "COMMAND")]
+    command: Vec<String>,
+
+    /// The connection flags.
+    #[command(flatten)]
+    pub connect: ConnectArgs,
+}
+
+impl TaskArgs {
+    /// The target and the task id. When the command line does not fit, the usage error
+    /// is printed and its exit status is the `Err`.
+    pub fn read(&self) -> Result<(Target, TaskId), u8> {
+        let (target, id) = target_and_one(&self.positionals, &self.command, "task id")?;
+        Ok((target, TaskId::from_string(id)))
+    }
+
+    /// Runs a subcommand that asks one thing about the task: connects, lets `body` work
+    /// with the client, the task id and the `--json` flag, and ends the connection as
+    /// [`finish`] does. Returns the exit status.
+    pub async fn run<F, Fut>(self, body: F) -> u8
+    where
+        F: FnOnce(Client, TaskId, bool) -> Fut,
+        Fut: Future<Output = u8>,
+    {
+        let (target, id) = match self.read() {
+            Ok(t) => t,
+            Err(code) => return code,
+        };
+        let json = self.connect.json;
+        once(&target, &self.connect, |client| body(client, id, json)).await
+    }
+}
+
+/// Connects to `target`, lets `body` work with the client and ends the connection as
+/// [`finish`] does. Returns `body`'s exit status, or the failed connection's.
+async fn once<F, Fut>(target: &Target, connect: &ConnectArgs, body: F) -> u8
+where
+    F: FnOnce(Client) -> Fut,
+    Fut: Future<Output = u8>,
+{
+    let client = match connect.builder().connect(target).await {
+        Ok(c) => c,
+        Err(e) => return fail("connecting", &e),
+    };
+    let code = body(client.clone()).await;
+    finish(client, connect).await;
+    code
+}
+
 /// Ends a command's connection: a rejoined session (`--session`) is left open for the
 /// next command, a fresh one is closed.
-pub async fn finish(client: mcp_tasks_client::Client, connect: &ConnectArgs) {
+async fn finish(client: Client, connect: &ConnectArgs) {
     if connect.session.is_some() {
         client.detach().await;
     } else {
@@ -167,6 +261,21 @@ pub fn target(positionals: &[String], command: &[String]) -> Result<(Target, Vec
             "'{other}' is not a target: give an http:// URL first, or the server command after '--'"
         )),
         None => Err("missing target: give an http:// URL, or the server command after '--'".into()),
+    }
+}
+
+/// Splits off the target (see [`target`]) and the one name after it; `what` says in
+/// the usage error what that name is. When the command line does not fit, the usage
+/// error is printed and its exit status is the `Err`.
+pub fn target_and_one(
+    positionals: &[String],
+    command: &[String],
+    what: &str,
+) -> Result<(Target, String), u8> {
+    let (target, rest) = target(positionals, command).map_err(|e| usage(&e))?;
+    match <[String; 1]>::try_from(rest) {
+        Ok([name]) => Ok((target, name)),
+        Err(_) => Err(usage(&format!("give exactly one {what} after the target"))),
     }
 }
 

@@ -5,18 +5,37 @@
 use console::style;
 use futures::StreamExt;
 use mcp_tasks_client::{
-    Client, ClientBuilder, ClientError, TaskHandle, TaskOutcome, TaskStatus, TaskUpdate,
+    Client, ClientBuilder, ClientError, Target, TaskHandle, TaskOutcome, TaskStatus, TaskUpdate,
 };
 use serde_json::{json, Value};
+use std::future::Future;
 use std::sync::Arc;
 use tokio::signal::unix::{signal, SignalKind};
 
-use super::client::{fail, EXIT_CANCELLED, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK};
+use super::client::{fail, ConnectArgs, EXIT_CANCELLED, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK};
 use super::output;
 use super::terminal::{roots, AfterInterrupt, Terminal};
 
+/// Runs a subcommand that follows a task (`call`, `watch`): connects to `target` with
+/// a terminal whose prompts answer the server's questions, lets `body` follow the task
+/// with the client and that terminal, then detaches or closes as
+/// [`Followed::finish`] does. Returns the exit status.
+pub async fn connect_and_follow<F, Fut>(target: &Target, connect: &ConnectArgs, body: F) -> u8
+where
+    F: FnOnce(Client, Arc<Terminal>) -> Fut,
+    Fut: Future<Output = Followed>,
+{
+    let term = Arc::new(Terminal::new(connect.json));
+    let client = match with_prompts(connect.builder(), &term).connect(target).await {
+        Ok(c) => c,
+        Err(e) => return fail("connecting", &e),
+    };
+    let followed = body(client.clone(), Arc::clone(&term)).await;
+    followed.finish(client, connect.session.is_some()).await
+}
+
 /// Registers the terminal's prompts as the client's input handlers.
-pub fn with_prompts(builder: ClientBuilder, term: &Arc<Terminal>) -> ClientBuilder {
+fn with_prompts(builder: ClientBuilder, term: &Arc<Terminal>) -> ClientBuilder {
     let (e, s) = (Arc::clone(term), Arc::clone(term));
     builder
         .on_elicitation(move |r| {
