@@ -59,6 +59,29 @@ impl Session {
             .unwrap()
     }
 
+    /// The same session on another replica.
+    fn on(&self, url: &str) -> Session {
+        Session {
+            http: self.http.clone(),
+            url: url.to_string(),
+            id: self.id.clone(),
+        }
+    }
+
+    /// The HTTP status of a `ping` on this session (404 once no replica knows it).
+    async fn ping_status(&self) -> u16 {
+        self.http
+            .post(&self.url)
+            .header("accept", "application/json")
+            .header("mcp-session-id", &self.id)
+            .json(&json!({"jsonrpc":"2.0","id":1,"method":"ping"}))
+            .send()
+            .await
+            .unwrap()
+            .status()
+            .as_u16()
+    }
+
     async fn create(&self, tool: &str, args: Value) -> String {
         let r = self
             .rpc(
@@ -171,11 +194,7 @@ async fn two_replicas_on_postgres_serve_each_others_tasks() {
     assert!(r["error"]["code"].is_i64(), "{r}");
 
     // a session opened on A is valid on B: same principal, so tasks/list sees its tasks
-    let borrowed = Session {
-        http: reqwest::Client::new(),
-        url: b.url.clone(),
-        id: on_a.id.clone(),
-    };
+    let borrowed = on_a.on(&b.url);
     let listed = borrowed.rpc("tasks/list", json!({})).await;
     let ids: Vec<&str> = listed["result"]["tasks"]
         .as_array()
@@ -197,4 +216,46 @@ async fn two_replicas_on_postgres_serve_each_others_tasks() {
         again["result"]["content"][0]["text"],
         "slow_compute 'via-b' finished after 0 s"
     );
+}
+
+/// Sessions whose clients left without DELETE leave every replica's memory and the
+/// shared database once idle; a session whose event stream is open on one replica stays
+/// valid on the others, because that replica keeps marking it in use.
+#[tokio::test]
+async fn replicas_forget_idle_shared_sessions_but_not_one_with_an_open_stream() {
+    use mcp_tasks_store::suite::postgres::{test_url, TestSchema};
+    let Some(server) = test_url() else { return };
+    let schema = TestSchema::create(&server).await;
+    let args = ["--database", schema.url(), "--session-idle-timeout", "1s"];
+    let a = serve(&args);
+    let b = serve(&args);
+    let left = Session::open(&a.url).await;
+    let watched = Session::open(&a.url).await;
+    let stream = watched
+        .http
+        .get(&a.url)
+        .header("accept", "text/event-stream")
+        .header("mcp-session-id", &watched.id)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(stream.status(), 200);
+    // Both are valid on B too (loaded from the database).
+    assert_eq!(left.on(&b.url).ping_status().await, 200);
+    assert_eq!(watched.on(&b.url).ping_status().await, 200);
+
+    // Well past the timeout (sweeps run every quarter of it).
+    tokio::time::sleep(std::time::Duration::from_millis(3_500)).await;
+    assert_eq!(
+        left.on(&b.url).ping_status().await,
+        404,
+        "an idle session was still in the shared database"
+    );
+    assert_eq!(left.ping_status().await, 404);
+    assert_eq!(
+        watched.on(&b.url).ping_status().await,
+        200,
+        "a session with an open stream on A was deleted from the shared database"
+    );
+    drop(stream);
 }

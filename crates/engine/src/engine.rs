@@ -472,6 +472,26 @@ impl Engine {
         Ok(self.inner.store.delete_session(id).await?)
     }
 
+    /// Sweeps the shared store's sessions: marks `alive` (held by this process and not
+    /// idle) as in use now, then deletes those no replica marked or stored within
+    /// `idle_timeout`. Returns how many were deleted.
+    ///
+    /// # Errors
+    /// Store failures.
+    pub async fn sweep_sessions(
+        &self,
+        alive: &[String],
+        idle_timeout: std::time::Duration,
+    ) -> Result<u64, EngineError> {
+        let now = now_ms();
+        self.inner.store.keep_sessions(alive, now).await?;
+        let idle = chrono::Duration::from_std(idle_timeout).unwrap_or(chrono::Duration::MAX);
+        let cutoff = now
+            .checked_sub_signed(idle)
+            .unwrap_or(DateTime::<Utc>::MIN_UTC);
+        Ok(self.inner.store.delete_idle_sessions(cutoff).await?)
+    }
+
     /// Registers how to re-run a task taken over from a stopped replica (tools declared
     /// resumable); without it such tasks are failed with a message naming the cause.
     pub fn set_resumer(&self, resumer: crate::leases::Resumer) {

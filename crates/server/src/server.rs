@@ -465,9 +465,10 @@ async fn route_events(
     }
 }
 
-/// Forgets, every so often, the sessions [`Session::is_idle`] for `timeout`. Only this
-/// process's memory: a session shared through the database stays there until deleted,
-/// and is loaded again should its client come back.
+/// Forgets, every so often, the sessions [`Session::is_idle`] for `timeout`, then sweeps
+/// the shared store: the sessions still held here are marked in use, and those no
+/// replica used within `timeout` are deleted (a shared session alive on another
+/// replica is kept by that replica's sweep).
 async fn forget_idle_sessions(
     server: std::sync::Weak<ServerInner>,
     timeout: std::time::Duration,
@@ -488,14 +489,20 @@ async fn forget_idle_sessions(
             return;
         };
         let now = std::time::Instant::now();
-        let forgotten = {
+        let (forgotten, alive) = {
             let mut sessions = server.sessions.lock().unwrap_or_else(|p| p.into_inner());
             let before = sessions.len();
             sessions.retain(|_, s| !s.is_idle(now, timeout));
-            before - sessions.len()
+            let alive: Vec<String> = sessions.keys().cloned().collect();
+            (before - sessions.len(), alive)
         };
         if forgotten > 0 {
             tracing::info!(forgotten, "forgot sessions idle for {timeout:?}");
+        }
+        match server.engine.sweep_sessions(&alive, timeout).await {
+            Ok(0) => {}
+            Ok(deleted) => tracing::info!(deleted, "deleted shared sessions idle for {timeout:?}"),
+            Err(e) => tracing::warn!(error = %e, "could not sweep the shared sessions; will retry"),
         }
     }
 }

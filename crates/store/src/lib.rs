@@ -228,6 +228,29 @@ pub trait TaskStore: Send + Sync + std::fmt::Debug {
         Ok(())
     }
 
+    /// Records that the sessions `ids` are still in use at `now` (a replica holding
+    /// them saw their clients active or their streams open), so that
+    /// [`TaskStore::delete_idle_sessions`] on any replica leaves them alone. Called
+    /// in batches, a few times per idle timeout, not on every request. The default:
+    /// nothing is stored.
+    ///
+    /// # Errors
+    /// [`StoreError::Backend`] on I/O failure.
+    async fn keep_sessions(&self, ids: &[String], now: DateTime<Utc>) -> Result<(), StoreError> {
+        let _ = (ids, now);
+        Ok(())
+    }
+
+    /// Deletes the stored sessions last in use (stored or kept) at or before `cutoff`,
+    /// returning how many: clients that left without `DELETE`. The default: none.
+    ///
+    /// # Errors
+    /// [`StoreError::Backend`] on I/O failure.
+    async fn delete_idle_sessions(&self, cutoff: DateTime<Utc>) -> Result<u64, StoreError> {
+        let _ = cutoff;
+        Ok(0)
+    }
+
     /// Subscribes to the ids of tasks that change (see [`change`]): created, a status,
     /// message or outcome written, or deleted. Returns `None` when the backend has no
     /// feed; then [`supports_notify`](TaskStore::supports_notify) is false and callers

@@ -8,7 +8,8 @@ use mcp_tasks_protocol::TaskId;
 use mcp_tasks_store::suite::postgres::{fresh_store, test_url, TestSchema};
 use mcp_tasks_store::suite::{at, record};
 use mcp_tasks_store::{
-    Change, ChangeFeed, ClaimExpiredParams, PgStore, StoreError, TaskRecord, TaskStore,
+    Change, ChangeFeed, ClaimExpiredParams, PgStore, SessionRecord, StoreError, TaskRecord,
+    TaskStore,
 };
 use std::collections::HashSet;
 use std::time::Duration;
@@ -50,7 +51,7 @@ async fn replicas_starting_together_migrate_once() {
             .fetch_all(pool)
             .await
             .unwrap();
-    assert_eq!(applied, [1, 2, 3, 4, 5]);
+    assert_eq!(applied, [1, 2, 3, 4, 5, 6]);
     // Everything went to the schema named in the URL.
     let current: String = sqlx::query_scalar("SELECT current_schema()")
         .fetch_one(pool)
@@ -203,4 +204,56 @@ async fn a_lost_listening_connection_is_reported_and_replaced() {
     let rec = record("alice", None, at(0));
     store.create(&rec).await.unwrap();
     assert_eq!(next(&mut feed).await, Some(Change::Task(rec.id)));
+}
+
+/// A stored session opened at `created_at`.
+fn session(id: &str, created_at: i64) -> SessionRecord {
+    SessionRecord {
+        id: id.to_string(),
+        principal: format!("session:{id}"),
+        authenticated: false,
+        protocol_version: "2025-11-25".to_string(),
+        client_capabilities: serde_json::json!({"elicitation": {}}),
+        created_at: at(created_at),
+    }
+}
+
+/// Sessions whose clients left without DELETE are deleted once idle; a session a
+/// replica keeps (its client active or its stream open) stays, whichever replica
+/// sweeps; keeping never moves the time of last use backwards.
+#[tokio::test]
+async fn idle_sessions_are_deleted_and_kept_ones_stay() {
+    let Some((stores, _schema)) = replicas(2).await else {
+        return;
+    };
+    let (a, b) = (&stores[0], &stores[1]);
+    for s in [session("left", 0), session("kept", 0), session("late", 500)] {
+        a.save_session(&s).await.unwrap();
+    }
+    // Replica A still holds "kept" at 900 (and an id it never stored: ignored).
+    a.keep_sessions(&["kept".to_string(), "unknown".to_string()], at(900))
+        .await
+        .unwrap();
+    // An older keep from a slower replica does not undo it.
+    b.keep_sessions(&["kept".to_string()], at(100))
+        .await
+        .unwrap();
+
+    // Replica B sweeps what was idle since 400: only "left".
+    assert_eq!(b.delete_idle_sessions(at(400)).await.unwrap(), 1);
+    assert_eq!(b.load_session("left").await.unwrap(), None);
+    assert_eq!(
+        b.load_session("kept").await.unwrap(),
+        Some(session("kept", 0))
+    );
+    assert_eq!(
+        b.load_session("late").await.unwrap(),
+        Some(session("late", 500))
+    );
+    // Storing a session again (a new initialize of the same id) counts as use.
+    a.save_session(&session("late", 800)).await.unwrap();
+    assert_eq!(a.delete_idle_sessions(at(700)).await.unwrap(), 0);
+    assert_eq!(a.delete_idle_sessions(at(900)).await.unwrap(), 2);
+    assert_eq!(a.load_session("kept").await.unwrap(), None);
+    assert_eq!(a.delete_idle_sessions(at(10_000)).await.unwrap(), 0);
 }

@@ -348,6 +348,28 @@ impl TaskStore for PgStore {
         Ok(())
     }
 
+    async fn keep_sessions(&self, ids: &[String], now: DateTime<Utc>) -> Result<(), StoreError> {
+        if ids.is_empty() {
+            return Ok(());
+        }
+        sqlx::query(queries::KEEP_SESSIONS)
+            .bind(ids)
+            .bind(now)
+            .execute(&self.pool)
+            .await
+            .map_err(classify)?;
+        Ok(())
+    }
+
+    async fn delete_idle_sessions(&self, cutoff: DateTime<Utc>) -> Result<u64, StoreError> {
+        let done = sqlx::query(queries::DELETE_IDLE_SESSIONS)
+            .bind(cutoff)
+            .execute(&self.pool)
+            .await
+            .map_err(classify)?;
+        Ok(done.rows_affected())
+    }
+
     fn supports_notify(&self) -> bool {
         true
     }

@@ -146,11 +146,19 @@ pub(super) const CHANGE_CHANNEL: &str = "SELECT 'mcp_tasks_' || md5(n.nspname) \
 /// Stores a session (upsert). $1 id, $2 principal, $3 authenticated, $4 protocol
 /// version, $5 client capabilities JSON, $6 created at.
 pub(super) const SAVE_SESSION: &str = "INSERT INTO sessions \
-     (id, principal, authenticated, protocol_version, client_capabilities, created_at) \
-     VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (id) DO UPDATE SET \
+     (id, principal, authenticated, protocol_version, client_capabilities, created_at, \
+     last_seen_at) VALUES ($1, $2, $3, $4, $5, $6, $6) ON CONFLICT (id) DO UPDATE SET \
      principal = EXCLUDED.principal, authenticated = EXCLUDED.authenticated, \
      protocol_version = EXCLUDED.protocol_version, \
-     client_capabilities = EXCLUDED.client_capabilities";
+     client_capabilities = EXCLUDED.client_capabilities, \
+     last_seen_at = GREATEST(sessions.last_seen_at, EXCLUDED.last_seen_at)";
+
+/// Marks sessions as in use. $1 ids (text[]), $2 now (never moves backwards).
+pub(super) const KEEP_SESSIONS: &str = "UPDATE sessions SET last_seen_at = $2 \
+     WHERE id = ANY($1) AND last_seen_at < $2";
+
+/// Deletes sessions not in use since the cutoff. $1 cutoff.
+pub(super) const DELETE_IDLE_SESSIONS: &str = "DELETE FROM sessions WHERE last_seen_at <= $1";
 
 /// Reads a session. $1 id.
 pub(super) const LOAD_SESSION: &str = "SELECT id, principal, authenticated, protocol_version, \
