@@ -164,8 +164,8 @@ async fn call(
 }
 
 /// The `watch` command line that follows a task of this target (`{id}` marks where
-/// the task id goes).
-fn resume_command(target: &Target, c: &ConnectArgs) -> String {
+/// the task id goes), keeping `--json` when it was given.
+pub(super) fn resume_command(target: &Target, c: &ConnectArgs) -> String {
     let json = if c.json { " --json" } else { "" };
     match target {
         Target::Http(url) => format!("mcp-tasks watch{json} {url} {{id}}"),

@@ -1,8 +1,7 @@
 //! `mcp-tasks watch`: pick up a task by id (after `call --detach`, a Ctrl-C detach, or
 //! a restart) and follow it to its end, answering its questions.
 
-use mcp_tasks_client::Target;
-
+use super::call::resume_command;
 use super::client::{fail, TaskArgs};
 use super::follow::{connect_and_follow, follow, Followed};
 
@@ -13,12 +12,7 @@ pub async fn run(a: TaskArgs) -> u8 {
         Err(code) => return code,
     };
     let json = a.connect.json;
-    let resume = match &target {
-        Target::Http(url) => format!("mcp-tasks watch {url} {{id}}"),
-        Target::Stdio { program, args } => {
-            format!("mcp-tasks watch {{id}} -- {program} {}", args.join(" "))
-        }
-    };
+    let resume = resume_command(&target, &a.connect);
     connect_and_follow(&target, &a.connect, |client, term| async move {
         match client.resume(&id).await {
             Ok(handle) => follow(&client, handle, &term, json, &resume).await,
