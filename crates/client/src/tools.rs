@@ -1,37 +1,10 @@
 //! [`ToolInfo`]: a tool as `tools/list` describes it, with its task support.
 
 use serde_json::Value;
-use std::fmt;
 
 use crate::error::ClientError;
 
-/// Whether a tool may, must or must not run as a task (`execution.taskSupport`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TaskSupport {
-    /// Never as a task (the default when a tool says nothing).
-    Forbidden,
-    /// As a task or not, as the client asks.
-    Optional,
-    /// Only as a task.
-    Required,
-}
-
-impl TaskSupport {
-    /// The wire spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            TaskSupport::Forbidden => "forbidden",
-            TaskSupport::Optional => "optional",
-            TaskSupport::Required => "required",
-        }
-    }
-}
-
-impl fmt::Display for TaskSupport {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+pub use mcp_tasks_protocol::TaskSupport;
 
 /// One tool.
 #[derive(Debug, Clone, PartialEq)]
@@ -57,15 +30,7 @@ impl ToolInfo {
             .ok_or_else(|| ClientError::protocol("a tool without a name in tools/list"))?
             .to_string();
         let text = |k: &str| v.get(k).and_then(Value::as_str).map(str::to_string);
-        let task_support = match v
-            .get("execution")
-            .and_then(|e| e.get("taskSupport"))
-            .and_then(Value::as_str)
-        {
-            Some("required") => TaskSupport::Required,
-            Some("optional") => TaskSupport::Optional,
-            _ => TaskSupport::Forbidden,
-        };
+        let task_support = TaskSupport::of_tool(v);
         Ok(ToolInfo {
             name,
             title: text("title"),

@@ -10,6 +10,7 @@
 //! | [`version`] | protocol versions we speak and how a version is negotiated |
 //! | [`methods`] | method names and the params/results of the methods we serve |
 //! | [`task`] | generation-neutral task types: [`task::TaskId`], [`task::TaskStatus`], [`task::TaskView`] |
+//! | [`tool`] | [`TaskSupport`], a tool's `execution.taskSupport`, for server and client alike |
 //! | [`codec`] | per-generation rendering of tasks (`ttl` vs `ttlMs` lives only there) |
 #![deny(missing_docs)]
 
@@ -18,7 +19,9 @@ pub mod error_code;
 pub mod jsonrpc;
 pub mod methods;
 pub mod task;
+pub mod tool;
 pub mod version;
 
 pub use jsonrpc::{Incoming, RequestId, RpcError};
 pub use task::{TaskId, TaskStatus, TaskView};
+pub use tool::TaskSupport;

@@ -8,29 +8,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
 
-/// Whether a tool may, must or must not run as a task (`execution.taskSupport`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum TaskSupport {
-    /// Only synchronous calls (the default, as in the spec when the field is absent).
-    #[default]
-    Forbidden,
-    /// Either way; the client chooses with `params.task`.
-    Optional,
-    /// Only as a task.
-    Required,
-}
-
-impl TaskSupport {
-    /// The wire spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            TaskSupport::Forbidden => "forbidden",
-            TaskSupport::Optional => "optional",
-            TaskSupport::Required => "required",
-        }
-    }
-}
+pub use mcp_tasks_protocol::TaskSupport;
 
 /// What a tool handler returns: a `CallToolResult` object (use [`ToolResult`] to build
 /// one), or a JSON-RPC error for protocol-level failures.
