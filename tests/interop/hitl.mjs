@@ -109,6 +109,9 @@ async function connect(label, capabilities, { blockGet = false } = {}) {
       if (props.includes('confirm')) {
         if (/decline/i.test(req.params.message ?? '')) {
           result = { action: 'decline' };
+        } else if (!tid) {
+          // A synchronous call asks on its own stream: no task to wait for.
+          result = { action: 'accept', content: { confirm: true } };
         } else {
           // Answer only once the SDK's polling has seen input_required, so that tasks/get is
           // shown to report it while the question is open (the stream then waits in tasks/result).
@@ -299,6 +302,27 @@ await group('wire', async () => {
     raw > 0 && main.statusParsed === raw, { raw, parsed: main.statusParsed });
   check('server->client request ids are unique', new Set(reqs.map((r) => JSON.stringify(r.msg.id))).size === reqs.length,
     reqs.map((r) => r.msg.id));
+});
+
+// Without a task the same tools ask on the call's own stream, as for clients without tasks.
+await group('synchronous calls', async () => {
+  const filename = 'sync-ts.txt';
+  let before = main.asked.length;
+  const res = await main.client.callTool({ name: 'confirm_delete', arguments: { filename } });
+  const asks = main.asked.slice(before).filter((a) => a.method === 'elicitation/create');
+  check('sync confirm_delete: one elicitation/create, answered in the call, without related-task _meta',
+    asks.length === 1 && meta(asks[0].params)?.taskId === undefined && asks[0].extraTaskId === undefined,
+    asks.map((a) => a.params));
+  check('sync confirm_delete: accepted -> "Deleted <filename> (demo: nothing was really deleted)"',
+    textOf(res) === `Deleted ${filename} (demo: nothing was really deleted)` && !res.isError, res);
+  const input = 'A synchronous call that asks the client model.';
+  before = main.asked.length;
+  const summary = await main.client.callTool({ name: 'summarize_with_model', arguments: { text: input } });
+  const samples = main.asked.slice(before).filter((a) => a.method === 'sampling/createMessage');
+  check('sync summarize_with_model: one sampling/createMessage carrying the text',
+    samples.length === 1 && JSON.stringify(samples[0].params.messages).includes(input), samples.map((a) => a.params));
+  check('sync summarize_with_model: result is "Summary: <model reply>"',
+    textOf(summary) === 'Summary: Tasks can ask their client questions.' && !summary.isError, summary);
 });
 
 // Without a GET stream (HTTP only) the question can only travel on the tasks/result stream.

@@ -286,6 +286,25 @@ async def run_checks(session: ClientSession, c: Client) -> None:
                 bool(notes) and not bad and any(n["params"].get("status") == "input_required" for n in notes),
                 bad[0] if bad else len(notes))
 
+    async with group("synchronous calls"):
+        # Without a task the same tools ask on the call's own stream, as for clients without tasks.
+        filename = "sync-py.txt"
+        before = len(c.asked)
+        res = await timed(session.call_tool("confirm_delete", {"filename": filename}))
+        asks = [a for a in c.asked[before:] if filename in a.params.get("message", "")]
+        R.check("sync confirm_delete: one elicitation/create, answered in the call, without related-task _meta",
+                len(asks) == 1 and asks[0].ctx_task_id is None, [(a.params, a.ctx_task_id) for a in asks])
+        R.check('sync confirm_delete: accepted -> "Deleted <filename> (demo: nothing was really deleted)"',
+                text_of(res) == f"Deleted {filename} (demo: nothing was really deleted)" and not res.isError, res)
+        text = "A synchronous call that asks the client's model."
+        before = len(c.asked)
+        res = await timed(session.call_tool("summarize_with_model", {"text": text}))
+        asks = [a for a in c.asked[before:] if a.method == "sampling/createMessage"]
+        R.check("sync summarize_with_model: one sampling/createMessage carrying the text",
+                len(asks) == 1 and text in json.dumps(asks[0].params.get("messages")), [a.params for a in asks])
+        R.check('sync summarize_with_model: result is "Summary: <model reply>"',
+                text_of(res) == f"Summary: {MODEL_REPLY}" and not res.isError, res)
+
 
 async def check_missing_capability(args: argparse.Namespace) -> None:
     """A session without elicitation_callback declares no elicitation capability."""

@@ -1,5 +1,6 @@
 //! The handle running work uses to talk back: status messages, progress, cancellation.
 
+use futures::future::BoxFuture;
 use mcp_tasks_protocol::TaskId;
 use mcp_tasks_store::InputRequest;
 use serde_json::{json, Value};
@@ -26,6 +27,13 @@ pub struct Progress {
 /// owner's session); the server builds one for synchronous calls (the request's stream).
 pub type ProgressSink = Arc<dyn Fn(Progress) + Send + Sync>;
 
+/// Sends one request to the client (`elicitation/create`, `sampling/createMessage`,
+/// `roots/list`) and waits for its answer, for work that is not a task: a synchronous
+/// call asks on its own stream, as MCP clients without tasks expect. The server builds
+/// one per call; arguments are the client method and its params.
+pub type ClientRequester =
+    Arc<dyn Fn(&str, Value) -> BoxFuture<'static, Result<Value, InputError>> + Send + Sync>;
+
 /// Handed to running work (a tool). Cheap to clone.
 ///
 /// The same type serves a task and a plain synchronous call, so a tool is written once:
@@ -39,6 +47,9 @@ pub struct TaskContext {
     client_capabilities: Arc<Value>,
     next_key: Arc<AtomicU64>,
     answers: Arc<serde_json::Map<String, Value>>,
+    /// How a synchronous call reaches its client; `None` for tasks (they store their
+    /// input requests) and for calls whose transport cannot carry requests.
+    requester: Option<ClientRequester>,
 }
 
 impl fmt::Debug for TaskContext {
@@ -65,6 +76,7 @@ impl TaskContext {
             client_capabilities,
             next_key: Arc::new(AtomicU64::new(1)),
             answers: Arc::default(),
+            requester: None,
         }
     }
 
@@ -78,7 +90,21 @@ impl TaskContext {
             client_capabilities: Arc::new(Value::Null),
             next_key: Arc::new(AtomicU64::new(1)),
             answers: Arc::default(),
+            requester: None,
         }
+    }
+
+    /// The same context able to ask the client directly (a synchronous call): input
+    /// requests go through `requester` instead of failing with
+    /// [`InputError::Unsupported`], checked against `client_capabilities` first.
+    pub fn with_client_requests(
+        mut self,
+        requester: ClientRequester,
+        client_capabilities: Value,
+    ) -> Self {
+        self.requester = Some(requester);
+        self.client_capabilities = Arc::new(client_capabilities);
+        self
     }
 
     /// The same context with the answers to the questions asked before the work
@@ -154,20 +180,31 @@ impl TaskContext {
     /// task shows `input_required` until every outstanding request is answered. Several
     /// requests may be outstanding at once (call this from concurrent futures).
     ///
+    /// In a synchronous call the request goes to the client on the call's own stream
+    /// and the call waits for the answer (how MCP clients without tasks are asked).
+    ///
     /// # Errors
     /// [`InputError::Unsupported`] when the client did not declare the capability (or
-    /// this is not a task), [`InputError::Cancelled`] when the task is cancelled while
-    /// waiting, [`InputError::TimedOut`] after the configured limit (the task fails),
-    /// [`InputError::Rejected`] when the client answers with an error.
+    /// this synchronous call cannot reach its client), [`InputError::Cancelled`] when
+    /// the task or call is cancelled while waiting, [`InputError::TimedOut`] after the
+    /// configured limit (a task fails), [`InputError::Rejected`] when the client
+    /// answers with an error.
     pub async fn request_input(
         &self,
         client_method: &str,
         params: Value,
     ) -> Result<Value, InputError> {
         let Some((id, inner)) = &self.task else {
-            return Err(InputError::Unsupported(
-                "asking the client for input needs the tool to run as a task: call it with \"task\": {}".into(),
-            ));
+            let Some(requester) = &self.requester else {
+                return Err(InputError::Unsupported(
+                    "asking the client for input needs the tool to run as a task (call it with \"task\": {}) or a client connection that can carry requests".into(),
+                ));
+            };
+            check_capability(&self.client_capabilities, client_method, &params)?;
+            return tokio::select! {
+                answer = requester(client_method, params) => answer,
+                _ = self.cancel.cancelled() => Err(InputError::Cancelled),
+            };
         };
         check_capability(&self.client_capabilities, client_method, &params)?;
         let inner = inner.upgrade().ok_or(InputError::TaskEnded)?;

@@ -27,7 +27,8 @@
 //!   [`TaskContext::report_progress`], [`TaskContext::cancelled`] /
 //!   [`TaskContext::is_cancelled`], [`TaskContext::task_id`], and questions to the user
 //!   ([`TaskContext::elicit`], [`TaskContext::create_message`]) which put the task in
-//!   `input_required` until answered.
+//!   `input_required` until answered (in a plain call they go to the client on the
+//!   call's own stream and the call waits).
 //! - **Durability:** the record is stored before the client hears of it. With a
 //!   SQLite or PostgreSQL store a task survives a crash: finished results are kept
 //!   until their TTL; work that was running when the process died is failed with a

@@ -27,6 +27,7 @@ pub mod modern;
 pub mod registry;
 pub mod server;
 pub mod session;
+mod sync_input;
 mod task_start;
 pub mod transport;
 pub mod typed;

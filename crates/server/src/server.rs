@@ -18,6 +18,17 @@ use crate::session::Session;
 /// Ids of the server's own requests to clients start with this.
 const OUTGOING_PREFIX: &str = "mcp-tasks-srv:";
 
+/// Why a request of the server's own got no answer.
+#[derive(Debug)]
+pub(crate) enum Exchange {
+    /// No stream could carry it.
+    NotSent,
+    /// The client did not answer in time.
+    TimedOut,
+    /// The client answered with an error.
+    Refused(RpcError),
+}
+
 /// Default largest request body accepted: 4 MiB.
 pub const DEFAULT_MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
 
@@ -317,6 +328,36 @@ impl McpServer {
         method: &str,
         params: Value,
     ) -> Result<Value, RpcError> {
+        let timeout = self.inner.config.client_request_timeout;
+        let sent = self
+            .exchange(method, params, timeout, |message| match task {
+                Some(t) => session.send_for_task(t, message),
+                None => session.send(message),
+            })
+            .await;
+        sent.map_err(|e| match e {
+            Exchange::NotSent => RpcError::new(
+                mcp_tasks_protocol::error_code::INTERNAL_ERROR,
+                format!("could not send {method} to the client: no open stream"),
+            ),
+            Exchange::TimedOut => RpcError::new(
+                mcp_tasks_protocol::error_code::REQUEST_TIMEOUT,
+                format!("the client did not answer {method} within {timeout:?}"),
+            ),
+            Exchange::Refused(e) => e,
+        })
+    }
+
+    /// Sends `method` to the client through `send` (false: it could not be queued)
+    /// under a fresh server request id, and waits up to `timeout` for the response,
+    /// which arrives through [`McpServer::handle`].
+    pub(crate) async fn exchange(
+        &self,
+        method: &str,
+        params: Value,
+        timeout: std::time::Duration,
+        send: impl FnOnce(Value) -> bool,
+    ) -> Result<Value, Exchange> {
         let n = self
             .inner
             .next_outgoing
@@ -325,18 +366,10 @@ impl McpServer {
         let (tx, rx) = oneshot::channel();
         self.lock_outgoing().insert(id.clone(), tx);
         let message = jsonrpc::request(&RequestId::String(id.clone()), method, params);
-        let sent = match task {
-            Some(t) => session.send_for_task(t, message),
-            None => session.send(message),
-        };
-        if !sent {
+        if !send(message) {
             self.lock_outgoing().remove(&id);
-            return Err(RpcError::new(
-                mcp_tasks_protocol::error_code::INTERNAL_ERROR,
-                format!("could not send {method} to the client: no open stream"),
-            ));
+            return Err(Exchange::NotSent);
         }
-        let timeout = self.inner.config.client_request_timeout;
         let answer = tokio::time::timeout(timeout, rx).await;
         self.lock_outgoing().remove(&id);
         match answer {
@@ -345,15 +378,12 @@ impl McpServer {
                 code,
                 message,
                 data,
-            })) => Err(RpcError {
+            })) => Err(Exchange::Refused(RpcError {
                 code,
                 message,
                 data,
-            }),
-            Ok(Err(_)) | Err(_) => Err(RpcError::new(
-                mcp_tasks_protocol::error_code::REQUEST_TIMEOUT,
-                format!("the client did not answer {method} within {timeout:?}"),
-            )),
+            })),
+            Ok(Err(_)) | Err(_) => Err(Exchange::TimedOut),
         }
     }
 

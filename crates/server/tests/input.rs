@@ -24,6 +24,17 @@ async fn answer_on_result_stream(
     let resp = asker
         .stream_request(77, "tasks/result", json!({"taskId": task}))
         .await;
+    answer_on_stream(resp, answerer, answer).await
+}
+
+/// Reads the SSE stream of request 77, answers the first elicitation it carries with
+/// `answer` (from `answerer`, twice: the second is ignored), and returns (the
+/// elicitation request, the final response).
+async fn answer_on_stream(
+    resp: reqwest::Response,
+    answerer: &Client,
+    answer: Value,
+) -> (Value, Value) {
     let mut request = Value::Null;
     let mut reply = Value::Null;
     let mut answered = false;
@@ -192,20 +203,74 @@ async fn a_client_without_elicitation_gets_an_explicit_failure_not_a_hang() {
 }
 
 #[tokio::test]
-async fn a_synchronous_call_cannot_ask_and_says_why() {
+async fn a_synchronous_call_asks_on_its_own_stream_and_waits_for_the_answer() {
     let s = start_server().await;
-    let mut c = Client::connect_eliciting(&s.url).await;
-    let r = c
+    let c = Client::connect_eliciting(&s.url).await;
+    let resp = c
+        .stream_request(77, "tools/call", json!({"name": "ask", "arguments": {}}))
+        .await;
+    let (request, reply) = answer_on_stream(
+        resp,
+        &c,
+        json!({"action": "accept", "content": {"answer": "yes"}}),
+    )
+    .await;
+    assert_eq!(request["method"], "elicitation/create");
+    assert_eq!(request["params"]["message"], "Your answer?");
+    assert!(
+        request["params"]["_meta"].get(RT).is_none(),
+        "no task to relate to: {request}"
+    );
+    assert_eq!(
+        reply["result"]["content"][0]["text"], "answer: yes",
+        "{reply}"
+    );
+
+    // Declined: the tool sees it and says so.
+    let resp = c
+        .stream_request(77, "tools/call", json!({"name": "ask", "arguments": {}}))
+        .await;
+    let (_, reply) = answer_on_stream(resp, &c, json!({"action": "decline"})).await;
+    assert_eq!(
+        reply["result"]["content"][0]["text"], "answer: none",
+        "{reply}"
+    );
+}
+
+#[tokio::test]
+async fn a_synchronous_call_that_cannot_reach_its_client_says_why() {
+    let s = start_server().await;
+    // The client did not declare elicitation.
+    let mut plain = Client::connect(&s.url).await;
+    let r = plain
         .call("tools/call", json!({"name": "ask", "arguments": {}}))
         .await;
     assert_eq!(r["isError"], true);
-    assert!(
-        r["content"][0]["text"]
-            .as_str()
-            .unwrap()
-            .contains("as a task"),
-        "{r}"
-    );
+    let text = r["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("capabilities.elicitation"), "{r}");
+
+    // A JSON-only POST and no GET stream: nothing can carry the question.
+    let c = Client::connect_eliciting(&s.url).await;
+    let r: Value = c
+        .http
+        .post(&c.url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json")
+        .header("mcp-session-id", c.session.clone().unwrap())
+        .body(
+            json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call",
+                   "params": {"name": "ask", "arguments": {}}})
+            .to_string(),
+        )
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(r["result"]["isError"], true, "{r}");
+    let text = r["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("no stream"), "{r}");
 }
 
 #[tokio::test]

@@ -30,7 +30,9 @@ pub(super) async fn handle(
         Prepared::Task { tool, args, ttl } => {
             Some(start_task(server, session, tool, args, ttl, params).await)
         }
-        Prepared::Sync { tool, args } => run_sync(session, id, tool, args, &params, stream).await,
+        Prepared::Sync { tool, args } => {
+            run_sync(server, session, id, tool, args, &params, stream).await
+        }
     }
 }
 
@@ -147,6 +149,7 @@ pub(crate) fn to_outcome(result: Result<Value, RpcError>) -> Outcome {
 /// Runs a tool inline. Cancelled by `notifications/cancelled` (no response is sent then,
 /// as the spec asks). A panicking tool becomes an internal error, never a crash.
 async fn run_sync(
+    server: &McpServer,
     session: &Arc<Session>,
     id: &RequestId,
     tool: Tool,
@@ -155,13 +158,15 @@ async fn run_sync(
     stream: Option<mpsc::Sender<Value>>,
 ) -> Option<Result<Value, RpcError>> {
     let cancel = session.begin_request(id);
+    let requester = crate::sync_input::requester(server, session, stream.clone());
     let progress: Option<ProgressSink> = match (progress_token(params), stream) {
         (Some(token), Some(tx)) => Some(Arc::new(move |p| {
             let _ = tx.try_send(progress_notification(&token, &p));
         })),
         _ => None,
     };
-    let ctx = TaskContext::detached(cancel.clone(), progress);
+    let ctx = TaskContext::detached(cancel.clone(), progress)
+        .with_client_requests(requester, session.client_capabilities());
     let job = tokio::spawn(tool.call(args, ctx));
     let abort = job.abort_handle();
     let result = tokio::select! {

@@ -1,0 +1,56 @@
+//! Input requests of a synchronous `tools/call`: the tool's `elicit`, `create_message`
+//! or `list_roots` goes to the client as a request of the server's own, on the call's
+//! stream (the POST's SSE stream over HTTP, stdout over stdio), and the call waits for
+//! the answer. This is how MCP clients without tasks are asked, so one tool works for
+//! them and, as a task, for clients with tasks.
+
+use mcp_tasks_engine::{ClientRequester, InputError};
+use serde_json::Value;
+use std::sync::Arc;
+use tokio::sync::mpsc;
+
+use crate::server::{Exchange, McpServer};
+use crate::session::Session;
+
+/// The requester for one synchronous call. `stream` is the call's own stream; without
+/// one the session's server-to-client stream (HTTP GET) is used when open. The wait
+/// is bounded by the engine's `input_timeout`, as for a task's input requests: a
+/// person may be answering.
+pub(crate) fn requester(
+    server: &McpServer,
+    session: &Arc<Session>,
+    stream: Option<mpsc::Sender<Value>>,
+) -> ClientRequester {
+    let server = server.clone();
+    let session = Arc::clone(session);
+    let timeout = server.engine().config().input_timeout;
+    Arc::new(move |method: &str, params: Value| {
+        let server = server.clone();
+        let session = Arc::clone(&session);
+        let stream = stream.clone();
+        let method = method.to_string();
+        Box::pin(async move {
+            let sent = server
+                .exchange(&method, params, timeout, |message| match &stream {
+                    Some(tx) => tx.try_send(message).is_ok(),
+                    None => session.send(message),
+                })
+                .await;
+            sent.map_err(|e| match e {
+                Exchange::NotSent => InputError::Unsupported(format!(
+                    "could not send {method} to the client: this call has no stream to carry it \
+                     (accept text/event-stream on the POST, open the GET stream, or call the tool as a task)"
+                )),
+                Exchange::TimedOut => InputError::TimedOut {
+                    key: "synchronous call".to_string(),
+                    method,
+                    after: timeout,
+                },
+                Exchange::Refused(e) => InputError::Rejected {
+                    code: e.code,
+                    message: e.message,
+                },
+            })
+        })
+    })
+}
