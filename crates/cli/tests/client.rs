@@ -405,3 +405,34 @@ fn cli_asks_two_questions_in_turn() {
     p.exp_string("Ada likes blue").unwrap();
     exits_zero(p);
 }
+
+/// Without a task (a plain `call_tool` on the 2025-11-25 wire) the question comes on the
+/// call's own stream, over HTTP and stdio, and the handler's answer reaches the tool.
+#[tokio::test]
+async fn a_plain_call_is_asked_on_its_own_stream_over_http_and_stdio() {
+    let server = start();
+    let answers = Arc::new(AtomicUsize::new(0));
+    let http = connect(&server.url, WirePreference::V2025_11_25, answers.clone()).await;
+    let stdio = Client::builder()
+        .on_elicitation(|_| async { Ok(input::accept(json!({"confirm": true}))) })
+        .connect(&Target::Stdio {
+            program: BIN.into(),
+            args: STDIO_SERVER.map(String::from).to_vec(),
+        })
+        .await
+        .unwrap();
+    for (client, name) in [(&http, "over-http"), (&stdio, "over-stdio")] {
+        let result = client
+            .call_tool("confirm_delete", json!({"filename": name}))
+            .await
+            .unwrap();
+        assert_eq!(
+            result["content"][0]["text"],
+            format!("Deleted {name} (demo: nothing was really deleted)"),
+            "{result}"
+        );
+    }
+    assert_eq!(answers.load(Ordering::SeqCst), 1);
+    http.close().await;
+    stdio.close().await;
+}
