@@ -1,7 +1,7 @@
 //! The handle running work uses to talk back: status messages, progress, cancellation.
 
 use futures::future::BoxFuture;
-use mcp_tasks_protocol::TaskId;
+use mcp_tasks_protocol::{LoggingLevel, TaskId};
 use mcp_tasks_store::InputRequest;
 use serde_json::{json, Value};
 use std::fmt;
@@ -22,6 +22,21 @@ pub struct Progress {
     /// A human-readable message.
     pub message: Option<String>,
 }
+
+/// One log message (`notifications/message`) from running work.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LogMessage {
+    /// Its severity; the client chooses the least severe it wants (`logging/setLevel`).
+    pub level: LoggingLevel,
+    /// Which part of the tool logged it, if it says.
+    pub logger: Option<String>,
+    /// The message: a string or any JSON value.
+    pub data: Value,
+}
+
+/// Where log messages go: for a task, an event routed to the owner's session; for a
+/// synchronous call, the request's stream. The server filters by the session's level.
+pub type LogSink = Arc<dyn Fn(LogMessage) + Send + Sync>;
 
 /// Where progress reports go. The engine builds one for tasks (an event routed to the
 /// owner's session); the server builds one for synchronous calls (the request's stream).
@@ -50,6 +65,8 @@ pub struct TaskContext {
     /// How a synchronous call reaches its client; `None` for tasks (they store their
     /// input requests) and for calls whose transport cannot carry requests.
     requester: Option<ClientRequester>,
+    /// Where [`TaskContext::log`] goes; `None` drops messages.
+    log: Option<LogSink>,
 }
 
 impl fmt::Debug for TaskContext {
@@ -77,6 +94,7 @@ impl TaskContext {
             next_key: Arc::new(AtomicU64::new(1)),
             answers: Arc::default(),
             requester: None,
+            log: None,
         }
     }
 
@@ -91,6 +109,7 @@ impl TaskContext {
             next_key: Arc::new(AtomicU64::new(1)),
             answers: Arc::default(),
             requester: None,
+            log: None,
         }
     }
 
@@ -105,6 +124,31 @@ impl TaskContext {
         self.requester = Some(requester);
         self.client_capabilities = Arc::new(client_capabilities);
         self
+    }
+
+    /// The same context sending [`TaskContext::log`] messages to `sink`.
+    pub fn with_log_sink(mut self, sink: LogSink) -> Self {
+        self.log = Some(sink);
+        self
+    }
+
+    /// Sends a log message to the client (`notifications/message`; for a task, with
+    /// the related-task `_meta`), if the client wants that `level` (`logging/setLevel`;
+    /// `info` and above until it says). `data` is a string or any JSON value. Never
+    /// waits and never fails: logs are advisory.
+    pub fn log(&self, level: LoggingLevel, data: impl Into<Value>) {
+        self.log_as(level, None, data);
+    }
+
+    /// [`TaskContext::log`] naming the `logger` (a component of the tool).
+    pub fn log_as(&self, level: LoggingLevel, logger: Option<&str>, data: impl Into<Value>) {
+        if let Some(sink) = &self.log {
+            sink(LogMessage {
+                level,
+                logger: logger.map(str::to_string),
+                data: data.into(),
+            });
+        }
     }
 
     /// The same context with the answers to the questions asked before the work

@@ -18,7 +18,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::caller::Caller;
 use crate::config::EngineConfig;
-use crate::context::{ProgressSink, TaskContext};
+use crate::context::{LogSink, ProgressSink, TaskContext};
 use crate::error::EngineError;
 use crate::events::TaskEvent;
 
@@ -551,13 +551,26 @@ impl Inner {
                 });
             }) as ProgressSink
         });
+        let log: LogSink = {
+            let events = self.events.clone();
+            let session = record.session.clone();
+            let task = record.id.clone();
+            Arc::new(move |message| {
+                let _ = events.send(TaskEvent::Log {
+                    session: session.clone(),
+                    task: task.clone(),
+                    message,
+                });
+            })
+        };
         let ctx = TaskContext::for_task(
             record.id.clone(),
             Arc::downgrade(self),
             cancel.clone(),
             progress,
             Arc::new(client_capabilities),
-        );
+        )
+        .with_log_sink(log);
         let generation = self.config.lease_ttl.map(|_| record.lease_generation);
         self.lock_running().insert(
             record.id.clone(),

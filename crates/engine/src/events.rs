@@ -5,7 +5,8 @@ use mcp_tasks_store::TaskRecord;
 use serde_json::Value;
 use std::sync::Arc;
 
-use crate::context::Progress;
+use crate::context::{LogMessage, Progress};
+use mcp_tasks_protocol::TaskId;
 
 /// One thing that happened to a task.
 #[derive(Debug, Clone)]
@@ -20,5 +21,15 @@ pub enum TaskEvent {
         token: Value,
         /// The progress report.
         progress: Progress,
+    },
+    /// The running work logged a message (`notifications/message` to the session that
+    /// created the task, related to it).
+    Log {
+        /// The session that created the task.
+        session: Option<String>,
+        /// The task.
+        task: TaskId,
+        /// The message.
+        message: LogMessage,
     },
 }

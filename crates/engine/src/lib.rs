@@ -36,7 +36,7 @@ mod sweeper;
 
 pub use caller::Caller;
 pub use config::EngineConfig;
-pub use context::{ClientRequester, Progress, ProgressSink, TaskContext};
+pub use context::{ClientRequester, LogMessage, LogSink, Progress, ProgressSink, TaskContext};
 pub use engine::{CreateParams, Engine, ListResult, Work};
 pub use error::EngineError;
 pub use events::TaskEvent;

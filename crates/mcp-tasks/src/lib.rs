@@ -24,7 +24,8 @@
 //!   the default), `Optional` (the client chooses), `Required` (tasks only).
 //! - **What the tool sees:** one [`TaskContext`], whether it runs as a task or as a
 //!   plain call: [`TaskContext::set_status_message`] (shown by `tasks/get`),
-//!   [`TaskContext::report_progress`], [`TaskContext::cancelled`] /
+//!   [`TaskContext::report_progress`], [`TaskContext::log`] (`notifications/message`
+//!   at the level the client set), [`TaskContext::cancelled`] /
 //!   [`TaskContext::is_cancelled`], [`TaskContext::task_id`], and questions to the user
 //!   ([`TaskContext::elicit`], [`TaskContext::create_message`]) which put the task in
 //!   `input_required` until answered (in a plain call they go to the client on the
@@ -108,6 +109,7 @@ pub use mcp_tasks_store as store;
 pub use mcp_tasks_engine::{
     ElicitAction, ElicitResponse, EngineConfig, InputError, Outcome, TaskContext,
 };
+pub use mcp_tasks_protocol::LoggingLevel;
 pub use mcp_tasks_server::{
     BuildError, ElicitAs, Elicited, ExternalJob, IntoToolResult, JobError, JobPoll, Json, NoArgs,
     ProtocolError, Server, ServerBuilder, ServerConfig, Structured, TaskSupport, Tool, ToolResult,
@@ -118,8 +120,8 @@ pub use mcp_tasks_store::{StoreError, TaskRecord, TaskStore};
 pub mod prelude {
     pub use crate::{
         BuildError, ElicitAction, ElicitAs, ElicitResponse, Elicited, ExternalJob, InputError,
-        JobError, JobPoll, Json, NoArgs, ProtocolError, Server, Structured, TaskContext,
-        TaskSupport, Tool, ToolResult,
+        JobError, JobPoll, Json, LoggingLevel, NoArgs, ProtocolError, Server, Structured,
+        TaskContext, TaskSupport, Tool, ToolResult,
     };
     pub use schemars::JsonSchema;
     pub use serde::{Deserialize, Serialize};

@@ -7,6 +7,7 @@
 //! |---|---|
 //! | [`jsonrpc`] | JSON-RPC 2.0 envelopes, [`jsonrpc::RequestId`], [`jsonrpc::RpcError`], parsing that tells -32700 from -32600 |
 //! | [`error_code`] | every numeric error code as a named constant |
+//! | [`logging`] | [`LoggingLevel`], the severities of `logging/setLevel` and `notifications/message` |
 //! | [`version`] | protocol versions we speak and how a version is negotiated |
 //! | [`methods`] | method names and the params/results of the methods we serve |
 //! | [`task`] | generation-neutral task types: [`task::TaskId`], [`task::TaskStatus`], [`task::TaskView`] |
@@ -17,11 +18,13 @@
 pub mod codec;
 pub mod error_code;
 pub mod jsonrpc;
+pub mod logging;
 pub mod methods;
 pub mod task;
 pub mod tool;
 pub mod version;
 
 pub use jsonrpc::{Incoming, RequestId, RpcError};
+pub use logging::LoggingLevel;
 pub use task::{TaskId, TaskStatus, TaskView};
 pub use tool::TaskSupport;

@@ -491,6 +491,17 @@ async fn route_events(
                     session.send(progress_notification(&token, &progress));
                 }
             }
+            TaskEvent::Log {
+                session,
+                task,
+                message,
+            } => {
+                if let Some(session) = lookup(&session) {
+                    if session.wants_log(message.level) {
+                        session.send_for_task(&task, log_notification(&message, Some(&task)));
+                    }
+                }
+            }
         }
     }
 }
@@ -535,6 +546,21 @@ async fn forget_idle_sessions(
             Err(e) => tracing::warn!(error = %e, "could not sweep the shared sessions; will retry"),
         }
     }
+}
+
+/// A `notifications/message` message; for a task, with the related-task `_meta`.
+pub(crate) fn log_notification(
+    message: &mcp_tasks_engine::LogMessage,
+    task: Option<&TaskId>,
+) -> Value {
+    let mut params = json!({ "level": message.level, "data": message.data });
+    if let Some(logger) = &message.logger {
+        params["logger"] = json!(logger);
+    }
+    if let Some(task) = task {
+        params["_meta"] = v2025_11_25::related_task(task.as_str());
+    }
+    jsonrpc::notification(mcp_tasks_protocol::methods::NOTIF_MESSAGE, params)
 }
 
 /// A `notifications/progress` message.

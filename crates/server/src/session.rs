@@ -2,7 +2,7 @@
 //! synchronous calls are in flight (so `notifications/cancelled` can stop them).
 
 use mcp_tasks_engine::Caller;
-use mcp_tasks_protocol::{version, RequestId, TaskId};
+use mcp_tasks_protocol::{version, LoggingLevel, RequestId, TaskId};
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
 use std::sync::{Mutex, MutexGuard};
@@ -38,7 +38,13 @@ pub struct Session {
     result_streams: Mutex<HashMap<TaskId, mpsc::Sender<Value>>>,
     /// When the client last sent anything on this session.
     last_active: Mutex<Instant>,
+    /// The least severe log message the client wants (`logging/setLevel`).
+    log_level: Mutex<LoggingLevel>,
 }
+
+/// The log level of a session whose client never sent `logging/setLevel`: routine
+/// messages and above, not debug chatter.
+pub const DEFAULT_LOG_LEVEL: LoggingLevel = LoggingLevel::Info;
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     // No code panics while holding these locks; if one ever did, the data is still valid.
@@ -59,7 +65,18 @@ impl Session {
             delivered: Mutex::new(HashSet::new()),
             result_streams: Mutex::new(HashMap::new()),
             last_active: Mutex::new(Instant::now()),
+            log_level: Mutex::new(DEFAULT_LOG_LEVEL),
         }
+    }
+
+    /// Sets the least severe log message to send (`logging/setLevel`).
+    pub fn set_log_level(&self, level: LoggingLevel) {
+        *lock(&self.log_level) = level;
+    }
+
+    /// Whether the client wants log messages of `level`.
+    pub fn wants_log(&self, level: LoggingLevel) -> bool {
+        level >= *lock(&self.log_level)
     }
 
     /// Records that the client used the session just now (any request on it).

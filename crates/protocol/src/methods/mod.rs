@@ -33,5 +33,9 @@ pub const NOTIF_INITIALIZED: &str = "notifications/initialized";
 pub const NOTIF_CANCELLED: &str = "notifications/cancelled";
 /// Progress of a request carrying `_meta.progressToken`.
 pub const NOTIF_PROGRESS: &str = "notifications/progress";
+/// Sets the least severe log level the client wants sent.
+pub const LOGGING_SET_LEVEL: &str = "logging/setLevel";
+/// A log message from the server.
+pub const NOTIF_MESSAGE: &str = "notifications/message";
 /// 2025-11-25 task status change.
 pub const NOTIF_TASK_STATUS: &str = "notifications/tasks/status";

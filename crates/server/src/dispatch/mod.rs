@@ -2,6 +2,7 @@
 //! `-32601` and the session stays up (the mini-redis `Unknown` command pattern).
 
 mod initialize;
+mod logging;
 mod notifications;
 mod tasks_cancel;
 mod tasks_get;
@@ -25,6 +26,7 @@ pub(crate) use tools_call::to_outcome;
 enum Method {
     Initialize,
     Ping,
+    SetLogLevel,
     ToolsList,
     ToolsCall,
     TasksGet,
@@ -39,6 +41,7 @@ impl Method {
         match name {
             m::INITIALIZE => Method::Initialize,
             m::PING => Method::Ping,
+            m::LOGGING_SET_LEVEL => Method::SetLogLevel,
             m::TOOLS_LIST => Method::ToolsList,
             m::TOOLS_CALL => Method::ToolsCall,
             m::TASKS_GET => Method::TasksGet,
@@ -81,6 +84,7 @@ pub(crate) async fn request(
     let result = match which {
         Method::Initialize => initialize::handle(server, session, &params),
         Method::Ping => Ok(json!({})),
+        Method::SetLogLevel => logging::set_level(session, &params),
         Method::ToolsList => tools_list::handle(server, session),
         Method::ToolsCall => return tools_call::handle(server, session, id, params, stream).await,
         Method::TasksGet => tasks_get::handle(server, session, &params).await,

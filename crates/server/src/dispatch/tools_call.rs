@@ -1,7 +1,7 @@
 //! `tools/call`: synchronously, or as a task when `params.task` is present and the
 //! tool allows it.
 
-use mcp_tasks_engine::{CreateParams, Engine, Outcome, ProgressSink, TaskContext};
+use mcp_tasks_engine::{CreateParams, Engine, LogSink, Outcome, ProgressSink, TaskContext};
 use mcp_tasks_protocol::codec::v2025_11_25;
 use mcp_tasks_protocol::error_code::{INTERNAL_ERROR, METHOD_NOT_FOUND};
 use mcp_tasks_protocol::methods::{parse_params, progress_token, CallToolParams, TOOLS_CALL};
@@ -12,7 +12,7 @@ use tokio::sync::mpsc;
 
 use crate::error_map::to_rpc;
 use crate::registry::{TaskSupport, Tool};
-use crate::server::{progress_notification, McpServer};
+use crate::server::{log_notification, progress_notification, McpServer};
 use crate::session::Session;
 
 pub(super) async fn handle(
@@ -159,6 +159,7 @@ async fn run_sync(
 ) -> Option<Result<Value, RpcError>> {
     let cancel = session.begin_request(id);
     let requester = crate::sync_input::requester(server, session, stream.clone());
+    let log = log_sink(session, stream.clone());
     let progress: Option<ProgressSink> = match (progress_token(params), stream) {
         (Some(token), Some(tx)) => Some(Arc::new(move |p| {
             let _ = tx.try_send(progress_notification(&token, &p));
@@ -166,7 +167,8 @@ async fn run_sync(
         _ => None,
     };
     let ctx = TaskContext::detached(cancel.clone(), progress)
-        .with_client_requests(requester, session.client_capabilities());
+        .with_client_requests(requester, session.client_capabilities())
+        .with_log_sink(log);
     let job = tokio::spawn(tool.call(args, ctx));
     let abort = job.abort_handle();
     let result = tokio::select! {
@@ -186,4 +188,24 @@ async fn run_sync(
     };
     session.end_request(id);
     result
+}
+
+/// Log messages of a synchronous call: on its stream (or the session's), at or above
+/// the session's level.
+fn log_sink(session: &Arc<Session>, stream: Option<mpsc::Sender<Value>>) -> LogSink {
+    let session = Arc::clone(session);
+    Arc::new(move |message| {
+        if !session.wants_log(message.level) {
+            return;
+        }
+        let note = log_notification(&message, None);
+        match &stream {
+            Some(tx) => {
+                let _ = tx.try_send(note);
+            }
+            None => {
+                session.send(note);
+            }
+        }
+    })
 }
