@@ -20,7 +20,7 @@ use crate::caller::Caller;
 use crate::config::EngineConfig;
 use crate::context::{LogSink, ProgressSink, TaskContext};
 use crate::error::EngineError;
-use crate::events::TaskEvent;
+use crate::events::{TaskEvent, TaskLog};
 
 /// The future a task runs: it resolves to what the request returns.
 pub type Work = BoxFuture<'static, Outcome>;
@@ -32,6 +32,9 @@ pub const RESTART_STATUS_MESSAGE: &str =
 /// Capacity of the event channel; a subscriber that falls further behind re-reads the
 /// store instead of losing correctness.
 const EVENT_CAPACITY: usize = 4096;
+/// Log messages buffered for a slow subscriber; older ones are dropped (logs are
+/// advisory).
+const LOG_CAPACITY: usize = 1024;
 
 /// What a new task is.
 #[derive(Debug, Clone)]
@@ -80,6 +83,8 @@ pub(crate) struct Inner {
     /// Re-creates the work of a task taken over from a stopped replica.
     pub(crate) resumer: Mutex<Option<crate::leases::Resumer>>,
     pub(crate) events: broadcast::Sender<TaskEvent>,
+    /// Log messages of running work, apart from `events` (see [`TaskLog`]).
+    pub(crate) logs: broadcast::Sender<TaskLog>,
     /// Pollers of external jobs and the rate limit of their polls.
     pub(crate) externals: crate::external::Externals,
 }
@@ -118,6 +123,7 @@ impl Engine {
     ) -> Result<Self, EngineError> {
         let runner_id = TaskId::generate().to_string();
         let (events, _) = broadcast::channel(EVENT_CAPACITY);
+        let (logs, _) = broadcast::channel(LOG_CAPACITY);
         let quota =
             crate::quota::Quota::new(config.max_tasks_per_principal, config.max_active_tasks);
         let failed = store
@@ -149,6 +155,7 @@ impl Engine {
                 seen: Mutex::new(HashMap::new()),
                 resumer: Mutex::new(None),
                 events,
+                logs,
                 externals: Default::default(),
             }),
         };
@@ -172,6 +179,11 @@ impl Engine {
     /// Subscribes to task events (status changes and progress).
     pub fn subscribe(&self) -> broadcast::Receiver<TaskEvent> {
         self.inner.events.subscribe()
+    }
+
+    /// Log messages of tasks running here ([`TaskContext::log`]), from now on.
+    pub fn subscribe_logs(&self) -> broadcast::Receiver<TaskLog> {
+        self.inner.logs.subscribe()
     }
 
     /// Runs the expiry sweeper until `shutdown` completes. Each round deletes expired
@@ -486,9 +498,11 @@ impl Engine {
         let now = now_ms();
         self.inner.store.keep_sessions(alive, now).await?;
         let idle = chrono::Duration::from_std(idle_timeout).unwrap_or(chrono::Duration::MAX);
+        // Never before 1970: PostgreSQL refuses timestamps chrono can still represent.
         let cutoff = now
             .checked_sub_signed(idle)
-            .unwrap_or(DateTime::<Utc>::MIN_UTC);
+            .unwrap_or(DateTime::UNIX_EPOCH)
+            .max(DateTime::UNIX_EPOCH);
         Ok(self.inner.store.delete_idle_sessions(cutoff).await?)
     }
 
@@ -552,11 +566,11 @@ impl Inner {
             }) as ProgressSink
         });
         let log: LogSink = {
-            let events = self.events.clone();
+            let logs = self.logs.clone();
             let session = record.session.clone();
             let task = record.id.clone();
             Arc::new(move |message| {
-                let _ = events.send(TaskEvent::Log {
+                let _ = logs.send(TaskLog {
                     session: session.clone(),
                     task: task.clone(),
                     message,

@@ -22,14 +22,17 @@ pub enum TaskEvent {
         /// The progress report.
         progress: Progress,
     },
-    /// The running work logged a message (`notifications/message` to the session that
-    /// created the task, related to it).
-    Log {
-        /// The session that created the task.
-        session: Option<String>,
-        /// The task.
-        task: TaskId,
-        /// The message.
-        message: LogMessage,
-    },
+}
+
+/// A log message of a task's work (`notifications/message` to the session that created
+/// the task, related to it). On a channel of its own ([`crate::Engine::subscribe_logs`]):
+/// a chatty tool must not crowd status changes out of the event channel.
+#[derive(Debug, Clone)]
+pub struct TaskLog {
+    /// The session that created the task.
+    pub session: Option<String>,
+    /// The task.
+    pub task: TaskId,
+    /// The message.
+    pub message: LogMessage,
 }

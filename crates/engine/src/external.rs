@@ -84,13 +84,29 @@ struct PollSlot {
     in_flight: bool,
 }
 
+/// How many cancels of expired tasks' jobs run at once: after downtime a sweep may find
+/// thousands, and the external system should not get them all in the same instant.
+const EXPIRED_CANCELS_AT_ONCE: usize = 16;
+
 /// The engine's registry of pollers and the in-process rate limit of polls.
-#[derive(Default)]
 pub(crate) struct Externals {
     pollers: RwLock<HashMap<String, Arc<dyn ExternalPoller>>>,
     polls: Mutex<HashMap<TaskId, PollSlot>>,
     /// Kinds already warned about as unregistered, so the log is not flooded.
     warned: Mutex<HashSet<String>>,
+    /// Permits for cancels of expired tasks' jobs.
+    expired_cancels: Arc<tokio::sync::Semaphore>,
+}
+
+impl Default for Externals {
+    fn default() -> Self {
+        Externals {
+            pollers: RwLock::default(),
+            polls: Mutex::default(),
+            warned: Mutex::default(),
+            expired_cancels: Arc::new(tokio::sync::Semaphore::new(EXPIRED_CANCELS_AT_ONCE)),
+        }
+    }
 }
 
 /// A poll under way; dropping it (also when the reading request is dropped mid-poll)
@@ -182,9 +198,10 @@ impl Externals {
 impl Engine {
     /// Asks the external system to stop the job of a task the sweeper deleted before it
     /// ended: its result can never be collected, so the job would only burn the other
-    /// system's resources. Runs in the background, bounded by `external_call_timeout`,
-    /// so that a slow system does not hold up the sweep; a failure is logged (the task
-    /// is gone either way). Jobs of tasks that had already ended are left alone.
+    /// system's resources. Runs in the background, bounded by `external_call_timeout`
+    /// and at most [`EXPIRED_CANCELS_AT_ONCE`] at a time, so that a slow system does
+    /// not hold up the sweep; a failure is logged (the task is gone either way). Jobs
+    /// of tasks that had already ended are left alone.
     pub(crate) fn cancel_expired_job(&self, gone: &ExpiredTask) {
         self.inner.externals.forget(&gone.id);
         let Some(job) = gone.external.clone() else {
@@ -195,7 +212,11 @@ impl Engine {
         }
         let inner = Arc::clone(&self.inner);
         let id = gone.id.clone();
+        let permits = Arc::clone(&self.inner.externals.expired_cancels);
         tokio::spawn(async move {
+            let Ok(_permit) = permits.acquire_owned().await else {
+                return;
+            };
             if inner.cancel_job(&id, &job).await.is_ok() {
                 tracing::info!(task_id = %id, kind = %job.kind, "cancelled the external job of an expired task");
             }

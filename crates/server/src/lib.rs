@@ -24,6 +24,7 @@ pub mod error_map;
 pub mod external;
 mod input;
 pub mod modern;
+mod outgoing;
 pub mod registry;
 pub mod server;
 pub mod session;

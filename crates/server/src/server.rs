@@ -1,7 +1,7 @@
 //! [`McpServer`]: the state every transport shares, and the router that turns engine
 //! events into notifications on the owning session.
 
-use mcp_tasks_engine::{Engine, Outcome, TaskEvent};
+use mcp_tasks_engine::{Engine, Outcome, TaskEvent, TaskLog};
 use mcp_tasks_protocol::codec::v2025_11_25;
 use mcp_tasks_protocol::jsonrpc::{self, Incoming, RequestId};
 use mcp_tasks_protocol::methods::{NOTIF_PROGRESS, NOTIF_TASK_STATUS};
@@ -9,25 +9,12 @@ use mcp_tasks_protocol::{RpcError, TaskId};
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
-use tokio::sync::{broadcast, mpsc, oneshot};
+use tokio::sync::{broadcast, mpsc};
 use tokio_util::sync::CancellationToken;
 
+use crate::outgoing::{Exchange, Outgoing};
 use crate::registry::ToolRegistry;
 use crate::session::Session;
-
-/// Ids of the server's own requests to clients start with this.
-const OUTGOING_PREFIX: &str = "mcp-tasks-srv:";
-
-/// Why a request of the server's own got no answer.
-#[derive(Debug)]
-pub(crate) enum Exchange {
-    /// No stream could carry it.
-    NotSent,
-    /// The client did not answer in time.
-    TimedOut,
-    /// The client answered with an error.
-    Refused(RpcError),
-}
 
 /// Default largest request body accepted: 4 MiB.
 pub const DEFAULT_MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
@@ -60,7 +47,7 @@ pub struct ServerConfig {
     /// Sessions unused this long, with no open stream and no call in flight, are
     /// forgotten (clients often leave without `DELETE`); a later request with that id
     /// gets 404 and the client initializes again, its tasks still reachable by id.
-    /// `None` keeps sessions until they are deleted. Default: one hour.
+    /// `None` (or zero) keeps sessions until they are deleted. Default: one hour.
     pub session_idle_timeout: Option<std::time::Duration>,
 }
 
@@ -89,9 +76,8 @@ pub(crate) struct ServerInner {
     pub(crate) tools: ToolRegistry,
     pub(crate) config: ServerConfig,
     sessions: Mutex<HashMap<String, Arc<Session>>>,
-    /// Requests the server sent to clients and waits on, by id.
-    outgoing: Mutex<HashMap<String, oneshot::Sender<Outcome>>>,
-    next_outgoing: std::sync::atomic::AtomicU64,
+    /// Requests the server sent to clients and waits on.
+    pub(crate) outgoing: Outgoing,
     pub(crate) shutdown: CancellationToken,
 }
 
@@ -142,8 +128,7 @@ impl McpServer {
                 tools,
                 config,
                 sessions: Mutex::new(HashMap::new()),
-                outgoing: Mutex::new(HashMap::new()),
-                next_outgoing: std::sync::atomic::AtomicU64::new(1),
+                outgoing: Outgoing::default(),
                 shutdown: CancellationToken::new(),
             }),
         };
@@ -152,7 +137,17 @@ impl McpServer {
             server.inner.engine.subscribe(),
             server.inner.shutdown.clone(),
         ));
-        if let Some(timeout) = server.inner.config.session_idle_timeout {
+        tokio::spawn(route_logs(
+            Arc::downgrade(&server.inner),
+            server.inner.engine.subscribe_logs(),
+            server.inner.shutdown.clone(),
+        ));
+        let idle_timeout = server
+            .inner
+            .config
+            .session_idle_timeout
+            .filter(|t| !t.is_zero());
+        if let Some(timeout) = idle_timeout {
             tokio::spawn(forget_idle_sessions(
                 Arc::downgrade(&server.inner),
                 timeout,
@@ -216,9 +211,14 @@ impl McpServer {
     /// one another replica opened and stored in the shared database (it is then served
     /// here too; its streams stay where they are).
     pub async fn find_session(&self, id: &str) -> Option<Arc<Session>> {
-        if let Some(s) = self.session(id) {
+        let known = self.lock_sessions().get(id).map(|s| {
+            // Touched under the table's lock, so the idle sweep cannot drop it between
+            // the lookup and the touch.
             s.touch();
-            return Some(s);
+            Arc::clone(s)
+        });
+        if known.is_some() {
+            return known;
         }
         let stored = match self.inner.engine.load_session(id).await {
             Ok(Some(r)) => r,
@@ -278,6 +278,7 @@ impl McpServer {
     ) -> Option<Value> {
         match message {
             Incoming::Request { id, method, params } => {
+                let _busy = session.busy();
                 let outcome =
                     crate::dispatch::request(self, session, &id, &method, params, request_stream)
                         .await;
@@ -289,7 +290,7 @@ impl McpServer {
             }
             Incoming::Response { id, result } => {
                 let outcome = Outcome::Result { value: result };
-                if let Some(outcome) = self.complete_outgoing(&id, outcome) {
+                if let Some(outcome) = self.inner.outgoing.complete(session, &id, outcome) {
                     crate::input::answer(self, session, &id, outcome).await;
                 }
                 None
@@ -303,7 +304,7 @@ impl McpServer {
                     message: error.message,
                     data: error.data,
                 };
-                if let Some(outcome) = self.complete_outgoing(&id, outcome) {
+                if let Some(outcome) = self.inner.outgoing.complete(session, &id, outcome) {
                     crate::input::answer(self, session, &id, outcome).await;
                 }
                 None
@@ -330,7 +331,9 @@ impl McpServer {
     ) -> Result<Value, RpcError> {
         let timeout = self.inner.config.client_request_timeout;
         let sent = self
-            .exchange(method, params, timeout, |message| match task {
+            .inner
+            .outgoing
+            .exchange(session, method, params, timeout, |message| match task {
                 Some(t) => session.send_for_task(t, message),
                 None => session.send(message),
             })
@@ -346,70 +349,6 @@ impl McpServer {
             ),
             Exchange::Refused(e) => e,
         })
-    }
-
-    /// Sends `method` to the client through `send` (false: it could not be queued)
-    /// under a fresh server request id, and waits up to `timeout` for the response,
-    /// which arrives through [`McpServer::handle`].
-    pub(crate) async fn exchange(
-        &self,
-        method: &str,
-        params: Value,
-        timeout: std::time::Duration,
-        send: impl FnOnce(Value) -> bool,
-    ) -> Result<Value, Exchange> {
-        let n = self
-            .inner
-            .next_outgoing
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let id = format!("{OUTGOING_PREFIX}{n}");
-        let (tx, rx) = oneshot::channel();
-        self.lock_outgoing().insert(id.clone(), tx);
-        let message = jsonrpc::request(&RequestId::String(id.clone()), method, params);
-        if !send(message) {
-            self.lock_outgoing().remove(&id);
-            return Err(Exchange::NotSent);
-        }
-        let answer = tokio::time::timeout(timeout, rx).await;
-        self.lock_outgoing().remove(&id);
-        match answer {
-            Ok(Ok(Outcome::Result { value })) => Ok(value),
-            Ok(Ok(Outcome::Error {
-                code,
-                message,
-                data,
-            })) => Err(Exchange::Refused(RpcError {
-                code,
-                message,
-                data,
-            })),
-            Ok(Err(_)) | Err(_) => Err(Exchange::TimedOut),
-        }
-    }
-
-    /// Hands a response to the server request waiting for it; gives the outcome back
-    /// when the id is not one of those.
-    fn complete_outgoing(&self, id: &RequestId, outcome: Outcome) -> Option<Outcome> {
-        let RequestId::String(s) = id else {
-            return Some(outcome);
-        };
-        if !s.starts_with(OUTGOING_PREFIX) {
-            return Some(outcome);
-        }
-        match self.lock_outgoing().remove(s) {
-            Some(tx) => {
-                let _ = tx.send(outcome);
-            }
-            None => tracing::debug!(%id, "late response to a server request; ignored"),
-        }
-        None
-    }
-
-    fn lock_outgoing(&self) -> MutexGuard<'_, HashMap<String, oneshot::Sender<Outcome>>> {
-        self.inner
-            .outgoing
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
     }
 
     fn lock_sessions(&self) -> MutexGuard<'_, HashMap<String, Arc<Session>>> {
@@ -491,16 +430,47 @@ async fn route_events(
                     session.send(progress_notification(&token, &progress));
                 }
             }
-            TaskEvent::Log {
-                session,
-                task,
-                message,
-            } => {
-                if let Some(session) = lookup(&session) {
-                    if session.wants_log(message.level) {
-                        session.send_for_task(&task, log_notification(&message, Some(&task)));
-                    }
-                }
+        }
+    }
+}
+
+/// Sends tasks' log messages to the sessions that created them, at or above each
+/// session's level, on the task's `tasks/result` stream when one is open.
+async fn route_logs(
+    server: std::sync::Weak<ServerInner>,
+    mut logs: broadcast::Receiver<TaskLog>,
+    shutdown: CancellationToken,
+) {
+    loop {
+        let log = tokio::select! {
+            _ = shutdown.cancelled() => return,
+            l = logs.recv() => l,
+        };
+        let log = match log {
+            Ok(l) => l,
+            Err(broadcast::error::RecvError::Lagged(n)) => {
+                tracing::warn!(
+                    missed = n,
+                    "log router lagged; some task log messages were dropped"
+                );
+                continue;
+            }
+            Err(broadcast::error::RecvError::Closed) => return,
+        };
+        let Some(server) = server.upgrade() else {
+            return;
+        };
+        let session = log.session.as_ref().and_then(|sid| {
+            server
+                .sessions
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .get(sid)
+                .cloned()
+        });
+        if let Some(session) = session {
+            if session.wants_log(log.message.level) {
+                session.send_for_task(&log.task, log_notification(&log.message, Some(&log.task)));
             }
         }
     }

@@ -5,6 +5,7 @@ use mcp_tasks_engine::Caller;
 use mcp_tasks_protocol::{version, LoggingLevel, RequestId, TaskId};
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
@@ -40,6 +41,18 @@ pub struct Session {
     last_active: Mutex<Instant>,
     /// The least severe log message the client wants (`logging/setLevel`).
     log_level: Mutex<LoggingLevel>,
+    /// Requests of this session being handled right now (any method).
+    busy: AtomicUsize,
+}
+
+/// Counts a request as being handled on its session until dropped.
+#[derive(Debug)]
+pub struct Busy<'a>(&'a Session);
+
+impl Drop for Busy<'_> {
+    fn drop(&mut self) {
+        self.0.busy.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 /// The log level of a session whose client never sent `logging/setLevel`: routine
@@ -66,6 +79,7 @@ impl Session {
             result_streams: Mutex::new(HashMap::new()),
             last_active: Mutex::new(Instant::now()),
             log_level: Mutex::new(DEFAULT_LOG_LEVEL),
+            busy: AtomicUsize::new(0),
         }
     }
 
@@ -79,13 +93,21 @@ impl Session {
         level >= *lock(&self.log_level)
     }
 
+    /// Counts a request as being handled until the returned guard drops: such a
+    /// session is never idle (a `tasks/result` may wait for hours).
+    pub fn busy(&self) -> Busy<'_> {
+        self.busy.fetch_add(1, Ordering::SeqCst);
+        Busy(self)
+    }
+
     /// Records that the client used the session just now (any request on it).
     pub fn touch(&self) {
         *lock(&self.last_active) = Instant::now();
     }
 
     /// Whether the session has been unused for `timeout` and nothing keeps it alive:
-    /// no open server-to-client stream, no synchronous call or `tasks/result` waiting.
+    /// no open server-to-client stream, no request being handled (a synchronous call, a
+    /// `tasks/result` waiting).
     /// Clients that vanish without `DELETE` leave such sessions behind.
     pub fn is_idle(&self, now: Instant, timeout: Duration) -> bool {
         let quiet = now.saturating_duration_since(*lock(&self.last_active)) >= timeout;
@@ -95,7 +117,11 @@ impl Session {
         let waiting = lock(&self.result_streams)
             .values()
             .any(|tx| !tx.is_closed());
-        quiet && !streaming && !waiting && lock(&self.in_flight).is_empty()
+        quiet
+            && !streaming
+            && !waiting
+            && lock(&self.in_flight).is_empty()
+            && self.busy.load(Ordering::SeqCst) == 0
     }
 
     /// The session id (`Mcp-Session-Id` over HTTP).

@@ -9,13 +9,14 @@ use serde_json::Value;
 use std::sync::Arc;
 use tokio::sync::mpsc;
 
-use crate::server::{Exchange, McpServer};
+use crate::outgoing::Exchange;
+use crate::server::McpServer;
 use crate::session::Session;
 
 /// The requester for one synchronous call. `stream` is the call's own stream; without
-/// one the session's server-to-client stream (HTTP GET) is used when open. The wait
-/// is bounded by the engine's `input_timeout`, as for a task's input requests: a
-/// person may be answering.
+/// one (a POST that accepts only JSON) nothing can ask: the GET stream is for messages
+/// unrelated to running requests. The wait is bounded by the engine's `input_timeout`,
+/// as for a task's input requests: a person may be answering.
 pub(crate) fn requester(
     server: &McpServer,
     session: &Arc<Session>,
@@ -31,15 +32,23 @@ pub(crate) fn requester(
         let method = method.to_string();
         Box::pin(async move {
             let sent = server
-                .exchange(&method, params, timeout, |message| match &stream {
-                    Some(tx) => tx.try_send(message).is_ok(),
-                    None => session.send(message),
-                })
+                .inner
+                .outgoing
+                .exchange(
+                    &session,
+                    &method,
+                    params,
+                    timeout,
+                    |message| match &stream {
+                        Some(tx) => tx.try_send(message).is_ok(),
+                        None => false,
+                    },
+                )
                 .await;
             sent.map_err(|e| match e {
                 Exchange::NotSent => InputError::Unsupported(format!(
                     "could not send {method} to the client: this call has no stream to carry it \
-                     (accept text/event-stream on the POST, open the GET stream, or call the tool as a task)"
+                     (accept text/event-stream on the POST, or call the tool as a task)"
                 )),
                 Exchange::TimedOut => InputError::TimedOut {
                     key: "synchronous call".to_string(),

@@ -319,3 +319,88 @@ async fn client_hosted_tasks_are_created_polled_and_collected_on_the_client() {
         "answer: hosted"
     );
 }
+
+/// Reads the SSE stream of a plain `ask` call up to its `elicitation/create`, handing
+/// every message to `tx`; returns the request.
+async fn ask_plainly(c: &Client, id: i64) -> (Value, tokio::sync::mpsc::UnboundedReceiver<Value>) {
+    let resp = c
+        .stream_request(id, "tools/call", json!({"name": "ask", "arguments": {}}))
+        .await;
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Value>();
+    tokio::spawn(async move {
+        common::read_sse(resp, |m| {
+            let _ = tx.send(m.clone());
+            m["id"] == id
+        })
+        .await;
+    });
+    loop {
+        let m = rx
+            .recv()
+            .await
+            .expect("the stream ended before the question");
+        if m["method"] == "elicitation/create" {
+            return (m, rx);
+        }
+    }
+}
+
+#[tokio::test]
+async fn only_the_session_asked_can_answer_a_plain_call() {
+    let s = start_server().await;
+    let asked = Client::connect_eliciting(&s.url).await;
+    let other = Client::connect_eliciting(&s.url).await;
+    let (request, mut rest) = ask_plainly(&asked, 31).await;
+    let id = request["id"].as_str().unwrap().to_string();
+    assert!(id.len() > 30, "server request ids are unguessable: {id}");
+    let answer = |who: &str| {
+        json!({"jsonrpc": "2.0", "id": id, "result": {"action": "accept", "content": {"answer": who}}})
+            .to_string()
+    };
+    // Another session's answer is dropped...
+    assert_eq!(other.post_raw(answer("intruder")).await.status, 202);
+    // ...the asked session's counts.
+    assert_eq!(asked.post_raw(answer("owner")).await.status, 202);
+    let reply = loop {
+        let m = rest.recv().await.expect("the call never answered");
+        if m["id"] == 31 {
+            break m;
+        }
+    };
+    assert_eq!(
+        reply["result"]["content"][0]["text"], "answer: owner",
+        "{reply}"
+    );
+}
+
+#[tokio::test]
+async fn a_cancelled_plain_call_withdraws_its_question() {
+    let s = start_server().await;
+    let c = Client::connect_eliciting(&s.url).await;
+    let (request, mut rest) = ask_plainly(&c, 32).await;
+    c.notify(
+        "notifications/cancelled",
+        json!({"requestId": 32, "reason": "user gave up"}),
+    )
+    .await;
+    let withdrawn = loop {
+        let m = rest
+            .recv()
+            .await
+            .expect("the stream ended without withdrawing the question");
+        if m["method"] == "notifications/cancelled" {
+            break m;
+        }
+    };
+    assert_eq!(
+        withdrawn["params"]["requestId"], request["id"],
+        "{withdrawn}"
+    );
+    // A late answer is harmless.
+    let late = json!({"jsonrpc": "2.0", "id": request["id"], "result": {"action": "decline"}});
+    assert_eq!(c.post_raw(late.to_string()).await.status, 202);
+    assert!(
+        s.saw_cancellation(500).await,
+        "the tool never saw the cancellation"
+    );
+}

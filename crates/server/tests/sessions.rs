@@ -107,3 +107,39 @@ async fn without_a_timeout_sessions_stay_until_deleted() {
     assert_eq!(s.server.session_count(), 1);
     c.call("ping", json!({})).await;
 }
+
+#[tokio::test]
+async fn a_session_waiting_in_a_plain_json_request_is_kept() {
+    let s = start_server_with(idle_config()).await;
+    let mut c = Client::connect(&s.url).await;
+    let task = c.create_task("sleep", json!({"ms": 1500})).await;
+    // tasks/result without SSE: the request itself is all that keeps the session.
+    let (http, url, session) = (c.http.clone(), s.url.clone(), c.session.clone().unwrap());
+    let waiting = tokio::spawn(async move {
+        http.post(&url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json")
+            .header("mcp-session-id", session)
+            .body(
+                json!({"jsonrpc": "2.0", "id": 3, "method": "tasks/result", "params": {"taskId": task}})
+                    .to_string(),
+            )
+            .send()
+            .await
+            .unwrap()
+            .json::<serde_json::Value>()
+            .await
+            .unwrap()
+    });
+    tokio::time::sleep(IDLE * 3).await;
+    assert_eq!(
+        s.server.session_count(),
+        1,
+        "forgotten while a request waited"
+    );
+    let result = waiting.await.unwrap();
+    assert_eq!(
+        result["result"]["content"][0]["text"], "slept 1500 ms",
+        "{result}"
+    );
+}

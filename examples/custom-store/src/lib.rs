@@ -123,6 +123,14 @@ impl TaskStore for JournalStore {
         self.records.delete_session(id).await
     }
 
+    async fn keep_sessions(&self, ids: &[String], now: DateTime<Utc>) -> Result<(), StoreError> {
+        self.records.keep_sessions(ids, now).await
+    }
+
+    async fn delete_idle_sessions(&self, cutoff: DateTime<Utc>) -> Result<u64, StoreError> {
+        self.records.delete_idle_sessions(cutoff).await
+    }
+
     async fn subscribe_changes(&self) -> Result<Option<ChangeFeed>, StoreError> {
         self.records.subscribe_changes().await
     }

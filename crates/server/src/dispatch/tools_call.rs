@@ -169,10 +169,16 @@ async fn run_sync(
     let ctx = TaskContext::detached(cancel.clone(), progress)
         .with_client_requests(requester, session.client_capabilities())
         .with_log_sink(log);
-    let job = tokio::spawn(tool.call(args, ctx));
-    let abort = job.abort_handle();
-    let result = tokio::select! {
-        r = job => Some(match r {
+    let mut job = tokio::spawn(tool.call(args, ctx));
+    // However this ends (answered, cancelled, or the client went away and this future
+    // was dropped), the request is no longer in flight and the tool stops.
+    let _ended = EndRequest {
+        session,
+        id,
+        job: job.abort_handle(),
+    };
+    tokio::select! {
+        r = &mut job => Some(match r {
             Ok(r) => r,
             Err(e) if e.is_panic() => {
                 tracing::error!(tool = tool.name(), "tool panicked");
@@ -181,31 +187,41 @@ async fn run_sync(
             Err(_) => Err(RpcError::new(INTERNAL_ERROR, "the call was aborted")),
         }),
         _ = cancel.cancelled() => {
-            abort.abort();
+            // The tool sees the cancellation; it gets the grace period to stop on its
+            // own (an external job's cancel runs then) before it is aborted.
+            let grace = server.engine().config().cancel_grace;
+            let _ = tokio::time::timeout(grace, &mut job).await;
             tracing::info!(%id, "synchronous call cancelled by the client");
             None
         }
-    };
-    session.end_request(id);
-    result
+    }
 }
 
-/// Log messages of a synchronous call: on its stream (or the session's), at or above
-/// the session's level.
+/// Ends a synchronous call's bookkeeping when its handler stops, however it stops.
+struct EndRequest<'a> {
+    session: &'a Session,
+    id: &'a RequestId,
+    job: tokio::task::AbortHandle,
+}
+
+impl Drop for EndRequest<'_> {
+    fn drop(&mut self) {
+        self.session.end_request(self.id);
+        self.job.abort();
+    }
+}
+
+/// Log messages of a synchronous call: on its stream, at or above the session's level.
+/// A call without a stream (a POST accepting only JSON) has nowhere to put them: the
+/// GET stream is for messages unrelated to running requests.
 fn log_sink(session: &Arc<Session>, stream: Option<mpsc::Sender<Value>>) -> LogSink {
     let session = Arc::clone(session);
     Arc::new(move |message| {
         if !session.wants_log(message.level) {
             return;
         }
-        let note = log_notification(&message, None);
-        match &stream {
-            Some(tx) => {
-                let _ = tx.try_send(note);
-            }
-            None => {
-                session.send(note);
-            }
+        if let Some(tx) = &stream {
+            let _ = tx.try_send(log_notification(&message, None));
         }
     })
 }

@@ -158,13 +158,31 @@ pub(super) fn row_to_record(row: &SqliteRow) -> Result<TaskRecord, StoreError> {
     })
 }
 
-/// Reads one row returned by `queries::DELETE_EXPIRED` (id, status, external).
+/// Reads one row returned by `queries::DELETE_EXPIRED` (id, status, external). The rows
+/// are already deleted, so a status or job that does not decode is logged and read as
+/// "still running" / "no job" instead of failing the batch (whose tasks would then never
+/// be audited or stopped).
 pub(super) fn row_to_expired(row: &SqliteRow) -> Result<ExpiredTask, StoreError> {
-    let status: String = row.try_get("status").map_err(decode_error)?;
-    let external: Option<String> = row.try_get("external").map_err(decode_error)?;
+    let id = TaskId::from_string(row.try_get::<String, _>("id").map_err(decode_error)?);
+    let status = row
+        .try_get::<String, _>("status")
+        .map_err(decode_error)
+        .and_then(|s| TaskStatus::from_str(&s).map_err(|e| corrupt("status", e)))
+        .unwrap_or_else(|e| {
+            tracing::warn!(task_id = %id, error = %e, "expired task with an unreadable status");
+            TaskStatus::Working
+        });
+    let external = row
+        .try_get::<Option<String>, _>("external")
+        .map_err(decode_error)
+        .and_then(|e| e.map(|e| from_json("external", &e)).transpose())
+        .unwrap_or_else(|e| {
+            tracing::warn!(task_id = %id, error = %e, "expired task with an unreadable external job; it is not cancelled");
+            None
+        });
     Ok(ExpiredTask {
-        id: TaskId::from_string(row.try_get::<String, _>("id").map_err(decode_error)?),
-        status: TaskStatus::from_str(&status).map_err(|e| corrupt("status", e))?,
-        external: external.map(|e| from_json("external", &e)).transpose()?,
+        id,
+        status,
+        external,
     })
 }

@@ -5,7 +5,7 @@ use crate::change::ChangeFeed;
 use crate::error::StoreError;
 use crate::record::{
     ClaimExpiredParams, ClaimLeaseParams, ExpiredTask, ListPage, ListParams, Outcome,
-    RenewLeaseParams, TaskRecord, TransitionParams,
+    RenewLeaseParams, SessionRecord, TaskRecord, TransitionParams,
 };
 use crate::TaskStore;
 use async_trait::async_trait;
@@ -98,6 +98,21 @@ impl<G: Send + Sync + std::fmt::Debug> TaskStore for Guarded<G> {
         params: &ClaimExpiredParams,
     ) -> Result<Vec<TaskRecord>, StoreError> {
         self.store.claim_expired_leases(params).await
+    }
+    async fn save_session(&self, session: &SessionRecord) -> Result<(), StoreError> {
+        self.store.save_session(session).await
+    }
+    async fn load_session(&self, id: &str) -> Result<Option<SessionRecord>, StoreError> {
+        self.store.load_session(id).await
+    }
+    async fn delete_session(&self, id: &str) -> Result<(), StoreError> {
+        self.store.delete_session(id).await
+    }
+    async fn keep_sessions(&self, ids: &[String], now: DateTime<Utc>) -> Result<(), StoreError> {
+        self.store.keep_sessions(ids, now).await
+    }
+    async fn delete_idle_sessions(&self, cutoff: DateTime<Utc>) -> Result<u64, StoreError> {
+        self.store.delete_idle_sessions(cutoff).await
     }
     async fn subscribe_changes(&self) -> Result<Option<ChangeFeed>, StoreError> {
         self.store.subscribe_changes().await
