@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Runs the shared peer checks (real MCP clients maintained outside this repository) against
-# `mcp-tasks serve --demo` and the minimal library example, over stdio and Streamable HTTP:
+# `mcp-tasks serve --demo` and the minimal library example, over stdio and Streamable HTTP,
+# and the official conformance suite (Tasks-extension and 2025-11-25 tool scenarios)
+# against `mcp-tasks serve --conformance-fixtures`:
 #   scripts/shared-peers.sh PEERS_SRC     (PEERS_SRC: the folder holding setup.sh, ts-client.sh, py-client.py)
 # Prints each client's PASS/FAIL lines and a last line "N passed, M failed"; exits non-zero
 # if any check failed.
@@ -51,19 +53,37 @@ start_http --demo
 run "ts-client http" bash "$SRC/ts-client.sh" "$DIR" --url "$URL"
 run "py-client http" "$DIR/venv/bin/python" "$SRC/py-client.py" --url "$URL"
 
-# The official conformance suite's Tasks-extension scenarios (2026-07-28 wire), and the
-# 2025-11-25 peers again on the same binary and endpoint.
+# conformance LABEL [SCENARIO...]: runs the official conformance suite's scenarios (its
+# Tasks-extension ones when none are named) against $URL, prints each scenario's result,
+# then "LABEL: N checks passed, M failed", and adds those checks to the totals.
+conformance() {
+  local label="$1"; shift
+  local out rc=0 p f
+  out="$(bash "$SRC/conformance.sh" "$DIR" "$URL" "$@" 2>&1)" || rc=$?
+  echo "$out" | grep -E '^===|Passed:|FAILURE' || true
+  p=$(echo "$out" | sed -nE 's/.*Passed: ([0-9]+)\/[0-9]+, ([0-9]+) failed.*/\1/p' | awk '{s+=$1} END {print s+0}')
+  f=$(echo "$out" | sed -nE 's/.*Passed: ([0-9]+)\/[0-9]+, ([0-9]+) failed.*/\2/p' | awk '{s+=$1} END {print s+0}')
+  p=${p:-0}; f=${f:-0}
+  if [ "$rc" != 0 ] && [ "$f" = 0 ]; then f=1; echo "$out" | tail -n 30; fi
+  echo "$label: $p checks passed, $f failed"
+  total_pass=$((total_pass + p)); total_fail=$((total_fail + f))
+}
+
+# The official conformance suite's Tasks-extension scenarios (2026-07-28 wire), its
+# 2025-11-25 tool and transport scenarios (plain calls: content types, tool errors,
+# progress, sampling and elicitation on the call's stream, JSON Schema 2020-12), and the
+# 2025-11-25 peers again, all on the same binary and endpoint. The suite's logging and
+# completion scenarios are left out: the server offers neither.
 start_http --conformance-fixtures
 echo "=== conformance (Tasks extension scenarios)"
-conf_rc=0
-conf_out="$(bash "$SRC/conformance.sh" "$DIR" "$URL" 2>&1)" || conf_rc=$?
-echo "$conf_out" | grep -E '^===|Passed:|FAILURE' || true
-conf_pass=$(echo "$conf_out" | sed -nE 's/.*Passed: ([0-9]+)\/[0-9]+, ([0-9]+) failed.*/\1/p' | awk '{s+=$1} END {print s+0}')
-conf_fail=$(echo "$conf_out" | sed -nE 's/.*Passed: ([0-9]+)\/[0-9]+, ([0-9]+) failed.*/\2/p' | awk '{s+=$1} END {print s+0}')
-conf_pass=${conf_pass:-0}; conf_fail=${conf_fail:-0}
-if [ "$conf_rc" != 0 ] && [ "$conf_fail" = 0 ]; then conf_fail=1; echo "$conf_out" | tail -n 30; fi
-echo "conformance: $conf_pass checks passed, $conf_fail failed"
-total_pass=$((total_pass + conf_pass)); total_fail=$((total_fail + conf_fail))
+conformance "conformance"
+echo "=== conformance 2025-11-25 (tool and transport scenarios)"
+CONFORMANCE_FLAGS="--spec-version 2025-11-25 ${CONFORMANCE_FLAGS:-}" conformance "conformance 2025-11-25" \
+  server-initialize server-session-lifecycle ping dns-rebinding-protection \
+  server-sse-multiple-streams tools-list tools-call-simple-text tools-call-image \
+  tools-call-audio tools-call-embedded-resource tools-call-mixed-content tools-call-error \
+  tools-call-with-progress tools-call-sampling tools-call-elicitation \
+  elicitation-sep1034-defaults elicitation-sep1330-enums json-schema-2020-12
 run "ts-client http (conformance endpoint)" bash "$SRC/ts-client.sh" "$DIR" --url "$URL"
 run "py-client http (conformance endpoint)" "$DIR/venv/bin/python" "$SRC/py-client.py" --url "$URL"
 

@@ -1,5 +1,8 @@
-//! `--conformance-fixtures`: exactly the tools the official conformance suite's Tasks
-//! scenarios call, with the contracts they check. Written with the public typed-tool API.
+//! `--conformance-fixtures`: exactly the tools the official conformance suite's server
+//! scenarios call, with the contracts they check: the Tasks-extension scenarios' tools
+//! here, the 2025-11-25 tool scenarios' (`test_simple_text`, `test_sampling`,
+//! `json_schema_2020_12_tool`...) in [`crate::fixtures_2025`]. Written with the public
+//! typed-tool API.
 
 use anyhow::Result;
 use mcp_tasks_engine::TaskContext;
@@ -10,7 +13,8 @@ use serde_json::{json, Value};
 use std::time::Duration;
 
 /// Registers `greet`, `slow_compute`, `failing_job`, `protocol_error_job`,
-/// `confirm_delete`, `multi_input` and `test_tool_with_task`.
+/// `confirm_delete`, `multi_input` and `test_tool_with_task` (the Tasks scenarios'),
+/// then the 2025-11-25 scenarios' tools ([`crate::fixtures_2025::register`]).
 pub fn register(registry: &mut ToolRegistry) -> Result<()> {
     registry.register(crate::demo::greet())?;
     registry.register(crate::demo::slow_compute())?;
@@ -19,7 +23,7 @@ pub fn register(registry: &mut ToolRegistry) -> Result<()> {
     registry.register(crate::demo_input::confirm_delete())?;
     registry.register(crate::demo_input::multi_input())?;
     registry.register(test_tool_with_task())?;
-    Ok(())
+    crate::fixtures_2025::register(registry)
 }
 
 /// Fails with a JSON-RPC error (not a tool error) after a short while: the task ends

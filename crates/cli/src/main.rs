@@ -7,6 +7,7 @@ mod config;
 mod demo;
 mod demo_input;
 mod fixtures;
+mod fixtures_2025;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;

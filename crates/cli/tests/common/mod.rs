@@ -1,5 +1,5 @@
 //! What this crate's test files share: the `mcp-tasks` binary serving the demo tools
-//! over HTTP on a free loopback port.
+//! (or the conformance fixtures) over HTTP on a free loopback port.
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
@@ -24,9 +24,16 @@ impl Drop for Server {
 
 /// Starts `mcp-tasks serve --demo --listen 127.0.0.1:0 --log warn` with `extra`
 /// arguments (at least `--database`) and waits for the address it prints.
+#[allow(dead_code)] // each test file compiles this module; not all of them serve the demo
 pub fn serve(extra: &[&str]) -> Server {
+    serve_tools("--demo", extra)
+}
+
+/// As [`serve`], with another set of built-in tools than `--demo` (e.g.
+/// `--conformance-fixtures`).
+pub fn serve_tools(tools: &str, extra: &[&str]) -> Server {
     let mut child = Command::new(BIN)
-        .args(["serve", "--demo", "--log", "warn"])
+        .args(["serve", tools, "--log", "warn"])
         .args(["--listen", "127.0.0.1:0"])
         .args(extra)
         .stdin(Stdio::null())

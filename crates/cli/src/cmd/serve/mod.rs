@@ -50,9 +50,14 @@ pub struct ServeArgs {
     #[arg(long)]
     demo: bool,
 
-    /// Serve exactly the tools the official conformance suite's Tasks scenarios call
-    /// (greet, slow_compute, failing_job, protocol_error_job, confirm_delete,
-    /// multi_input, test_tool_with_task).
+    /// Serve exactly the tools the official conformance suite's server scenarios call:
+    /// the Tasks extension's (greet, slow_compute, failing_job, protocol_error_job,
+    /// confirm_delete, multi_input, test_tool_with_task) and the 2025-11-25 tool
+    /// scenarios' (test_simple_text, test_image_content, test_audio_content,
+    /// test_embedded_resource, test_multiple_content_types, test_error_handling,
+    /// test_tool_with_progress, test_sampling, test_elicitation,
+    /// test_elicitation_sep1034_defaults, test_elicitation_sep1330_enums,
+    /// json_schema_2020_12_tool).
     #[arg(long, conflicts_with = "demo")]
     conformance_fixtures: bool,
 

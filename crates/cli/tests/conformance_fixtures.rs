@@ -1,0 +1,273 @@
+//! `mcp-tasks serve --conformance-fixtures` without the conformance suite: the
+//! 2025-11-25 tool scenarios' fixtures return what those scenarios check (exact texts,
+//! tool errors, content types, progress over SSE, sampling and elicitation in a plain
+//! call, the JSON Schema 2020-12 input schema as written).
+#![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
+
+use mcp_tasks_client::{input, Client, Target, WirePreference};
+use serde_json::{json, Value};
+use std::sync::{Arc, Mutex};
+
+mod common;
+
+use common::{serve_tools, Server};
+
+fn start() -> Server {
+    serve_tools("--conformance-fixtures", &["--database", "memory:"])
+}
+
+/// A 2025-11-25 client that answers sampling and elicitation, keeping the elicitation
+/// params it was sent.
+async fn connect(url: &str, asked: Arc<Mutex<Vec<Value>>>) -> Client {
+    Client::builder()
+        .wire(WirePreference::V2025_11_25)
+        .on_sampling(|_| async {
+            Ok(json!({
+                "role": "assistant",
+                "content": { "type": "text", "text": "a test answer" },
+                "model": "test-model",
+                "stopReason": "endTurn"
+            }))
+        })
+        .on_elicitation(move |q| {
+            asked.lock().unwrap().push(q.params.clone());
+            async move {
+                Ok(input::accept(
+                    json!({"username": "testuser", "email": "t@example.com"}),
+                ))
+            }
+        })
+        .connect(&Target::Http(url.to_string()))
+        .await
+        .unwrap()
+}
+
+fn text(result: &Value) -> &str {
+    result["content"][0]["text"].as_str().unwrap_or_default()
+}
+
+fn types(result: &Value) -> Vec<&str> {
+    result["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["type"].as_str().unwrap())
+        .collect()
+}
+
+#[tokio::test]
+async fn content_and_error_fixtures_return_what_the_scenarios_specify() {
+    let server = start();
+    let client = connect(&server.url, Arc::default()).await;
+
+    let r = client
+        .call_tool("test_simple_text", json!({}))
+        .await
+        .unwrap();
+    assert_eq!(text(&r), "This is a simple text response for testing.");
+    assert_eq!(r["isError"], false);
+
+    let r = client
+        .call_tool("test_error_handling", json!({}))
+        .await
+        .unwrap();
+    assert_eq!(r["isError"], true, "{r}");
+    assert_eq!(
+        text(&r),
+        "This tool intentionally returns an error for testing"
+    );
+
+    // PNG and RIFF/WAVE signatures, base64.
+    let r = client
+        .call_tool("test_image_content", json!({}))
+        .await
+        .unwrap();
+    assert_eq!(r["content"][0]["mimeType"], "image/png");
+    assert!(r["content"][0]["data"]
+        .as_str()
+        .unwrap()
+        .starts_with("iVBORw0KGgo"));
+    let r = client
+        .call_tool("test_audio_content", json!({}))
+        .await
+        .unwrap();
+    assert_eq!(r["content"][0]["mimeType"], "audio/wav");
+    assert!(r["content"][0]["data"]
+        .as_str()
+        .unwrap()
+        .starts_with("UklGR"));
+
+    let r = client
+        .call_tool("test_embedded_resource", json!({}))
+        .await
+        .unwrap();
+    assert_eq!(
+        r["content"][0]["resource"]["uri"],
+        "test://embedded-resource"
+    );
+    let r = client
+        .call_tool("test_multiple_content_types", json!({}))
+        .await
+        .unwrap();
+    assert_eq!(types(&r), ["text", "image", "resource"]);
+    let embedded: Value =
+        serde_json::from_str(r["content"][2]["resource"]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(embedded, json!({"test": "data", "value": 123}));
+}
+
+#[tokio::test]
+async fn sampling_and_elicitation_reach_the_client_in_a_plain_call() {
+    let server = start();
+    let asked = Arc::new(Mutex::new(Vec::new()));
+    let client = connect(&server.url, Arc::clone(&asked)).await;
+
+    let r = client
+        .call_tool("test_sampling", json!({"prompt": "Say something"}))
+        .await
+        .unwrap();
+    assert_eq!(text(&r), "LLM response: a test answer", "{r}");
+
+    let r = client
+        .call_tool("test_elicitation", json!({"message": "Who are you?"}))
+        .await
+        .unwrap();
+    assert_eq!(r["isError"], false, "{r}");
+    assert!(
+        text(&r).starts_with("User response: action=accept, content={"),
+        "{r}"
+    );
+    assert!(text(&r).contains("testuser"), "{r}");
+
+    client
+        .call_tool("test_elicitation_sep1034_defaults", json!({}))
+        .await
+        .unwrap();
+    client
+        .call_tool("test_elicitation_sep1330_enums", json!({}))
+        .await
+        .unwrap();
+    let asked = asked.lock().unwrap().clone();
+    assert_eq!(asked.len(), 3);
+    assert_eq!(asked[0]["message"], "Who are you?");
+    let defaults = &asked[1]["requestedSchema"]["properties"];
+    assert_eq!(defaults["name"]["default"], "John Doe");
+    assert_eq!(defaults["age"]["default"], 30);
+    assert_eq!(defaults["score"]["default"], 95.5);
+    assert_eq!(defaults["status"]["default"], "active");
+    assert_eq!(defaults["verified"]["default"], true);
+    let enums = &asked[2]["requestedSchema"]["properties"];
+    assert_eq!(
+        enums["legacyEnum"]["enumNames"].as_array().unwrap().len(),
+        3
+    );
+    assert!(enums["titledMulti"]["items"]["anyOf"].is_array());
+
+    // A client without the sampling capability gets a tool error, not a hang.
+    let bare = Client::builder()
+        .wire(WirePreference::V2025_11_25)
+        .connect(&Target::Http(server.url.clone()))
+        .await
+        .unwrap();
+    let r = bare
+        .call_tool("test_sampling", json!({"prompt": "x"}))
+        .await
+        .unwrap();
+    assert_eq!(r["isError"], true, "{r}");
+}
+
+#[tokio::test]
+async fn json_schema_2020_12_tool_is_listed_as_written_and_enforced() {
+    let server = start();
+    let client = connect(&server.url, Arc::default()).await;
+    let tools = client.tools().await.unwrap();
+    let tool = tools
+        .iter()
+        .find(|t| t.name == "json_schema_2020_12_tool")
+        .unwrap();
+    let schema = &tool.input_schema;
+    assert_eq!(
+        schema["$schema"],
+        "https://json-schema.org/draft/2020-12/schema"
+    );
+    assert_eq!(schema["$defs"]["address"]["$anchor"], "addressDef");
+    assert!(schema["allOf"][0]["anyOf"].is_array());
+    assert!(schema["if"].is_object() && schema["then"].is_object() && schema["else"].is_object());
+    assert_eq!(schema["additionalProperties"], false);
+
+    let ok = client
+        .call_tool(
+            "json_schema_2020_12_tool",
+            json!({"name": "A", "contactMethod": "phone", "phone": "1"}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(ok["isError"], false, "{ok}");
+    // Phone chosen but not given: the `then` branch rejects it.
+    let err = client
+        .call_tool(
+            "json_schema_2020_12_tool",
+            json!({"contactMethod": "phone", "email": "a@b.c"}),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), Some(-32602), "{err}");
+}
+
+/// The progress notifications of a plain call with a progress token, read off the
+/// call's own SSE stream.
+#[tokio::test]
+async fn progress_fixture_sends_three_increasing_notifications_on_the_call_stream() {
+    let server = start();
+    let http = reqwest::Client::new();
+    let accept = "application/json, text/event-stream";
+    let init = http
+        .post(&server.url)
+        .header("accept", accept)
+        .json(&json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"fixtures-test","version":"0"}}}))
+        .send()
+        .await
+        .unwrap();
+    let session = init.headers()["mcp-session-id"]
+        .to_str()
+        .unwrap()
+        .to_string();
+    let post = |body: Value| {
+        http.post(&server.url)
+            .header("accept", accept)
+            .header("mcp-session-id", &session)
+            .header("mcp-protocol-version", "2025-11-25")
+            .json(&body)
+            .send()
+    };
+    post(json!({"jsonrpc":"2.0","method":"notifications/initialized"}))
+        .await
+        .unwrap();
+    let body = post(
+        json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{
+            "name": "test_tool_with_progress", "arguments": {}, "_meta": {"progressToken": "p-1"}
+        }}),
+    )
+    .await
+    .unwrap()
+    .text()
+    .await
+    .unwrap();
+    let messages: Vec<Value> = body
+        .lines()
+        .filter_map(|l| l.strip_prefix("data:"))
+        .map(|d| serde_json::from_str(d.trim()).unwrap())
+        .collect();
+    let progress: Vec<f64> = messages
+        .iter()
+        .filter(|m| m["method"] == "notifications/progress")
+        .inspect(|m| {
+            assert_eq!(m["params"]["progressToken"], "p-1");
+            assert_eq!(m["params"]["total"], 100.0);
+        })
+        .map(|m| m["params"]["progress"].as_f64().unwrap())
+        .collect();
+    assert_eq!(progress, [0.0, 50.0, 100.0], "{body}");
+    let result = messages.last().unwrap();
+    assert_eq!(result["id"], 1, "{body}");
+    assert_eq!(result["result"]["isError"], false, "{body}");
+}
