@@ -71,9 +71,9 @@ conformance() {
 
 # The official conformance suite's Tasks-extension scenarios (2026-07-28 wire), its
 # 2025-11-25 tool and transport scenarios (plain calls: content types, tool errors,
-# progress, sampling and elicitation on the call's stream, JSON Schema 2020-12), and the
-# 2025-11-25 peers again, all on the same binary and endpoint. The suite's logging and
-# completion scenarios are left out: the server offers neither.
+# progress, logging, sampling and elicitation on the call's stream, JSON Schema 2020-12),
+# and the 2025-11-25 peers again, all on the same binary and endpoint. The suite's
+# completion scenario is left out: the server offers no completions.
 start_http --conformance-fixtures
 echo "=== conformance (Tasks extension scenarios)"
 conformance "conformance"
@@ -82,7 +82,8 @@ CONFORMANCE_FLAGS="--spec-version 2025-11-25 ${CONFORMANCE_FLAGS:-}" conformance
   server-initialize server-session-lifecycle ping dns-rebinding-protection \
   server-sse-multiple-streams tools-list tools-call-simple-text tools-call-image \
   tools-call-audio tools-call-embedded-resource tools-call-mixed-content tools-call-error \
-  tools-call-with-progress tools-call-sampling tools-call-elicitation \
+  tools-call-with-progress tools-call-with-logging logging-set-level \
+  tools-call-sampling tools-call-elicitation \
   elicitation-sep1034-defaults elicitation-sep1330-enums json-schema-2020-12
 run "ts-client http (conformance endpoint)" bash "$SRC/ts-client.sh" "$DIR" --url "$URL"
 run "py-client http (conformance endpoint)" "$DIR/venv/bin/python" "$SRC/py-client.py" --url "$URL"

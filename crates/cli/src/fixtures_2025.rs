@@ -5,12 +5,12 @@
 //! written with the public typed-tool API, except `json_schema_2020_12_tool`, whose
 //! hand-written input schema is the point of its scenario.
 //!
-//! The suite's logging and completion scenarios (`tools-call-with-logging`,
-//! `logging-set-level`, `completion-complete`) have no fixtures: the server offers
-//! neither logging nor completions.
+//! The suite's completion scenario (`completion-complete`) has no fixture: the server
+//! offers no completions (it has no prompts or resource templates to complete).
 
 use anyhow::Result;
 use mcp_tasks_engine::{ElicitAction, InputError, TaskContext};
+use mcp_tasks_protocol::LoggingLevel;
 use mcp_tasks_server::{NoArgs, TaskSupport, Tool, ToolRegistry, ToolResult};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -27,6 +27,7 @@ pub fn register(registry: &mut ToolRegistry) -> Result<()> {
         test_multiple_content_types(),
         test_error_handling(),
         test_tool_with_progress(),
+        test_tool_with_logging(),
         test_sampling(),
         test_elicitation(),
         test_elicitation_sep1034_defaults(),
@@ -156,6 +157,33 @@ fn test_tool_with_progress() -> Tool {
                 ctx.report_progress(progress, Some(100.0), None);
             }
             Ok("Progress test completed: reported 0, 50 and 100 of 100")
+        },
+    )
+    .task_support(TaskSupport::Optional)
+}
+
+/// `tools-call-with-logging`: logs "Tool execution started", "Tool processing data" and
+/// "Tool execution completed" at info level, about 50 ms apart.
+fn test_tool_with_logging() -> Tool {
+    Tool::from_fn(
+        "test_tool_with_logging",
+        "Logs three info messages, 50 ms apart (conformance: tools-call-with-logging).",
+        |_: NoArgs, ctx: TaskContext| async move {
+            let steps = [
+                "Tool execution started",
+                "Tool processing data",
+                "Tool execution completed",
+            ];
+            for (i, step) in steps.into_iter().enumerate() {
+                if i > 0 {
+                    tokio::select! {
+                        _ = ctx.cancelled() => return Err("test_tool_with_logging was cancelled"),
+                        _ = tokio::time::sleep(Duration::from_millis(50)) => {}
+                    }
+                }
+                ctx.log(LoggingLevel::Info, step);
+            }
+            Ok("Logging test completed: sent three info messages")
         },
     )
     .task_support(TaskSupport::Optional)

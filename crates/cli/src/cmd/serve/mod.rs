@@ -55,7 +55,7 @@ pub struct ServeArgs {
     /// confirm_delete, multi_input, test_tool_with_task) and the 2025-11-25 tool
     /// scenarios' (test_simple_text, test_image_content, test_audio_content,
     /// test_embedded_resource, test_multiple_content_types, test_error_handling,
-    /// test_tool_with_progress, test_sampling, test_elicitation,
+    /// test_tool_with_progress, test_tool_with_logging, test_sampling, test_elicitation,
     /// test_elicitation_sep1034_defaults, test_elicitation_sep1330_enums,
     /// json_schema_2020_12_tool).
     #[arg(long, conflicts_with = "demo")]
