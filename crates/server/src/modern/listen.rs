@@ -72,17 +72,31 @@ pub(super) async fn start(
                 _ = tx.closed() => return,
                 e = events.recv() => e,
             };
-            let record = match event {
-                Ok(TaskEvent::Changed(r)) if watched.contains(r.id.as_str()) => (*r).clone(),
+            let records = match event {
+                Ok(TaskEvent::Changed(r)) if watched.contains(r.id.as_str()) => vec![(*r).clone()],
                 Ok(_) => continue,
-                Err(broadcast::error::RecvError::Lagged(_)) => continue,
+                // Changes were missed: send every watched task as it is now instead.
+                Err(broadcast::error::RecvError::Lagged(_)) => {
+                    let mut now = Vec::new();
+                    for task in &watched {
+                        if let Ok(r) = engine
+                            .get(&TaskId::from_string(task.clone()), &caller)
+                            .await
+                        {
+                            now.push(r);
+                        }
+                    }
+                    now
+                }
                 Err(broadcast::error::RecvError::Closed) => return,
             };
-            if !caller.may_access(&record.owner) {
-                continue;
-            }
-            if tx.send(notification(&id, &record)).await.is_err() {
-                return;
+            for record in records {
+                if !caller.may_access(&record.owner) {
+                    continue;
+                }
+                if tx.send(notification(&id, &record)).await.is_err() {
+                    return;
+                }
             }
         }
     });
