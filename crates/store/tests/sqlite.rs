@@ -216,3 +216,36 @@ async fn concurrent_creates_survive_reopen() {
         );
     }
 }
+
+/// The sweep's rows are already deleted when they are read back, so one whose job state
+/// no longer decodes is reported without its job rather than failing the whole batch.
+#[tokio::test]
+async fn an_unreadable_external_job_does_not_lose_an_expiry_batch() {
+    let (store, _guard) = file_store().await;
+    let expiring = |i: i64| TaskRecord {
+        ttl: Some(Duration::from_millis(1_000)),
+        expires_at: Some(at(i + 1_000)),
+        external: Some(mcp_tasks_store::ExternalJob {
+            kind: "batch".to_string(),
+            state: serde_json::json!({"job": i}),
+        }),
+        ..record("alice", None, at(i))
+    };
+    let (good, bad) = (expiring(0), expiring(1));
+    store.create(&good).await.unwrap();
+    store.create(&bad).await.unwrap();
+    sqlx::query("UPDATE tasks SET external = 'not json' WHERE id = ?1")
+        .bind(bad.id.as_str())
+        .execute(store.pool())
+        .await
+        .unwrap();
+    let mut gone = store.delete_expired(at(5_000), 10).await.unwrap();
+    gone.sort_by_key(|g| g.id.to_string());
+    let mut expected = vec![
+        (good.id.clone(), good.external.clone()),
+        (bad.id.clone(), None),
+    ];
+    expected.sort_by_key(|(id, _)| id.to_string());
+    let got: Vec<_> = gone.into_iter().map(|g| (g.id, g.external)).collect();
+    assert_eq!(got, expected);
+}
