@@ -31,6 +31,8 @@ pub mod memory;
 #[cfg(feature = "postgres")]
 pub mod postgres;
 pub mod record;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+mod sql_values;
 #[cfg(feature = "sqlite")]
 pub mod sqlite;
 #[cfg(feature = "test-suite")]

@@ -3,7 +3,9 @@
 
 use super::queries;
 use crate::error::StoreError;
-use crate::record::{ExpiredTask, TaskRecord};
+use crate::record::TaskRecord;
+use crate::sql_values::{corrupt, counter_from_db, duration_from_ms, duration_to_ms, from_json};
+pub(super) use crate::sql_values::{counter_to_db, decode_error, row_to_expired, to_json};
 use chrono::{DateTime, Utc};
 use mcp_tasks_protocol::{TaskId, TaskStatus};
 use sqlx::error::ErrorKind;
@@ -11,7 +13,6 @@ use sqlx::query::Query;
 use sqlx::sqlite::{Sqlite, SqliteArguments, SqliteRow};
 use sqlx::Row;
 use std::str::FromStr;
-use std::time::Duration;
 
 /// Sorts a sqlx error into what a caller can act on: lock contention and pool
 /// exhaustion are retryable, a unique violation is a duplicate id.
@@ -38,50 +39,12 @@ pub(super) fn classify(err: sqlx::Error) -> StoreError {
     }
 }
 
-pub(super) fn decode_error(err: sqlx::Error) -> StoreError {
-    StoreError::Backend(Box::new(err))
-}
-
-/// A stored value that does not decode into a record field.
-fn corrupt(what: &str, value: impl std::fmt::Display) -> StoreError {
-    StoreError::Backend(format!("stored {what} is invalid: {value}").into())
-}
-
 pub(super) fn to_ms(at: DateTime<Utc>) -> i64 {
     at.timestamp_millis()
 }
 
 fn from_ms(what: &str, ms: i64) -> Result<DateTime<Utc>, StoreError> {
     DateTime::from_timestamp_millis(ms).ok_or_else(|| corrupt(what, ms))
-}
-
-fn duration_to_ms(d: Duration) -> Result<i64, StoreError> {
-    i64::try_from(d.as_millis())
-        .map_err(|_| StoreError::Backend(format!("duration {d:?} is too long to store").into()))
-}
-
-fn duration_from_ms(what: &str, ms: i64) -> Result<Duration, StoreError> {
-    u64::try_from(ms)
-        .map(Duration::from_millis)
-        .map_err(|_| corrupt(what, ms))
-}
-
-/// A version or lease generation as SQLite's signed 64-bit integer.
-pub(super) fn counter_to_db(what: &str, value: u64) -> Result<i64, StoreError> {
-    i64::try_from(value)
-        .map_err(|_| StoreError::Backend(format!("{what} {value} is too large to store").into()))
-}
-
-fn counter_from_db(what: &str, value: i64) -> Result<u64, StoreError> {
-    u64::try_from(value).map_err(|_| corrupt(what, value))
-}
-
-pub(super) fn to_json<T: serde::Serialize>(value: &T) -> Result<String, StoreError> {
-    serde_json::to_string(value).map_err(|e| StoreError::Backend(Box::new(e)))
-}
-
-fn from_json<T: serde::de::DeserializeOwned>(what: &str, text: &str) -> Result<T, StoreError> {
-    serde_json::from_str(text).map_err(|e| corrupt(what, e))
 }
 
 /// The insert of one record with every value bound (owned, so the query can wait in
@@ -155,34 +118,5 @@ pub(super) fn row_to_record(row: &SqliteRow) -> Result<TaskRecord, StoreError> {
         lease_generation: counter_from_db("lease_generation", lease_generation)?,
         input_requests: from_json("input_requests", &input_requests)?,
         external: external.map(|e| from_json("external", &e)).transpose()?,
-    })
-}
-
-/// Reads one row returned by `queries::DELETE_EXPIRED` (id, status, external). The rows
-/// are already deleted, so a status or job that does not decode is logged and read as
-/// "still running" / "no job" instead of failing the batch (whose tasks would then never
-/// be audited or stopped).
-pub(super) fn row_to_expired(row: &SqliteRow) -> Result<ExpiredTask, StoreError> {
-    let id = TaskId::from_string(row.try_get::<String, _>("id").map_err(decode_error)?);
-    let status = row
-        .try_get::<String, _>("status")
-        .map_err(decode_error)
-        .and_then(|s| TaskStatus::from_str(&s).map_err(|e| corrupt("status", e)))
-        .unwrap_or_else(|e| {
-            tracing::warn!(task_id = %id, error = %e, "expired task with an unreadable status");
-            TaskStatus::Working
-        });
-    let external = row
-        .try_get::<Option<String>, _>("external")
-        .map_err(decode_error)
-        .and_then(|e| e.map(|e| from_json("external", &e)).transpose())
-        .unwrap_or_else(|e| {
-            tracing::warn!(task_id = %id, error = %e, "expired task with an unreadable external job; it is not cancelled");
-            None
-        });
-    Ok(ExpiredTask {
-        id,
-        status,
-        external,
     })
 }

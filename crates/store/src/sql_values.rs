@@ -1,0 +1,86 @@
+//! What the SQLite and PostgreSQL backends share between records and rows: value
+//! conversions with errors that name the field, and reading back the rows
+//! `delete_expired` removed. Only the drivers' types differ, so this is written once.
+
+use crate::error::StoreError;
+use crate::record::ExpiredTask;
+use mcp_tasks_protocol::{TaskId, TaskStatus};
+use sqlx::{ColumnIndex, Decode, Row, Type};
+use std::str::FromStr;
+use std::time::Duration;
+
+/// A driver error while reading a column.
+pub(crate) fn decode_error(err: sqlx::Error) -> StoreError {
+    StoreError::Backend(Box::new(err))
+}
+
+/// A stored value that does not decode into a record field.
+pub(crate) fn corrupt(what: &str, value: impl std::fmt::Display) -> StoreError {
+    StoreError::Backend(format!("stored {what} is invalid: {value}").into())
+}
+
+pub(crate) fn duration_to_ms(d: Duration) -> Result<i64, StoreError> {
+    i64::try_from(d.as_millis())
+        .map_err(|_| StoreError::Backend(format!("duration {d:?} is too long to store").into()))
+}
+
+pub(crate) fn duration_from_ms(what: &str, ms: i64) -> Result<Duration, StoreError> {
+    u64::try_from(ms)
+        .map(Duration::from_millis)
+        .map_err(|_| corrupt(what, ms))
+}
+
+/// A version or lease generation as the databases' signed 64-bit integer.
+pub(crate) fn counter_to_db(what: &str, value: u64) -> Result<i64, StoreError> {
+    i64::try_from(value)
+        .map_err(|_| StoreError::Backend(format!("{what} {value} is too large to store").into()))
+}
+
+pub(crate) fn counter_from_db(what: &str, value: i64) -> Result<u64, StoreError> {
+    u64::try_from(value).map_err(|_| corrupt(what, value))
+}
+
+pub(crate) fn to_json<T: serde::Serialize>(value: &T) -> Result<String, StoreError> {
+    serde_json::to_string(value).map_err(|e| StoreError::Backend(Box::new(e)))
+}
+
+pub(crate) fn from_json<T: serde::de::DeserializeOwned>(
+    what: &str,
+    text: &str,
+) -> Result<T, StoreError> {
+    serde_json::from_str(text).map_err(|e| corrupt(what, e))
+}
+
+/// Reads one row returned by a backend's `DELETE_EXPIRED` (id, status, external). The
+/// rows are already deleted, so a status or job that does not decode is logged and read
+/// as "still running" / "no job" instead of failing the batch (whose tasks would then
+/// never be audited or stopped).
+pub(crate) fn row_to_expired<R>(row: &R) -> Result<ExpiredTask, StoreError>
+where
+    R: Row,
+    for<'c> &'c str: ColumnIndex<R>,
+    for<'r> String: Decode<'r, R::Database> + Type<R::Database>,
+{
+    let id = TaskId::from_string(row.try_get::<String, _>("id").map_err(decode_error)?);
+    let status = row
+        .try_get::<String, _>("status")
+        .map_err(decode_error)
+        .and_then(|s| TaskStatus::from_str(&s).map_err(|e| corrupt("status", e)))
+        .unwrap_or_else(|e| {
+            tracing::warn!(task_id = %id, error = %e, "expired task with an unreadable status");
+            TaskStatus::Working
+        });
+    let external = row
+        .try_get::<Option<String>, _>("external")
+        .map_err(decode_error)
+        .and_then(|e| e.map(|e| from_json("external", &e)).transpose())
+        .unwrap_or_else(|e| {
+            tracing::warn!(task_id = %id, error = %e, "expired task with an unreadable external job; it is not cancelled");
+            None
+        });
+    Ok(ExpiredTask {
+        id,
+        status,
+        external,
+    })
+}
