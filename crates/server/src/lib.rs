@@ -26,6 +26,7 @@ mod input;
 pub mod modern;
 mod outgoing;
 pub mod registry;
+mod routing;
 pub mod server;
 pub mod session;
 mod sync_input;

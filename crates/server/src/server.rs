@@ -1,15 +1,15 @@
 //! [`McpServer`]: the state every transport shares, and the router that turns engine
 //! events into notifications on the owning session.
 
-use mcp_tasks_engine::{Engine, Outcome, TaskEvent, TaskLog};
+use mcp_tasks_engine::{Engine, Outcome};
 use mcp_tasks_protocol::codec::v2025_11_25;
 use mcp_tasks_protocol::jsonrpc::{self, Incoming, RequestId};
-use mcp_tasks_protocol::methods::{NOTIF_PROGRESS, NOTIF_TASK_STATUS};
+use mcp_tasks_protocol::methods::NOTIF_PROGRESS;
 use mcp_tasks_protocol::{RpcError, TaskId};
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
-use tokio::sync::{broadcast, mpsc};
+use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::outgoing::{Exchange, Outgoing};
@@ -132,15 +132,19 @@ impl McpServer {
                 shutdown: CancellationToken::new(),
             }),
         };
-        tokio::spawn(route_events(
+        tokio::spawn(crate::routing::route(
             Arc::downgrade(&server.inner),
             server.inner.engine.subscribe(),
             server.inner.shutdown.clone(),
+            "notification router lagged; some status notifications were not sent",
+            crate::routing::deliver_event,
         ));
-        tokio::spawn(route_logs(
+        tokio::spawn(crate::routing::route(
             Arc::downgrade(&server.inner),
             server.inner.engine.subscribe_logs(),
             server.inner.shutdown.clone(),
+            "log router lagged; some task log messages were dropped",
+            crate::routing::deliver_log,
         ));
         let idle_timeout = server
             .inner
@@ -363,116 +367,6 @@ fn reply(id: &RequestId, result: Result<Value, RpcError>) -> Value {
     match result {
         Ok(v) => jsonrpc::response(id, v),
         Err(e) => jsonrpc::error_response(Some(id), &e),
-    }
-}
-
-/// Turns engine events into notifications on the session that created the task.
-async fn route_events(
-    server: std::sync::Weak<ServerInner>,
-    mut events: broadcast::Receiver<TaskEvent>,
-    shutdown: CancellationToken,
-) {
-    loop {
-        let event = tokio::select! {
-            _ = shutdown.cancelled() => return,
-            e = events.recv() => e,
-        };
-        let event = match event {
-            Ok(e) => e,
-            Err(broadcast::error::RecvError::Lagged(n)) => {
-                tracing::warn!(
-                    missed = n,
-                    "notification router lagged; some status notifications were not sent"
-                );
-                continue;
-            }
-            Err(broadcast::error::RecvError::Closed) => return,
-        };
-        let Some(server) = server.upgrade() else {
-            return;
-        };
-        let lookup = |sid: &Option<String>| {
-            sid.as_ref().and_then(|sid| {
-                server
-                    .sessions
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .get(sid)
-                    .cloned()
-            })
-        };
-        match event {
-            TaskEvent::Changed(record) => {
-                // Creation is answered by CreateTaskResult itself; notify changes only.
-                if record.version == 0 {
-                    continue;
-                }
-                if let Some(session) = lookup(&record.session) {
-                    if session.speaks_tasks() {
-                        let view = Engine::view(&record);
-                        session.send(jsonrpc::notification(
-                            NOTIF_TASK_STATUS,
-                            v2025_11_25::status_notification_params(&view),
-                        ));
-                        let handle = McpServer {
-                            inner: Arc::clone(&server),
-                        };
-                        crate::input::deliver(&handle, &session, &record);
-                    }
-                }
-            }
-            TaskEvent::Progress {
-                session,
-                token,
-                progress,
-            } => {
-                if let Some(session) = lookup(&session) {
-                    session.send(progress_notification(&token, &progress));
-                }
-            }
-        }
-    }
-}
-
-/// Sends tasks' log messages to the sessions that created them, at or above each
-/// session's level, on the task's `tasks/result` stream when one is open.
-async fn route_logs(
-    server: std::sync::Weak<ServerInner>,
-    mut logs: broadcast::Receiver<TaskLog>,
-    shutdown: CancellationToken,
-) {
-    loop {
-        let log = tokio::select! {
-            _ = shutdown.cancelled() => return,
-            l = logs.recv() => l,
-        };
-        let log = match log {
-            Ok(l) => l,
-            Err(broadcast::error::RecvError::Lagged(n)) => {
-                tracing::warn!(
-                    missed = n,
-                    "log router lagged; some task log messages were dropped"
-                );
-                continue;
-            }
-            Err(broadcast::error::RecvError::Closed) => return,
-        };
-        let Some(server) = server.upgrade() else {
-            return;
-        };
-        let session = log.session.as_ref().and_then(|sid| {
-            server
-                .sessions
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .get(sid)
-                .cloned()
-        });
-        if let Some(session) = session {
-            if session.wants_log(log.message.level) {
-                session.send_for_task(&log.task, log_notification(&log.message, Some(&log.task)));
-            }
-        }
     }
 }
 

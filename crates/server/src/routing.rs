@@ -1,0 +1,90 @@
+//! Engine events to sessions: task status changes (with the input requests they
+//! carry), progress, and task log messages, each to the session that created the task.
+
+use mcp_tasks_engine::{Engine, TaskEvent, TaskLog};
+use mcp_tasks_protocol::codec::v2025_11_25;
+use mcp_tasks_protocol::jsonrpc;
+use mcp_tasks_protocol::methods::NOTIF_TASK_STATUS;
+use std::sync::{Arc, Weak};
+use tokio::sync::broadcast;
+use tokio_util::sync::CancellationToken;
+
+use crate::server::{log_notification, progress_notification, McpServer, ServerInner};
+use crate::session::Session;
+
+/// Hands each message of `rx` to `deliver` until shutdown, the channel closes or the
+/// server is gone. Missed messages (a slow router) are logged with `lost`.
+pub(crate) async fn route<E: Clone>(
+    server: Weak<ServerInner>,
+    mut rx: broadcast::Receiver<E>,
+    shutdown: CancellationToken,
+    lost: &'static str,
+    deliver: fn(&McpServer, E),
+) {
+    loop {
+        let message = tokio::select! {
+            _ = shutdown.cancelled() => return,
+            m = rx.recv() => m,
+        };
+        let message = match message {
+            Ok(m) => m,
+            Err(broadcast::error::RecvError::Lagged(missed)) => {
+                tracing::warn!(missed, "{lost}");
+                continue;
+            }
+            Err(broadcast::error::RecvError::Closed) => return,
+        };
+        let Some(inner) = server.upgrade() else {
+            return;
+        };
+        deliver(&McpServer { inner }, message);
+    }
+}
+
+/// The session a task event is for, if this process holds it.
+fn session_of(server: &McpServer, session: Option<&String>) -> Option<Arc<Session>> {
+    session.and_then(|id| server.session(id))
+}
+
+/// A status change becomes `notifications/tasks/status` (and delivers the input
+/// requests it carries); progress becomes `notifications/progress`.
+pub(crate) fn deliver_event(server: &McpServer, event: TaskEvent) {
+    match event {
+        TaskEvent::Changed(record) => {
+            // Creation is answered by CreateTaskResult itself; notify changes only.
+            if record.version == 0 {
+                return;
+            }
+            let Some(session) = session_of(server, record.session.as_ref()) else {
+                return;
+            };
+            if session.speaks_tasks() {
+                let view = Engine::view(&record);
+                session.send(jsonrpc::notification(
+                    NOTIF_TASK_STATUS,
+                    v2025_11_25::status_notification_params(&view),
+                ));
+                crate::input::deliver(server, &session, &record);
+            }
+        }
+        TaskEvent::Progress {
+            session,
+            token,
+            progress,
+        } => {
+            if let Some(session) = session_of(server, session.as_ref()) {
+                session.send(progress_notification(&token, &progress));
+            }
+        }
+    }
+}
+
+/// A task's log message becomes `notifications/message`, at or above the session's
+/// level, on the task's `tasks/result` stream when one is open.
+pub(crate) fn deliver_log(server: &McpServer, log: TaskLog) {
+    if let Some(session) = session_of(server, log.session.as_ref()) {
+        if session.wants_log(log.message.level) {
+            session.send_for_task(&log.task, log_notification(&log.message, Some(&log.task)));
+        }
+    }
+}
