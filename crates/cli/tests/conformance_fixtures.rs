@@ -271,3 +271,104 @@ async fn progress_fixture_sends_three_increasing_notifications_on_the_call_strea
     assert_eq!(result["id"], 1, "{body}");
     assert_eq!(result["result"]["isError"], false, "{body}");
 }
+
+/// Log messages reach the client crate's handler (in a plain call and in a task, with
+/// the task named) at the level it set, and `mcp-tasks call` shows them on stderr.
+#[tokio::test]
+async fn log_messages_reach_the_client_and_the_cli_at_the_level_set() {
+    let server = start();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let sink = Arc::clone(&seen);
+    let client = Client::builder()
+        .wire(WirePreference::V2025_11_25)
+        .on_log(move |log| sink.lock().unwrap().push(log))
+        .connect(&Target::Http(server.url.clone()))
+        .await
+        .unwrap();
+    client
+        .call_tool("test_tool_with_logging", json!({}))
+        .await
+        .unwrap();
+    let texts: Vec<String> = seen.lock().unwrap().iter().map(|l| l.text()).collect();
+    assert_eq!(
+        texts,
+        [
+            "Tool execution started",
+            "Tool processing data",
+            "Tool execution completed"
+        ]
+    );
+    assert!(seen.lock().unwrap().iter().all(|l| l.task_id.is_none()));
+
+    // Above the tool's level: nothing comes.
+    seen.lock().unwrap().clear();
+    client
+        .set_log_level(mcp_tasks_client::LoggingLevel::Warning)
+        .await
+        .unwrap();
+    client
+        .call_tool("test_tool_with_logging", json!({}))
+        .await
+        .unwrap();
+    assert!(
+        seen.lock().unwrap().is_empty(),
+        "{:?}",
+        seen.lock().unwrap()
+    );
+
+    // As a task: related to it.
+    client
+        .set_log_level(mcp_tasks_client::LoggingLevel::Info)
+        .await
+        .unwrap();
+    let handle = client
+        .call_tool_as_task("test_tool_with_logging", json!({}), Default::default())
+        .await
+        .unwrap();
+    let id = handle.task_id().cloned().unwrap();
+    handle.result().await.unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while seen.lock().unwrap().len() < 3 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{:?}",
+            seen.lock().unwrap()
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert!(seen
+        .lock()
+        .unwrap()
+        .iter()
+        .all(|l| l.task_id.as_ref() == Some(&id)));
+    client.close().await;
+
+    let out = std::process::Command::new(common::BIN)
+        .args([
+            "call",
+            &server.url,
+            "test_tool_with_logging",
+            "--wire",
+            "2025-11-25",
+            "--log-level",
+            "info",
+        ])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("[info] Tool execution started"), "{stderr}");
+    let bad = std::process::Command::new(common::BIN)
+        .args([
+            "call",
+            &server.url,
+            "test_tool_with_logging",
+            "--log-level",
+            "loud",
+        ])
+        .output()
+        .unwrap();
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("debug, info"));
+}

@@ -6,7 +6,7 @@ use futures::FutureExt;
 use mcp_tasks_protocol::codec::ext;
 use mcp_tasks_protocol::jsonrpc::{self, RequestId};
 use mcp_tasks_protocol::methods as m;
-use mcp_tasks_protocol::{version, RpcError, TaskId, TaskView};
+use mcp_tasks_protocol::{version, LoggingLevel, RpcError, TaskId, TaskView};
 use serde_json::{json, Map, Value};
 use std::collections::{HashMap, HashSet};
 use std::future::Future;
@@ -18,6 +18,7 @@ use tokio::task::JoinHandle;
 
 use crate::error::ClientError;
 use crate::input::{Handler, Handlers, InputRequest};
+use crate::log::ServerLog;
 use crate::peer::Peer;
 use crate::task::{TaskHandle, TaskOptions, WatchEvent};
 use crate::tools::ToolInfo;
@@ -171,6 +172,17 @@ impl ClientBuilder {
         Fut: Future<Output = Result<Value, RpcError>> + Send + 'static,
     {
         self.handlers.roots = Some(handler(f));
+        self
+    }
+
+    /// Shows every log message the server sends (`notifications/message`) to `f`;
+    /// without it they are dropped. Which levels come is the server's choice until
+    /// [`Client::set_log_level`] says.
+    pub fn on_log<F>(mut self, f: F) -> Self
+    where
+        F: Fn(ServerLog) + Send + Sync + 'static,
+    {
+        self.handlers.log = Some(Arc::new(f));
         self
     }
 
@@ -548,6 +560,31 @@ impl Client {
     pub async fn request(&self, method: &str, params: Value) -> Result<Value, ClientError> {
         self.request_with(method, params, true, self.inner.timeout)
             .await
+    }
+
+    /// Asks the server for log messages of `level` and above (`logging/setLevel`);
+    /// they reach the handler registered with [`ClientBuilder::on_log`].
+    ///
+    /// # Errors
+    /// [`ClientError::Unsupported`] on a connection without a session to set it on
+    /// (the extension wire) or when the server did not declare `logging`; the
+    /// server's JSON-RPC error; a connection error.
+    pub async fn set_log_level(&self, level: LoggingLevel) -> Result<(), ClientError> {
+        if self.wire() == Wire::Extension {
+            return Err(ClientError::Unsupported(
+                "the extension wire has no logging/setLevel (connect with the 2025-11-25 wire to get log messages)".into(),
+            ));
+        }
+        let declared = self.inner.server.capabilities.get("logging").is_some()
+            || self.inner.server.capabilities.is_null();
+        if !declared {
+            return Err(ClientError::Unsupported(
+                "the server offers no logging (no capabilities.logging)".into(),
+            ));
+        }
+        self.request(m::LOGGING_SET_LEVEL, json!({ "level": level }))
+            .await
+            .map(|_| ())
     }
 
     /// Lists the server's tools (every page).

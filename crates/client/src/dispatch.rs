@@ -12,6 +12,7 @@ use tokio::sync::mpsc;
 
 use crate::client::{Client, Inner};
 use crate::input::{related_task, InputRequest};
+use crate::log::ServerLog;
 use crate::peer::{refusal, Inbound};
 use crate::task::{Progress, WatchEvent};
 
@@ -57,6 +58,14 @@ fn notification(client: &Client, method: &str, params: &Value) {
                     .map(str::to_string),
             };
             client.inner.notify(&task, &WatchEvent::Progress(progress));
+        }
+        m::NOTIF_MESSAGE => {
+            if let (Some(handler), Some(log)) = (
+                client.inner.handlers.log.as_ref(),
+                ServerLog::from_params(params),
+            ) {
+                handler(log);
+            }
         }
         other => tracing::trace!(method = other, "notification ignored"),
     }

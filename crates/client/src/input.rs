@@ -68,6 +68,7 @@ pub struct Handlers {
     pub(crate) elicitation: Option<Handler>,
     pub(crate) sampling: Option<Handler>,
     pub(crate) roots: Option<Handler>,
+    pub(crate) log: Option<crate::log::LogHandler>,
 }
 
 impl fmt::Debug for Handlers {
@@ -76,6 +77,7 @@ impl fmt::Debug for Handlers {
             .field("elicitation", &self.elicitation.is_some())
             .field("sampling", &self.sampling.is_some())
             .field("roots", &self.roots.is_some())
+            .field("log", &self.log.is_some())
             .finish()
     }
 }

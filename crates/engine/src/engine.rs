@@ -20,7 +20,7 @@ use crate::caller::Caller;
 use crate::config::EngineConfig;
 use crate::context::{LogSink, ProgressSink, TaskContext};
 use crate::error::EngineError;
-use crate::events::{TaskEvent, TaskLog};
+use crate::events::{LogRouter, TaskEvent, TaskLog};
 
 /// The future a task runs: it resolves to what the request returns.
 pub type Work = BoxFuture<'static, Outcome>;
@@ -32,9 +32,6 @@ pub const RESTART_STATUS_MESSAGE: &str =
 /// Capacity of the event channel; a subscriber that falls further behind re-reads the
 /// store instead of losing correctness.
 const EVENT_CAPACITY: usize = 4096;
-/// Log messages buffered for a slow subscriber; older ones are dropped (logs are
-/// advisory).
-const LOG_CAPACITY: usize = 1024;
 
 /// What a new task is.
 #[derive(Debug, Clone)]
@@ -83,8 +80,8 @@ pub(crate) struct Inner {
     /// Re-creates the work of a task taken over from a stopped replica.
     pub(crate) resumer: Mutex<Option<crate::leases::Resumer>>,
     pub(crate) events: broadcast::Sender<TaskEvent>,
-    /// Log messages of running work, apart from `events` (see [`TaskLog`]).
-    pub(crate) logs: broadcast::Sender<TaskLog>,
+    /// Where log messages of running work go (see [`LogRouter`]).
+    pub(crate) log_router: std::sync::RwLock<Option<LogRouter>>,
     /// Pollers of external jobs and the rate limit of their polls.
     pub(crate) externals: crate::external::Externals,
 }
@@ -123,7 +120,6 @@ impl Engine {
     ) -> Result<Self, EngineError> {
         let runner_id = TaskId::generate().to_string();
         let (events, _) = broadcast::channel(EVENT_CAPACITY);
-        let (logs, _) = broadcast::channel(LOG_CAPACITY);
         let quota =
             crate::quota::Quota::new(config.max_tasks_per_principal, config.max_active_tasks);
         let failed = store
@@ -155,7 +151,7 @@ impl Engine {
                 seen: Mutex::new(HashMap::new()),
                 resumer: Mutex::new(None),
                 events,
-                logs,
+                log_router: std::sync::RwLock::new(None),
                 externals: Default::default(),
             }),
         };
@@ -181,9 +177,14 @@ impl Engine {
         self.inner.events.subscribe()
     }
 
-    /// Log messages of tasks running here ([`TaskContext::log`]), from now on.
-    pub fn subscribe_logs(&self) -> broadcast::Receiver<TaskLog> {
-        self.inner.logs.subscribe()
+    /// Registers where log messages of tasks running here go ([`TaskContext::log`]);
+    /// without a router they are dropped. Replaces an earlier one.
+    pub fn set_log_router(&self, router: LogRouter) {
+        *self
+            .inner
+            .log_router
+            .write()
+            .unwrap_or_else(|p| p.into_inner()) = Some(router);
     }
 
     /// Runs the expiry sweeper until `shutdown` completes. Each round deletes expired
@@ -566,15 +567,23 @@ impl Inner {
             }) as ProgressSink
         });
         let log: LogSink = {
-            let logs = self.logs.clone();
+            let inner = Arc::downgrade(self);
             let session = record.session.clone();
             let task = record.id.clone();
             Arc::new(move |message| {
-                let _ = logs.send(TaskLog {
-                    session: session.clone(),
-                    task: task.clone(),
-                    message,
-                });
+                let Some(inner) = inner.upgrade() else { return };
+                let router = inner
+                    .log_router
+                    .read()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .clone();
+                if let Some(route) = router {
+                    route(TaskLog {
+                        session: session.clone(),
+                        task: task.clone(),
+                        message,
+                    });
+                }
             })
         };
         let ctx = TaskContext::for_task(

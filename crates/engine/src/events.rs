@@ -25,8 +25,7 @@ pub enum TaskEvent {
 }
 
 /// A log message of a task's work (`notifications/message` to the session that created
-/// the task, related to it). On a channel of its own ([`crate::Engine::subscribe_logs`]):
-/// a chatty tool must not crowd status changes out of the event channel.
+/// the task, related to it), handed to the [`LogRouter`] the moment the work logs it.
 #[derive(Debug, Clone)]
 pub struct TaskLog {
     /// The session that created the task.
@@ -36,3 +35,9 @@ pub struct TaskLog {
     /// The message.
     pub message: LogMessage,
 }
+
+/// Delivers task log messages; registered by the server ([`crate::Engine::set_log_router`]).
+/// Called synchronously in the logging work, so a message is queued before anything the
+/// work does next (its result included), and a chatty tool cannot make the event
+/// channel lag. It must not block.
+pub type LogRouter = std::sync::Arc<dyn Fn(TaskLog) + Send + Sync>;

@@ -39,7 +39,7 @@ pub use config::EngineConfig;
 pub use context::{ClientRequester, LogMessage, LogSink, Progress, ProgressSink, TaskContext};
 pub use engine::{CreateParams, Engine, ListResult, Work};
 pub use error::EngineError;
-pub use events::{TaskEvent, TaskLog};
+pub use events::{LogRouter, TaskEvent, TaskLog};
 pub use external::{ExternalPoller, JobPoll};
 pub use input::{ElicitAction, ElicitResponse, InputError};
 pub use mcp_tasks_store::{ExternalJob, InputRequest, Outcome, SessionRecord, TaskRecord};

@@ -80,7 +80,8 @@ pub(crate) fn deliver_event(server: &McpServer, event: TaskEvent) {
 }
 
 /// A task's log message becomes `notifications/message`, at or above the session's
-/// level, on the task's `tasks/result` stream when one is open.
+/// level, on the task's `tasks/result` stream when one is open. Called in the logging
+/// work itself (the engine's log router), so it only queues.
 pub(crate) fn deliver_log(server: &McpServer, log: TaskLog) {
     if let Some(session) = session_of(server, log.session.as_ref()) {
         if session.wants_log(log.message.level) {

@@ -139,13 +139,12 @@ impl McpServer {
             "notification router lagged; some status notifications were not sent",
             crate::routing::deliver_event,
         ));
-        tokio::spawn(crate::routing::route(
-            Arc::downgrade(&server.inner),
-            server.inner.engine.subscribe_logs(),
-            server.inner.shutdown.clone(),
-            "log router lagged; some task log messages were dropped",
-            crate::routing::deliver_log,
-        ));
+        let weak = Arc::downgrade(&server.inner);
+        server.inner.engine.set_log_router(Arc::new(move |log| {
+            if let Some(inner) = weak.upgrade() {
+                crate::routing::deliver_log(&McpServer { inner }, log);
+            }
+        }));
         let idle_timeout = server
             .inner
             .config

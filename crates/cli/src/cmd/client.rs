@@ -3,7 +3,9 @@
 
 use anyhow::Result;
 use clap::{Args, Subcommand, ValueEnum};
-use mcp_tasks_client::{Client, ClientBuilder, ClientError, Target, TaskId, WirePreference};
+use mcp_tasks_client::{
+    Client, ClientBuilder, ClientError, LoggingLevel, Target, TaskId, WirePreference,
+};
 use std::fmt;
 use std::future::Future;
 use std::process::ExitCode;
@@ -115,6 +117,18 @@ pub struct ConnectArgs {
     /// Machine-readable JSON on stdout instead of human output.
     #[arg(long)]
     pub json: bool,
+
+    /// Ask the server for its log messages of this level and above (debug, info,
+    /// notice, warning, error, critical, alert, emergency); `call` and `watch` show
+    /// them on stderr. Without it the server chooses (ours: info and above). Log
+    /// messages travel on the 2025-11-25 wire (`--wire 2025-11-25` with our server,
+    /// which otherwise speaks the extension).
+    #[arg(long, value_name = "LEVEL", value_parser = parse_log_level)]
+    pub log_level: Option<LoggingLevel>,
+}
+
+fn parse_log_level(s: &str) -> Result<LoggingLevel, String> {
+    s.parse()
 }
 
 impl ConnectArgs {

@@ -26,10 +26,17 @@ where
     Fut: Future<Output = Followed>,
 {
     let term = Arc::new(Terminal::new(connect.json));
-    let client = match with_prompts(connect.builder(), &term).connect(target).await {
+    let logs = Arc::clone(&term);
+    let builder = with_prompts(connect.builder(), &term).on_log(move |log| logs.log(&log));
+    let client = match builder.connect(target).await {
         Ok(c) => c,
         Err(e) => return fail("connecting", &e),
     };
+    if let Some(level) = connect.log_level {
+        if let Err(e) = client.set_log_level(level).await {
+            term.status(format!("could not set the log level to {level}: {e}"));
+        }
+    }
     let followed = body(client.clone(), Arc::clone(&term)).await;
     followed.finish(client, connect.session.is_some()).await
 }

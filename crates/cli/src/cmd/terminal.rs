@@ -8,7 +8,7 @@
 use console::style;
 use indicatif::{ProgressBar, ProgressStyle};
 use mcp_tasks_client::input::{self, InputRequest};
-use mcp_tasks_client::RpcError;
+use mcp_tasks_client::{RpcError, ServerLog};
 use serde_json::{json, Map, Value};
 use std::io::{IsTerminal, Write};
 use std::sync::{Mutex, OnceLock};
@@ -197,6 +197,29 @@ impl Terminal {
             self.spinner.update(message, Some(permille));
         } else if let Some(m) = message {
             self.status(m);
+        }
+    }
+
+    /// Shows a log message of the server as a line above the spinner (or a plain line);
+    /// not with `--json`, like status lines.
+    pub fn log(&self, log: &ServerLog) {
+        if !self.spinner.enabled && !self.lines {
+            return;
+        }
+        let origin = log
+            .logger
+            .as_deref()
+            .map(|l| format!("{l}: "))
+            .unwrap_or_default();
+        let line = format!(
+            "{} {origin}{}",
+            style(format!("[{}]", log.level)).dim(),
+            log.text()
+        );
+        let s = self.spinner.lock();
+        match &s.bar {
+            Some(bar) if !s.paused => bar.println(line),
+            _ => eprintln!("{line}"),
         }
     }
 
