@@ -55,22 +55,24 @@ fn types(result: &Value) -> Vec<&str> {
         .collect()
 }
 
+/// The result of a plain call of `tool`, which must not fail at the protocol level.
+async fn call(client: &Client, tool: &str, args: Value) -> Value {
+    client
+        .call_tool(tool, args)
+        .await
+        .unwrap_or_else(|e| panic!("{tool}: {e}"))
+}
+
 #[tokio::test]
 async fn content_and_error_fixtures_return_what_the_scenarios_specify() {
     let server = start();
     let client = connect(&server.url, Arc::default()).await;
 
-    let r = client
-        .call_tool("test_simple_text", json!({}))
-        .await
-        .unwrap();
+    let r = call(&client, "test_simple_text", json!({})).await;
     assert_eq!(text(&r), "This is a simple text response for testing.");
     assert_eq!(r["isError"], false);
 
-    let r = client
-        .call_tool("test_error_handling", json!({}))
-        .await
-        .unwrap();
+    let r = call(&client, "test_error_handling", json!({})).await;
     assert_eq!(r["isError"], true, "{r}");
     assert_eq!(
         text(&r),
@@ -78,37 +80,22 @@ async fn content_and_error_fixtures_return_what_the_scenarios_specify() {
     );
 
     // PNG and RIFF/WAVE signatures, base64.
-    let r = client
-        .call_tool("test_image_content", json!({}))
-        .await
-        .unwrap();
-    assert_eq!(r["content"][0]["mimeType"], "image/png");
-    assert!(r["content"][0]["data"]
-        .as_str()
-        .unwrap()
-        .starts_with("iVBORw0KGgo"));
-    let r = client
-        .call_tool("test_audio_content", json!({}))
-        .await
-        .unwrap();
-    assert_eq!(r["content"][0]["mimeType"], "audio/wav");
-    assert!(r["content"][0]["data"]
-        .as_str()
-        .unwrap()
-        .starts_with("UklGR"));
+    for (tool, mime, signature) in [
+        ("test_image_content", "image/png", "iVBORw0KGgo"),
+        ("test_audio_content", "audio/wav", "UklGR"),
+    ] {
+        let r = call(&client, tool, json!({})).await;
+        assert_eq!(r["content"][0]["mimeType"], mime, "{r}");
+        let data = r["content"][0]["data"].as_str().unwrap();
+        assert!(data.starts_with(signature), "{tool}: {data}");
+    }
 
-    let r = client
-        .call_tool("test_embedded_resource", json!({}))
-        .await
-        .unwrap();
+    let r = call(&client, "test_embedded_resource", json!({})).await;
     assert_eq!(
         r["content"][0]["resource"]["uri"],
         "test://embedded-resource"
     );
-    let r = client
-        .call_tool("test_multiple_content_types", json!({}))
-        .await
-        .unwrap();
+    let r = call(&client, "test_multiple_content_types", json!({})).await;
     assert_eq!(types(&r), ["text", "image", "resource"]);
     let embedded: Value =
         serde_json::from_str(r["content"][2]["resource"]["text"].as_str().unwrap()).unwrap();
@@ -121,16 +108,15 @@ async fn sampling_and_elicitation_reach_the_client_in_a_plain_call() {
     let asked = Arc::new(Mutex::new(Vec::new()));
     let client = connect(&server.url, Arc::clone(&asked)).await;
 
-    let r = client
-        .call_tool("test_sampling", json!({"prompt": "Say something"}))
-        .await
-        .unwrap();
+    let r = call(&client, "test_sampling", json!({"prompt": "Say something"})).await;
     assert_eq!(text(&r), "LLM response: a test answer", "{r}");
 
-    let r = client
-        .call_tool("test_elicitation", json!({"message": "Who are you?"}))
-        .await
-        .unwrap();
+    let r = call(
+        &client,
+        "test_elicitation",
+        json!({"message": "Who are you?"}),
+    )
+    .await;
     assert_eq!(r["isError"], false, "{r}");
     assert!(
         text(&r).starts_with("User response: action=accept, content={"),
