@@ -12,24 +12,25 @@ use tokio_util::sync::CancellationToken;
 use crate::server::{log_notification, progress_notification, McpServer, ServerInner};
 use crate::session::Session;
 
-/// Hands each message of `rx` to `deliver` until shutdown, the channel closes or the
-/// server is gone. Missed messages (a slow router) are logged with `lost`.
-pub(crate) async fn route<E: Clone>(
+/// Hands each engine event to [`deliver_event`] until shutdown, the channel closes or
+/// the server is gone. Missed events (a slow router) are logged.
+pub(crate) async fn route_events(
     server: Weak<ServerInner>,
-    mut rx: broadcast::Receiver<E>,
+    mut events: broadcast::Receiver<TaskEvent>,
     shutdown: CancellationToken,
-    lost: &'static str,
-    deliver: fn(&McpServer, E),
 ) {
     loop {
-        let message = tokio::select! {
+        let event = tokio::select! {
             _ = shutdown.cancelled() => return,
-            m = rx.recv() => m,
+            e = events.recv() => e,
         };
-        let message = match message {
-            Ok(m) => m,
+        let event = match event {
+            Ok(e) => e,
             Err(broadcast::error::RecvError::Lagged(missed)) => {
-                tracing::warn!(missed, "{lost}");
+                tracing::warn!(
+                    missed,
+                    "notification router lagged; some status notifications were not sent"
+                );
                 continue;
             }
             Err(broadcast::error::RecvError::Closed) => return,
@@ -37,7 +38,7 @@ pub(crate) async fn route<E: Clone>(
         let Some(inner) = server.upgrade() else {
             return;
         };
-        deliver(&McpServer { inner }, message);
+        deliver_event(&McpServer { inner }, event);
     }
 }
 
@@ -48,7 +49,7 @@ fn session_of(server: &McpServer, session: Option<&String>) -> Option<Arc<Sessio
 
 /// A status change becomes `notifications/tasks/status` (and delivers the input
 /// requests it carries); progress becomes `notifications/progress`.
-pub(crate) fn deliver_event(server: &McpServer, event: TaskEvent) {
+fn deliver_event(server: &McpServer, event: TaskEvent) {
     match event {
         TaskEvent::Changed(record) => {
             // Creation is answered by CreateTaskResult itself; notify changes only.

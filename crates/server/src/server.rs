@@ -132,12 +132,10 @@ impl McpServer {
                 shutdown: CancellationToken::new(),
             }),
         };
-        tokio::spawn(crate::routing::route(
+        tokio::spawn(crate::routing::route_events(
             Arc::downgrade(&server.inner),
             server.inner.engine.subscribe(),
             server.inner.shutdown.clone(),
-            "notification router lagged; some status notifications were not sent",
-            crate::routing::deliver_event,
         ));
         let weak = Arc::downgrade(&server.inner);
         server.inner.engine.set_log_router(Arc::new(move |log| {
