@@ -106,22 +106,15 @@ impl Session {
     }
 
     /// Whether the session has been unused for `timeout` and nothing keeps it alive:
-    /// no open server-to-client stream, no request being handled (a synchronous call, a
-    /// `tasks/result` waiting).
-    /// Clients that vanish without `DELETE` leave such sessions behind.
+    /// no open server-to-client stream, no request being handled ([`Session::busy`]
+    /// covers synchronous calls and waiting `tasks/result`s, whatever stream they
+    /// answer on). Clients that vanish without `DELETE` leave such sessions behind.
     pub fn is_idle(&self, now: Instant, timeout: Duration) -> bool {
         let quiet = now.saturating_duration_since(*lock(&self.last_active)) >= timeout;
         let streaming = lock(&self.outbound)
             .as_ref()
             .is_some_and(|tx| !tx.is_closed());
-        let waiting = lock(&self.result_streams)
-            .values()
-            .any(|tx| !tx.is_closed());
-        quiet
-            && !streaming
-            && !waiting
-            && lock(&self.in_flight).is_empty()
-            && self.busy.load(Ordering::SeqCst) == 0
+        quiet && !streaming && self.busy.load(Ordering::SeqCst) == 0
     }
 
     /// The session id (`Mcp-Session-Id` over HTTP).
