@@ -81,30 +81,27 @@ impl Outgoing {
             outgoing: self,
             id: &id,
             send: &send,
-            reason: "the server no longer needs the answer: the call or task asking was cancelled",
+            withdraw: Some(
+                "the server no longer needs the answer: the call or task asking was cancelled",
+            ),
         };
         let answer = tokio::time::timeout(timeout, rx).await;
+        waiting.withdraw = match answer {
+            Ok(Ok(_)) => None,
+            Ok(Err(_)) | Err(_) => Some("no answer came in time"),
+        };
         match answer {
-            Ok(Ok(Outcome::Result { value })) => {
-                waiting.reason = "";
-                Ok(value)
-            }
+            Ok(Ok(Outcome::Result { value })) => Ok(value),
             Ok(Ok(Outcome::Error {
                 code,
                 message,
                 data,
-            })) => {
-                waiting.reason = "";
-                Err(Exchange::Refused(RpcError {
-                    code,
-                    message,
-                    data,
-                }))
-            }
-            Ok(Err(_)) | Err(_) => {
-                waiting.reason = "no answer came in time";
-                Err(Exchange::TimedOut)
-            }
+            })) => Err(Exchange::Refused(RpcError {
+                code,
+                message,
+                data,
+            })),
+            Ok(Err(_)) | Err(_) => Err(Exchange::TimedOut),
         }
     }
 
@@ -143,22 +140,22 @@ impl Outgoing {
     }
 }
 
-/// Removes a request when its wait ends, and withdraws it from the client unless it
-/// was answered (`reason` empty).
+/// Removes a request when its wait ends, and withdraws it from the client with the
+/// reason in `withdraw` (`None` once it was answered).
 struct Waiting<'a> {
     outgoing: &'a Outgoing,
     id: &'a str,
     send: &'a (dyn Fn(Value) -> bool + Sync),
-    reason: &'static str,
+    withdraw: Option<&'static str>,
 }
 
 impl Drop for Waiting<'_> {
     fn drop(&mut self) {
         self.outgoing.lock().remove(self.id);
-        if !self.reason.is_empty() {
+        if let Some(reason) = self.withdraw {
             (self.send)(jsonrpc::notification(
                 NOTIF_CANCELLED,
-                json!({ "requestId": self.id, "reason": self.reason }),
+                json!({ "requestId": self.id, "reason": reason }),
             ));
         }
     }
