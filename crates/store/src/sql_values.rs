@@ -51,6 +51,19 @@ pub(crate) fn from_json<T: serde::de::DeserializeOwned>(
     serde_json::from_str(text).map_err(|e| corrupt(what, e))
 }
 
+/// The external-job columns of a transition: whether it sets the job, and the job (as
+/// JSON) it sets, `None` to remove it (see [`crate::TransitionParams::external`]).
+pub(crate) fn external_to_db(
+    external: &Option<Option<crate::record::ExternalJob>>,
+) -> Result<(bool, Option<String>), StoreError> {
+    let json = external
+        .as_ref()
+        .and_then(Option::as_ref)
+        .map(to_json)
+        .transpose()?;
+    Ok((external.is_some(), json))
+}
+
 /// Reads one row returned by a backend's `DELETE_EXPIRED` (id, status, external). The
 /// rows are already deleted, so a status or job that does not decode is logged and read
 /// as "still running" / "no job" instead of failing the batch (whose tasks would then

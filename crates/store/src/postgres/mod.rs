@@ -30,6 +30,7 @@ use crate::record::{
     ClaimExpiredParams, ClaimLeaseParams, ExpiredTask, ListPage, ListParams, Outcome,
     RenewLeaseParams, TaskRecord, TransitionParams,
 };
+use crate::sql_values::external_to_db;
 use crate::TaskStore;
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
@@ -186,6 +187,7 @@ impl TaskStore for PgStore {
             .expected_lease_generation
             .map(|g| counter_to_db("lease generation", g))
             .transpose()?;
+        let (sets_external, external) = external_to_db(&params.external)?;
         let updated = sqlx::query(queries::TRANSITION)
             .bind(params.id.as_str())
             .bind(params.status.as_str())
@@ -196,15 +198,8 @@ impl TaskStore for PgStore {
             .bind(expected)
             .bind(fence)
             .bind(params.input_requests.as_ref().map(to_json).transpose()?)
-            .bind(params.external.is_some())
-            .bind(
-                params
-                    .external
-                    .as_ref()
-                    .and_then(Option::as_ref)
-                    .map(to_json)
-                    .transpose()?,
-            )
+            .bind(sets_external)
+            .bind(external)
             .fetch_optional(&self.pool)
             .await
             .map_err(classify)?;

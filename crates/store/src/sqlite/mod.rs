@@ -23,6 +23,7 @@ use crate::record::{
     ClaimExpiredParams, ClaimLeaseParams, ExpiredTask, ListPage, ListParams, Outcome,
     RenewLeaseParams, TaskRecord, TransitionParams,
 };
+use crate::sql_values::external_to_db;
 use crate::TaskStore;
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
@@ -177,6 +178,7 @@ impl TaskStore for SqliteStore {
             .expected_lease_generation
             .map(|g| counter_to_db("lease generation", g))
             .transpose()?;
+        let (sets_external, external) = external_to_db(&params.external)?;
         let updated = sqlx::query(queries::TRANSITION)
             .bind(params.id.as_str())
             .bind(params.status.as_str())
@@ -187,15 +189,8 @@ impl TaskStore for SqliteStore {
             .bind(expected)
             .bind(fence)
             .bind(params.input_requests.as_ref().map(to_json).transpose()?)
-            .bind(params.external.is_some())
-            .bind(
-                params
-                    .external
-                    .as_ref()
-                    .and_then(Option::as_ref)
-                    .map(to_json)
-                    .transpose()?,
-            )
+            .bind(sets_external)
+            .bind(external)
             .fetch_optional(&self.pool)
             .await
             .map_err(classify)?;
