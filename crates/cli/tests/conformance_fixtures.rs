@@ -124,14 +124,8 @@ async fn sampling_and_elicitation_reach_the_client_in_a_plain_call() {
     );
     assert!(text(&r).contains("testuser"), "{r}");
 
-    client
-        .call_tool("test_elicitation_sep1034_defaults", json!({}))
-        .await
-        .unwrap();
-    client
-        .call_tool("test_elicitation_sep1330_enums", json!({}))
-        .await
-        .unwrap();
+    call(&client, "test_elicitation_sep1034_defaults", json!({})).await;
+    call(&client, "test_elicitation_sep1330_enums", json!({})).await;
     let asked = asked.lock().unwrap().clone();
     assert_eq!(asked.len(), 3);
     assert_eq!(asked[0]["message"], "Who are you?");
@@ -271,10 +265,7 @@ async fn log_messages_reach_the_client_and_the_cli_at_the_level_set() {
         .connect(&Target::Http(server.url.clone()))
         .await
         .unwrap();
-    client
-        .call_tool("test_tool_with_logging", json!({}))
-        .await
-        .unwrap();
+    call(&client, "test_tool_with_logging", json!({})).await;
     let texts: Vec<String> = seen.lock().unwrap().iter().map(|l| l.text()).collect();
     assert_eq!(
         texts,
@@ -292,10 +283,7 @@ async fn log_messages_reach_the_client_and_the_cli_at_the_level_set() {
         .set_log_level(mcp_tasks_client::LoggingLevel::Warning)
         .await
         .unwrap();
-    client
-        .call_tool("test_tool_with_logging", json!({}))
-        .await
-        .unwrap();
+    call(&client, "test_tool_with_logging", json!({})).await;
     assert!(
         seen.lock().unwrap().is_empty(),
         "{:?}",
