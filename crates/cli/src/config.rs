@@ -36,6 +36,9 @@ pub struct ServerSection {
     /// Maximum ttl.
     #[serde(default, with = "opt_duration")]
     pub max_ttl: Option<Duration>,
+    /// Minimum ttl (shorter requests are raised to it).
+    #[serde(default, with = "opt_duration")]
+    pub min_ttl: Option<Duration>,
     /// Suggested poll interval.
     #[serde(default, with = "opt_duration")]
     pub poll_interval: Option<Duration>,
@@ -61,7 +64,7 @@ pub struct ServerSection {
     /// Client-hosted tasks (2025-11-25) for input requests.
     #[serde(default)]
     pub client_tasks: bool,
-    /// Lease of a running task shared through PostgreSQL.
+    /// Lease of a running task on a shared database (SQLite file, PostgreSQL).
     #[serde(default, with = "opt_duration")]
     pub lease_ttl: Option<Duration>,
     /// Time limit of one poll or cancel of an external job.

@@ -10,8 +10,17 @@ mod common;
 
 use common::{serve, Server};
 
+/// A lease short enough for a test to outlive it: a process killed while holding tasks
+/// leaves them `working` this long before another process fails them.
+const TEST_LEASE: &str = "1s";
+
 fn start(db: &Path) -> Server {
-    start_url(&format!("sqlite://{}", db.display()))
+    serve(&[
+        "--database",
+        &format!("sqlite://{}", db.display()),
+        "--lease-ttl",
+        TEST_LEASE,
+    ])
 }
 
 fn start_url(database: &str) -> Server {
@@ -82,6 +91,29 @@ impl Session {
             .as_u16()
     }
 
+    /// The task's status as `tasks/get` reports it.
+    async fn status(&self, id: &str) -> Value {
+        self.rpc("tasks/get", json!({"taskId": id})).await["result"].clone()
+    }
+
+    /// Re-reads the task (every 50 ms, up to `within`) until its status is `status`;
+    /// returns the task then. Another process's lease running out has no signal this
+    /// test could wait on: only the store shows it.
+    async fn wait_status(&self, id: &str, status: &str, within: std::time::Duration) -> Value {
+        let deadline = std::time::Instant::now() + within;
+        loop {
+            let task = self.status(id).await;
+            if task["status"] == status {
+                return task;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "task {id} not {status} within {within:?}: {task}"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+    }
+
     async fn create(&self, tool: &str, args: Value) -> String {
         let r = self
             .rpc(
@@ -133,6 +165,9 @@ async fn kill_9_then_restart_keeps_results_and_fails_interrupted_work() {
         quick_result,
         "same data after the crash"
     );
+    // The killed process's lease runs out, then the new one fails what it left running.
+    s.wait_status(&long, "failed", std::time::Duration::from_secs(15))
+        .await;
     assert_eq!(
         s.rpc("tasks/result", json!({"taskId": failing})).await,
         failing_result
@@ -156,6 +191,63 @@ async fn kill_9_then_restart_keeps_results_and_fails_interrupted_work() {
         .as_str()
         .unwrap()
         .contains("restarted"));
+}
+
+/// Two servers on one SQLite file (a desktop host starting the same stdio server
+/// twice, or two terminals in one folder) are replicas: starting one never fails the
+/// other's live tasks, each finishes its own, either answers for the other's, and when
+/// one is killed the survivor fails its tasks once their leases expire.
+#[tokio::test]
+async fn two_processes_on_one_sqlite_file_keep_each_others_tasks() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("shared.db");
+
+    let a = start(&db);
+    let on_a = Session::open(&a.url).await;
+    let first = on_a
+        .create("slow_compute", json!({"seconds": 3, "label": "on-a"}))
+        .await;
+
+    // B starts on the same file while A's task runs: A's task must stay A's.
+    let b = start(&db);
+    let on_b = Session::open(&b.url).await;
+    assert_eq!(on_b.status(&first).await["status"], "working");
+    let second = on_b
+        .create("slow_compute", json!({"seconds": 1, "label": "on-b"}))
+        .await;
+
+    // Each completes its own; each collects the other's (B re-reads the shared file).
+    let r = on_b.rpc("tasks/result", json!({"taskId": first})).await;
+    assert_eq!(
+        r["result"]["content"][0]["text"], "slow_compute 'on-a' finished after 3 s",
+        "{r}"
+    );
+    let r = on_a.rpc("tasks/result", json!({"taskId": second})).await;
+    assert_eq!(
+        r["result"]["content"][0]["text"], "slow_compute 'on-b' finished after 1 s",
+        "{r}"
+    );
+    assert_eq!(on_a.status(&first).await["status"], "completed");
+
+    // A dies holding a task: B leaves it alone while the lease could still be
+    // renewed, then fails it with a message saying why.
+    let orphan = on_a
+        .create("slow_compute", json!({"seconds": 600, "label": "orphan"}))
+        .await;
+    let mut a = a;
+    a.child.kill().unwrap();
+    a.child.wait().unwrap();
+    assert_eq!(on_b.status(&orphan).await["status"], "working");
+    let failed = on_b
+        .wait_status(&orphan, "failed", std::time::Duration::from_secs(15))
+        .await;
+    assert!(
+        failed["statusMessage"]
+            .as_str()
+            .unwrap()
+            .contains("lease expired"),
+        "{failed}"
+    );
 }
 
 #[tokio::test]

@@ -7,6 +7,9 @@ use std::time::Duration;
 pub const DEFAULT_TTL: Duration = Duration::from_secs(60 * 60);
 /// Longest retention a client may ask for; longer requests are clamped: 24 hours.
 pub const DEFAULT_MAX_TTL: Duration = Duration::from_secs(24 * 60 * 60);
+/// Shortest retention granted; shorter requests (a `ttl` of 0 included) are raised to
+/// it, so a task is never gone before its client could read it once: 1 second.
+pub const DEFAULT_MIN_TTL: Duration = Duration::from_secs(1);
 /// Suggested polling interval sent with every task: 1 second.
 pub const DEFAULT_POLL_INTERVAL: Duration = Duration::from_secs(1);
 /// How long cancelled work may take to stop by itself before it is aborted: 5 seconds.
@@ -16,7 +19,9 @@ pub const DEFAULT_SWEEP_INTERVAL: Duration = Duration::from_secs(1);
 /// How often a replica re-reads the tasks it runs, to stop work another replica
 /// cancelled even when no change event arrived: 5 seconds.
 pub const DEFAULT_HEARTBEAT: Duration = Duration::from_secs(5);
-/// Lease of a running task with several replicas: 30 seconds (six heartbeats).
+/// Lease of a running task on a store several processes share (SQLite file,
+/// PostgreSQL): 30 seconds (six heartbeats). A process that dies holding tasks leaves
+/// them `working` this long before another process fails or re-runs them.
 pub const DEFAULT_LEASE_TTL: Duration = Duration::from_secs(30);
 /// Most expired records deleted per store call, so one sweep never holds the store long.
 pub const SWEEP_BATCH: usize = 500;
@@ -43,6 +48,9 @@ pub struct EngineConfig {
     /// Upper bound on retention; requests above it are clamped (and the clamped value is
     /// what the client sees).
     pub max_ttl: Duration,
+    /// Lower bound on retention; requests below it are raised (and the raised value is
+    /// what the client sees).
+    pub min_ttl: Duration,
     /// Suggested polling interval.
     pub poll_interval: Duration,
     /// Grace period between cooperative cancellation and abort.
@@ -66,10 +74,12 @@ pub struct EngineConfig {
     /// Period of the running-task check on stores shared by several processes, and of
     /// lease renewal.
     pub heartbeat: Duration,
-    /// Leases for running tasks (several replicas on one database): a task is held by
-    /// the replica running it for this long, renewed every heartbeat; a replica that
-    /// finds an expired lease takes the task over (re-runs it when its tool is
-    /// resumable, else fails it). `None`: one process owns the store, no leases.
+    /// Leases for running tasks (several processes on one database): a task is held
+    /// by the process running it for this long, renewed every heartbeat (at least
+    /// three times per lease); a process that finds an expired lease takes the task
+    /// over (re-runs it when its tool is resumable, else fails it). `None`: chosen from
+    /// the store, [`DEFAULT_LEASE_TTL`] when other processes may share it (a database
+    /// file or server, see `TaskStore::shared_by_processes`), no leases otherwise.
     pub lease_ttl: Option<Duration>,
     /// Longest wait for an external job's `poll` or `cancel` (see
     /// [`crate::external`]): a read of the task must not hang on a system that stopped
@@ -87,6 +97,7 @@ impl Default for EngineConfig {
         EngineConfig {
             default_ttl: DEFAULT_TTL,
             max_ttl: DEFAULT_MAX_TTL,
+            min_ttl: DEFAULT_MIN_TTL,
             poll_interval: DEFAULT_POLL_INTERVAL,
             cancel_grace: DEFAULT_CANCEL_GRACE,
             sweep_interval: DEFAULT_SWEEP_INTERVAL,
@@ -106,9 +117,13 @@ impl Default for EngineConfig {
 
 impl EngineConfig {
     /// The retention granted for a requested ttl: the default when none was asked,
-    /// never more than `max_ttl`.
+    /// never more than `max_ttl` nor less than `min_ttl` (when the two disagree, the
+    /// maximum wins: an operator's cap is the harder promise).
     pub fn effective_ttl(&self, requested: Option<Duration>) -> Duration {
-        requested.unwrap_or(self.default_ttl).min(self.max_ttl)
+        requested
+            .unwrap_or(self.default_ttl)
+            .max(self.min_ttl)
+            .min(self.max_ttl)
     }
 }
 
@@ -127,6 +142,24 @@ mod tests {
         assert_eq!(
             c.effective_ttl(Some(Duration::from_secs(10 * 86400))),
             DEFAULT_MAX_TTL
+        );
+    }
+
+    #[test]
+    fn ttl_below_the_minimum_is_raised() {
+        let c = EngineConfig::default();
+        assert_eq!(c.effective_ttl(Some(Duration::ZERO)), DEFAULT_MIN_TTL);
+        assert_eq!(
+            c.effective_ttl(Some(Duration::from_millis(999))),
+            DEFAULT_MIN_TTL
+        );
+        let c = EngineConfig {
+            min_ttl: Duration::from_secs(30),
+            ..EngineConfig::default()
+        };
+        assert_eq!(
+            c.effective_ttl(Some(Duration::from_secs(5))),
+            Duration::from_secs(30)
         );
     }
 }

@@ -116,8 +116,19 @@ impl Engine {
     /// A store error if recovery cannot run.
     pub async fn start(
         store: Arc<dyn TaskStore>,
-        config: EngineConfig,
+        mut config: EngineConfig,
     ) -> Result<Self, EngineError> {
+        if config.lease_ttl.is_none() && store.shared_by_processes() {
+            config.lease_ttl = Some(crate::config::DEFAULT_LEASE_TTL);
+        }
+        if let Some(lease) = config.lease_ttl {
+            // Renew well before expiry: a lease renewed less often than it lasts would
+            // lapse under live work and hand it to another process.
+            config.heartbeat = config
+                .heartbeat
+                .min(lease / 3)
+                .max(Duration::from_millis(1));
+        }
         let runner_id = TaskId::generate().to_string();
         let (events, _) = broadcast::channel(EVENT_CAPACITY);
         let quota =
@@ -388,9 +399,14 @@ impl Engine {
                 crate::audit::retrieved(&record, &caller.principal);
                 return Ok(record);
             }
-            let recheck = match &record.external {
-                Some(_) => RECHECK.min(self.inner.poll_interval_of(&record)),
-                None => RECHECK,
+            // A job elsewhere changes only when polled, and another process on a
+            // store without a change feed (SQLite) changes the record unannounced:
+            // re-read those every poll interval.
+            let unannounced = !self.inner.store.supports_notify() && !self.runs_here(id);
+            let recheck = if record.external.is_some() || unannounced {
+                RECHECK.min(self.inner.poll_interval_of(&record))
+            } else {
+                RECHECK
             };
             // One deadline for the whole wait: events of other tasks must not keep
             // pushing the re-read (and so the poll) back.
@@ -443,6 +459,11 @@ impl Engine {
             poll_interval: record.poll_interval,
             tool_error: record.outcome.as_ref().is_some_and(Outcome::is_tool_error),
         }
+    }
+
+    /// Whether this process runs the work of task `id` now.
+    fn runs_here(&self, id: &TaskId) -> bool {
+        self.inner.lock_running().contains_key(id)
     }
 
     /// How many tasks this process is running now.

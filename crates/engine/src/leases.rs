@@ -27,7 +27,7 @@ pub type Resumer =
 
 /// Status message of a task whose replica stopped and whose tool cannot be re-run.
 pub const LOST_RUNNER_MESSAGE: &str =
-    "the replica running this task stopped (its lease expired) and the tool is not resumable; call the tool again";
+    "the server process running this task stopped or restarted (its lease expired) and the tool is not resumable; call the tool again";
 
 impl Inner {
     /// One heartbeat: renew this replica's leases, then take over expired ones.

@@ -3,7 +3,9 @@
 
 mod common;
 
-use common::{is_event_stream, read_until, start_server, start_server_with, Client};
+use common::{
+    is_event_stream, read_until, start_server, start_server_with, test_engine_config, Client,
+};
 use mcp_tasks_server::ServerConfig;
 use serde_json::json;
 use std::sync::atomic::Ordering;
@@ -232,6 +234,51 @@ async fn empty_task_metadata_gets_default_ttl_and_big_ttl_is_clamped() {
     assert_eq!(
         r["task"]["ttl"], 3_600_000,
         "clamped to the configured maximum"
+    );
+}
+
+/// A ttl of 0 (or anything under the minimum) is raised to the minimum and reported,
+/// so the task can still be read and collected; before, it was "not found" from its
+/// first `tasks/get` while its work ran.
+#[tokio::test]
+async fn zero_ttl_is_raised_to_the_minimum_and_the_task_stays_readable() {
+    let s = start_server().await;
+    let mut c = Client::connect(&s.url).await;
+    let r = c
+        .call(
+            "tools/call",
+            json!({"name": "sleep", "arguments": {"ms": 1}, "task": {"ttl": 0}}),
+        )
+        .await;
+    let min_ms = u64::try_from(test_engine_config().min_ttl.as_millis()).unwrap();
+    assert_eq!(r["task"]["ttl"], min_ms, "{r}");
+    let id = r["task"]["taskId"].as_str().unwrap().to_string();
+    let got = c.call("tasks/get", json!({"taskId": id})).await;
+    assert_eq!(got["ttl"], min_ms, "{got}");
+    let result = c.call("tasks/result", json!({"taskId": id})).await;
+    assert_eq!(result["content"][0]["text"], "slept 1 ms", "{result}");
+}
+
+/// `"task": null` is not `TaskMetadata` (the schema has `task?: TaskMetadata`): it is
+/// refused with -32602 and a message saying to leave it out, never run synchronously.
+#[tokio::test]
+async fn null_task_metadata_is_invalid_params() {
+    let s = start_server().await;
+    let mut c = Client::connect(&s.url).await;
+    let r = c
+        .request(
+            "tools/call",
+            json!({"name": "sleep", "arguments": {"ms": 1}, "task": null}),
+        )
+        .await;
+    assert_eq!(r.body["error"]["code"], -32602, "{}", r.body);
+    assert!(
+        r.body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("leave 'task' out"),
+        "{}",
+        r.body
     );
 }
 

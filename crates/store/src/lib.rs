@@ -268,6 +268,20 @@ pub trait TaskStore: Send + Sync + std::fmt::Debug {
         Ok(None)
     }
 
+    /// Whether other processes may open the same data and run tasks in it: a database
+    /// file or server, as opposed to memory private to this process. When true the
+    /// engine holds a lease on every task it runs (see
+    /// [`claim_expired_leases`](TaskStore::claim_expired_leases)), so a process that
+    /// starts on the same data fails or takes over only tasks whose runner stopped
+    /// renewing, never the live work of a process beside it.
+    ///
+    /// Why: desktop hosts start the same stdio server more than once, and every
+    /// default points at one `./mcp-tasks.db`; the default is false, for stores only
+    /// this process can reach.
+    fn shared_by_processes(&self) -> bool {
+        false
+    }
+
     /// Whether [`subscribe_changes`](TaskStore::subscribe_changes) yields a feed that
     /// sees every write, whichever process made it (PostgreSQL LISTEN/NOTIFY, or the
     /// in-memory store, which only one process can write). When false the engine relies

@@ -122,11 +122,20 @@ impl TaskMetadata {
 /// Reads `params.task`: `Ok(None)` when absent, the metadata when it is an object
 /// (`{}` included).
 ///
+/// `"task": null` is refused rather than read as "no task": the schema declares
+/// `task?: TaskMetadata` (an optional object, never null), the official SDKs' own
+/// validators reject null, and guessing would silently run a call synchronously that
+/// its client meant as a task (and then wait on it for as long as it runs).
+///
 /// # Errors
-/// `-32602` when `task` is not an object or `ttl` is not a non-negative integer.
+/// `-32602` when `task` is not an object (`null` included) or `ttl` is not a
+/// non-negative integer.
 pub fn task_metadata(params: &Value) -> Result<Option<TaskMetadata>, RpcError> {
     match params.get("task") {
-        None | Some(Value::Null) => Ok(None),
+        None => Ok(None),
+        Some(Value::Null) => Err(RpcError::invalid_params(
+            "'task' must be an object like {} or {\"ttl\": 60000}, not null: leave 'task' out for a synchronous call",
+        )),
         Some(v @ Value::Object(_)) => serde_json::from_value(v.clone()).map(Some).map_err(|e| {
             RpcError::invalid_params(format!(
                 "'task' must be {{}} or {{\"ttl\": <milliseconds>}}: {e}"
@@ -260,6 +269,10 @@ mod tests {
             Some(5)
         );
         assert!(task_metadata(&json!({"task": 3})).is_err());
+        let null = task_metadata(&json!({"task": null})).unwrap_err();
+        assert_eq!(null.code, crate::error_code::INVALID_PARAMS);
+        assert!(null.message.contains("not null"), "{}", null.message);
+        assert_eq!(task_metadata(&json!({"name": "x"})).ok(), Some(None));
         assert!(task_metadata(&json!({"task": {"ttl": -1}})).is_err());
         assert!(task_metadata(&json!({"task": {"ttl": "x"}})).is_err());
     }

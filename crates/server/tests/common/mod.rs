@@ -181,6 +181,8 @@ pub fn test_tools(flag: Arc<AtomicBool>) -> ToolRegistry {
 pub fn test_engine_config() -> EngineConfig {
     EngineConfig {
         max_ttl: Duration::from_secs(3600),
+        // Below the default minimum, so the expiry tests can ask for short ttls.
+        min_ttl: Duration::from_millis(100),
         cancel_grace: Duration::from_millis(200),
         sweep_interval: Duration::from_millis(50),
         list_page_size: 3,

@@ -368,6 +368,10 @@ impl TaskStore for PgStore {
     fn supports_notify(&self) -> bool {
         true
     }
+
+    fn shared_by_processes(&self) -> bool {
+        true
+    }
 }
 
 #[cfg(test)]

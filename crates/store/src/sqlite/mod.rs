@@ -10,7 +10,9 @@
 //! dropped: callers pass millisecond-truncated timestamps, as the engine does.
 //!
 //! Leases work as on any backend (each claim is one `UPDATE` under SQLite's single
-//! write lock). There is no change feed: other processes may write the same file, and
+//! write lock), and a database file is [`TaskStore::shared_by_processes`]: several
+//! processes on one file (a desktop host starting the same stdio server twice) behave
+//! like replicas, each renewing the leases of the tasks it runs. There is no change feed: other processes may write the same file, and
 //! SQLite cannot tell this one, so [`TaskStore::supports_notify`] stays false.
 
 mod queries;
@@ -56,6 +58,8 @@ static MIGRATOR: Migrator = sqlx::migrate!("src/sqlite/migrations");
 pub struct SqliteStore {
     pool: SqlitePool,
     writer: Writer,
+    /// A file other processes may open too (false for `sqlite::memory:`).
+    shared: bool,
 }
 
 impl SqliteStore {
@@ -110,7 +114,11 @@ impl SqliteStore {
             .await
             .map_err(|e| StoreError::Backend(Box::new(e)))?;
         let writer = Writer::spawn(pool.clone());
-        Ok(Self { pool, writer })
+        Ok(Self {
+            pool,
+            writer,
+            shared: !in_memory,
+        })
     }
 
     /// The connection pool, for tests and diagnostics. Writing through it bypasses the
@@ -285,6 +293,10 @@ impl TaskStore for SqliteStore {
             .iter()
             .map(row_to_record)
             .collect()
+    }
+
+    fn shared_by_processes(&self) -> bool {
+        self.shared
     }
 }
 

@@ -70,6 +70,12 @@ pub struct ServeArgs {
     #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
     max_ttl: Option<Duration>,
 
+    /// Shortest retention granted; shorter requests (a ttl of 0 included) are raised
+    /// and the raised ttl is reported, so a task never vanishes before its client could
+    /// read it. [default: 1s]
+    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
+    min_ttl: Option<Duration>,
+
     /// Polling interval suggested to clients. [default: 1s]
     #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
     poll_interval: Option<Duration>,
@@ -93,9 +99,11 @@ pub struct ServeArgs {
     #[arg(long)]
     client_tasks: bool,
 
-    /// Lease of a running task when several replicas share a PostgreSQL database:
-    /// renewed every 5 s; a replica that finds one expired takes the task over (re-runs
-    /// resumable tools, fails the rest). [default: 30s with postgres://, off otherwise]
+    /// Lease of a running task on a database other processes may share (an SQLite
+    /// file, PostgreSQL): renewed three or more times per lease; a process that finds
+    /// one expired (its holder died) takes the task over: re-runs resumable tools,
+    /// fails the rest. Several servers on one file are safe: none touches another's
+    /// live tasks. [default: 30s with sqlite://PATH and postgres://, off with memory:]
     #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
     lease_ttl: Option<Duration>,
 

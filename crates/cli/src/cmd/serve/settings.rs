@@ -22,6 +22,10 @@ pub(super) fn engine_config(args: &ServeArgs, file: &ServerSection) -> EngineCon
             .max_ttl
             .or(file.max_ttl)
             .unwrap_or(defaults::DEFAULT_MAX_TTL),
+        min_ttl: args
+            .min_ttl
+            .or(file.min_ttl)
+            .unwrap_or(defaults::DEFAULT_MIN_TTL),
         poll_interval: args
             .poll_interval
             .or(file.poll_interval)
@@ -55,15 +59,9 @@ pub(super) fn engine_config(args: &ServeArgs, file: &ServerSection) -> EngineCon
             .or(file.external_call_timeout)
             .unwrap_or(defaults::DEFAULT_EXTERNAL_CALL_TIMEOUT),
         audit_arguments: args.audit_arguments || file.audit_arguments,
-        lease_ttl: args.lease_ttl.or(file.lease_ttl).or_else(|| {
-            let db = args
-                .database
-                .as_deref()
-                .or(file.database.as_deref())
-                .unwrap_or("");
-            (db.starts_with("postgres://") || db.starts_with("postgresql://"))
-                .then_some(defaults::DEFAULT_LEASE_TTL)
-        }),
+        // None: the engine chooses from the store (leases on any database file or
+        // server, which other processes may share).
+        lease_ttl: args.lease_ttl.or(file.lease_ttl),
         ..EngineConfig::default()
     }
 }
