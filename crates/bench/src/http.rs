@@ -81,18 +81,25 @@ pub struct HttpConn {
 }
 
 impl HttpConn {
-    /// Connects with Nagle disabled (each request is one write; waiting would only add
-    /// latency).
+    /// Connects; with `nodelay`, Nagle is disabled (each request is one write;
+    /// waiting would only add latency), without it the socket keeps its default
+    /// options, as an ordinary client's does.
     ///
     /// # Errors
     /// [`BenchError::Io`] when the connection fails.
-    pub async fn connect(endpoint: &Endpoint, accept: &str) -> Result<Self, BenchError> {
+    pub async fn connect(
+        endpoint: &Endpoint,
+        accept: &str,
+        nodelay: bool,
+    ) -> Result<Self, BenchError> {
         let stream = TcpStream::connect(&endpoint.authority)
             .await
             .map_err(|e| BenchError::Io(format!("connecting to {}", endpoint.authority), e))?;
-        stream
-            .set_nodelay(true)
-            .map_err(|e| BenchError::Io("setting TCP_NODELAY".into(), e))?;
+        if nodelay {
+            stream
+                .set_nodelay(true)
+                .map_err(|e| BenchError::Io("setting TCP_NODELAY".into(), e))?;
+        }
         let head = format!(
             "POST {} HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nAccept: {accept}\r\n",
             endpoint.path, endpoint.authority

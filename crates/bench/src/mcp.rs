@@ -54,6 +54,9 @@ pub struct SessionOptions {
     /// Also accept `text/event-stream` replies. Servers that require it (rmcp) get it
     /// always; ours answers JSON to clients that accept only JSON.
     pub accept_sse: bool,
+    /// Keep the socket's default options (Nagle's algorithm on), as ordinary HTTP
+    /// clients do, instead of the generator's `TCP_NODELAY`.
+    pub ordinary_socket: bool,
 }
 
 /// A task's status as the server reported it.
@@ -118,7 +121,7 @@ impl McpConn {
         } else {
             "application/json"
         };
-        let http = HttpConn::connect(endpoint, accept).await?;
+        let http = HttpConn::connect(endpoint, accept, !opts.ordinary_socket).await?;
         let mut conn = McpConn {
             http,
             wire: opts.wire,

@@ -134,6 +134,7 @@ fn session_options(plan: &Plan, wire: Wire, declare_tasks: bool) -> SessionOptio
         wire,
         declare_tasks,
         accept_sse: plan.accept_sse,
+        ordinary_socket: false,
     }
 }
 
@@ -300,9 +301,25 @@ async fn extras(
             true,
         ));
     }
-    flows.push((Scenario::E2eSync, Op::SyncCall { tool, args }, false));
+    flows.push((
+        Scenario::E2eSync,
+        Op::SyncCall {
+            tool: tool.clone(),
+            args: args.clone(),
+        },
+        false,
+    ));
+    flows.push((
+        Scenario::E2eSyncOrdinary,
+        Op::SyncCall { tool, args },
+        false,
+    ));
     for (scenario, op, declare_tasks) in flows {
-        let opts = session_options(plan, target.wire, declare_tasks);
+        let mut opts = session_options(plan, target.wire, declare_tasks);
+        if scenario == Scenario::E2eSyncOrdinary {
+            opts.ordinary_socket = true;
+            opts.accept_sse = true;
+        }
         let conn = open_sessions(&server.endpoint, 1, &opts).await?;
         let (_, run) = timed(conn, &op, plan.warmup, plan.duration, server.pid).await?;
         let s = sample(target, scenario, n, 1, run);

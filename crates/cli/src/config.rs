@@ -55,6 +55,22 @@ pub struct ServerSection {
     /// Idle time after which an HTTP session is forgotten ("0s": never).
     #[serde(default, with = "opt_duration")]
     pub session_idle_timeout: Option<Duration>,
+    /// Most HTTP sessions held at once.
+    pub max_sessions: Option<usize>,
+    /// Most HTTP connections open at once.
+    pub max_connections: Option<usize>,
+    /// Time allowed for a request's headers.
+    #[serde(default, with = "opt_duration")]
+    pub http_header_timeout: Option<Duration>,
+    /// Time allowed for a request's body.
+    #[serde(default, with = "opt_duration")]
+    pub http_body_timeout: Option<Duration>,
+    /// Time an HTTP connection may stay open with no request in progress.
+    #[serde(default, with = "opt_duration")]
+    pub http_idle_timeout: Option<Duration>,
+    /// Interval of SSE keep-alive comments.
+    #[serde(default, with = "opt_duration")]
+    pub sse_keep_alive: Option<Duration>,
     /// Extra allowed `Origin` values.
     #[serde(default)]
     pub allowed_origins: Vec<String>,

@@ -102,13 +102,17 @@ async fn cancel_racing_completion_has_exactly_one_winner() {
 async fn restart_fails_tasks_left_running_by_the_previous_process() {
     let dir = tempfile::tempdir().unwrap();
     let url = format!("sqlite://{}", dir.path().join("tasks.db").display());
+    // A file may be shared by live processes, so a task is an orphan only once the
+    // lease of the process that ran it has run out.
+    const LEASE: Duration = Duration::from_millis(100);
+    let config = || EngineConfig {
+        lease_ttl: Some(LEASE),
+        ..EngineConfig::default()
+    };
     let (running_id, done_id) = {
-        let engine = Engine::start(
-            Arc::new(SqliteStore::open(&url).await.unwrap()),
-            EngineConfig::default(),
-        )
-        .await
-        .unwrap();
+        let engine = Engine::start(Arc::new(SqliteStore::open(&url).await.unwrap()), config())
+            .await
+            .unwrap();
         let finished = engine
             .create(params(), |_ctx| Box::pin(async { done("kept") }))
             .await
@@ -122,13 +126,13 @@ async fn restart_fails_tasks_left_running_by_the_previous_process() {
             .unwrap();
         (running.id, finished.id)
     };
+    // The lease is a wall-clock expiry written in the file: no tokio signal or paused
+    // time can stand in for it passing.
+    tokio::time::sleep(LEASE + Duration::from_millis(50)).await;
     // a new engine on the same file plays the restarted process
-    let engine = Engine::start(
-        Arc::new(SqliteStore::open(&url).await.unwrap()),
-        EngineConfig::default(),
-    )
-    .await
-    .unwrap();
+    let engine = Engine::start(Arc::new(SqliteStore::open(&url).await.unwrap()), config())
+        .await
+        .unwrap();
     let interrupted = engine.get(&running_id, &caller()).await.unwrap();
     assert_eq!(interrupted.status, TaskStatus::Failed);
     assert_eq!(

@@ -126,6 +126,16 @@ fn config(poll_interval: Duration) -> EngineConfig {
     }
 }
 
+/// A lease short enough for a restart test to outlive.
+const SHORT_LEASE: Duration = Duration::from_millis(100);
+
+fn short_lease(config: EngineConfig) -> EngineConfig {
+    EngineConfig {
+        lease_ttl: Some(SHORT_LEASE),
+        ..config
+    }
+}
+
 fn rows(text: &str) -> Outcome {
     Outcome::Result {
         value: json!({"content": [{"type": "text", "text": text}], "isError": false}),
@@ -474,7 +484,7 @@ async fn external_tasks_survive_a_restart() {
     let fake = Fake::new();
     let first = engine_on(
         Arc::new(SqliteStore::open(&url).await.unwrap()),
-        config(Duration::from_millis(50)),
+        short_lease(config(Duration::from_millis(50))),
         &fake,
     )
     .await;
@@ -491,9 +501,13 @@ async fn external_tasks_survive_a_restart() {
         .unwrap();
     drop(first);
 
+    // The file may be shared by live processes: the plain task is an orphan only once
+    // the first engine's lease on it ran out (a wall-clock expiry in the file, which
+    // no tokio signal or paused clock can stand in for).
+    tokio::time::sleep(SHORT_LEASE + Duration::from_millis(50)).await;
     let second = Engine::start(
         Arc::new(SqliteStore::open(&url).await.unwrap()),
-        config(Duration::from_millis(50)),
+        short_lease(config(Duration::from_millis(50))),
     )
     .await
     .unwrap();

@@ -49,7 +49,17 @@ pub struct ServerConfig {
     /// gets 404 and the client initializes again, its tasks still reachable by id.
     /// `None` (or zero) keeps sessions until they are deleted. Default: one hour.
     pub session_idle_timeout: Option<std::time::Duration>,
+    /// Most HTTP sessions held at once. Opening one more forgets the session unused
+    /// the longest (idle ones before ones with an open stream; never one with a
+    /// request in progress): 20,000 `initialize` calls must not all be kept for an
+    /// hour. Its client gets 404 and initializes again; its tasks stay reachable by id.
+    pub max_sessions: usize,
+    /// Limits on HTTP connections (timeouts, how many at once, SSE keep-alive).
+    pub http: crate::transport::connections::HttpLimits,
 }
+
+/// Default [`ServerConfig::max_sessions`]: 10,000.
+pub const DEFAULT_MAX_SESSIONS: usize = 10_000;
 
 /// Default [`ServerConfig::session_idle_timeout`].
 pub const DEFAULT_SESSION_IDLE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(3600);
@@ -67,6 +77,8 @@ impl Default for ServerConfig {
             client_hosted_tasks: false,
             client_request_timeout: std::time::Duration::from_secs(60),
             session_idle_timeout: Some(DEFAULT_SESSION_IDLE_TIMEOUT),
+            max_sessions: DEFAULT_MAX_SESSIONS,
+            http: Default::default(),
         }
     }
 }
@@ -184,17 +196,43 @@ impl McpServer {
     pub fn open_session(&self, principal: Option<String>) -> Arc<Session> {
         let id = TaskId::generate().to_string();
         let principal = principal.unwrap_or_else(|| format!("session:{id}"));
-        let session = Arc::new(Session::new(id.clone(), principal, false));
-        self.lock_sessions().insert(id, Arc::clone(&session));
-        session
+        self.hold_session(Arc::new(Session::new(id, principal, false)))
     }
 
     /// Opens a session for an authenticated subject: its tasks are bound to the subject,
     /// visible from any of the subject's sessions and to nobody else.
     pub fn open_subject_session(&self, subject: String) -> Arc<Session> {
         let id = TaskId::generate().to_string();
-        let session = Arc::new(Session::new(id.clone(), subject, true));
-        self.lock_sessions().insert(id, Arc::clone(&session));
+        self.hold_session(Arc::new(Session::new(id, subject, true)))
+    }
+
+    /// Adds `session` to the table, first making room at
+    /// [`ServerConfig::max_sessions`] (see there); returns the session held under its
+    /// id (an existing one when another request added it first).
+    fn hold_session(&self, session: Arc<Session>) -> Arc<Session> {
+        let evicted = {
+            let mut sessions = self.lock_sessions();
+            if let Some(held) = sessions.get(session.id()) {
+                return Arc::clone(held);
+            }
+            let evicted = if sessions.len() >= self.inner.config.max_sessions.max(1) {
+                crate::session::least_needed(sessions.values())
+                    .map(|s| s.id().to_string())
+                    .and_then(|id| sessions.remove(&id))
+            } else {
+                None
+            };
+            sessions.insert(session.id().to_string(), Arc::clone(&session));
+            evicted
+        };
+        if let Some(old) = evicted {
+            tracing::info!(
+                max_sessions = self.inner.config.max_sessions,
+                "session limit reached: forgot the session unused the longest"
+            );
+            old.detach_outbound();
+            old.cancel_all_requests();
+        }
         session
     }
 
@@ -236,8 +274,7 @@ impl McpServer {
         ));
         session.set_negotiated(&stored.protocol_version, stored.client_capabilities);
         session.mark_initialized();
-        let mut sessions = self.lock_sessions();
-        Some(Arc::clone(sessions.entry(stored.id).or_insert(session)))
+        Some(self.hold_session(session))
     }
 
     /// Stores an initialized session so that other replicas can serve it.

@@ -6,7 +6,7 @@ use mcp_tasks_protocol::{version, LoggingLevel, RequestId, TaskId};
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -115,6 +115,19 @@ impl Session {
             .as_ref()
             .is_some_and(|tx| !tx.is_closed());
         quiet && !streaming && self.busy.load(Ordering::SeqCst) == 0
+    }
+
+    /// How much the session is in use now, for choosing which one to forget at the
+    /// session limit: `None` while a request is being handled (never forgotten),
+    /// otherwise whether a server-to-client stream is open and when it was last used.
+    fn use_now(&self) -> Option<(bool, Instant)> {
+        if self.busy.load(Ordering::SeqCst) > 0 {
+            return None;
+        }
+        let streaming = lock(&self.outbound)
+            .as_ref()
+            .is_some_and(|tx| !tx.is_closed());
+        Some((streaming, *lock(&self.last_active)))
     }
 
     /// The session id (`Mcp-Session-Id` over HTTP).
@@ -257,4 +270,16 @@ impl Session {
             _ => self.send(message),
         }
     }
+}
+
+/// The session to forget when the table is full: among those with no request being
+/// handled, one without an open stream before one with, and of those the one unused the
+/// longest. `None` when every session is handling a request.
+pub(crate) fn least_needed<'a>(
+    sessions: impl Iterator<Item = &'a Arc<Session>>,
+) -> Option<&'a Arc<Session>> {
+    sessions
+        .filter_map(|s| s.use_now().map(|(streaming, last)| ((streaming, last), s)))
+        .min_by_key(|(key, _)| *key)
+        .map(|(_, s)| s)
 }

@@ -143,3 +143,41 @@ async fn a_session_waiting_in_a_plain_json_request_is_kept() {
         "{result}"
     );
 }
+
+/// At the session limit a new `initialize` forgets the session unused the longest,
+/// sparing sessions with an open stream: 20,000 initializes no longer keep 20,000
+/// sessions for an hour.
+#[tokio::test]
+async fn the_session_limit_forgets_the_longest_unused_session_first() {
+    let s = start_server_with(ServerConfig {
+        max_sessions: 3,
+        ..ServerConfig::default()
+    })
+    .await;
+    let watcher = Client::connect(&s.url).await;
+    let stream = watcher.open_event_stream().await;
+    assert_eq!(stream.status(), 200);
+    let mut oldest = Client::connect(&s.url).await;
+    let mut middle = Client::connect(&s.url).await;
+    assert_eq!(s.server.session_count(), 3);
+    middle.call("ping", json!({})).await; // used after `oldest`
+
+    let mut newest = Client::connect(&s.url).await;
+    assert_eq!(s.server.session_count(), 3, "the limit was exceeded");
+    assert_eq!(oldest.request("ping", json!({})).await.status, 404);
+    assert_eq!(middle.request("ping", json!({})).await.status, 200);
+    assert_eq!(newest.request("ping", json!({})).await.status, 200);
+    let mut watcher = watcher;
+    assert_eq!(
+        watcher.request("ping", json!({})).await.status,
+        200,
+        "a session with an open stream was forgotten before idle ones"
+    );
+
+    // Many more: the table never grows past the limit.
+    for _ in 0..20 {
+        Client::connect(&s.url).await;
+        assert!(s.server.session_count() <= 3);
+    }
+    drop(stream);
+}

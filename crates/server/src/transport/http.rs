@@ -66,15 +66,15 @@ pub async fn serve(
 ) -> std::io::Result<()> {
     let app = router(server.clone(), DEFAULT_PATH);
     let token = server.shutdown_token();
-    axum::serve(listener, app)
-        .with_graceful_shutdown(async move {
-            tokio::select! {
-                _ = shutdown => {},
-                _ = token.cancelled() => {},
-            }
-            server.shutdown();
-        })
-        .await
+    let limits = server.config().http.clone();
+    super::connections::serve_connections(listener, app, limits, async move {
+        tokio::select! {
+            _ = shutdown => {},
+            _ = token.cancelled() => {},
+        }
+        server.shutdown();
+    })
+    .await
 }
 
 fn json_response(status: StatusCode, body: &Value) -> Response {
@@ -305,14 +305,29 @@ async fn handle_post(State(server): State<McpServer>, headers: HeaderMap, body: 
         Err(r) => return r.into_response(),
     };
     let limit = server.config().max_body_bytes;
-    let bytes: Bytes = match axum::body::to_bytes(body, limit).await {
-        Ok(b) => b,
-        Err(_) => {
+    let body_timeout = server.config().http.body_timeout;
+    let bytes: Bytes = match tokio::time::timeout(body_timeout, axum::body::to_bytes(body, limit))
+        .await
+    {
+        Ok(Ok(b)) => b,
+        Ok(Err(_)) => {
             return error_response(
                 StatusCode::PAYLOAD_TOO_LARGE,
                 INVALID_REQUEST,
                 format!("request body exceeds the limit of {limit} bytes (raise --max-body-bytes to allow it)"),
             )
+        }
+        Err(_) => {
+            let mut response = error_response(
+                StatusCode::REQUEST_TIMEOUT,
+                INVALID_REQUEST,
+                format!("the request body did not arrive within {body_timeout:?} (raise --http-body-timeout to allow slower clients)"),
+            );
+            // The rest of the body may still be on its way: this connection is done.
+            response
+                .headers_mut()
+                .insert(header::CONNECTION, HeaderValue::from_static("close"));
+            return response;
         }
     };
     let message = match jsonrpc::parse(&bytes) {
@@ -432,7 +447,7 @@ fn sse_stream(server: &McpServer, rx: mpsc::Receiver<Value>) -> Response {
         .map(|v| Ok::<_, Infallible>(Event::default().event("message").data(v.to_string())))
         .take_until(async move { shutdown.cancelled().await });
     Sse::new(stream)
-        .keep_alive(KeepAlive::default())
+        .keep_alive(KeepAlive::new().interval(server.config().http.sse_keep_alive))
         .into_response()
 }
 

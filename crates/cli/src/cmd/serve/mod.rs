@@ -12,6 +12,7 @@ use tokio::net::TcpListener;
 
 use crate::config::{parse_duration, ConfigFile};
 
+mod fd_limit;
 mod settings;
 
 /// Default HTTP listen address: loopback only.
@@ -114,6 +115,38 @@ pub struct ServeArgs {
     #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
     session_idle_timeout: Option<Duration>,
 
+    /// Most HTTP sessions held at once; one more forgets the session unused the
+    /// longest (its client gets 404 and initializes again). [default: 10000]
+    #[arg(long, value_name = "N")]
+    max_sessions: Option<usize>,
+
+    /// Most HTTP connections open at once; at the limit a new connection closes the
+    /// one idle the longest, and is refused when none is idle. Lowered to fit the
+    /// process's file-descriptor limit (raised to its hard limit at start).
+    /// [default: 1024]
+    #[arg(long, value_name = "N")]
+    max_connections: Option<usize>,
+
+    /// Time a client has, from the first byte of a request, to send its headers;
+    /// slower clients are disconnected. [default: 10s]
+    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
+    http_header_timeout: Option<Duration>,
+
+    /// Time a client has to send a request body once its headers arrived; slower
+    /// bodies get 408 and the connection is closed. [default: 30s]
+    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
+    http_body_timeout: Option<Duration>,
+
+    /// How long an HTTP connection may stay open with no request in progress
+    /// (keep-alive between requests, or never used); open SSE streams are in
+    /// progress and stay. [default: 60s]
+    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
+    http_idle_timeout: Option<Duration>,
+
+    /// Interval of keep-alive comments on open SSE streams. [default: 15s]
+    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
+    sse_keep_alive: Option<Duration>,
+
     /// Largest request body (HTTP) or line (stdio), in bytes. [default: 4194304]
     #[arg(long, value_name = "BYTES")]
     max_body_bytes: Option<usize>,
@@ -206,7 +239,17 @@ pub async fn run(args: ServeArgs) -> Result<()> {
         .or_else(|| s.listen.clone())
         .unwrap_or_else(|| DEFAULT_LISTEN.to_string());
     let auth = settings::auth_mode(&args, s)?;
-    let server_config = settings::server_config(&args, s, &listen, auth.clone());
+    let mut server_config = settings::server_config(&args, s, &listen, auth.clone());
+    let open_files = fd_limit::raise_open_files_limit();
+    let fitted = fd_limit::fit_connections(server_config.http.max_connections, open_files);
+    if fitted < server_config.http.max_connections {
+        tracing::warn!(
+            max_connections = fitted,
+            open_files_limit = open_files,
+            "lowered the connection limit to fit the open-files limit"
+        );
+        server_config.http.max_connections = fitted;
+    }
     let database = args
         .database
         .clone()

@@ -6,7 +6,10 @@ use crate::config::{AuthRequirement, ServerSection};
 use anyhow::{Context, Result};
 use mcp_tasks_engine::{config as defaults, EngineConfig};
 use mcp_tasks_server::auth::{AuthMode, Authenticator, JwtVerifier, StaticTokens};
-use mcp_tasks_server::server::{DEFAULT_MAX_BODY_BYTES, DEFAULT_SESSION_IDLE_TIMEOUT};
+use mcp_tasks_server::server::{
+    DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_TIMEOUT,
+};
+use mcp_tasks_server::transport::connections::{self, HttpLimits};
 use mcp_tasks_server::ServerConfig;
 use std::path::Path;
 use std::sync::Arc;
@@ -90,6 +93,32 @@ pub(super) fn server_config(
             Some(off) if off.is_zero() => None,
             Some(timeout) => Some(timeout),
             None => Some(DEFAULT_SESSION_IDLE_TIMEOUT),
+        },
+        max_sessions: args
+            .max_sessions
+            .or(file.max_sessions)
+            .unwrap_or(DEFAULT_MAX_SESSIONS),
+        http: HttpLimits {
+            header_timeout: args
+                .http_header_timeout
+                .or(file.http_header_timeout)
+                .unwrap_or(connections::DEFAULT_HEADER_TIMEOUT),
+            body_timeout: args
+                .http_body_timeout
+                .or(file.http_body_timeout)
+                .unwrap_or(connections::DEFAULT_BODY_TIMEOUT),
+            idle_timeout: args
+                .http_idle_timeout
+                .or(file.http_idle_timeout)
+                .unwrap_or(connections::DEFAULT_IDLE_TIMEOUT),
+            max_connections: args
+                .max_connections
+                .or(file.max_connections)
+                .unwrap_or(connections::DEFAULT_MAX_CONNECTIONS),
+            sse_keep_alive: args
+                .sse_keep_alive
+                .or(file.sse_keep_alive)
+                .unwrap_or(connections::DEFAULT_SSE_KEEP_ALIVE),
         },
         ..ServerConfig::default()
     }
