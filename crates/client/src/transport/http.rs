@@ -75,6 +75,10 @@ impl HttpTransport {
         }
         let http = reqwest::Client::builder()
             .connect_timeout(CONNECT_TIMEOUT)
+            // Requests are small writes on a reused connection: with Nagle on, one
+            // waiting on the server's delayed ACK stalls ~40 ms. reqwest's default today;
+            // said here so a change of default cannot bring the stall back.
+            .tcp_nodelay(true)
             .build()
             .map_err(|e| ClientError::Connect(format!("cannot build the HTTP client: {e}")))?;
         Ok(HttpTransport {
