@@ -8,6 +8,7 @@ mod demo;
 mod demo_input;
 mod fixtures;
 mod fixtures_2025;
+mod journal;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;

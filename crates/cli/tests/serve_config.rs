@@ -16,6 +16,7 @@ fn run_in(cwd: &Path, args: &[&str]) -> Output {
         .current_dir(cwd)
         .env_remove("MCP_TASKS_DATABASE")
         .env_remove("MCP_TASKS_CONFIG")
+        .env("MCP_TASKS_STATE_DIR", cwd)
         .stdin(Stdio::null())
         .output()
         .expect("run mcp-tasks")
@@ -93,6 +94,7 @@ input_schema = { type = "object", properties = { word = { type = "string" } }, r
 }
 
 fn call_over_stdio(config: &Path, tool: &str, arg: &str) -> (Option<i32>, Value) {
+    // The config's folder is the working directory and the journal's folder.
     let dir = config.parent().unwrap();
     let out = run_in(
         dir,
