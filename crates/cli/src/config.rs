@@ -28,7 +28,7 @@ pub struct ConfigFile {
 pub struct ServerSection {
     /// Address to listen on.
     pub listen: Option<String>,
-    /// Database URL.
+    /// Database URL; a relative `sqlite://` path is relative to the file's folder.
     pub database: Option<String>,
     /// Default ttl (e.g. "1h").
     #[serde(default, with = "opt_duration")]
@@ -130,7 +130,9 @@ pub struct CommandToolConfig {
     /// What the tool does (shown to the model).
     #[serde(default)]
     pub description: String,
-    /// Program and arguments; `{name}` in an element is replaced by argument `name`.
+    /// Program and arguments, run without a shell; `{name}` in an element is replaced
+    /// by argument `name` (see [`crate::command_tool::expand`] for the rules that keep
+    /// a value from being read as an option).
     pub command: Vec<String>,
     /// JSON Schema of the arguments (an object schema). Default: no arguments.
     #[serde(default)]
@@ -179,7 +181,9 @@ impl ServerSection {
 }
 
 impl ConfigFile {
-    /// Reads and parses a file; relative tool `cwd`s are resolved against its folder.
+    /// Reads and parses a file; relative paths in it (the `sqlite://` database, token
+    /// files, tool `cwd`s) are resolved against its folder, and every tool's command
+    /// template is checked against its input schema.
     pub fn load(path: &Path) -> Result<Self> {
         let text = std::fs::read_to_string(path)
             .with_context(|| format!("reading config file {}", path.display()))?;
@@ -187,6 +191,9 @@ impl ConfigFile {
             .with_context(|| format!("parsing config file {}", path.display()))?;
         let base = path.parent().unwrap_or(Path::new("."));
         let server = &mut cfg.server;
+        if let Some(db) = &server.database {
+            server.database = Some(sqlite_relative_to(db, base));
+        }
         for file in [&mut server.auth_tokens, &mut server.jwt_jwks]
             .into_iter()
             .flatten()
@@ -206,6 +213,11 @@ impl ConfigFile {
                     path.display()
                 );
             }
+            let schema = t
+                .schema_json()
+                .with_context(|| format!("in {}", path.display()))?;
+            crate::command_tool::check(&t.command, &schema)
+                .map_err(|e| anyhow::anyhow!("tool '{}' in {}: {e}", t.name, path.display()))?;
             if let Some(cwd) = &t.cwd {
                 if cwd.is_relative() {
                     t.cwd = Some(base.join(cwd));
@@ -213,6 +225,38 @@ impl ConfigFile {
             }
         }
         Ok(cfg)
+    }
+}
+
+/// A `sqlite:` URL whose path is relative, made relative to `base` (the config file's
+/// folder); absolute paths, in-memory databases and other URLs are returned unchanged.
+fn sqlite_relative_to(url: &str, base: &Path) -> String {
+    let Some(rest) = url
+        .strip_prefix("sqlite://")
+        .or_else(|| url.strip_prefix("sqlite:"))
+    else {
+        return url.to_string();
+    };
+    let (file, query) = match rest.split_once('?') {
+        Some((f, q)) => (f, Some(q)),
+        None => (rest, None),
+    };
+    let in_memory = file.is_empty() || file.starts_with(":memory:") || rest.contains("mode=memory");
+    if in_memory || Path::new(file).is_absolute() {
+        return url.to_string();
+    }
+    let relative: PathBuf = Path::new(file)
+        .components()
+        .filter(|c| !matches!(c, std::path::Component::CurDir))
+        .collect();
+    let joined = if base.as_os_str().is_empty() {
+        Path::new(".").join(relative)
+    } else {
+        base.join(relative)
+    };
+    match query {
+        Some(q) => format!("sqlite://{}?{q}", joined.display()),
+        None => format!("sqlite://{}", joined.display()),
     }
 }
 
@@ -251,6 +295,55 @@ mod tests {
     fn unknown_keys_are_rejected() {
         let r: Result<ConfigFile, _> = toml::from_str("[server]\nlisten_on = 'x'\n");
         assert!(r.is_err());
+    }
+
+    #[test]
+    fn a_relative_sqlite_database_is_relative_to_the_file() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("tasks.toml");
+        let base = dir.path().display().to_string();
+        for (given, expected) in [
+            ("sqlite://./x.db", format!("sqlite://{base}/x.db")),
+            ("sqlite:data/x.db", format!("sqlite://{base}/data/x.db")),
+            (
+                "sqlite://x.db?mode=rwc",
+                format!("sqlite://{base}/x.db?mode=rwc"),
+            ),
+            ("sqlite:///abs/x.db", "sqlite:///abs/x.db".to_string()),
+            ("sqlite::memory:", "sqlite::memory:".to_string()),
+            ("memory:", "memory:".to_string()),
+            ("postgres://u@h/db", "postgres://u@h/db".to_string()),
+        ] {
+            std::fs::write(&path, format!("[server]\ndatabase = \"{given}\"\n")).expect("write");
+            let cfg = ConfigFile::load(&path).expect("loads");
+            assert_eq!(
+                cfg.server.database.as_deref(),
+                Some(expected.as_str()),
+                "{given}"
+            );
+        }
+        // A file named without a folder: relative to the working directory, as before.
+        assert_eq!(
+            sqlite_relative_to("sqlite://./x.db", Path::new("")),
+            "sqlite://./x.db"
+        );
+    }
+
+    #[test]
+    fn an_unknown_placeholder_is_refused_when_the_file_is_loaded() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("tasks.toml");
+        std::fs::write(
+            &path,
+            "[[tools]]\nname = \"t\"\ncommand = [\"ls\", \"--\", \"{nme}\"]\n\
+             input_schema = { type = \"object\", properties = { name = { type = \"string\" } } }\n",
+        )
+        .expect("write");
+        let err = format!("{:#}", ConfigFile::load(&path).expect_err("refused"));
+        assert!(
+            err.contains("tool 't'") && err.contains("{nme}") && err.contains("name"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -8,6 +8,7 @@ mod demo;
 mod demo_input;
 mod fixtures;
 mod fixtures_2025;
+mod journal;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -58,8 +59,62 @@ fn main() -> ExitCode {
             if let Some(exit) = e.downcast_ref::<cmd::client::Exit>() {
                 return exit.code();
             }
-            eprintln!("mcp-tasks: error: {e:#}");
+            eprintln!("mcp-tasks: error: {}", error_chain(&e));
             ExitCode::from(1)
         }
+    }
+}
+
+/// An error and its causes, `: `-separated, each said once: a cause whose text an
+/// earlier message already includes (libraries often repeat their source in their own
+/// message) is left out.
+fn error_chain(e: &anyhow::Error) -> String {
+    let mut out = String::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        if text.is_empty() || out.contains(&text) {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push_str(": ");
+        }
+        out.push_str(&text);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug)]
+    struct Inner;
+    impl std::fmt::Display for Inner {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("(code: 14) unable to open database file")
+        }
+    }
+    impl std::error::Error for Inner {}
+
+    #[derive(Debug)]
+    struct Outer(Inner);
+    impl std::fmt::Display for Outer {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            write!(f, "store backend error: {}", self.0)
+        }
+    }
+    impl std::error::Error for Outer {
+        fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+            Some(&self.0)
+        }
+    }
+
+    #[test]
+    fn each_cause_is_said_once() {
+        let e = anyhow::Error::new(Outer(Inner)).context("opening task store sqlite://x.db");
+        assert_eq!(
+            error_chain(&e),
+            "opening task store sqlite://x.db: store backend error: (code: 14) unable to open database file"
+        );
     }
 }

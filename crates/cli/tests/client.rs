@@ -32,9 +32,21 @@ fn start() -> Server {
     serve(&["--database", "memory:", "--poll-interval", "200ms"])
 }
 
+/// A folder for the client's task journal, so tests never write to the real home.
+fn state_dir() -> &'static std::path::Path {
+    static DIR: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| tempfile::tempdir().unwrap()).path()
+}
+
+/// The binary with the given arguments and the test's journal folder.
+fn command(args: &[&str]) -> Command {
+    let mut c = Command::new(BIN);
+    c.args(args).env("MCP_TASKS_STATE_DIR", state_dir());
+    c
+}
+
 fn cli(args: &[&str]) -> Output {
-    Command::new(BIN)
-        .args(args)
+    command(args)
         .stdin(Stdio::null())
         .output()
         .expect("run mcp-tasks")
@@ -315,9 +327,10 @@ fn cli_json_output_and_exit_codes() {
     let watched = cli(&["watch", url, long_id, "--json"]);
     assert_eq!(watched.status.code(), Some(3));
     assert_eq!(json_out(&watched)["status"], "cancelled");
-    // Cancelling it again is refused (already terminal on 2025-11-25).
+    // Cancelling it again (refused on 2025-11-25: already terminal) says it is cancelled.
     let again = cli(&["cancel", "--wire", "2025-11-25", url, long_id]);
-    assert_eq!(again.status.code(), Some(1));
+    assert_eq!(again.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&again.stdout).contains("cancelled"));
 
     // Usage and connection errors.
     assert_eq!(cli(&["call", url, "no_such_tool"]).status.code(), Some(2));
@@ -372,11 +385,14 @@ fn exits_zero(mut p: rexpect::session::PtySession) {
 #[test]
 fn cli_asks_the_question_at_the_terminal() {
     let server = start();
-    let cmd = format!(
-        "{BIN} call {} confirm_delete --arg filename=notes.txt",
-        server.url
-    );
-    let mut p = rexpect::spawn(&cmd, Some(30_000)).expect("spawn in a pty");
+    let cmd = command(&[
+        "call",
+        &server.url,
+        "confirm_delete",
+        "--arg",
+        "filename=notes.txt",
+    ]);
+    let mut p = rexpect::session::spawn_command(cmd, Some(30_000)).expect("spawn in a pty");
     p.exp_string("Delete the file 'notes.txt'?").unwrap();
     p.exp_string("Delete? [y/n]").unwrap();
     p.send_line("maybe").unwrap();
@@ -390,8 +406,8 @@ fn cli_asks_the_question_at_the_terminal() {
 #[test]
 fn cli_asks_two_questions_in_turn() {
     let server = start();
-    let cmd = format!("{BIN} call {} multi_input", server.url);
-    let mut p = rexpect::spawn(&cmd, Some(30_000)).expect("spawn in a pty");
+    let cmd = command(&["call", &server.url, "multi_input"]);
+    let mut p = rexpect::session::spawn_command(cmd, Some(30_000)).expect("spawn in a pty");
     let mut answered = 0;
     while answered < 2 {
         let (_, matched) = p.exp_regex(r"Name: |Colour: ").unwrap();

@@ -317,7 +317,9 @@ async fn log_messages_reach_the_client_and_the_cli_at_the_level_set() {
         .all(|l| l.task_id.as_ref() == Some(&id)));
     client.close().await;
 
+    let journal = tempfile::tempdir().unwrap();
     let out = std::process::Command::new(common::BIN)
+        .env("MCP_TASKS_STATE_DIR", journal.path())
         .args([
             "call",
             &server.url,
@@ -334,6 +336,7 @@ async fn log_messages_reach_the_client_and_the_cli_at_the_level_set() {
     assert!(out.status.success(), "{stderr}");
     assert!(stderr.contains("[info] Tool execution started"), "{stderr}");
     let bad = std::process::Command::new(common::BIN)
+        .env("MCP_TASKS_STATE_DIR", journal.path())
         .args([
             "call",
             &server.url,

@@ -7,10 +7,11 @@ use serde_json::{Map, Value};
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::client::{exit_for, fail, target_and_one, usage, ConnectArgs, EXIT_OK};
-use super::follow::{connect_and_follow, detached, follow, immediate, outcome, Followed};
+use super::client::{exit_for, fail, target_and_one, usage, ConnectArgs, WireArg, EXIT_OK};
+use super::follow::{connect_and_follow, detached, follow, immediate, outcome, Followed, Watching};
 use super::terminal::Terminal;
 use crate::config::parse_duration;
+use crate::journal::{Entry, Journal};
 
 /// Options of `call`.
 #[derive(Debug, Args)]
@@ -45,7 +46,8 @@ pub struct CallArgs {
     #[arg(long, value_parser = parse_duration, value_name = "DURATION", conflicts_with = "no_task")]
     ttl: Option<Duration>,
 
-    /// Print the task id and exit at once; follow it later with `mcp-tasks watch`.
+    /// Print the task id and exit at once; follow it later with `mcp-tasks watch`
+    /// (HTTP servers only: a stdio server stops when this command exits).
     #[arg(long, conflicts_with = "no_task")]
     detach: bool,
 
@@ -59,6 +61,12 @@ pub async fn run(a: CallArgs) -> u8 {
         Ok(t) => t,
         Err(code) => return code,
     };
+    if a.detach && matches!(target, Target::Stdio { .. }) {
+        return usage(
+            "--detach needs an HTTP server: a stdio server stops when this command exits, \
+             and its task with it; call without --detach, or serve over HTTP",
+        );
+    }
     let arguments = match &a.args_json {
         None => Map::new(),
         Some(text) => match serde_json::from_str::<Value>(text) {
@@ -133,24 +141,38 @@ async fn call(
             return Followed::done(fail(&format!("calling {tool}"), &e));
         }
     };
-    let resume = resume_command(target, &a.connect);
-    match handle.task_id() {
-        Some(id) if a.detach => {
-            term.finish();
-            if matches!(target, Target::Stdio { .. }) {
-                eprintln!("note: a stdio server stops with this command, and its task with it");
+    let watching = Watching {
+        json: a.connect.json,
+        resume: resume_command(target, &a.connect),
+        journal: Journal::for_target(target),
+    };
+    match handle.task() {
+        Some(view) => {
+            let id = view.id.clone();
+            if let Some(j) = &watching.journal {
+                j.record(&Entry::new(view, tool, client.wire()));
             }
-            detached(id, &resume, a.connect.json, client.session_id());
-            Followed {
-                code: EXIT_OK,
-                detached: true,
+            if a.detach {
+                term.finish();
+                detached(
+                    &id,
+                    watching.resume.as_deref(),
+                    a.connect.json,
+                    client.session_id(),
+                );
+                return Followed {
+                    code: EXIT_OK,
+                    detached: true,
+                };
             }
-        }
-        Some(id) => {
-            if !a.connect.json && !term.is_interactive() {
-                eprintln!("task {id}");
-            }
-            follow(&client, handle, &term, a.connect.json, &resume).await
+            term.note(&match &watching.resume {
+                Some(r) => format!(
+                    "task {id} started; to follow it again: {}",
+                    r.replace("{id}", id.as_str())
+                ),
+                None => format!("task {id} started"),
+            });
+            follow(&client, handle, &term, &watching).await
         }
         None => {
             let r = handle.result().await;
@@ -163,19 +185,20 @@ async fn call(
     }
 }
 
-/// The `watch` command line that follows a task of this target (`{id}` marks where
-/// the task id goes), keeping `--json` when it was given.
-pub(super) fn resume_command(target: &Target, c: &ConnectArgs) -> String {
+/// The `watch` command line that follows a task of this HTTP server (`{id}` marks
+/// where the task id goes), keeping `--json` and `--wire` when they were given; `None`
+/// for a stdio server, whose tasks stop with it.
+pub(super) fn resume_command(target: &Target, c: &ConnectArgs) -> Option<String> {
+    let Target::Http(url) = target else {
+        return None;
+    };
     let json = if c.json { " --json" } else { "" };
-    match target {
-        Target::Http(url) => format!("mcp-tasks watch{json} {url} {{id}}"),
-        Target::Stdio { program, args } => {
-            format!(
-                "mcp-tasks watch{json} {{id}} -- {program} {}",
-                args.join(" ")
-            )
-        }
-    }
+    let wire = match c.wire {
+        WireArg::Auto => "",
+        WireArg::V2025 => " --wire 2025-11-25",
+        WireArg::Extension => " --wire extension",
+    };
+    Some(format!("mcp-tasks watch{json}{wire} {url} {{id}}"))
 }
 
 /// Reads `value` as the tool's schema types argument `key`.

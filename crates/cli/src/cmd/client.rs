@@ -22,7 +22,10 @@ pub const EXIT_USAGE: u8 = 2;
 pub const EXIT_CANCELLED: u8 = 3;
 /// Exit status: the server could not be reached or the connection broke.
 pub const EXIT_CONNECTION: u8 = 4;
-/// Exit status: interrupted without a terminal to ask what to do (the task goes on).
+/// Exit status of `cancel`: the task had already completed or failed.
+pub const EXIT_ALREADY_ENDED: u8 = 5;
+/// Exit status: interrupted (Ctrl-C without a terminal to ask what to do, or twice);
+/// the task goes on.
 pub const EXIT_INTERRUPTED: u8 = 130;
 
 /// The client subcommands (flattened into the top-level command list).
@@ -35,9 +38,12 @@ pub enum ClientCommand {
     Watch(TaskArgs),
     /// Show a task's current state.
     Get(TaskArgs),
-    /// List the tasks the server shows this client.
+    /// List the tasks started from this machine with `call` (kept in a journal per
+    /// server under $MCP_TASKS_STATE_DIR, else $XDG_STATE_HOME/mcp-tasks, else
+    /// ~/.local/state/mcp-tasks, for 7 days), each refreshed from the server, and
+    /// those the server lists for this session (2025-11-25).
     List(ServerArgs),
-    /// Cancel a task.
+    /// Cancel a task (exit status 5 when it had already completed or failed).
     Cancel(TaskArgs),
     /// List the server's tools and whether each runs as a task.
     Tools(ServerArgs),
@@ -168,11 +174,11 @@ pub struct ServerArgs {
 
 impl ServerArgs {
     /// Runs subcommand `name` (the word its usage error names): connects, lets `body`
-    /// work with the client and the `--json` flag, and ends the connection as
-    /// [`finish`] does. Returns the exit status.
+    /// work with the client, the target and the `--json` flag, and ends the
+    /// connection as [`finish`] does. Returns the exit status.
     pub async fn run<F, Fut>(self, name: &str, body: F) -> u8
     where
-        F: FnOnce(Client, bool) -> Fut,
+        F: FnOnce(Client, Target, bool) -> Fut,
         Fut: Future<Output = u8>,
     {
         let (target, rest) = match target(&self.positionals, &self.command) {
@@ -183,7 +189,8 @@ impl ServerArgs {
             return usage(&format!("{name} takes only a target"));
         }
         let json = self.connect.json;
-        once(&target, &self.connect, |client| body(client, json)).await
+        let t = target.clone();
+        once(&target, &self.connect, |client| body(client, t, json)).await
     }
 }
 
@@ -212,11 +219,11 @@ impl TaskArgs {
     }
 
     /// Runs a subcommand that asks one thing about the task: connects, lets `body` work
-    /// with the client, the task id and the `--json` flag, and ends the connection as
-    /// [`finish`] does. Returns the exit status.
+    /// with the client, the task id, the target and the `--json` flag, and ends the
+    /// connection as [`finish`] does. Returns the exit status.
     pub async fn run<F, Fut>(self, body: F) -> u8
     where
-        F: FnOnce(Client, TaskId, bool) -> Fut,
+        F: FnOnce(Client, TaskId, Target, bool) -> Fut,
         Fut: Future<Output = u8>,
     {
         let (target, id) = match self.read() {
@@ -224,7 +231,8 @@ impl TaskArgs {
             Err(code) => return code,
         };
         let json = self.connect.json;
-        once(&target, &self.connect, |client| body(client, id, json)).await
+        let t = target.clone();
+        once(&target, &self.connect, |client| body(client, id, t, json)).await
     }
 }
 

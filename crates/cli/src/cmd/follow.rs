@@ -6,15 +6,17 @@ use console::style;
 use futures::StreamExt;
 use mcp_tasks_client::{
     Client, ClientBuilder, ClientError, Target, TaskHandle, TaskOutcome, TaskStatus, TaskUpdate,
+    Wire,
 };
 use serde_json::{json, Value};
 use std::future::Future;
 use std::sync::Arc;
-use tokio::signal::unix::{signal, SignalKind};
+use tokio::signal::unix::{signal, Signal, SignalKind};
 
 use super::client::{fail, ConnectArgs, EXIT_CANCELLED, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK};
-use super::output;
+use super::output::{self, out};
 use super::terminal::{roots, AfterInterrupt, Terminal};
+use crate::journal::Journal;
 
 /// Runs a subcommand that follows a task (`call`, `watch`): connects to `target` with
 /// a terminal whose prompts answer the server's questions, lets `body` follow the task
@@ -85,14 +87,34 @@ impl Followed {
     }
 }
 
-/// Follows `handle` to its end and prints the outcome. `resume` is the command that
-/// picks the task up again (`{id}` marks the task id), shown when detaching.
+/// How a followed task is shown and remembered.
+#[derive(Debug, Clone, Default)]
+pub struct Watching {
+    /// `--json` output.
+    pub json: bool,
+    /// The command that picks the task up again (`{id}` marks the task id); `None`
+    /// for a stdio server, which stops with this command.
+    pub resume: Option<String>,
+    /// The journal to record the task's final state in.
+    pub journal: Option<Journal>,
+}
+
+/// The next Ctrl-C, or never when it cannot be caught.
+async fn next_interrupt(interrupts: &mut Option<Signal>) -> Option<()> {
+    match interrupts.as_mut() {
+        Some(s) => s.recv().await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Follows `handle` to its end and prints the outcome. Ctrl-C asks whether to cancel,
+/// detach or go on watching; a second Ctrl-C while that question is open leaves at
+/// once (exit status 130), the task going on.
 pub async fn follow(
     client: &Client,
     mut handle: TaskHandle,
     term: &Terminal,
-    json: bool,
-    resume: &str,
+    w: &Watching,
 ) -> Followed {
     let id = handle.task_id().cloned();
     let mut updates = handle.updates();
@@ -105,30 +127,41 @@ pub async fn follow(
             None
         }
     };
+    let extension = client.wire() == Wire::Extension;
+    let leave = |id: &mcp_tasks_client::TaskId, code: u8| {
+        term.finish();
+        detached(id, w.resume.as_deref(), w.json, client.session_id());
+        Followed {
+            code,
+            detached: true,
+        }
+    };
     loop {
         tokio::select! {
-            Some(u) = updates.next() => show(term, u),
+            Some(u) = updates.next() => show(term, u, extension),
             r = &mut result => {
                 term.finish();
-                return Followed::done(outcome(r, json));
+                if let (Some(j), Ok(o)) = (&w.journal, &r) {
+                    j.update(o.task.as_ref());
+                }
+                return Followed::done(outcome(r, w.json));
             }
-            Some(()) = async { match interrupts.as_mut() { Some(s) => s.recv().await, None => std::future::pending().await } } => {
+            Some(()) = next_interrupt(&mut interrupts) => {
                 term.interrupt();
                 let Some(id) = &id else { continue };
-                let choice = if term.is_interactive() {
-                    term.after_interrupt().await
-                } else {
-                    term.finish();
-                    detached(id, resume, json, client.session_id());
-                    return Followed { code: EXIT_INTERRUPTED, detached: true };
+                if !term.is_interactive() {
+                    return leave(id, EXIT_INTERRUPTED);
+                }
+                let choice = tokio::select! {
+                    c = term.after_interrupt() => c,
+                    Some(()) = next_interrupt(&mut interrupts) => {
+                        eprintln!();
+                        return leave(id, EXIT_INTERRUPTED);
+                    }
                 };
                 match choice {
                     AfterInterrupt::Continue => {}
-                    AfterInterrupt::Detach => {
-                        term.finish();
-                        detached(id, resume, json, client.session_id());
-                        return Followed { code: EXIT_OK, detached: true };
-                    }
+                    AfterInterrupt::Detach => return leave(id, EXIT_OK),
                     AfterInterrupt::Cancel => {
                         term.status(format!("cancelling {id}…"));
                         if let Err(e) = client.cancel(id).await {
@@ -142,14 +175,36 @@ pub async fn follow(
     }
 }
 
-fn show(term: &Terminal, update: TaskUpdate) {
+/// The percentage a status message states ("x: 33% done" → 33), if any.
+fn percent_in(text: &str) -> Option<f64> {
+    let end = text.find('%')?;
+    let digits = text[..end]
+        .char_indices()
+        .rev()
+        .take_while(|(_, c)| c.is_ascii_digit() || *c == '.')
+        .last()
+        .map(|(i, _)| &text[i..end])?;
+    digits
+        .parse::<f64>()
+        .ok()
+        .filter(|p| (0.0..=100.0).contains(p))
+}
+
+fn show(term: &Terminal, update: TaskUpdate, extension: bool) {
     match update {
         TaskUpdate::Status(t) => {
             let text = match &t.status_message {
                 Some(m) => format!("{}: {m}", t.status),
                 None => t.status.to_string(),
             };
-            term.status(text);
+            // The extension wire has no progress notifications: a percentage in the
+            // status message drives the progress bar instead.
+            match t.status_message.as_deref().and_then(percent_in) {
+                Some(p) if extension && !t.status.is_terminal() => {
+                    term.progress(p, 100.0, Some(text));
+                }
+                _ => term.status(text),
+            }
         }
         TaskUpdate::Progress(p) => match p.total {
             Some(total) => term.progress(p.progress, total, p.message),
@@ -166,24 +221,32 @@ fn show(term: &Terminal, update: TaskUpdate) {
 }
 
 /// Prints that the command stopped watching and how to pick the task up again
-/// (rejoining `session` when there is one).
-pub fn detached(id: &mcp_tasks_client::TaskId, resume: &str, json: bool, session: Option<String>) {
-    let mut resume = resume.to_string();
-    if let Some(s) = &session {
-        resume = resume.replacen("{id}", &format!("--session {s} {{id}}"), 1);
-    }
+/// (rejoining `session` when there is one); with no `resume` command (a stdio server)
+/// says that the task stops with the server.
+pub fn detached(
+    id: &mcp_tasks_client::TaskId,
+    resume: Option<&str>,
+    json: bool,
+    session: Option<String>,
+) {
     if json {
-        println!(
-            "{}",
-            json!({ "taskId": id, "detached": true, "sessionId": session })
-        );
+        out(json!({ "taskId": id, "detached": true, "sessionId": session }));
     } else {
-        println!("{id}");
-        eprintln!(
-            "{} the task goes on; follow it with: {}",
-            style("detached:").yellow().for_stderr(),
-            resume.replace("{id}", id.as_str())
-        );
+        out(id);
+    }
+    let note = style("detached:").yellow().for_stderr();
+    match resume {
+        Some(resume) => {
+            let mut resume = resume.to_string();
+            if let Some(s) = &session {
+                resume = resume.replacen("{id}", &format!("--session {s} {{id}}"), 1);
+            }
+            eprintln!(
+                "{note} the task goes on; follow it with: {}",
+                resume.replace("{id}", id.as_str())
+            );
+        }
+        None => eprintln!("{note} this command's stdio server stops now, and the task with it"),
     }
 }
 
@@ -204,10 +267,10 @@ pub fn outcome(r: Result<TaskOutcome, ClientError>, json: bool) -> u8 {
                 json!({ "taskId": o.task.as_ref().map(|t| &t.id), "status": status.as_str() })
             }
         };
-        println!("{v}");
+        out(v);
     } else {
         if let Some(r) = &o.result {
-            println!("{}", output::result_text(r, o.text()));
+            out(output::result_text(r, o.text()));
         }
         let message = o
             .task
@@ -264,4 +327,19 @@ pub fn immediate(r: Result<Value, ClientError>, json: bool) -> u8 {
         }),
         json,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_percentage_in_a_status_message_is_progress() {
+        assert_eq!(percent_in("x: 33% done"), Some(33.0));
+        assert_eq!(percent_in("12.5%"), Some(12.5));
+        assert_eq!(percent_in("100% done"), Some(100.0));
+        assert_eq!(percent_in("no figure"), None);
+        assert_eq!(percent_in("% of nothing"), None);
+        assert_eq!(percent_in("250%"), None);
+    }
 }

@@ -1,31 +1,164 @@
-//! `mcp-tasks list`: the tasks the server shows this client (every page).
+//! `mcp-tasks list`: the tasks this user started on the server (from the client's
+//! journal, each refreshed with `tasks/get`), and on 2025-11-25 also those the server
+//! lists for this session (`tasks/list`). Works on both wires: the Tasks extension has
+//! no `tasks/list`.
 
-use serde_json::Value;
+use futures::StreamExt;
+use mcp_tasks_client::{Client, ClientError, TaskId, TaskView, Wire};
+use serde_json::{json, Value};
+use std::collections::HashSet;
 
 use super::client::{fail, ServerArgs, EXIT_OK};
-use super::output::{task_json, task_line};
+use super::output::{out, status_word, task_json};
+use crate::journal::{Entry, Journal, STATE_DIR_ENV};
+
+/// `tasks/get` requests in flight at once while refreshing the journal.
+const REFRESH_CONCURRENCY: usize = 8;
+
+/// What the listing says of the tasks the server no longer knows.
+const GONE: &str = "the server no longer knows this task: expired or deleted";
+
+/// One row of the listing.
+enum Row {
+    /// The server's current view of the task, and its tool when the journal has it.
+    Known(TaskView, Option<String>),
+    /// A journal entry the server no longer knows.
+    Gone(Entry),
+}
+
+impl Row {
+    fn created_ms(&self) -> i64 {
+        match self {
+            Row::Known(t, _) => t.created_at.timestamp_millis(),
+            Row::Gone(e) => e.created_ms,
+        }
+    }
+
+    fn json(&self) -> Value {
+        match self {
+            Row::Known(t, tool) => {
+                let mut v = task_json(t);
+                v["tool"] = json!(tool);
+                v
+            }
+            Row::Gone(e) => json!({
+                "taskId": e.task_id,
+                "status": "unknown",
+                "statusMessage": GONE,
+                "createdAt": e.created_text(),
+                "tool": e.tool,
+            }),
+        }
+    }
+
+    fn line(&self) -> String {
+        match self {
+            Row::Known(t, tool) => format!(
+                "{}  {}  {}  {}  {}",
+                t.id,
+                status_word(t.status),
+                t.last_updated_at.format("%Y-%m-%d %H:%M:%S"),
+                tool.as_deref().unwrap_or("-"),
+                t.status_message.as_deref().unwrap_or("")
+            ),
+            Row::Gone(e) => format!(
+                "{}  {:<14}  {}  {}  ({GONE})",
+                e.task_id,
+                "unknown",
+                e.created_text().replace('T', " ").trim_end_matches('Z'),
+                e.tool
+            ),
+        }
+    }
+}
 
 /// Runs `list`; returns the exit status.
 pub async fn run(a: ServerArgs) -> u8 {
-    a.run("list", |client, json| async move {
-        match client.list().await {
-            Ok(tasks) if json => {
-                println!("{}", Value::Array(tasks.iter().map(task_json).collect()));
-                EXIT_OK
-            }
-            Ok(tasks) => {
-                if tasks.is_empty() {
-                    eprintln!(
-                        "no tasks (a server without authentication lists only this session's)"
-                    );
-                }
-                for t in &tasks {
-                    println!("{}", task_line(t));
-                }
-                EXIT_OK
-            }
-            Err(e) => fail("listing tasks", &e),
+    a.run("list", |client, target, json| async move {
+        let journal = Journal::for_target(&target);
+        let rows = match rows(&client, journal.as_ref()).await {
+            Ok(r) => r,
+            Err(e) => return fail("listing tasks", &e),
+        };
+        if json {
+            out(Value::Array(rows.iter().map(Row::json).collect()));
+            return EXIT_OK;
         }
+        if rows.is_empty() {
+            let kept = journal.as_ref().map_or_else(
+                || format!("no journal: set {STATE_DIR_ENV} or HOME"),
+                |j| format!("journal: {}", j.path().display()),
+            );
+            eprintln!(
+                "no tasks: `list` shows the tasks started from this machine with `mcp-tasks call` \
+                 in the last 7 days ({kept}) and, on 2025-11-25, those the server lists for this session"
+            );
+        }
+        for r in &rows {
+            out(r.line());
+        }
+        EXIT_OK
     })
     .await
+}
+
+/// The rows, oldest first: the server's list (when the wire has one), then every
+/// journal entry it did not include, refreshed with `tasks/get`. The journal learns
+/// the new states and forgets the tasks the server no longer knows.
+async fn rows(client: &Client, journal: Option<&Journal>) -> Result<Vec<Row>, ClientError> {
+    let entries = journal.map(Journal::entries).unwrap_or_default();
+    let tool_of = |id: &TaskId| {
+        entries
+            .iter()
+            .find(|e| e.task_id == id.as_str())
+            .map(|e| e.tool.clone())
+    };
+    let mut rows = Vec::new();
+    let mut listed = HashSet::new();
+    if client.wire() != Wire::Extension {
+        match client.list().await {
+            Ok(tasks) => {
+                for t in tasks {
+                    listed.insert(t.id.as_str().to_string());
+                    let tool = tool_of(&t.id);
+                    rows.push(Row::Known(t, tool));
+                }
+            }
+            Err(ClientError::Unsupported(_)) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    let unlisted: Vec<Entry> = entries
+        .iter()
+        .filter(|e| !listed.contains(&e.task_id))
+        .cloned()
+        .collect();
+    let refreshed: Vec<(Entry, Result<TaskView, ClientError>)> =
+        futures::stream::iter(unlisted.into_iter().map(|e| async move {
+            let got = client.get(&TaskId::from_string(e.task_id.clone())).await;
+            (e, got)
+        }))
+        .buffered(REFRESH_CONCURRENCY)
+        .collect()
+        .await;
+    let mut gone = Vec::new();
+    for (entry, got) in refreshed {
+        match got {
+            Ok(t) => rows.push(Row::Known(t, Some(entry.tool))),
+            Err(e) if e.code() == Some(mcp_tasks_protocol::error_code::INVALID_PARAMS) => {
+                gone.push(entry.task_id.clone());
+                rows.push(Row::Gone(entry));
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    if let Some(j) = journal {
+        j.update(rows.iter().filter_map(|r| match r {
+            Row::Known(t, Some(_)) => Some(t),
+            _ => None,
+        }));
+        j.forget(&gone);
+    }
+    rows.sort_by_key(Row::created_ms);
+    Ok(rows)
 }

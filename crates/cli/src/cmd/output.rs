@@ -5,6 +5,23 @@ use console::style;
 use mcp_tasks_client::{TaskStatus, TaskView};
 use mcp_tasks_protocol::codec::timestamp;
 use serde_json::{json, Value};
+use std::fmt::Display;
+use std::io::Write;
+
+/// Prints one line on stdout. When stdout is a pipe its reader closed (`| head -1`),
+/// nobody wants the rest: the process ends at once, quietly, with status 0 (the task
+/// on the server is not touched). Any other write error ends it with status 1.
+pub fn out(line: impl Display) {
+    let mut stdout = std::io::stdout().lock();
+    let written = writeln!(stdout, "{line}").and_then(|()| stdout.flush());
+    if let Err(e) = written {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(0);
+        }
+        eprintln!("mcp-tasks: error: writing to stdout: {e}");
+        std::process::exit(1);
+    }
+}
 
 /// A task as `--json` prints it: `taskId`, `status`, `statusMessage`, `createdAt`,
 /// `lastUpdatedAt`, `ttlMs` (null: unlimited), `pollIntervalMs`.

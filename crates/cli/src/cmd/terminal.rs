@@ -223,6 +223,16 @@ impl Terminal {
         }
     }
 
+    /// Prints a line on stderr above the spinner, whatever the output mode (stdout
+    /// stays clean for `--json`).
+    pub fn note(&self, line: &str) {
+        let s = self.spinner.lock();
+        match &s.bar {
+            Some(bar) if !s.paused => bar.println(line),
+            _ => eprintln!("{line}"),
+        }
+    }
+
     /// Removes the spinner before the result is printed.
     pub fn finish(&self) {
         self.spinner.finish();

@@ -4,10 +4,11 @@ use console::style;
 use serde_json::{json, Value};
 
 use super::client::{fail, ServerArgs, EXIT_OK};
+use super::output::out;
 
 /// Runs `tools`; returns the exit status.
 pub async fn run(a: ServerArgs) -> u8 {
-    a.run("tools", |client, json| async move {
+    a.run("tools", |client, _target, json| async move {
         match client.tools().await {
             Ok(tools) if json => {
                 let list: Vec<Value> = tools
@@ -22,13 +23,13 @@ pub async fn run(a: ServerArgs) -> u8 {
                         })
                     })
                     .collect();
-                println!("{}", Value::Array(list));
+                out(Value::Array(list));
                 EXIT_OK
             }
             Ok(tools) => {
                 let width = tools.iter().map(|t| t.name.len()).max().unwrap_or(0);
                 for t in &tools {
-                    println!(
+                    out(format!(
                         "{:<width$}  {:<9}  {}",
                         style(&t.name).bold(),
                         t.task_support.as_str(),
@@ -38,7 +39,7 @@ pub async fn run(a: ServerArgs) -> u8 {
                             .lines()
                             .next()
                             .unwrap_or(""),
-                    );
+                    ));
                 }
                 EXIT_OK
             }

@@ -3,7 +3,8 @@
 
 use super::call::resume_command;
 use super::client::{fail, TaskArgs};
-use super::follow::{connect_and_follow, follow, Followed};
+use super::follow::{connect_and_follow, follow, Followed, Watching};
+use crate::journal::Journal;
 
 /// Runs `watch`; returns the exit status.
 pub async fn run(a: TaskArgs) -> u8 {
@@ -11,11 +12,14 @@ pub async fn run(a: TaskArgs) -> u8 {
         Ok(t) => t,
         Err(code) => return code,
     };
-    let json = a.connect.json;
-    let resume = resume_command(&target, &a.connect);
+    let watching = Watching {
+        json: a.connect.json,
+        resume: resume_command(&target, &a.connect),
+        journal: Journal::for_target(&target),
+    };
     connect_and_follow(&target, &a.connect, |client, term| async move {
         match client.resume(&id).await {
-            Ok(handle) => follow(&client, handle, &term, json, &resume).await,
+            Ok(handle) => follow(&client, handle, &term, &watching).await,
             Err(e) => Followed::done(fail(&format!("finding task {id}"), &e)),
         }
     })

@@ -1,0 +1,217 @@
+//! The client commands' journal of started tasks and their behaviour at the edges:
+//! `list` on both wires, the task id shown when a task starts, `cancel` of a finished
+//! task, a closed stdout pipe, `--detach` with a stdio server, and a second Ctrl-C.
+#![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
+
+use serde_json::Value;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+mod common;
+
+use common::{serve, Server, BIN};
+
+fn start() -> Server {
+    serve(&["--database", "memory:", "--poll-interval", "200ms"])
+}
+
+/// The binary with `args`, keeping its journal in `state`.
+fn command(state: &Path, args: &[&str]) -> Command {
+    let mut c = Command::new(BIN);
+    c.args(args)
+        .env("MCP_TASKS_STATE_DIR", state)
+        .stdin(Stdio::null());
+    c
+}
+
+fn run(state: &Path, args: &[&str]) -> Output {
+    command(state, args).output().expect("run mcp-tasks")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn json_out(o: &Output) -> Value {
+    serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}\n{}", String::from_utf8_lossy(&o.stdout), stderr(o)))
+}
+
+/// The id in the "task ID started" line a call prints on stderr.
+fn started_id(o: &Output) -> String {
+    let err = stderr(o);
+    let line = err
+        .lines()
+        .find(|l| l.starts_with("task ") && l.contains(" started"))
+        .unwrap_or_else(|| panic!("no task line in: {err}"));
+    line["task ".len()..].split(' ').next().unwrap().to_string()
+}
+
+/// The listed task with `id`, if listed.
+fn listed<'a>(list: &'a Value, id: &str) -> Option<&'a Value> {
+    list.as_array().unwrap().iter().find(|t| t["taskId"] == id)
+}
+
+#[test]
+fn list_shows_the_tasks_started_here_on_both_wires() {
+    let server = start();
+    let url = server.url.as_str();
+    let state = tempfile::tempdir().unwrap();
+    let st = state.path();
+
+    // The default wire against our server is the extension: the id and the command
+    // that follows the task again are shown when it starts.
+    let done = run(st, &["call", url, "slow_compute", "--arg", "seconds=0.2"]);
+    assert_eq!(done.status.code(), Some(0), "{}", stderr(&done));
+    let id = started_id(&done);
+    assert!(
+        stderr(&done).contains(&format!("mcp-tasks watch {url} {id}")),
+        "{}",
+        stderr(&done)
+    );
+    let long = json_out(&run(
+        st,
+        &[
+            "call",
+            url,
+            "slow_compute",
+            "--arg",
+            "seconds=60",
+            "--detach",
+            "--json",
+        ],
+    ));
+    let long_id = long["taskId"].as_str().unwrap();
+
+    for wire in ["extension", "2025-11-25"] {
+        let out = run(st, &["list", "--wire", wire, url, "--json"]);
+        assert_eq!(out.status.code(), Some(0), "{wire}: {}", stderr(&out));
+        let list = json_out(&out);
+        let first = listed(&list, &id).unwrap_or_else(|| panic!("{wire}: {list}"));
+        assert_eq!(first["status"], "completed");
+        assert_eq!(first["tool"], "slow_compute");
+        assert_eq!(listed(&list, long_id).unwrap()["status"], "working");
+    }
+
+    // A task the server no longer knows is shown once as unknown, then forgotten.
+    let file = std::fs::read_dir(st)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let mut text = std::fs::read_to_string(&file).unwrap();
+    text.push_str(&format!(
+        "{{\"taskId\":\"feedbeef\",\"tool\":\"gone\",\"createdMs\":{},\"wire\":\"extension\",\"status\":\"working\"}}\n",
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis()
+    ));
+    std::fs::write(&file, text).unwrap();
+    let list = json_out(&run(st, &["list", url, "--json"]));
+    assert_eq!(listed(&list, "feedbeef").unwrap()["status"], "unknown");
+    let list = json_out(&run(st, &["list", url, "--json"]));
+    assert!(listed(&list, "feedbeef").is_none(), "{list}");
+
+    // Another user's journal (another folder) lists nothing, and that is no error.
+    let other = tempfile::tempdir().unwrap();
+    let out = run(other.path(), &["list", url]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(out.stdout.is_empty());
+    assert!(stderr(&out).contains("no tasks"), "{}", stderr(&out));
+}
+
+#[test]
+fn cancelling_a_finished_task_says_it_had_finished() {
+    let server = start();
+    let url = server.url.as_str();
+    let state = tempfile::tempdir().unwrap();
+    let done = run(
+        state.path(),
+        &["call", url, "slow_compute", "--arg", "seconds=0"],
+    );
+    assert_eq!(done.status.code(), Some(0), "{}", stderr(&done));
+    let id = started_id(&done);
+    for wire in ["extension", "2025-11-25"] {
+        let out = run(state.path(), &["cancel", "--wire", wire, url, &id]);
+        assert_eq!(out.status.code(), Some(5), "{wire}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains("had already finished (completed)"),
+            "{wire}: {}",
+            stderr(&out)
+        );
+    }
+}
+
+#[test]
+fn a_closed_output_pipe_ends_the_command_quietly() {
+    let server = start();
+    let url = server.url.as_str();
+    let state = tempfile::tempdir().unwrap();
+    let done = run(
+        state.path(),
+        &["call", url, "slow_compute", "--arg", "seconds=0"],
+    );
+    let id = started_id(&done);
+    for args in [vec!["get", url, &id], vec!["list", url], vec!["tools", url]] {
+        // The reader is gone before the command writes anything (`| head -0`).
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let out = command(state.path(), &args)
+            .stdout(Stdio::from(writer))
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", stderr(&out));
+        assert!(!stderr(&out).contains("panicked"), "{}", stderr(&out));
+    }
+}
+
+#[test]
+fn detach_from_a_stdio_server_is_refused_with_one_reason() {
+    let state = tempfile::tempdir().unwrap();
+    let out = run(
+        state.path(),
+        &[
+            "call",
+            "slow_compute",
+            "--detach",
+            "--",
+            BIN,
+            "serve",
+            "--stdio",
+            "--demo",
+            "--database",
+            "memory:",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.contains("--detach needs an HTTP server"), "{err}");
+}
+
+/// Ctrl-C asks what to do; a second Ctrl-C at that question leaves at once (130),
+/// saying how to follow the task, which goes on.
+#[test]
+fn a_second_ctrl_c_at_the_question_leaves_at_once() {
+    let server = start();
+    let url = server.url.as_str();
+    let state = tempfile::tempdir().unwrap();
+    let mut cmd = Command::new(BIN);
+    cmd.args(["call", url, "slow_compute", "--arg", "seconds=60"])
+        .env("MCP_TASKS_STATE_DIR", state.path());
+    let mut p = rexpect::session::spawn_command(cmd, Some(30_000)).expect("spawn in a pty");
+    let (_, id) = p.exp_regex(r"task [0-9a-f]+").unwrap();
+    let id = id.trim_start_matches("task ").to_string();
+    p.exp_string("to follow it again").unwrap();
+    p.send_control('c').unwrap();
+    p.exp_string("Interrupted.").unwrap();
+    p.send_control('c').unwrap();
+    p.exp_string("follow it with").unwrap();
+    p.exp_eof().unwrap();
+    let status = format!("{:?}", p.process().wait().unwrap());
+    assert!(status.ends_with(", 130)"), "{status}");
+    let got = json_out(&run(state.path(), &["get", url, &id, "--json"]));
+    assert_eq!(got["status"], "working");
+}
