@@ -189,6 +189,16 @@ async fn undeclared_extension_and_removed_methods_get_their_codes() {
         body["error"]["code"], -32021,
         "task-required tool without the extension"
     );
+    let message = body["error"]["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("tool 'tool_error' needs"),
+        "quoted once: {message}"
+    );
+    let (_, body) = c
+        .send("tasks/get", json!({"taskId": "g"}), false, None)
+        .await;
+    let message = body["error"]["message"].as_str().unwrap();
+    assert!(message.starts_with("'tasks/get' needs"), "{message}");
     for method in ["tasks/result", "tasks/list"] {
         let (_, body) = c
             .send(method, json!({"taskId": "x"}), true, Some("x"))

@@ -35,7 +35,7 @@ pub(super) async fn start(
         .unwrap_or_default();
     if !ids.is_empty() && !req.extension {
         return Err(super::missing_extension(
-            "subscriptions/listen with taskIds",
+            "'subscriptions/listen' with taskIds",
         ));
     }
     let engine = req.server.engine().clone();

@@ -136,7 +136,9 @@ async fn dispatch(
             Ok(json!({ "tools": tools, "resultType": ext::RESULT_COMPLETE }))
         }
         m::TOOLS_CALL => tools_call::handle(&req, &params).await,
-        m::TASKS_GET | m::TASKS_UPDATE | m::TASKS_CANCEL if !extension => Err(missing_extension(method)),
+        m::TASKS_GET | m::TASKS_UPDATE | m::TASKS_CANCEL if !extension => {
+            Err(missing_extension(&format!("'{method}'")))
+        }
         m::TASKS_GET => tasks::get(&req, &params).await,
         m::TASKS_UPDATE => tasks::update(&req, &params).await,
         m::TASKS_CANCEL => tasks::cancel(&req, &params).await,
@@ -157,11 +159,12 @@ fn http_status(e: &RpcError) -> u16 {
 }
 
 /// `-32021`: the request needs the Tasks extension, which its `_meta` did not declare.
+/// `what` is said as given (quote names in it: `"'tasks/get'"`, `"tool 'x'"`).
 pub(crate) fn missing_extension(what: &str) -> RpcError {
     RpcError::new(
         MISSING_CAPABILITY,
         format!(
-            "'{what}' needs the client to declare the '{}' extension in _meta clientCapabilities.extensions",
+            "{what} needs the client to declare the '{}' extension in _meta clientCapabilities.extensions",
             ext::EXTENSION_ID
         ),
     )

@@ -47,7 +47,9 @@ pub struct ServeArgs {
     config: Option<PathBuf>,
 
     /// Also serve the built-in demo tools: slow_compute (task optional), greet (sync
-    /// only), failing_job (task required).
+    /// only), failing_job (task required), and the human-in-the-loop ones
+    /// confirm_delete (asks yes/no), multi_input (asks several questions) and
+    /// summarize_with_model (asks the client's model).
     #[arg(long)]
     demo: bool,
 
