@@ -4,10 +4,10 @@
 
 use chrono::{DateTime, Utc};
 use futures::future::BoxFuture;
-use mcp_tasks_protocol::error_code::INTERNAL_ERROR;
-use mcp_tasks_protocol::methods::progress_token;
 use mcp_tasks_protocol::{TaskId, TaskStatus, TaskView};
-use mcp_tasks_store::{ListParams, Outcome, StoreError, TaskRecord, TaskStore, TransitionParams};
+use mcp_tasks_store::{
+    Failure, ListParams, Outcome, StoreError, TaskRecord, TaskStore, TransitionParams,
+};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -21,6 +21,7 @@ use crate::config::EngineConfig;
 use crate::context::{LogSink, ProgressSink, TaskContext};
 use crate::error::EngineError;
 use crate::events::{LogRouter, TaskEvent, TaskLog};
+use crate::reader::WireReader;
 
 /// The future a task runs: it resolves to what the request returns.
 pub type Work = BoxFuture<'static, Outcome>;
@@ -79,6 +80,8 @@ pub(crate) struct Inner {
     pub(crate) seen: Mutex<HashMap<TaskId, u64>>,
     /// Re-creates the work of a task taken over from a stopped replica.
     pub(crate) resumer: Mutex<Option<crate::leases::Resumer>>,
+    /// Reads progress tokens and result error reports (see [`WireReader`]).
+    reader: std::sync::RwLock<Arc<dyn WireReader>>,
     pub(crate) events: broadcast::Sender<TaskEvent>,
     /// Where log messages of running work go (see [`LogRouter`]).
     pub(crate) log_router: std::sync::RwLock<Option<LogRouter>>,
@@ -137,11 +140,10 @@ impl Engine {
             .fail_orphaned(
                 &runner_id,
                 RESTART_STATUS_MESSAGE,
-                &Outcome::Error {
-                    code: INTERNAL_ERROR,
-                    message: format!("{RESTART_STATUS_MESSAGE}; call the tool again"),
-                    data: None,
-                },
+                &Outcome::failed(
+                    Failure::ServerRestarted,
+                    format!("{RESTART_STATUS_MESSAGE}; call the tool again"),
+                ),
                 now_ms(),
             )
             .await?;
@@ -161,6 +163,7 @@ impl Engine {
                 quota,
                 seen: Mutex::new(HashMap::new()),
                 resumer: Mutex::new(None),
+                reader: std::sync::RwLock::new(Arc::new(crate::reader::OpaqueReader)),
                 events,
                 log_router: std::sync::RwLock::new(None),
                 externals: Default::default(),
@@ -356,11 +359,10 @@ impl Engine {
                 expected_version: None,
                 status: TaskStatus::Cancelled,
                 status_message: Some(Some(message)),
-                outcome: Some(Outcome::Error {
-                    code: mcp_tasks_protocol::error_code::REQUEST_CANCELLED,
-                    message: "the task was cancelled before it finished".into(),
-                    data: None,
-                }),
+                outcome: Some(Outcome::failed(
+                    Failure::Cancelled,
+                    "the task was cancelled before it finished",
+                )),
                 now: now_ms(),
                 input_requests: Some(Default::default()),
                 expected_lease_generation: None,
@@ -448,7 +450,11 @@ impl Engine {
     }
 
     /// The neutral view of a record, for a codec to render.
-    pub fn view(record: &TaskRecord) -> TaskView {
+    pub fn view(&self, record: &TaskRecord) -> TaskView {
+        let reports_error = match &record.outcome {
+            Some(Outcome::Result { value }) => self.inner.reader().result_reports_error(value),
+            _ => false,
+        };
         TaskView {
             id: record.id.clone(),
             status: record.status,
@@ -457,7 +463,7 @@ impl Engine {
             last_updated_at: record.last_updated_at,
             ttl: record.ttl,
             poll_interval: record.poll_interval,
-            tool_error: record.outcome.as_ref().is_some_and(Outcome::is_tool_error),
+            tool_error: reports_error,
         }
     }
 
@@ -530,6 +536,13 @@ impl Engine {
 
     /// Registers how to re-run a task taken over from a stopped replica (tools declared
     /// resumable); without it such tasks are failed with a message naming the cause.
+    /// Registers how requests and results are read (the server's wire knowledge);
+    /// without one, no progress is routed and results report no errors of their own.
+    pub fn set_reader(&self, reader: Arc<dyn WireReader>) {
+        *self.inner.reader.write().unwrap_or_else(|p| p.into_inner()) = reader;
+    }
+
+    /// Registers how a task taken over from a stopped process is re-run.
     pub fn set_resumer(&self, resumer: crate::leases::Resumer) {
         *self.inner.resumer.lock().unwrap_or_else(|p| p.into_inner()) = Some(resumer);
     }
@@ -576,17 +589,18 @@ impl Inner {
         F: FnOnce(TaskContext) -> BoxFuture<'static, Option<Outcome>>,
     {
         let cancel = CancellationToken::new();
-        let progress: Option<ProgressSink> = progress_token(&record.request).map(|token| {
-            let events = self.events.clone();
-            let session = record.session.clone();
-            Arc::new(move |progress| {
-                let _ = events.send(TaskEvent::Progress {
-                    session: session.clone(),
-                    token: token.clone(),
-                    progress,
-                });
-            }) as ProgressSink
-        });
+        let progress: Option<ProgressSink> =
+            self.reader().progress_token(&record.request).map(|token| {
+                let events = self.events.clone();
+                let session = record.session.clone();
+                Arc::new(move |progress| {
+                    let _ = events.send(TaskEvent::Progress {
+                        session: session.clone(),
+                        token: token.clone(),
+                        progress,
+                    });
+                }) as ProgressSink
+            });
         let log: LogSink = {
             let inner = Arc::downgrade(self);
             let session = record.session.clone();
@@ -637,11 +651,10 @@ impl Inner {
                 Ok(outcome) => outcome,
                 Err(e) if e.is_panic() => {
                     tracing::error!(task_id = %id, "task work panicked");
-                    Some(Outcome::Error {
-                        code: INTERNAL_ERROR,
-                        message: "the tool crashed while running this task".into(),
-                        data: None,
-                    })
+                    Some(Outcome::failed(
+                        Failure::ToolPanicked,
+                        "the tool crashed while running this task",
+                    ))
                 }
                 Err(_) => None, // aborted after cancellation, expiry or a lost lease
             };
@@ -650,6 +663,11 @@ impl Inner {
             }
             inner.lock_running().remove(&id);
         });
+    }
+
+    /// The registered [`WireReader`].
+    pub(crate) fn reader(&self) -> Arc<dyn WireReader> {
+        Arc::clone(&self.reader.read().unwrap_or_else(|p| p.into_inner()))
     }
 
     /// The tasks this process runs under a lease, with the generation it holds.
@@ -728,16 +746,14 @@ impl Inner {
     /// finished one, or the one that won), when known.
     pub(crate) async fn finish(&self, id: &TaskId, outcome: Outcome) -> Option<TaskRecord> {
         let outcome = self.limit_result_size(outcome);
-        let status = match &outcome {
-            Outcome::Result { .. } => TaskStatus::Completed,
-            Outcome::Error { .. } => TaskStatus::Failed,
+        let status = if outcome.is_error() {
+            TaskStatus::Failed
+        } else {
+            TaskStatus::Completed
         };
         let message = match &outcome {
-            Outcome::Error { message, .. } => Some(Some(message.clone())),
-            Outcome::Result { value } if outcome.is_tool_error() => {
-                Some(Some(tool_error_message(value)))
-            }
-            Outcome::Result { .. } => None,
+            Outcome::Result { value } => self.reader().result_error_message(value).map(Some),
+            failed => failed.error_message().map(|m| Some(m.to_string())),
         };
         match self
             .apply(TransitionParams {
@@ -783,13 +799,12 @@ impl Inner {
         if size <= limit {
             return outcome;
         }
-        Outcome::Error {
-            code: mcp_tasks_protocol::error_code::LIMIT_EXCEEDED,
-            message: format!(
+        Outcome::failed(
+            Failure::ResultTooLarge,
+            format!(
                 "the result of {size} bytes exceeds the stored-result limit of {limit} bytes (max_result_bytes); it was discarded"
             ),
-            data: None,
-        }
+        )
     }
 
     /// Sets a status message, keeping whatever non-terminal status the task has
@@ -847,20 +862,6 @@ impl Inner {
             });
         }
     }
-}
-
-/// The status message of a task whose tool reported an error: the first text block.
-fn tool_error_message(result: &Value) -> String {
-    let text = result
-        .get("content")
-        .and_then(Value::as_array)
-        .and_then(|c| c.iter().find_map(|b| b.get("text").and_then(Value::as_str)))
-        .unwrap_or("no details");
-    let mut text: String = text.chars().take(500).collect();
-    if text.is_empty() {
-        text = "no details".into();
-    }
-    format!("the tool reported an error: {text}")
 }
 
 fn encode_cursor(r: &TaskRecord) -> String {

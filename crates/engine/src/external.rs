@@ -13,10 +13,9 @@
 
 use async_trait::async_trait;
 use futures::future::BoxFuture;
-use mcp_tasks_protocol::error_code::INTERNAL_ERROR;
 use mcp_tasks_protocol::{TaskId, TaskStatus};
 use mcp_tasks_store::{
-    ExpiredTask, ExternalJob, Outcome, StoreError, TaskRecord, TransitionParams,
+    ExpiredTask, ExternalJob, Failure, Outcome, StoreError, TaskRecord, TransitionParams,
 };
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
@@ -270,11 +269,10 @@ impl Engine {
                     (Some(inner), Some(id)) => inner.attach_external(&id, job).await,
                     // The engine is gone: nothing is left to record anything.
                     (None, _) => None,
-                    (Some(_), None) => Some(Outcome::Error {
-                        code: INTERNAL_ERROR,
-                        message: "the external job started without a task to attach it to".into(),
-                        data: None,
-                    }),
+                    (Some(_), None) => Some(Outcome::failed(
+                        Failure::Internal,
+                        "the external job started without a task to attach it to",
+                    )),
                 }
             })
         })
@@ -318,11 +316,10 @@ impl Inner {
             Err(e) => {
                 tracing::error!(task_id = %id, error = %e, "could not record the started external job; cancelling it");
                 let _ = self.cancel_job(id, &job).await;
-                Some(Outcome::Error {
-                    code: INTERNAL_ERROR,
-                    message: format!("the external job started but could not be recorded: {e}"),
-                    data: None,
-                })
+                Some(Outcome::failed(
+                    Failure::ExternalJobFailed,
+                    format!("the external job started but could not be recorded: {e}"),
+                ))
             }
         }
     }

@@ -7,9 +7,8 @@
 //! so an answer arriving twice is applied once. The waiting work is woken through an
 //! in-process channel; cancellation, expiry and the configured time limit wake it too.
 
-use mcp_tasks_protocol::error_code::REQUEST_TIMEOUT;
 use mcp_tasks_protocol::{TaskId, TaskStatus};
-use mcp_tasks_store::{InputRequest, Outcome, StoreError, TransitionParams};
+use mcp_tasks_store::{Failure, InputRequest, Outcome, StoreError, TransitionParams};
 use serde_json::{json, Map, Value};
 use std::time::Duration;
 use tokio::sync::oneshot;
@@ -56,6 +55,10 @@ pub enum InputError {
         /// The configured cap.
         limit: usize,
     },
+    /// The client's answer could not be read (a form answer without an action, values
+    /// that do not fit the requested schema).
+    #[error("the client's answer could not be used: {0}")]
+    Malformed(String),
     /// The client answered with an error.
     #[error("the client refused the input request: {message} (code {code})")]
     Rejected {
@@ -99,9 +102,8 @@ impl ElicitResponse {
             .get("action")
             .cloned()
             .and_then(|a| serde_json::from_value(a).ok())
-            .ok_or_else(|| InputError::Rejected {
-                code: mcp_tasks_protocol::error_code::INVALID_PARAMS,
-                message: format!("elicitation answer without a valid 'action': {v}"),
+            .ok_or_else(|| {
+                InputError::Malformed(format!("elicitation answer without a valid 'action': {v}"))
             })?;
         let content = v.get("content").and_then(Value::as_object).cloned();
         Ok(ElicitResponse { action, content })
@@ -165,7 +167,7 @@ impl Inner {
             _ = cancel.cancelled() => Err(InputError::Cancelled),
             _ = tokio::time::sleep(timeout) => {
                 let err = InputError::TimedOut { key: key.clone(), method: request.method.clone(), after: timeout };
-                self.fail_task(id, REQUEST_TIMEOUT, format!("{err}; the task failed. Answer input requests sooner or raise --input-timeout")).await;
+                self.fail_task(id, Failure::InputTimedOut, format!("{err}; the task failed. Answer input requests sooner or raise --input-timeout")).await;
                 Err(err)
             }
         };
@@ -173,6 +175,7 @@ impl Inner {
         match answer {
             Ok(Outcome::Result { value }) => Ok(value),
             Ok(Outcome::Error { code, message, .. }) => Err(InputError::Rejected { code, message }),
+            Ok(Outcome::Failed { message, .. }) => Err(InputError::Malformed(message)),
             Err(e) => Err(e),
         }
     }
@@ -299,17 +302,13 @@ impl Inner {
     }
 
     /// Ends a task as failed with `message` and stops its work.
-    pub(crate) async fn fail_task(&self, id: &TaskId, code: i64, message: String) {
+    pub(crate) async fn fail_task(&self, id: &TaskId, failure: Failure, message: String) {
         let change = TransitionParams {
             id: id.clone(),
             expected_version: None,
             status: TaskStatus::Failed,
             status_message: Some(Some(message.clone())),
-            outcome: Some(Outcome::Error {
-                code,
-                message,
-                data: None,
-            }),
+            outcome: Some(Outcome::failed(failure, message)),
             now: now_ms(),
             input_requests: Some(Default::default()),
             expected_lease_generation: None,

@@ -5,10 +5,10 @@
 //! fencing token), so after a takeover the old runner's writes are refused: never two
 //! replicas acting on one task.
 
-use mcp_tasks_protocol::error_code::INTERNAL_ERROR;
 use mcp_tasks_protocol::TaskStatus;
 use mcp_tasks_store::{
-    ClaimExpiredParams, Outcome, RenewLeaseParams, StoreError, TaskRecord, TransitionParams,
+    ClaimExpiredParams, Failure, Outcome, RenewLeaseParams, StoreError, TaskRecord,
+    TransitionParams,
 };
 use serde_json::Value;
 use std::sync::Arc;
@@ -102,11 +102,7 @@ impl Inner {
             expected_version: None,
             status: TaskStatus::Failed,
             status_message: Some(Some(LOST_RUNNER_MESSAGE.into())),
-            outcome: Some(Outcome::Error {
-                code: INTERNAL_ERROR,
-                message: LOST_RUNNER_MESSAGE.into(),
-                data: None,
-            }),
+            outcome: Some(Outcome::failed(Failure::LeaseLost, LOST_RUNNER_MESSAGE)),
             now: now_ms(),
             input_requests: Some(Default::default()),
             expected_lease_generation: Some(record.lease_generation),

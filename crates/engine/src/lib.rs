@@ -13,6 +13,7 @@
 //! | [`config`] | [`EngineConfig`] and the documented defaults |
 //! | [`caller`] | [`Caller`]: who is asking, for owner binding |
 //! | [`error`] | [`EngineError`] |
+//! | [`reader`] | [`WireReader`]: what the engine asks the server about opaque requests and results |
 //! | [`audit`] | audit events on the `mcp_tasks::audit` tracing target |
 //!
 //! Work is a future the engine spawns on tokio. Cancellation is cooperative (the work
@@ -31,6 +32,7 @@ pub mod external;
 pub mod input;
 pub mod leases;
 mod quota;
+pub mod reader;
 mod replicas;
 mod sweeper;
 
@@ -42,4 +44,5 @@ pub use error::EngineError;
 pub use events::{LogRouter, TaskEvent, TaskLog};
 pub use external::{ExternalPoller, JobPoll};
 pub use input::{ElicitAction, ElicitResponse, InputError};
-pub use mcp_tasks_store::{ExternalJob, InputRequest, Outcome, SessionRecord, TaskRecord};
+pub use mcp_tasks_store::{ExternalJob, Failure, InputRequest, Outcome, SessionRecord, TaskRecord};
+pub use reader::WireReader;

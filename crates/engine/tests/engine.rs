@@ -139,7 +139,13 @@ async fn restart_fails_tasks_left_running_by_the_previous_process() {
         interrupted.status_message.as_deref(),
         Some(RESTART_STATUS_MESSAGE)
     );
-    assert!(matches!(interrupted.outcome, Some(Outcome::Error { .. })));
+    assert!(matches!(
+        interrupted.outcome,
+        Some(Outcome::Failed {
+            failure: mcp_tasks_engine::Failure::ServerRestarted,
+            ..
+        })
+    ));
     let kept = engine.get(&done_id, &caller()).await.unwrap();
     assert_eq!(kept.status, TaskStatus::Completed);
     assert_eq!(kept.outcome, Some(done("kept")));

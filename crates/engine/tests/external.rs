@@ -223,10 +223,30 @@ async fn reads_poll_the_job_and_record_its_progress_and_outcome() {
     assert_eq!(fake.polls(), polls);
 }
 
+/// What the server's reader says of MCP tool results, enough for this test: the
+/// engine itself never reads `isError`.
+struct IsErrorReader;
+
+impl mcp_tasks_engine::WireReader for IsErrorReader {
+    fn progress_token(&self, _request: &serde_json::Value) -> Option<serde_json::Value> {
+        None
+    }
+
+    fn result_error_message(&self, result: &serde_json::Value) -> Option<String> {
+        (result["isError"] == true).then(|| {
+            format!(
+                "the tool reported an error: {}",
+                result["content"][0]["text"].as_str().unwrap_or("")
+            )
+        })
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn failed_jobs_fail_the_task_and_tool_errors_are_flagged() {
     let fake = Fake::new();
     let engine = memory_engine(Duration::from_millis(20), &fake).await;
+    engine.set_reader(Arc::new(IsErrorReader));
     let (a, a_state) = start(&engine, &fake).await;
     let (b, b_state) = start(&engine, &fake).await;
     let error = Outcome::Error {
@@ -247,7 +267,7 @@ async fn failed_jobs_fail_the_task_and_tool_errors_are_flagged() {
     // Recorded exactly as a tool error of in-process work: stored `completed` with the
     // tool-error flag of the view (the 2025-11-25 codec renders that as `failed`).
     let b = engine.wait_terminal(&b.id, &caller()).await.unwrap();
-    assert!(Engine::view(&b).tool_error);
+    assert!(engine.view(&b).tool_error);
     assert_eq!(
         b.status_message.as_deref(),
         Some("the tool reported an error: syntax error")
@@ -616,7 +636,11 @@ async fn a_start_that_fails_or_panics_fails_the_task() {
     let done = engine.wait_terminal(&record.id, &caller()).await.unwrap();
     assert_eq!(done.status, TaskStatus::Failed);
     assert!(
-        matches!(&done.outcome, Some(Outcome::Error { message, .. }) if message.contains("crashed")),
+        matches!(
+            &done.outcome,
+            Some(Outcome::Failed { failure: mcp_tasks_engine::Failure::ToolPanicked, message })
+                if message.contains("crashed")
+        ),
         "{done:?}"
     );
     assert_eq!(fake.polls(), 0);

@@ -11,8 +11,9 @@
 //! | [`session`] | [`Session`]: negotiated version, client capabilities, outbound stream, in-flight calls |
 //! | `dispatch` | one file per MCP method; unknown methods answer `-32601` |
 //! | [`modern`] | the 2026-07-28 stateless wire with the Tasks extension |
-//! | [`error_map`] | engine errors to JSON-RPC errors, in one place |
-//! | [`transport`] | stdio and Streamable HTTP (axum) |
+//! | [`error_map`] | engine errors and task failures to JSON-RPC errors, in one place |
+//! | [`mcp_reader`] | the engine's `WireReader`: progress tokens and `isError`, read for it |
+//! | [`transport`] | stdio and Streamable HTTP (hyper connections under an axum router) |
 #![deny(missing_docs)]
 
 pub mod auth;
@@ -23,6 +24,7 @@ pub mod elicit;
 pub mod error_map;
 pub mod external;
 mod input;
+pub mod mcp_reader;
 pub mod modern;
 mod outgoing;
 pub mod registry;

@@ -3,6 +3,7 @@
 //! to, and withdrawn with `notifications/cancelled` when nobody waits any more.
 
 use mcp_tasks_engine::Outcome;
+use mcp_tasks_protocol::error_code::INTERNAL_ERROR;
 use mcp_tasks_protocol::jsonrpc::{self, RequestId};
 use mcp_tasks_protocol::methods::NOTIF_CANCELLED;
 use mcp_tasks_protocol::{RpcError, TaskId};
@@ -92,15 +93,10 @@ impl Outgoing {
         };
         match answer {
             Ok(Ok(Outcome::Result { value })) => Ok(value),
-            Ok(Ok(Outcome::Error {
-                code,
-                message,
-                data,
-            })) => Err(Exchange::Refused(RpcError {
-                code,
-                message,
-                data,
-            })),
+            Ok(Ok(refused)) => Err(Exchange::Refused(
+                crate::error_map::outcome_error(&refused)
+                    .unwrap_or_else(|| RpcError::new(INTERNAL_ERROR, "the client refused")),
+            )),
             Ok(Err(_)) | Err(_) => Err(Exchange::TimedOut),
         }
     }

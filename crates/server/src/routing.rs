@@ -1,7 +1,7 @@
 //! Engine events to sessions: task status changes (with the input requests they
 //! carry), progress, and task log messages, each to the session that created the task.
 
-use mcp_tasks_engine::{Engine, TaskEvent, TaskLog};
+use mcp_tasks_engine::{TaskEvent, TaskLog};
 use mcp_tasks_protocol::codec::v2025_11_25;
 use mcp_tasks_protocol::jsonrpc;
 use mcp_tasks_protocol::methods::NOTIF_TASK_STATUS;
@@ -60,7 +60,7 @@ fn deliver_event(server: &McpServer, event: TaskEvent) {
                 return;
             };
             if session.speaks_tasks() {
-                let view = Engine::view(&record);
+                let view = server.engine().view(&record);
                 session.send(jsonrpc::notification(
                     NOTIF_TASK_STATUS,
                     v2025_11_25::status_notification_params(&view),

@@ -116,6 +116,7 @@ impl McpServer {
                 engine.register_external(tool.name(), spec.poller.clone());
             }
         }
+        engine.set_reader(Arc::new(crate::mcp_reader::McpReader));
         let resumable = tools.clone();
         engine.set_resumer(Arc::new(move |record| {
             let name = record.request.get("name")?.as_str()?;

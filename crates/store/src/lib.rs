@@ -45,8 +45,8 @@ pub use memory::MemoryStore;
 pub use postgres::PgStore;
 pub use record::SessionRecord;
 pub use record::{
-    ClaimExpiredParams, ClaimLeaseParams, ExpiredTask, ExternalJob, InputRequest, InputRequests,
-    ListPage, ListParams, Outcome, RenewLeaseParams, TaskRecord, TransitionParams,
+    ClaimExpiredParams, ClaimLeaseParams, ExpiredTask, ExternalJob, Failure, InputRequest,
+    InputRequests, ListPage, ListParams, Outcome, RenewLeaseParams, TaskRecord, TransitionParams,
 };
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteStore;

@@ -16,7 +16,10 @@ pub enum Outcome {
         /// The result object.
         value: Value,
     },
-    /// The request failed with a JSON-RPC error.
+    /// The request's handler answered with a protocol error of its own (a tool that
+    /// returned a JSON-RPC error, a client that refused an input request). The code is
+    /// carried as given, never interpreted here or in the engine. Rows written before
+    /// [`Outcome::Failed`] existed hold the engine's own failures in this form too.
     Error {
         /// The error code.
         code: i64,
@@ -26,12 +29,82 @@ pub enum Outcome {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         data: Option<Value>,
     },
+    /// The engine ended the task for a reason of its own; each wire says it in its own
+    /// terms (a JSON-RPC code chosen by the server's error map).
+    Failed {
+        /// Why.
+        failure: Failure,
+        /// What happened and what to do, for a person.
+        message: String,
+    },
+}
+
+/// Why the engine ended a task, in the engine's terms. The server maps each to the
+/// error its wire sends; the engine and the store never choose a protocol code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Failure {
+    /// Cancelled before it finished (by its client, or an operator).
+    Cancelled,
+    /// The process running it stopped, and a new process found it at start.
+    ServerRestarted,
+    /// The process running it stopped renewing its lease, and another took it over
+    /// without being able to re-run it.
+    LeaseLost,
+    /// An input request (elicitation, sampling, roots) was not answered in time.
+    InputTimedOut,
+    /// The answer to an input request could not be used (malformed).
+    InvalidAnswer,
+    /// The result was larger than the stored-result limit.
+    ResultTooLarge,
+    /// The work panicked.
+    ToolPanicked,
+    /// An external job could not be followed (its poller failed or vanished).
+    ExternalJobFailed,
+    /// Anything else the engine could not complete.
+    Internal,
+}
+
+impl Failure {
+    /// A stable name (the serialized form), for logs and metrics.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Failure::Cancelled => "cancelled",
+            Failure::ServerRestarted => "server_restarted",
+            Failure::LeaseLost => "lease_lost",
+            Failure::InputTimedOut => "input_timed_out",
+            Failure::InvalidAnswer => "invalid_answer",
+            Failure::ResultTooLarge => "result_too_large",
+            Failure::ToolPanicked => "tool_panicked",
+            Failure::ExternalJobFailed => "external_job_failed",
+            Failure::Internal => "internal",
+        }
+    }
 }
 
 impl Outcome {
-    /// True for a tool result carrying `isError: true`.
-    pub fn is_tool_error(&self) -> bool {
-        matches!(self, Outcome::Result { value } if value.get("isError") == Some(&Value::Bool(true)))
+    /// An engine failure with its message.
+    pub fn failed(failure: Failure, message: impl Into<String>) -> Self {
+        Outcome::Failed {
+            failure,
+            message: message.into(),
+        }
+    }
+
+    /// Whether the request ended in an error (a protocol error or an engine
+    /// failure), as opposed to a result. A result that reports an error of its own (a
+    /// tool's `isError`) is still a result here: the wires disagree on what to call it.
+    pub fn is_error(&self) -> bool {
+        !matches!(self, Outcome::Result { .. })
+    }
+
+    /// The error's message, when [`Outcome::is_error`].
+    pub fn error_message(&self) -> Option<&str> {
+        match self {
+            Outcome::Result { .. } => None,
+            Outcome::Error { message, .. } | Outcome::Failed { message, .. } => Some(message),
+        }
     }
 }
 

@@ -1,6 +1,5 @@
 //! `tasks/cancel`: the task is `cancelled` before the reply; a terminal task is -32602.
 
-use mcp_tasks_engine::Engine;
 use mcp_tasks_protocol::codec::v2025_11_25;
 use mcp_tasks_protocol::methods::{parse_params, TaskIdParams, TASKS_CANCEL};
 use mcp_tasks_protocol::RpcError;
@@ -22,5 +21,5 @@ pub(super) async fn handle(
         .cancel(&p.task_id, &session.caller())
         .await
         .map_err(to_rpc)?;
-    Ok(v2025_11_25::task_result(&Engine::view(&record)))
+    Ok(v2025_11_25::task_result(&server.engine().view(&record)))
 }

@@ -1,6 +1,5 @@
 //! `tasks/list`: the caller's tasks, paged with opaque cursors.
 
-use mcp_tasks_engine::Engine;
 use mcp_tasks_protocol::codec::v2025_11_25;
 use mcp_tasks_protocol::methods::{parse_params, ListParams, TASKS_LIST};
 use mcp_tasks_protocol::RpcError;
@@ -22,7 +21,7 @@ pub(super) async fn handle(
         .list(&session.caller(), p.cursor.as_deref())
         .await
         .map_err(to_rpc)?;
-    let views: Vec<_> = page.tasks.iter().map(Engine::view).collect();
+    let views: Vec<_> = page.tasks.iter().map(|r| server.engine().view(r)).collect();
     Ok(v2025_11_25::list_result(
         &views,
         page.next_cursor.as_deref(),

@@ -51,16 +51,10 @@ async fn wait_and_reply(
     let id = record.id.as_str();
     match record.outcome {
         Some(Outcome::Result { value }) => Ok(v2025_11_25::with_related_task(value, id)),
-        Some(Outcome::Error {
-            code,
-            message,
-            data,
-        }) => Err(v2025_11_25::error_with_related_task(
-            RpcError {
-                code,
-                message,
-                data,
-            },
+        Some(failed) => Err(v2025_11_25::error_with_related_task(
+            crate::error_map::outcome_error(&failed).unwrap_or_else(|| {
+                RpcError::new(INTERNAL_ERROR, "the task failed without an error")
+            }),
             id,
         )),
         None => Err(RpcError::new(

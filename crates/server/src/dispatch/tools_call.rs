@@ -1,7 +1,7 @@
 //! `tools/call`: synchronously, or as a task when `params.task` is present and the
 //! tool allows it.
 
-use mcp_tasks_engine::{CreateParams, Engine, LogSink, Outcome, ProgressSink, TaskContext};
+use mcp_tasks_engine::{CreateParams, LogSink, Outcome, ProgressSink, TaskContext};
 use mcp_tasks_protocol::codec::v2025_11_25;
 use mcp_tasks_protocol::error_code::{INTERNAL_ERROR, METHOD_NOT_FOUND};
 use mcp_tasks_protocol::methods::{parse_params, progress_token, CallToolParams, TOOLS_CALL};
@@ -130,7 +130,7 @@ async fn start_task(
         record.id
     );
     Ok(v2025_11_25::create_task_result(
-        &Engine::view(&record),
+        &server.engine().view(&record),
         Some(&immediate),
     ))
 }

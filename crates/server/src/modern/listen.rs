@@ -48,7 +48,7 @@ pub(super) async fn start(
             .get(&TaskId::from_string(task.clone()), &req.caller)
             .await
         {
-            initial.push(notification(id, &record));
+            initial.push(notification(&engine, id, &record));
             accepted.push(task);
         }
     }
@@ -94,7 +94,7 @@ pub(super) async fn start(
                 if !caller.may_access(&record.owner) {
                     continue;
                 }
-                if tx.send(notification(&id, &record)).await.is_err() {
+                if tx.send(notification(&engine, &id, &record)).await.is_err() {
                     return;
                 }
             }
@@ -103,8 +103,12 @@ pub(super) async fn start(
     Ok(rx)
 }
 
-fn notification(subscription: &RequestId, record: &mcp_tasks_engine::TaskRecord) -> Value {
-    let mut params = ext::detailed_task(&Engine::view(record), super::tasks::detail(record));
+fn notification(
+    engine: &Engine,
+    subscription: &RequestId,
+    record: &mcp_tasks_engine::TaskRecord,
+) -> Value {
+    let mut params = ext::detailed_task(&engine.view(record), super::tasks::detail(record));
     if let Some(o) = params.as_object_mut() {
         o.remove("resultType");
     }

@@ -1,6 +1,6 @@
 //! `tasks/get`, `tasks/update` and `tasks/cancel` on the extension wire.
 
-use mcp_tasks_engine::{Engine, EngineError, Outcome, TaskRecord};
+use mcp_tasks_engine::{EngineError, Outcome, TaskRecord};
 use mcp_tasks_protocol::codec::ext::{self, Detail};
 use mcp_tasks_protocol::methods::{
     parse_params, TaskIdParams, TASKS_CANCEL, TASKS_GET, TASKS_UPDATE,
@@ -21,7 +21,10 @@ pub(super) async fn get(req: &Request<'_>, params: &Value) -> Result<Value, RpcE
         .get(&p.task_id, &req.caller)
         .await
         .map_err(to_rpc)?;
-    Ok(ext::detailed_task(&Engine::view(&record), detail(&record)))
+    Ok(ext::detailed_task(
+        &req.server.engine().view(&record),
+        detail(&record),
+    ))
 }
 
 pub(super) fn detail(record: &TaskRecord) -> Detail {
@@ -36,19 +39,17 @@ pub(super) fn detail(record: &TaskRecord) -> Detail {
             Detail::InputRequests(requests)
         }
         (TaskStatus::Completed, Some(Outcome::Result { value })) => Detail::Result(value.clone()),
-        (
-            TaskStatus::Failed,
-            Some(Outcome::Error {
-                code,
-                message,
-                data,
-            }),
-        ) => {
-            let mut e = json!({ "code": code, "message": message });
-            if let Some(d) = data {
-                e["data"] = d.clone();
+        (TaskStatus::Failed, Some(outcome)) if outcome.is_error() => {
+            match crate::error_map::outcome_error(outcome) {
+                Some(e) => {
+                    let mut error = json!({ "code": e.code, "message": e.message });
+                    if let Some(d) = e.data {
+                        error["data"] = d;
+                    }
+                    Detail::Error(error)
+                }
+                None => Detail::None,
             }
-            Detail::Error(e)
         }
         _ => Detail::None,
     }

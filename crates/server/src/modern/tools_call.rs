@@ -2,7 +2,7 @@
 //! then a task (when the tool allows one and the request declares the extension) or a
 //! synchronous call.
 
-use mcp_tasks_engine::{CreateParams, Engine, TaskContext};
+use mcp_tasks_engine::{CreateParams, TaskContext};
 use mcp_tasks_protocol::codec::ext;
 use mcp_tasks_protocol::error_code::INTERNAL_ERROR;
 use mcp_tasks_protocol::methods::{parse_params, CallToolParams, TOOLS_CALL};
@@ -72,7 +72,7 @@ pub(super) async fn handle(req: &Request<'_>, params: &Value) -> Result<Value, R
         )
         .await
         .map_err(to_rpc)?;
-        return Ok(ext::create_task_result(&Engine::view(&record)));
+        return Ok(ext::create_task_result(&req.server.engine().view(&record)));
     }
 
     let ctx = TaskContext::detached(CancellationToken::new(), None).with_answers(answers);

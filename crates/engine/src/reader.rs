@@ -1,0 +1,40 @@
+//! What the engine needs to know about a request or a result without knowing their wire
+//! format. The server, which speaks MCP, answers for it ([`Engine::set_reader`]); the
+//! engine never parses `_meta`, `isError` or content blocks itself.
+//!
+//! [`Engine::set_reader`]: crate::Engine::set_reader
+
+use serde_json::Value;
+
+/// Reads the few things the engine acts on out of opaque requests and results.
+pub trait WireReader: Send + Sync {
+    /// The token under which progress of this request is reported, if the request
+    /// asked for progress (MCP: `params._meta.progressToken`).
+    fn progress_token(&self, request: &Value) -> Option<Value>;
+
+    /// Whether a result reports an error of its own (MCP: `isError: true`). The wires
+    /// differ on what such a task is called (`failed` on one, `completed` on the
+    /// other); the engine only carries the flag to them.
+    fn result_reports_error(&self, result: &Value) -> bool {
+        self.result_error_message(result).is_some()
+    }
+
+    /// The status message of a finished task whose result reports an error of its own
+    /// (MCP: a tool result with `isError: true`), or `None` when the result does not
+    /// report one.
+    fn result_error_message(&self, result: &Value) -> Option<String>;
+}
+
+/// The reader of an engine no server has configured: no progress, no messages.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct OpaqueReader;
+
+impl WireReader for OpaqueReader {
+    fn progress_token(&self, _request: &Value) -> Option<Value> {
+        None
+    }
+
+    fn result_error_message(&self, _result: &Value) -> Option<String> {
+        None
+    }
+}

@@ -1,0 +1,74 @@
+//! The engine's [`WireReader`] for MCP: where a request's progress token is and what a
+//! tool result's `isError` means. The engine holds requests and results as opaque JSON;
+//! this is the one place that reads them for it.
+
+use mcp_tasks_engine::WireReader;
+use mcp_tasks_protocol::methods::progress_token;
+use serde_json::Value;
+
+/// Longest part of a tool's error text kept in a task's status message.
+const MAX_ERROR_TEXT_CHARS: usize = 500;
+
+/// Reads MCP requests (`_meta.progressToken`) and `CallToolResult`s (`isError`, the
+/// first text block).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct McpReader;
+
+impl WireReader for McpReader {
+    fn progress_token(&self, request: &Value) -> Option<Value> {
+        progress_token(request)
+    }
+
+    fn result_reports_error(&self, result: &Value) -> bool {
+        result.get("isError") == Some(&Value::Bool(true))
+    }
+
+    fn result_error_message(&self, result: &Value) -> Option<String> {
+        if !self.result_reports_error(result) {
+            return None;
+        }
+        let text = result
+            .get("content")
+            .and_then(Value::as_array)
+            .and_then(|c| c.iter().find_map(|b| b.get("text").and_then(Value::as_str)))
+            .unwrap_or("");
+        let text: String = text.chars().take(MAX_ERROR_TEXT_CHARS).collect();
+        let text = if text.is_empty() {
+            "no details".to_string()
+        } else {
+            text
+        };
+        Some(format!("the tool reported an error: {text}"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn only_is_error_results_have_an_error_message() {
+        let failed = json!({"content": [{"type": "text", "text": "disk full"}], "isError": true});
+        assert_eq!(
+            McpReader.result_error_message(&failed).as_deref(),
+            Some("the tool reported an error: disk full")
+        );
+        let empty = json!({"content": [], "isError": true});
+        assert_eq!(
+            McpReader.result_error_message(&empty).as_deref(),
+            Some("the tool reported an error: no details")
+        );
+        assert!(McpReader
+            .result_error_message(&json!({"content": [], "isError": false}))
+            .is_none());
+        assert!(!McpReader.result_reports_error(&json!({"content": []})));
+    }
+
+    #[test]
+    fn the_progress_token_is_read_from_meta() {
+        let request = json!({"name": "t", "_meta": {"progressToken": 7}});
+        assert_eq!(McpReader.progress_token(&request), Some(json!(7)));
+        assert_eq!(McpReader.progress_token(&json!({"name": "t"})), None);
+    }
+}
