@@ -8,12 +8,12 @@ use serde_json::{json, Map, Value};
 
 use crate::error::ClientError;
 
-/// `_meta` key of the protocol version of a stateless request.
-pub(crate) const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
 /// `_meta` key of the client capabilities of a stateless request.
-pub(crate) const META_CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
+pub(crate) use mcp_tasks_protocol::codec::META_CLIENT_CAPABILITIES;
 /// `_meta` key of the client info of a stateless request.
-pub(crate) const META_CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
+pub(crate) use mcp_tasks_protocol::codec::META_CLIENT_INFO;
+/// `_meta` key of the protocol version of a stateless request.
+pub(crate) use mcp_tasks_protocol::codec::META_PROTOCOL_VERSION;
 
 /// Which task wire a connection speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

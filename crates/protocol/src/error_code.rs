@@ -28,3 +28,6 @@ pub const REQUEST_TIMEOUT: i64 = -32001;
 pub const HEADER_MISMATCH: i64 = -32020;
 /// Tasks extension: the client did not declare a capability the call needs.
 pub const MISSING_CAPABILITY: i64 = -32021;
+/// 2026-07-28 stateless wire: the request names a protocol version this server does
+/// not speak.
+pub const UNSUPPORTED_VERSION: i64 = -32022;

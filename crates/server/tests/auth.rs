@@ -212,3 +212,47 @@ async fn host_header_is_checked_when_bound_to_loopback() {
         .unwrap()
         .contains("allowed-host"));
 }
+
+/// Counts how often credentials are checked, around the static table.
+#[derive(Debug)]
+struct Counting {
+    inner: StaticTokens,
+    checks: std::sync::atomic::AtomicUsize,
+}
+
+impl mcp_tasks_server::auth::Authenticator for Counting {
+    fn authenticate(&self, token: &str) -> Result<String, mcp_tasks_server::auth::AuthError> {
+        self.checks
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        self.inner.authenticate(token)
+    }
+}
+
+/// A request on a session is admitted once: origin, host and the token (a JWT
+/// signature check, with JWKS) are checked a single time, not again to find the session.
+#[tokio::test]
+async fn credentials_are_checked_once_per_request() {
+    let map: HashMap<String, String> = [("tok-alice".to_string(), "alice".to_string())].into();
+    let counting = Arc::new(Counting {
+        inner: StaticTokens::new(map),
+        checks: Default::default(),
+    });
+    let s = start_server_with_engine(
+        test_engine_config(),
+        ServerConfig {
+            auth: AuthMode::Required(counting.clone()),
+            ..ServerConfig::default()
+        },
+    )
+    .await;
+    let mut c = Client::connect_with_token(&s.url, "tok-alice").await;
+    let before = counting.checks.load(std::sync::atomic::Ordering::SeqCst);
+    c.call("ping", json!({})).await;
+    let after = counting.checks.load(std::sync::atomic::Ordering::SeqCst);
+    assert_eq!(
+        after - before,
+        1,
+        "one ping, {} credential checks",
+        after - before
+    );
+}

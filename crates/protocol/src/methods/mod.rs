@@ -25,6 +25,9 @@ pub const TASKS_LIST: &str = "tasks/list";
 pub const TASKS_CANCEL: &str = "tasks/cancel";
 /// `tasks/update` (extension): answers to a task's input requests.
 pub const TASKS_UPDATE: &str = "tasks/update";
+/// `subscriptions/listen` (2026-07-28): opens a stream of notifications instead of
+/// answering once.
+pub const SUBSCRIPTIONS_LISTEN: &str = "subscriptions/listen";
 /// `server/discover` (2026-07-28): capabilities without a session.
 pub const SERVER_DISCOVER: &str = "server/discover";
 /// Client notification ending `initialize`.

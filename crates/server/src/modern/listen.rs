@@ -13,8 +13,7 @@ use tokio::sync::{broadcast, mpsc};
 use super::Request;
 use crate::session::OUTBOUND_CAPACITY;
 
-/// `_meta` key naming the subscription a notification belongs to.
-pub const META_SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
+pub use mcp_tasks_protocol::codec::META_SUBSCRIPTION_ID;
 
 /// Starts a subscription; the receiver yields the messages of its stream.
 pub(super) async fn start(

@@ -23,14 +23,10 @@ use serde_json::{json, Value};
 
 use crate::server::McpServer;
 
-/// `_meta` key of the protocol version of a stateless request.
-pub const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
-/// `_meta` key of the client capabilities of a stateless request.
-pub const META_CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
-/// `_meta` key of the server info in `server/discover`.
-pub const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
-/// Unsupported protocol version on the stateless wire.
-pub const UNSUPPORTED_VERSION: i64 = -32022;
+pub use mcp_tasks_protocol::codec::{
+    META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION, META_SERVER_INFO,
+};
+pub use mcp_tasks_protocol::error_code::UNSUPPORTED_VERSION;
 
 /// Whether a request belongs on the stateless wire: it names a stateless protocol
 /// version in its header or its `_meta`, and is neither `initialize` nor part of a
@@ -59,8 +55,7 @@ pub(crate) struct Request<'a> {
     pub(crate) extension: bool,
 }
 
-/// The method that opens a notification stream instead of answering once.
-pub const SUBSCRIPTIONS_LISTEN: &str = "subscriptions/listen";
+pub use mcp_tasks_protocol::methods::SUBSCRIPTIONS_LISTEN;
 
 /// Opens a `subscriptions/listen` stream: the messages to send as SSE, or the HTTP
 /// status and error response when the request is refused.

@@ -221,14 +221,25 @@ async fn admit(
     if !needs_session {
         return Ok((subject, None));
     }
+    let session = session_of(server, headers, subject.as_deref()).await?;
+    Ok((subject, Some(session)))
+}
+
+/// The session a request names, checked to belong to the request's `subject` (already
+/// authenticated by [`admit`]).
+async fn session_of(
+    server: &McpServer,
+    headers: &HeaderMap,
+    subject: Option<&str>,
+) -> Result<Arc<Session>, Refusal> {
     let session = find_session(server, headers).await?;
-    if session.subject() != subject.as_deref() {
+    if session.subject() != subject {
         return Err(Refusal::new(
             StatusCode::FORBIDDEN,
             "this session belongs to another principal: send the token it was opened with",
         ));
     }
-    Ok((subject, Some(session)))
+    Ok(session)
 }
 
 /// Accepts requests without `Origin` (non-browser clients), from localhost origins, and
@@ -387,9 +398,9 @@ async fn handle_post(State(server): State<McpServer>, headers: HeaderMap, body: 
         if let Err(r) = check_version_header(&headers) {
             return r.into_response();
         }
-        match admit(&server, &headers, true).await {
-            Ok((_, Some(s))) => s,
-            Ok((_, None)) => return StatusCode::INTERNAL_SERVER_ERROR.into_response(),
+        // Origin, host and credentials were checked once above.
+        match session_of(&server, &headers, subject.as_deref()).await {
+            Ok(s) => s,
             Err(r) => return r.into_response(),
         }
     };
