@@ -82,7 +82,7 @@ pub struct EngineConfig {
     /// file or server, see `TaskStore::shared_by_processes`), no leases otherwise.
     pub lease_ttl: Option<Duration>,
     /// Longest wait for an external job's `poll` or `cancel` (see
-    /// [`crate::external`]): a read of the task must not hang on a system that stopped
+    /// the `external` module): a read of the task must not hang on a system that stopped
     /// answering. A poll that times out counts as "could not find out this time" (the
     /// stored record is returned); a cancel that times out is reported in the
     /// cancelled task's status message.

@@ -9,8 +9,24 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
 use tokio_util::sync::{CancellationToken, WaitForCancellationFuture};
 
-use crate::engine::Inner;
 use crate::input::{check_capability, elicit_params, method, ElicitResponse, InputError};
+
+/// What a task's context calls back into: the engine, seen only through this trait so
+/// that the context depends on nothing else of it.
+#[async_trait::async_trait]
+pub(crate) trait TaskHost: Send + Sync {
+    /// Stores a status message on the task (keeping its status).
+    async fn set_message(&self, id: &TaskId, message: String);
+
+    /// Stores an input request on the task and waits for its answer.
+    async fn ask(
+        &self,
+        id: &TaskId,
+        key: String,
+        request: InputRequest,
+        cancel: &CancellationToken,
+    ) -> Result<Value, InputError>;
+}
 
 /// One progress report (`notifications/progress`).
 #[derive(Debug, Clone, PartialEq)]
@@ -56,7 +72,7 @@ pub type ClientRequester =
 /// as progress messages.
 #[derive(Clone)]
 pub struct TaskContext {
-    task: Option<(TaskId, Weak<Inner>)>,
+    task: Option<(TaskId, Weak<dyn TaskHost>)>,
     cancel: CancellationToken,
     progress: Option<ProgressSink>,
     client_capabilities: Arc<Value>,
@@ -81,7 +97,7 @@ impl fmt::Debug for TaskContext {
 impl TaskContext {
     pub(crate) fn for_task(
         id: TaskId,
-        inner: Weak<Inner>,
+        inner: Weak<dyn TaskHost>,
         cancel: CancellationToken,
         progress: Option<ProgressSink>,
         client_capabilities: Arc<Value>,
@@ -192,8 +208,8 @@ impl TaskContext {
         let message = message.into();
         match &self.task {
             Some((id, inner)) => {
-                if let Some(inner) = inner.upgrade() {
-                    inner.update_message(id, message).await;
+                if let Some(host) = inner.upgrade() {
+                    host.set_message(id, message).await;
                 }
             }
             None => {
@@ -260,7 +276,7 @@ impl TaskContext {
             params,
             answer: None,
         };
-        inner.request_input(id, key, request, &self.cancel).await
+        inner.ask(id, key, request, &self.cancel).await
     }
 
     /// Asks the user to fill in a form (`elicitation/create`, form mode);

@@ -2,30 +2,27 @@
 //! engine, a batch job) rather than in a future of this process.
 //!
 //! A tool *starts* the job and hands the engine a small JSON state (a job id, a page
-//! token); [`Engine::create_external`] stores it with the task as an
+//! token); [`Engine::create_external`](crate::Engine::create_external) stores it with the task as an
 //! [`ExternalJob`]. From then on no process holds the task: reading it
-//! ([`Engine::get`], [`Engine::wait_terminal`]) asks the registered [`ExternalPoller`]
+//! ([`Engine::get`](crate::Engine::get), [`Engine::wait_terminal`](crate::Engine::wait_terminal)) asks the registered [`ExternalPoller`]
 //! how the job is doing, at most once per poll interval, and records what it says;
-//! [`Engine::cancel`] asks it to stop the job. Because everything needed lives in the
+//! [`Engine::cancel`](crate::Engine::cancel) asks it to stop the job. Because everything needed lives in the
 //! record, such tasks survive a restart (start-up recovery skips them) and any replica
 //! can serve them (lease takeover skips them too), as long as every replica registers
 //! the same kinds.
 
 use async_trait::async_trait;
-use futures::future::BoxFuture;
 use mcp_tasks_protocol::{TaskId, TaskStatus};
-use mcp_tasks_store::{
-    ExpiredTask, ExternalJob, Failure, Outcome, StoreError, TaskRecord, TransitionParams,
-};
+use mcp_tasks_store::{ExternalJob, Failure, Outcome, StoreError, TaskRecord, TransitionParams};
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 use std::time::{Duration, Instant};
 
 use crate::caller::Caller;
-use crate::context::TaskContext;
-use crate::engine::{now_ms, CreateParams, Engine, Inner};
+use crate::core::{now_ms, Core};
 use crate::error::EngineError;
+use crate::executor::Executor;
 
 /// Status message of a task once its external job started.
 pub const EXTERNAL_STARTED_MESSAGE: &str =
@@ -57,7 +54,7 @@ pub enum JobPoll {
 }
 
 /// Talks to the system that runs external jobs of one kind. Registered per kind with
-/// [`Engine::register_external`]; every replica must register the same kinds, since any
+/// [`Engine::register_external`](crate::Engine::register_external); every replica must register the same kinds, since any
 /// of them may be the one that reads a task.
 #[async_trait]
 pub trait ExternalPoller: Send + Sync + 'static {
@@ -94,7 +91,7 @@ pub(crate) struct Externals {
     /// Kinds already warned about as unregistered, so the log is not flooded.
     warned: Mutex<HashSet<String>>,
     /// Permits for cancels of expired tasks' jobs.
-    expired_cancels: Arc<tokio::sync::Semaphore>,
+    pub(crate) expired_cancels: Arc<tokio::sync::Semaphore>,
 }
 
 impl Default for Externals {
@@ -129,7 +126,7 @@ impl Externals {
         self.polls.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn register(&self, kind: String, poller: Arc<dyn ExternalPoller>) {
+    pub(crate) fn register(&self, kind: String, poller: Arc<dyn ExternalPoller>) {
         self.warned
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -194,97 +191,17 @@ impl Externals {
     }
 }
 
-impl Engine {
-    /// Asks the external system to stop the job of a task the sweeper deleted before it
-    /// ended: its result can never be collected, so the job would only burn the other
-    /// system's resources. Runs in the background, bounded by `external_call_timeout`
-    /// and at most [`EXPIRED_CANCELS_AT_ONCE`] at a time, so that a slow system does
-    /// not hold up the sweep; a failure is logged (the task is gone either way). Jobs
-    /// of tasks that had already ended are left alone.
-    pub(crate) fn cancel_expired_job(&self, gone: &ExpiredTask) {
-        self.inner.externals.forget(&gone.id);
-        let Some(job) = gone.external.clone() else {
-            return;
-        };
-        if gone.status.is_terminal() {
-            return;
-        }
-        let inner = Arc::clone(&self.inner);
-        let id = gone.id.clone();
-        let permits = Arc::clone(&self.inner.externals.expired_cancels);
-        tokio::spawn(async move {
-            let Ok(_permit) = permits.acquire_owned().await else {
-                return;
-            };
-            if inner.cancel_job(&id, &job).await.is_ok() {
-                tracing::info!(task_id = %id, kind = %job.kind, "cancelled the external job of an expired task");
-            }
-        });
-    }
-
-    /// Registers the poller for external jobs of `kind` (the server uses the tool
-    /// name). Every replica registers the same kinds; a replica without the kind serves
-    /// such tasks as stored (and warns once). Registering a kind again replaces it.
-    pub fn register_external(&self, kind: impl Into<String>, poller: Arc<dyn ExternalPoller>) {
-        self.inner.externals.register(kind.into(), poller);
-    }
-
-    /// Like [`Engine::create`], but the work (`start`) only *starts* an external job and
-    /// returns its state (`Ok`), or an outcome that ends the task right away (`Err`,
-    /// recorded like any work's outcome; a panic fails the task like any work's).
-    ///
-    /// On `Ok(state)` the engine stores `{kind, state}` in the record (status stays
-    /// `working`, status message [`EXTERNAL_STARTED_MESSAGE`]) and the work is over:
-    /// from then on no process holds the task, reads poll the job. Should the task have
-    /// ended meanwhile (cancelled, expired), the job is cancelled at once instead.
-    ///
-    /// Quota: the task counts toward `max_active_tasks` and `max_tasks_per_principal`
-    /// only while `start` runs. Those limits protect this process's resources, and a
-    /// started job uses none (and may be polled from any replica, which could not
-    /// account for it anyway).
-    ///
-    /// # Errors
-    /// As [`Engine::create`]: quota refusals and store failures; nothing starts then.
-    pub async fn create_external<F>(
-        &self,
-        params: CreateParams,
-        kind: impl Into<String>,
-        start: F,
-    ) -> Result<TaskRecord, EngineError>
-    where
-        F: FnOnce(TaskContext) -> BoxFuture<'static, Result<Value, Outcome>>,
-    {
-        let kind = kind.into();
-        let inner = Arc::downgrade(&self.inner);
-        self.create_task(params, move |ctx| {
-            let id = ctx.task_id().cloned();
-            let started = start(ctx);
-            Box::pin(async move {
-                let state = match started.await {
-                    Ok(state) => state,
-                    Err(outcome) => return Some(outcome),
-                };
-                let job = ExternalJob { kind, state };
-                match (inner.upgrade(), id) {
-                    (Some(inner), Some(id)) => inner.attach_external(&id, job).await,
-                    // The engine is gone: nothing is left to record anything.
-                    (None, _) => None,
-                    (Some(_), None) => Some(Outcome::failed(
-                        Failure::Internal,
-                        "the external job started without a task to attach it to",
-                    )),
-                }
-            })
-        })
-        .await
-    }
-}
-
-impl Inner {
+impl Externals {
     /// Stores the started job in the task, fenced by the lease the start ran under.
     /// Returns an outcome to finish the task with when the job could not be recorded.
-    async fn attach_external(&self, id: &TaskId, job: ExternalJob) -> Option<Outcome> {
-        let attached = self
+    pub(crate) async fn attach(
+        &self,
+        core: &Core,
+        executor: &Executor,
+        id: &TaskId,
+        job: ExternalJob,
+    ) -> Option<Outcome> {
+        let attached = core
             .apply(TransitionParams {
                 id: id.clone(),
                 expected_version: None,
@@ -293,7 +210,7 @@ impl Inner {
                 outcome: None,
                 input_requests: None,
                 now: now_ms(),
-                expected_lease_generation: self.fence(id),
+                expected_lease_generation: executor.fence(id),
                 external: Some(Some(job.clone())),
             })
             .await;
@@ -310,12 +227,12 @@ impl Inner {
                 // Cancelled, expired or taken over while the job started: nobody will
                 // ever poll this job, so stop it.
                 tracing::info!(task_id = %id, "task ended while its external job started; cancelling the job");
-                let _ = self.cancel_job(id, &job).await;
+                let _ = self.cancel_job(core, id, &job).await;
                 None
             }
             Err(e) => {
                 tracing::error!(task_id = %id, error = %e, "could not record the started external job; cancelling it");
-                let _ = self.cancel_job(id, &job).await;
+                let _ = self.cancel_job(core, id, &job).await;
                 Some(Outcome::failed(
                     Failure::ExternalJobFailed,
                     format!("the external job started but could not be recorded: {e}"),
@@ -326,9 +243,14 @@ impl Inner {
 
     /// Asks the job's system to stop it; the reason is logged and returned on failure
     /// (also when no poller of its kind is registered here).
-    pub(crate) async fn cancel_job(&self, id: &TaskId, job: &ExternalJob) -> Result<(), String> {
-        let result = match self.externals.poller(&job.kind) {
-            Some(poller) => self.bounded("the cancel", poller.cancel(&job.state)).await,
+    pub(crate) async fn cancel_job(
+        &self,
+        core: &Core,
+        id: &TaskId,
+        job: &ExternalJob,
+    ) -> Result<(), String> {
+        let result = match self.poller(&job.kind) {
+            Some(poller) => Self::bounded(core, "the cancel", poller.cancel(&job.state)).await,
             None => Err(format!(
                 "no poller for external jobs of kind '{}' is registered on this server, so the job may still be running",
                 job.kind
@@ -343,11 +265,11 @@ impl Inner {
     /// Runs one call to a poller (`what`: "the poll", "the cancel"), giving up after
     /// `external_call_timeout` so that no read or cancel hangs on a silent system.
     async fn bounded<T>(
-        &self,
+        core: &Core,
         what: &str,
         call: impl std::future::Future<Output = Result<T, String>>,
     ) -> Result<T, String> {
-        let limit = self.config.external_call_timeout;
+        let limit = core.config.external_call_timeout;
         tokio::time::timeout(limit, call).await.unwrap_or_else(|_| {
             Err(format!(
                 "the job's system did not answer {what} within {limit:?}"
@@ -355,21 +277,18 @@ impl Inner {
         })
     }
 
-    /// The poll interval of a task: its own, or the configured one.
-    pub(crate) fn poll_interval_of(&self, record: &TaskRecord) -> Duration {
-        record.poll_interval.unwrap_or(self.config.poll_interval)
-    }
-
-    /// Reads a task for `caller` ([`Inner::authorize`]) and brings an external job's
-    /// news into it when due ([`Inner::poll_external`]).
+    /// Reads a task for `caller` (`Core::authorize`) and brings an external job's
+    /// news into it when due ([`Externals::poll`]).
     pub(crate) async fn read(
         &self,
+        core: &Core,
+        executor: &Executor,
         id: &TaskId,
         caller: &Caller,
         action: &str,
     ) -> Result<TaskRecord, EngineError> {
-        let record = self.authorize(id, caller, action).await?;
-        Ok(self.poll_external(record).await)
+        let record = core.authorize(id, caller, action).await?;
+        Ok(self.poll(core, executor, record).await)
     }
 
     /// Polls the external job of a non-terminal task when due, and returns the record as
@@ -377,15 +296,20 @@ impl Inner {
     /// replica just polled it, or it just started), when this process polled it less
     /// than a poll interval ago, or while a poll of it is under way here; then, and on
     /// any failure, the stored record is returned unchanged.
-    pub(crate) async fn poll_external(&self, record: TaskRecord) -> TaskRecord {
+    pub(crate) async fn poll(
+        &self,
+        core: &Core,
+        executor: &Executor,
+        record: TaskRecord,
+    ) -> TaskRecord {
         let Some(job) = record.external.clone() else {
             return record;
         };
         if record.status.is_terminal() {
-            self.externals.forget(&record.id);
+            self.forget(&record.id);
             return record;
         }
-        let interval = self.poll_interval_of(&record);
+        let interval = core.poll_interval_of(&record);
         // A record "from the future" (clock skew between replicas) counts as fresh.
         let since_change = (now_ms() - record.last_updated_at)
             .to_std()
@@ -393,13 +317,13 @@ impl Inner {
         if since_change < interval {
             return record;
         }
-        let Some(poller) = self.externals.poller(&job.kind) else {
+        let Some(poller) = self.poller(&job.kind) else {
             return record;
         };
-        let Some(_flight) = self.externals.begin(&record.id, interval) else {
+        let Some(_flight) = self.begin(&record.id, interval) else {
             return record;
         };
-        let answer = self.bounded("the poll", poller.poll(&job.state)).await;
+        let answer = Self::bounded(core, "the poll", poller.poll(&job.state)).await;
         match answer {
             Err(reason) => {
                 tracing::warn!(task_id = %record.id, kind = %job.kind, reason, "could not poll the external job; will try again on a later read");
@@ -408,11 +332,11 @@ impl Inner {
             Ok(JobPoll::Running {
                 state,
                 status_message,
-            }) => self.job_running(record, job, state, status_message).await,
+            }) => Self::job_running(core, record, job, state, status_message).await,
             Ok(JobPoll::Finished(outcome)) => {
                 let id = record.id.clone();
-                let finished = self.finish(&id, outcome).await;
-                self.externals.forget(&id);
+                let finished = executor.finish(core, &id, outcome).await;
+                self.forget(&id);
                 finished.unwrap_or(record)
             }
         }
@@ -421,7 +345,7 @@ impl Inner {
     /// Records a running job's new state and message, if either changed. A concurrent
     /// change wins (compare-and-set on the version); the record as it now is is returned.
     async fn job_running(
-        &self,
+        core: &Core,
         record: TaskRecord,
         job: ExternalJob,
         state: Option<Value>,
@@ -449,7 +373,7 @@ impl Inner {
                 })
             }),
         };
-        match self.apply(change).await {
+        match core.apply(change).await {
             Ok(updated) => updated,
             Err(StoreError::Conflict { current }) => *current,
             Err(e) => {

@@ -11,10 +11,11 @@ use mcp_tasks_store::{
     TransitionParams,
 };
 use serde_json::Value;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, Weak};
 
-use crate::context::TaskContext;
-use crate::engine::{now_ms, Inner, Work};
+use crate::context::{TaskContext, TaskHost};
+use crate::core::{now_ms, Core};
+use crate::executor::{Executor, Work};
 
 /// Most expired leases taken over per heartbeat.
 const TAKEOVER_BATCH: usize = 100;
@@ -29,10 +30,27 @@ pub type Resumer =
 pub const LOST_RUNNER_MESSAGE: &str =
     "the server process running this task stopped or restarted (its lease expired) and the tool is not resumable; call the tool again";
 
-impl Inner {
-    /// One heartbeat: renew this replica's leases, then take over expired ones.
-    pub(crate) async fn heartbeat(self: &Arc<Self>) {
-        let Some(ttl) = self.config.lease_ttl else {
+/// This process's side of the leases: how to re-run a task taken over (see
+/// [`Resumer`]). The leases themselves are columns of the task records.
+#[derive(Default)]
+pub(crate) struct Leases {
+    resumer: Mutex<Option<Resumer>>,
+}
+
+impl Leases {
+    pub(crate) fn set_resumer(&self, resumer: Resumer) {
+        *self.resumer.lock().unwrap_or_else(|p| p.into_inner()) = Some(resumer);
+    }
+
+    /// One heartbeat: renew this replica's leases, then take over expired ones; work
+    /// re-run here reports to `host`.
+    pub(crate) async fn heartbeat(
+        &self,
+        core: &Arc<Core>,
+        executor: &Arc<Executor>,
+        host: Weak<dyn TaskHost>,
+    ) {
+        let Some(ttl) = core.config.lease_ttl else {
             return;
         };
         let until = |now: chrono::DateTime<chrono::Utc>| {
@@ -41,13 +59,13 @@ impl Inner {
                 .and_then(|d| now.checked_add_signed(d))
                 .unwrap_or(now)
         };
-        for (id, generation) in self.held_leases() {
+        for (id, generation) in executor.held_leases() {
             let now = now_ms();
-            let renewed = self
+            let renewed = core
                 .store
                 .renew_lease(&RenewLeaseParams {
                     id: id.clone(),
-                    runner: self.runner_id.clone(),
+                    runner: core.runner_id.clone(),
                     generation,
                     until: until(now),
                     now,
@@ -57,19 +75,21 @@ impl Inner {
                 Ok(_) => {}
                 Err(StoreError::LeaseConflict { .. }) => {
                     tracing::warn!(task_id = %id, "lease lost to another replica; stopping the work here");
-                    self.abort_now(&id);
+                    executor.abort_now(&id);
                 }
-                Err(StoreError::NotFound) | Err(StoreError::Conflict { .. }) => self.stop_work(&id),
+                Err(StoreError::NotFound) | Err(StoreError::Conflict { .. }) => {
+                    executor.stop_work(&id, core.config.cancel_grace)
+                }
                 Err(e) => {
                     tracing::warn!(task_id = %id, error = %e, "lease renewal failed; will retry")
                 }
             }
         }
         let now = now_ms();
-        let claimed = self
+        let claimed = core
             .store
             .claim_expired_leases(&ClaimExpiredParams {
-                runner: self.runner_id.clone(),
+                runner: core.runner_id.clone(),
                 until: until(now),
                 now,
                 limit: TAKEOVER_BATCH,
@@ -78,14 +98,20 @@ impl Inner {
         match claimed {
             Ok(records) => {
                 for record in records {
-                    self.take_over(record).await;
+                    self.take_over(core, executor, host.clone(), record).await;
                 }
             }
             Err(e) => tracing::warn!(error = %e, "could not look for expired leases"),
         }
     }
 
-    async fn take_over(self: &Arc<Self>, record: TaskRecord) {
+    async fn take_over(
+        &self,
+        core: &Arc<Core>,
+        executor: &Arc<Executor>,
+        host: Weak<dyn TaskHost>,
+        record: TaskRecord,
+    ) {
         let resumer = self
             .resumer
             .lock()
@@ -93,7 +119,7 @@ impl Inner {
             .clone();
         if let Some(work) = resumer.and_then(|r| r(&record)) {
             tracing::warn!(task_id = %record.id, "took over a task from a stopped replica; re-running it");
-            Inner::launch(self, &record, Value::Null, work, None);
+            executor.launch(core, host, &record, Value::Null, work, None);
             return;
         }
         tracing::warn!(task_id = %record.id, "took over a task from a stopped replica; failing it");
@@ -108,7 +134,7 @@ impl Inner {
             expected_lease_generation: Some(record.lease_generation),
             external: None,
         };
-        if let Err(e) = self.apply(change).await {
+        if let Err(e) = core.apply(change).await {
             tracing::debug!(task_id = %record.id, error = %e, "taken-over task changed meanwhile");
         }
     }

@@ -3,18 +3,37 @@
 //! Runs tasks. The engine owns the rules of a task's life and leaves wire formats to the
 //! server and storage to a [`mcp_tasks_store::TaskStore`].
 //!
-//! | module | what it does |
+//! [`Engine`] is a facade over components that each own their state and reach each
+//! other only through arguments, with `core` below all of them; no module depends on
+//! `engine` except the ones that add methods to it (`sessions`, `external_tasks`,
+//! `sweeper`):
+//!
+//! | module | what it owns |
 //! |---|---|
-//! | [`engine`] | [`Engine`]: create / get / list / cancel / wait for result; the one place transitions happen |
-//! | [`context`] | [`TaskContext`] handed to running work: status messages, progress, cancellation |
+//! | [`engine`] | [`Engine`]: the public API (create / get / list / cancel / wait / answer), wiring the components |
+//! | `core` | the store, settings, runner id and event channel; every status change (`Core::apply`) and its event |
+//! | `executor` | the work running here: cancellation tokens, abort handles, lease generations, quota slots, outcomes |
+//! | `waiters` | work waiting here for answers to its input requests (in-process channels) |
+//! | [`external`] | pollers of external jobs ([`ExternalPoller`]) and the rate limit of their polls |
+//! | `external_tasks` | the engine's API for external jobs: register pollers, create such tasks, cancel expired jobs |
+//! | [`leases`] | how a task taken over from a stopped process is re-run ([`leases::Resumer`]); renewal and takeover |
+//! | `replicas` | re-reading tasks other processes changed (no state of its own) |
+//! | `sweeper` | the expiry sweep and the heartbeat ([`Engine::run_sweeper`]) |
+//! | `sessions` | 2025-11-25 sessions in the shared store (pass-throughs) |
+//! | `cursor` | the opaque `tasks/list` cursor |
+//! | `quota` | active-task counts per principal and in total |
+//! | [`context`] | [`TaskContext`] handed to running work: status messages, progress, input, cancellation |
+//! | [`input`] | the types of input requests (errors, elicitation answers, client methods) |
 //! | [`events`] | [`TaskEvent`]: the stream of changes the server turns into notifications |
-//! | [`external`] | tasks waiting on a job in another system, polled when read ([`ExternalPoller`]) |
-//! | [`input`] | input requests: a task asks the client (elicitation, sampling, roots) and waits |
+//! | [`reader`] | [`WireReader`]: what the engine asks the server about opaque requests and results |
 //! | [`config`] | [`EngineConfig`] and the documented defaults |
 //! | [`caller`] | [`Caller`]: who is asking, for owner binding |
 //! | [`error`] | [`EngineError`] |
-//! | [`reader`] | [`WireReader`]: what the engine asks the server about opaque requests and results |
 //! | [`audit`] | audit events on the `mcp_tasks::audit` tracing target |
+//!
+//! Failures the engine decides are [`Failure`]s (cancelled, server restarted, lease
+//! lost, input timed out, result too large, tool panicked, ...), never protocol codes:
+//! each wire's error map in the server chooses the code.
 //!
 //! Work is a future the engine spawns on tokio. Cancellation is cooperative (the work
 //! awaits [`TaskContext::cancelled`]) and, after a grace period, forced (abort). On
@@ -25,16 +44,22 @@ pub mod audit;
 pub mod caller;
 pub mod config;
 pub mod context;
+mod core;
+mod cursor;
 pub mod engine;
 pub mod error;
 pub mod events;
+mod executor;
 pub mod external;
+mod external_tasks;
 pub mod input;
 pub mod leases;
 mod quota;
 pub mod reader;
 mod replicas;
+mod sessions;
 mod sweeper;
+mod waiters;
 
 pub use caller::Caller;
 pub use config::EngineConfig;

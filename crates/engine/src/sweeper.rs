@@ -4,9 +4,20 @@
 //! that runs them (nobody can collect their results any more).
 
 use crate::config::SWEEP_BATCH;
-use crate::engine::{now_ms, Engine};
+use crate::core::now_ms;
+use crate::engine::Engine;
 
-pub(crate) async fn run(engine: &Engine, shutdown: impl std::future::Future<Output = ()>) {
+impl Engine {
+    /// Runs the expiry sweeper until `shutdown` completes. Each round deletes expired
+    /// records in bounded batches and stops their work; on stores other processes
+    /// share, every heartbeat also re-reads the work running here and renews its
+    /// leases.
+    pub async fn run_sweeper(&self, shutdown: impl std::future::Future<Output = ()>) {
+        run(self, shutdown).await;
+    }
+}
+
+async fn run(engine: &Engine, shutdown: impl std::future::Future<Output = ()>) {
     tokio::pin!(shutdown);
     let mut tick = tokio::time::interval(engine.config().sweep_interval);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -23,7 +34,7 @@ pub(crate) async fn run(engine: &Engine, shutdown: impl std::future::Future<Outp
 }
 
 /// One sweep: delete until a batch comes back short.
-pub(crate) async fn sweep_once(engine: &Engine) -> usize {
+async fn sweep_once(engine: &Engine) -> usize {
     let mut total = 0;
     loop {
         match engine.store().delete_expired(now_ms(), SWEEP_BATCH).await {

@@ -1,0 +1,146 @@
+//! [`Core`]: what every engine component shares and nothing else: the store, the
+//! settings, this process's runner id, the event channel, and the one place a status
+//! changes ([`Core::apply`]: a store compare-and-set, then the event that announces it).
+//!
+//! The components (executor, input waiters, external jobs, leases, replicas) each own
+//! their own state and reach each other only through arguments; `Core` is the one
+//! thing they all take, and it depends on none of them.
+
+use chrono::{DateTime, Utc};
+use mcp_tasks_protocol::TaskId;
+use mcp_tasks_store::{StoreError, TaskRecord, TaskStore, TransitionParams};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::Duration;
+use tokio::sync::broadcast;
+
+use crate::caller::Caller;
+use crate::config::EngineConfig;
+use crate::error::EngineError;
+use crate::events::{LogRouter, TaskEvent};
+use crate::reader::{OpaqueReader, WireReader};
+
+/// Capacity of the event channel; a subscriber that falls further behind re-reads the
+/// store instead of losing correctness.
+const EVENT_CAPACITY: usize = 4096;
+
+/// Most task versions remembered for de-duplicating events; the memory is cleared past
+/// it (a repeat event is harmless: subscribers re-read).
+const SEEN_CAPACITY: usize = 100_000;
+
+/// Now, truncated to milliseconds: the precision every store keeps, so a record reads
+/// back exactly as written.
+pub(crate) fn now_ms() -> DateTime<Utc> {
+    let now = Utc::now();
+    DateTime::from_timestamp_millis(now.timestamp_millis()).unwrap_or(now)
+}
+
+/// The state every component shares. See the module docs.
+pub(crate) struct Core {
+    pub(crate) store: Arc<dyn TaskStore>,
+    pub(crate) config: EngineConfig,
+    /// This process's id in `runner` columns and leases.
+    pub(crate) runner_id: String,
+    pub(crate) events: broadcast::Sender<TaskEvent>,
+    /// The newest version of each task this engine published an event for.
+    seen: Mutex<HashMap<TaskId, u64>>,
+    /// Reads progress tokens and result error reports (see [`WireReader`]).
+    reader: RwLock<Arc<dyn WireReader>>,
+    /// Where log messages of running work go (see [`LogRouter`]).
+    log_router: RwLock<Option<LogRouter>>,
+}
+
+impl Core {
+    pub(crate) fn new(store: Arc<dyn TaskStore>, config: EngineConfig) -> Self {
+        let (events, _) = broadcast::channel(EVENT_CAPACITY);
+        Core {
+            store,
+            config,
+            runner_id: TaskId::generate().to_string(),
+            events,
+            seen: Mutex::new(HashMap::new()),
+            reader: RwLock::new(Arc::new(OpaqueReader)),
+            log_router: RwLock::new(None),
+        }
+    }
+
+    /// The registered [`WireReader`].
+    pub(crate) fn reader(&self) -> Arc<dyn WireReader> {
+        Arc::clone(&self.reader.read().unwrap_or_else(|p| p.into_inner()))
+    }
+
+    pub(crate) fn set_reader(&self, reader: Arc<dyn WireReader>) {
+        *self.reader.write().unwrap_or_else(|p| p.into_inner()) = reader;
+    }
+
+    /// The registered [`LogRouter`], if any.
+    pub(crate) fn log_router(&self) -> Option<LogRouter> {
+        self.log_router
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    pub(crate) fn set_log_router(&self, router: LogRouter) {
+        *self.log_router.write().unwrap_or_else(|p| p.into_inner()) = Some(router);
+    }
+
+    /// The poll interval of a task: its own, or the configured one.
+    pub(crate) fn poll_interval_of(&self, record: &TaskRecord) -> Duration {
+        record.poll_interval.unwrap_or(self.config.poll_interval)
+    }
+
+    /// Reads a task for `caller`; a task of someone else is logged as denied and
+    /// answered exactly like an unknown one.
+    pub(crate) async fn authorize(
+        &self,
+        id: &TaskId,
+        caller: &Caller,
+        action: &str,
+    ) -> Result<TaskRecord, EngineError> {
+        match self.store.get(id, now_ms()).await? {
+            Some(r) if caller.may_access(&r.owner) => Ok(r),
+            Some(r) => {
+                crate::audit::denied(id, &caller.principal, &r.owner, action);
+                Err(EngineError::NotFound)
+            }
+            None => Err(EngineError::NotFound),
+        }
+    }
+
+    /// The one place a status changes: store compare-and-set, then the event.
+    pub(crate) async fn apply(&self, params: TransitionParams) -> Result<TaskRecord, StoreError> {
+        let record = self.store.transition(&params).await?;
+        if params.outcome.is_some() || params.input_requests.is_some() {
+            crate::audit::status_changed(&record);
+        }
+        self.publish(&record);
+        Ok(record)
+    }
+
+    /// Announces `record` to subscribers unless this version (or a newer one) already
+    /// was.
+    pub(crate) fn publish(&self, record: &TaskRecord) {
+        if self.note_version(record) {
+            let _ = self
+                .events
+                .send(TaskEvent::Changed(Arc::new(record.clone())));
+        }
+    }
+
+    /// Records that `record`'s version was published; false when it (or a newer one)
+    /// already was.
+    fn note_version(&self, record: &TaskRecord) -> bool {
+        let mut seen = self.seen.lock().unwrap_or_else(|p| p.into_inner());
+        if seen.len() > SEEN_CAPACITY {
+            seen.clear();
+        }
+        match seen.get(&record.id) {
+            Some(v) if *v >= record.version => false,
+            _ => {
+                seen.insert(record.id.clone(), record.version);
+                true
+            }
+        }
+    }
+}

@@ -1,0 +1,217 @@
+//! [`InputWaiters`]: work waiting here for the answers to its input requests. The
+//! requests and answers themselves live in the task record (see `input`); this owns
+//! only the in-process channels that wake the waiting work.
+
+use mcp_tasks_protocol::{TaskId, TaskStatus};
+use mcp_tasks_store::{Failure, InputRequest, Outcome, StoreError, TransitionParams};
+use serde_json::Value;
+use std::collections::HashMap;
+use std::sync::{Mutex, MutexGuard};
+use tokio::sync::oneshot;
+use tokio_util::sync::CancellationToken;
+
+use crate::caller::Caller;
+use crate::core::{now_ms, Core};
+use crate::error::EngineError;
+use crate::executor::Executor;
+use crate::input::InputError;
+
+/// Work waiting for the answer to an input request, by task and request key.
+type Waiting = HashMap<(TaskId, String), oneshot::Sender<Outcome>>;
+
+/// The work of this process waiting on input answers. See the module docs.
+#[derive(Default)]
+pub(crate) struct InputWaiters {
+    waiting: Mutex<Waiting>,
+}
+
+impl InputWaiters {
+    fn lock(&self) -> MutexGuard<'_, Waiting> {
+        // A poisoned lock only means a thread panicked mid-update of a map of senders.
+        self.waiting.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+impl InputWaiters {
+    /// Stores a new input request on the task and waits for its answer.
+    pub(crate) async fn request(
+        &self,
+        core: &Core,
+        executor: &Executor,
+        id: &TaskId,
+        key: String,
+        request: InputRequest,
+        cancel: &CancellationToken,
+    ) -> Result<Value, InputError> {
+        let (tx, rx) = oneshot::channel();
+        self.lock().insert((id.clone(), key.clone()), tx);
+        let stored = self.store_request(core, executor, id, &key, &request).await;
+        if let Err(e) = stored {
+            self.lock().remove(&(id.clone(), key));
+            return Err(e);
+        }
+        let timeout = core.config.input_timeout;
+        let answer = tokio::select! {
+            a = rx => a.map_err(|_| InputError::TaskEnded),
+            _ = cancel.cancelled() => Err(InputError::Cancelled),
+            _ = tokio::time::sleep(timeout) => {
+                let err = InputError::TimedOut { key: key.clone(), method: request.method.clone(), after: timeout };
+                self.fail_task(core, executor, id, Failure::InputTimedOut, format!("{err}; the task failed. Answer input requests sooner or raise --input-timeout")).await;
+                Err(err)
+            }
+        };
+        self.lock().remove(&(id.clone(), key));
+        match answer {
+            Ok(Outcome::Result { value }) => Ok(value),
+            Ok(Outcome::Error { code, message, .. }) => Err(InputError::Rejected { code, message }),
+            Ok(Outcome::Failed { message, .. }) => Err(InputError::Malformed(message)),
+            Err(e) => Err(e),
+        }
+    }
+
+    async fn store_request(
+        &self,
+        core: &Core,
+        executor: &Executor,
+        id: &TaskId,
+        key: &str,
+        request: &InputRequest,
+    ) -> Result<(), InputError> {
+        loop {
+            let current = match core.store.get(id, now_ms()).await {
+                Ok(Some(r)) => r,
+                Ok(None) => return Err(InputError::TaskEnded),
+                Err(e) => return Err(InputError::Store(e.to_string())),
+            };
+            if current.status.is_terminal() {
+                return Err(InputError::TaskEnded);
+            }
+            let outstanding = current
+                .input_requests
+                .values()
+                .filter(|r| r.is_outstanding())
+                .count();
+            if outstanding >= core.config.max_input_requests {
+                return Err(InputError::TooMany {
+                    limit: core.config.max_input_requests,
+                });
+            }
+            let mut requests = current.input_requests.clone();
+            requests.insert(key.to_string(), request.clone());
+            let change = TransitionParams {
+                id: id.clone(),
+                expected_version: Some(current.version),
+                status: TaskStatus::InputRequired,
+                status_message: None,
+                outcome: None,
+                now: now_ms(),
+                input_requests: Some(requests),
+                expected_lease_generation: executor.fence(id),
+                external: None,
+            };
+            match core.apply(change).await {
+                Ok(_) => return Ok(()),
+                Err(StoreError::Conflict { current }) if !current.status.is_terminal() => continue,
+                Err(StoreError::Conflict { .. }) | Err(StoreError::NotFound) => {
+                    return Err(InputError::TaskEnded)
+                }
+                Err(e) => return Err(InputError::Store(e.to_string())),
+            }
+        }
+    }
+
+    /// Applies a client's answer: removes the request from the record (back to
+    /// `working` when none is left) and wakes the waiting work. Returns false when the
+    /// request was not outstanding (already answered, or never asked).
+    pub(crate) async fn answer(
+        &self,
+        core: &Core,
+        id: &TaskId,
+        key: &str,
+        answer: Outcome,
+        caller: &Caller,
+    ) -> Result<bool, EngineError> {
+        loop {
+            let current = core.authorize(id, caller, "answer_input").await?;
+            let pending = current
+                .input_requests
+                .get(key)
+                .is_some_and(|r| r.is_outstanding());
+            if current.status.is_terminal() || !pending {
+                return Ok(false);
+            }
+            let mut requests = current.input_requests.clone();
+            if let Some(r) = requests.get_mut(key) {
+                r.answer = Some(answer.clone());
+            }
+            let status = if requests.values().any(|r| r.is_outstanding()) {
+                TaskStatus::InputRequired
+            } else {
+                TaskStatus::Working
+            };
+            let change = TransitionParams {
+                id: id.clone(),
+                expected_version: Some(current.version),
+                status,
+                status_message: None,
+                outcome: None,
+                now: now_ms(),
+                input_requests: Some(requests),
+                expected_lease_generation: None,
+                external: None,
+            };
+            match core.apply(change).await {
+                Ok(_) => break,
+                Err(StoreError::Conflict { .. }) => continue,
+                Err(StoreError::NotFound) => return Err(EngineError::NotFound),
+                Err(e) => return Err(e.into()),
+            }
+        }
+        match self.lock().remove(&(id.clone(), key.to_string())) {
+            Some(tx) => {
+                let _ = tx.send(answer);
+            }
+            // The work runs on another replica: it picks the answer up from the record.
+            None => tracing::debug!(task_id = %id, key, "answer stored for work running elsewhere"),
+        }
+        Ok(true)
+    }
+
+    /// Hands answers found in a re-read record to work waiting in this process (the
+    /// answer arrived at another replica).
+    pub(crate) fn deliver_stored_answers(&self, record: &mcp_tasks_store::TaskRecord) {
+        for (key, request) in &record.input_requests {
+            let Some(answer) = &request.answer else {
+                continue;
+            };
+            if let Some(tx) = self.lock().remove(&(record.id.clone(), key.clone())) {
+                let _ = tx.send(answer.clone());
+            }
+        }
+    }
+
+    /// Ends a task as failed with `message` and stops its work.
+    pub(crate) async fn fail_task(
+        &self,
+        core: &Core,
+        executor: &Executor,
+        id: &TaskId,
+        failure: Failure,
+        message: String,
+    ) {
+        let change = TransitionParams {
+            id: id.clone(),
+            expected_version: None,
+            status: TaskStatus::Failed,
+            status_message: Some(Some(message.clone())),
+            outcome: Some(Outcome::failed(failure, message)),
+            now: now_ms(),
+            input_requests: Some(Default::default()),
+            expected_lease_generation: None,
+            external: None,
+        };
+        if core.apply(change).await.is_ok() {
+            executor.stop_work(id, core.config.cancel_grace);
+        }
+    }
+}
