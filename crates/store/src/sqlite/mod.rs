@@ -25,7 +25,7 @@ use crate::record::{
     ClaimExpiredParams, ClaimLeaseParams, ExpiredTask, ListPage, ListParams, Outcome,
     RenewLeaseParams, TaskRecord, TransitionParams,
 };
-use crate::sql_values::external_to_db;
+use crate::sql::values::external_to_db;
 use crate::TaskStore;
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};

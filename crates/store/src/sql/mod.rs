@@ -1,0 +1,3 @@
+//! What the SQLite and PostgreSQL backends share.
+
+pub(crate) mod values;
