@@ -1,11 +1,11 @@
-//! Between records and PostgreSQL rows: value conversions, the insert binding, and the
-//! classification of sqlx errors into [`StoreError`]s.
+//! Between records and PostgreSQL rows: binding a [`Call`]'s values, reading rows, and
+//! the classification of sqlx errors into [`StoreError`]s. Times are `TIMESTAMPTZ`, so
+//! they bind and read as they are.
 
-use super::queries;
 use crate::error::StoreError;
 use crate::record::TaskRecord;
-use crate::sql::values::{self, duration_to_ms};
-pub(super) use crate::sql::values::{counter_to_db, decode_error, row_to_expired, to_json};
+use crate::sql::values;
+use crate::sql::{Arg, Call};
 use chrono::{DateTime, Utc};
 use sqlx::error::ErrorKind;
 use sqlx::postgres::{PgArguments, PgRow, Postgres};
@@ -41,29 +41,16 @@ pub(super) fn classify(err: sqlx::Error) -> StoreError {
     }
 }
 
-/// The insert of one record with every value bound. Fails before touching the
-/// database when a value cannot be stored.
-pub(super) fn insert(record: &TaskRecord) -> Result<Query<'_, Postgres, PgArguments>, StoreError> {
-    Ok(sqlx::query(queries::CREATE)
-        .bind(record.id.as_str())
-        .bind(&record.owner)
-        .bind(record.session.as_deref())
-        .bind(record.status.as_str())
-        .bind(record.status_message.as_deref())
-        .bind(record.created_at)
-        .bind(record.last_updated_at)
-        .bind(record.ttl.map(duration_to_ms).transpose()?)
-        .bind(record.expires_at)
-        .bind(record.poll_interval.map(duration_to_ms).transpose()?)
-        .bind(&record.method)
-        .bind(to_json(&record.request)?)
-        .bind(record.outcome.as_ref().map(to_json).transpose()?)
-        .bind(record.runner.as_deref())
-        .bind(counter_to_db("version", record.version)?)
-        .bind(record.lease_until)
-        .bind(counter_to_db("lease generation", record.lease_generation)?)
-        .bind(to_json(&record.input_requests)?)
-        .bind(record.external.as_ref().map(to_json).transpose()?))
+/// The statement of `call` with its values bound.
+pub(super) fn query(call: Call<'_>) -> Query<'_, Postgres, PgArguments> {
+    call.args
+        .into_iter()
+        .fold(sqlx::query(call.sql), |query, arg| match arg {
+            Arg::Text(text) => query.bind(text),
+            Arg::Int(n) => query.bind(n),
+            Arg::Bool(b) => query.bind(b),
+            Arg::Time(at) => query.bind(at),
+        })
 }
 
 /// Reads one full row back into a record.

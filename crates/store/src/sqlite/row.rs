@@ -1,15 +1,21 @@
-//! Between records and SQLite rows: value conversions, the insert binding, and the
-//! classification of sqlx errors into [`StoreError`]s.
+//! Between records and SQLite rows: times as integer milliseconds, binding a
+//! [`Call`]'s values, reading rows, and the classification of sqlx errors into
+//! [`StoreError`]s.
 
-use super::queries;
+use super::queries::STATEMENTS;
 use crate::error::StoreError;
 use crate::record::TaskRecord;
-use crate::sql::values::{self, corrupt, duration_to_ms};
-pub(super) use crate::sql::values::{counter_to_db, row_to_expired, to_json};
+use crate::sql::values::{self, corrupt};
+use crate::sql::{Arg, Call};
 use chrono::{DateTime, Utc};
 use sqlx::error::ErrorKind;
 use sqlx::query::Query;
 use sqlx::sqlite::{Sqlite, SqliteArguments, SqliteRow};
+use std::borrow::Cow;
+
+/// A statement with every value bound, owned (so an insert can wait in the
+/// group-commit queue).
+pub(super) type OwnedQuery = Query<'static, Sqlite, SqliteArguments<'static>>;
 
 /// Sorts a sqlx error into what a caller can act on: lock contention and pool
 /// exhaustion are retryable, a unique violation is a duplicate id.
@@ -36,7 +42,7 @@ pub(super) fn classify(err: sqlx::Error) -> StoreError {
     }
 }
 
-pub(super) fn to_ms(at: DateTime<Utc>) -> i64 {
+fn to_ms(at: DateTime<Utc>) -> i64 {
     at.timestamp_millis()
 }
 
@@ -44,32 +50,22 @@ fn from_ms(what: &str, ms: i64) -> Result<DateTime<Utc>, StoreError> {
     DateTime::from_timestamp_millis(ms).ok_or_else(|| corrupt(what, ms))
 }
 
-/// The insert of one record with every value bound (owned, so the query can wait in
-/// the group-commit queue). Fails before touching the database when a value cannot be
-/// stored.
-pub(super) fn insert(
-    record: &TaskRecord,
-) -> Result<Query<'static, Sqlite, SqliteArguments<'static>>, StoreError> {
-    Ok(sqlx::query(queries::CREATE)
-        .bind(record.id.as_str().to_string())
-        .bind(record.owner.clone())
-        .bind(record.session.clone())
-        .bind(record.status.as_str())
-        .bind(record.status_message.clone())
-        .bind(to_ms(record.created_at))
-        .bind(to_ms(record.last_updated_at))
-        .bind(record.ttl.map(duration_to_ms).transpose()?)
-        .bind(record.expires_at.map(to_ms))
-        .bind(record.poll_interval.map(duration_to_ms).transpose()?)
-        .bind(record.method.clone())
-        .bind(to_json(&record.request)?)
-        .bind(record.outcome.as_ref().map(to_json).transpose()?)
-        .bind(record.runner.clone())
-        .bind(counter_to_db("version", record.version)?)
-        .bind(record.lease_until.map(to_ms))
-        .bind(counter_to_db("lease generation", record.lease_generation)?)
-        .bind(to_json(&record.input_requests)?)
-        .bind(record.external.as_ref().map(to_json).transpose()?))
+/// The statement of `call` with its values bound, times as milliseconds.
+pub(super) fn query(call: Call<'_>) -> OwnedQuery {
+    call.args
+        .into_iter()
+        .fold(sqlx::query(call.sql), |query, arg| match arg {
+            Arg::Text(text) => query.bind(text.map(Cow::into_owned)),
+            Arg::Int(n) => query.bind(n),
+            Arg::Bool(b) => query.bind(b),
+            Arg::Time(at) => query.bind(at.map(to_ms)),
+        })
+}
+
+/// The insert of one record. Fails before touching the database when a value cannot
+/// be stored.
+pub(super) fn insert(record: &TaskRecord) -> Result<OwnedQuery, StoreError> {
+    crate::sql::store::insert(&STATEMENTS, record).map(query)
 }
 
 /// Reads one full row back into a record.
