@@ -32,7 +32,7 @@ pub mod memory;
 pub mod postgres;
 pub mod record;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
-mod sql_values;
+mod sql;
 #[cfg(feature = "sqlite")]
 pub mod sqlite;
 #[cfg(feature = "test-suite")]

@@ -15,6 +15,9 @@
 //!
 //! [`TaskStore::supports_notify`] is true: every write notifies the task id through
 //! LISTEN/NOTIFY, in the writing transaction (`listen`).
+//!
+//! The statements and store methods this backend shares with the other SQL backend
+//! are in `crate::sql`; this module binds their values and reads their rows.
 
 mod listen;
 mod queries;
@@ -24,20 +27,21 @@ pub use listen::RECONNECT_DELAY;
 
 use crate::change::ChangeFeed;
 use crate::error::StoreError;
-use crate::explain;
 use crate::record::SessionRecord;
 use crate::record::{
     ClaimExpiredParams, ClaimLeaseParams, ExpiredTask, ListPage, ListParams, Outcome,
     RenewLeaseParams, TaskRecord, TransitionParams,
 };
-use crate::sql_values::external_to_db;
+use crate::sql::values::{decode_error, row_to_expired, to_json};
+use crate::sql::{self, Backend as _, Call, Statements};
 use crate::TaskStore;
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use mcp_tasks_protocol::TaskId;
-use row::{classify, counter_to_db, decode_error, insert, row_to_record, to_json};
+use queries::STATEMENTS;
+use row::{classify, query};
 use sqlx::migrate::{MigrateError, Migrator};
-use sqlx::postgres::{PgConnectOptions, PgConnection, PgPool, PgPoolOptions};
+use sqlx::postgres::{PgConnectOptions, PgConnection, PgPool, PgPoolOptions, PgRow};
 use sqlx::{Connection, Row};
 use std::str::FromStr;
 use std::sync::Arc;
@@ -128,87 +132,21 @@ impl PgStore {
 #[async_trait]
 impl TaskStore for PgStore {
     async fn create(&self, record: &TaskRecord) -> Result<(), StoreError> {
-        insert(record)?
-            .execute(&self.pool)
+        self.execute(sql::store::insert(&STATEMENTS, record)?)
             .await
-            .map_err(classify)?;
-        Ok(())
+            .map(drop)
     }
 
     async fn get(&self, id: &TaskId, now: DateTime<Utc>) -> Result<Option<TaskRecord>, StoreError> {
-        sqlx::query(queries::GET)
-            .bind(id.as_str())
-            .bind(now)
-            .fetch_optional(&self.pool)
-            .await
-            .map_err(classify)?
-            .map(|row| row_to_record(&row))
-            .transpose()
+        sql::store::get(self, id, now).await
     }
 
     async fn list(&self, params: &ListParams) -> Result<ListPage, StoreError> {
-        // With no cursor, start before every possible key.
-        let (after_at, after_id) = match &params.after {
-            Some((at, id)) => (Some(*at), id.as_str()),
-            None => (None, ""),
-        };
-        let fetch = i64::try_from(params.limit)
-            .unwrap_or(i64::MAX)
-            .saturating_add(1);
-        let sql = match params.session {
-            Some(_) => queries::LIST_BY_SESSION,
-            None => queries::LIST_BY_OWNER,
-        };
-        let mut query = sqlx::query(sql)
-            .bind(&params.owner)
-            .bind(params.now)
-            .bind(after_at)
-            .bind(after_id)
-            .bind(fetch);
-        if let Some(session) = &params.session {
-            query = query.bind(session);
-        }
-        let rows = query.fetch_all(&self.pool).await.map_err(classify)?;
-        let has_more = rows.len() > params.limit;
-        let records = rows
-            .iter()
-            .take(params.limit)
-            .map(row_to_record)
-            .collect::<Result<Vec<_>, _>>()?;
-        Ok(ListPage { records, has_more })
+        sql::store::list(self, params).await
     }
 
     async fn transition(&self, params: &TransitionParams) -> Result<TaskRecord, StoreError> {
-        let expected = params
-            .expected_version
-            .map(|v| counter_to_db("version", v))
-            .transpose()?;
-        let fence = params
-            .expected_lease_generation
-            .map(|g| counter_to_db("lease generation", g))
-            .transpose()?;
-        let (sets_external, external) = external_to_db(&params.external)?;
-        let updated = sqlx::query(queries::TRANSITION)
-            .bind(params.id.as_str())
-            .bind(params.status.as_str())
-            .bind(params.status_message.is_some())
-            .bind(params.status_message.as_ref().and_then(|m| m.as_deref()))
-            .bind(params.outcome.as_ref().map(to_json).transpose()?)
-            .bind(params.now)
-            .bind(expected)
-            .bind(fence)
-            .bind(params.input_requests.as_ref().map(to_json).transpose()?)
-            .bind(sets_external)
-            .bind(external)
-            .fetch_optional(&self.pool)
-            .await
-            .map_err(classify)?;
-        if let Some(row) = updated {
-            return row_to_record(&row);
-        }
-        // Nothing changed: say why, from the record as it is now.
-        let current = self.get(&params.id, params.now).await?;
-        Err(explain::transition_failed(current, params))
+        sql::store::transition(self, params).await
     }
 
     async fn delete_expired(
@@ -216,13 +154,7 @@ impl TaskStore for PgStore {
         now: DateTime<Utc>,
         limit: usize,
     ) -> Result<Vec<ExpiredTask>, StoreError> {
-        let rows = sqlx::query(queries::DELETE_EXPIRED)
-            .bind(now)
-            .bind(i64::try_from(limit).unwrap_or(i64::MAX))
-            .fetch_all(&self.pool)
-            .await
-            .map_err(classify)?;
-        rows.iter().map(row::row_to_expired).collect()
+        sql::store::delete_expired(self, now, limit).await
     }
 
     async fn fail_orphaned(
@@ -232,68 +164,22 @@ impl TaskStore for PgStore {
         error: &Outcome,
         now: DateTime<Utc>,
     ) -> Result<u64, StoreError> {
-        let done = sqlx::query(queries::FAIL_ORPHANED)
-            .bind(current_runner)
-            .bind(status_message)
-            .bind(to_json(error)?)
-            .bind(now)
-            .execute(&self.pool)
-            .await
-            .map_err(classify)?;
-        Ok(done.rows_affected())
+        sql::store::fail_orphaned(self, current_runner, status_message, error, now).await
     }
 
     async fn claim_lease(&self, params: &ClaimLeaseParams) -> Result<TaskRecord, StoreError> {
-        let claimed = sqlx::query(queries::CLAIM_LEASE)
-            .bind(params.id.as_str())
-            .bind(&params.runner)
-            .bind(params.until)
-            .bind(params.now)
-            .fetch_optional(&self.pool)
-            .await
-            .map_err(classify)?;
-        match claimed {
-            Some(row) => row_to_record(&row),
-            None => Err(explain::claim_failed(
-                self.get(&params.id, params.now).await?,
-            )),
-        }
+        sql::store::claim_lease(self, params).await
     }
 
     async fn renew_lease(&self, params: &RenewLeaseParams) -> Result<TaskRecord, StoreError> {
-        let renewed = sqlx::query(queries::RENEW_LEASE)
-            .bind(params.id.as_str())
-            .bind(&params.runner)
-            .bind(counter_to_db("lease generation", params.generation)?)
-            .bind(params.until)
-            .bind(params.now)
-            .fetch_optional(&self.pool)
-            .await
-            .map_err(classify)?;
-        match renewed {
-            Some(row) => row_to_record(&row),
-            None => Err(explain::renew_failed(
-                self.get(&params.id, params.now).await?,
-                params,
-            )),
-        }
+        sql::store::renew_lease(self, params).await
     }
 
     async fn claim_expired_leases(
         &self,
         params: &ClaimExpiredParams,
     ) -> Result<Vec<TaskRecord>, StoreError> {
-        sqlx::query(queries::CLAIM_EXPIRED)
-            .bind(&params.runner)
-            .bind(params.until)
-            .bind(params.now)
-            .bind(i64::try_from(params.limit).unwrap_or(i64::MAX))
-            .fetch_all(&self.pool)
-            .await
-            .map_err(classify)?
-            .iter()
-            .map(row_to_record)
-            .collect()
+        sql::store::claim_expired_leases(self, params).await
     }
 
     async fn subscribe_changes(&self) -> Result<Option<ChangeFeed>, StoreError> {
@@ -374,6 +260,39 @@ impl TaskStore for PgStore {
     }
 }
 
+#[async_trait]
+impl sql::Backend for PgStore {
+    type Row = PgRow;
+
+    fn statements(&self) -> &'static Statements {
+        &STATEMENTS
+    }
+
+    fn read_record(row: &PgRow) -> Result<TaskRecord, StoreError> {
+        row::row_to_record(row)
+    }
+
+    fn read_expired(row: &PgRow) -> Result<ExpiredTask, StoreError> {
+        row_to_expired(row)
+    }
+
+    async fn fetch_optional(&self, call: Call<'_>) -> Result<Option<PgRow>, StoreError> {
+        query(call)
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(classify)
+    }
+
+    async fn fetch_all(&self, call: Call<'_>) -> Result<Vec<PgRow>, StoreError> {
+        query(call).fetch_all(&self.pool).await.map_err(classify)
+    }
+
+    async fn execute(&self, call: Call<'_>) -> Result<u64, StoreError> {
+        let done = query(call).execute(&self.pool).await.map_err(classify)?;
+        Ok(done.rows_affected())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
@@ -391,17 +310,18 @@ mod tests {
 
     #[test]
     fn every_statement_numbers_its_parameters_without_gaps() {
+        let s = &*STATEMENTS;
         for sql in [
-            queries::CREATE,
-            queries::GET,
-            queries::LIST_BY_OWNER,
-            queries::LIST_BY_SESSION,
-            queries::TRANSITION,
-            queries::DELETE_EXPIRED,
-            queries::FAIL_ORPHANED,
-            queries::CLAIM_LEASE,
-            queries::RENEW_LEASE,
-            queries::CLAIM_EXPIRED,
+            &s.create,
+            &s.get,
+            &s.list_by_owner,
+            &s.list_by_session,
+            &s.transition,
+            s.delete_expired,
+            s.fail_orphaned,
+            &s.claim_lease,
+            &s.renew_lease,
+            s.claim_expired,
         ] {
             let used: std::collections::BTreeSet<usize> = sql
                 .split('$')
@@ -449,34 +369,23 @@ mod tests {
         let list_after = [Text, Time, Time, Text, Int];
         // CHANGE_CHANNEL is left out: a one-row catalog lookup at open, whose plan
         // follows the catalog's statistics, not our indexes.
+        let s = &*STATEMENTS;
         let cases: [(&str, &[Param], &str); 10] = [
-            (queries::GET, &[Text, Time], "tasks_pkey"),
-            (queries::TRANSITION, &transition, "tasks_pkey"),
-            (queries::LIST_BY_OWNER, &list, "tasks_owner_created"),
-            (queries::LIST_BY_OWNER, &list_after, "tasks_owner_created"),
+            (&s.get, &[Text, Time], "tasks_pkey"),
+            (&s.transition, &transition, "tasks_pkey"),
+            (&s.list_by_owner, &list, "tasks_owner_created"),
+            (&s.list_by_owner, &list_after, "tasks_owner_created"),
             (
-                queries::LIST_BY_SESSION,
+                &s.list_by_session,
                 &[Text, Time, NoTime, Text, Int, Text],
                 "tasks_owner_session_created",
             ),
-            (queries::DELETE_EXPIRED, &[Time, Int], "tasks_expires_at"),
+            (s.delete_expired, &[Time, Int], "tasks_expires_at"),
+            (s.fail_orphaned, &[Text, Text, Text, Time], "tasks_active"),
+            (&s.claim_lease, &[Text, Text, Time, Time], "tasks_pkey"),
+            (&s.renew_lease, &[Text, Text, Int, Time, Time], "tasks_pkey"),
             (
-                queries::FAIL_ORPHANED,
-                &[Text, Text, Text, Time],
-                "tasks_active",
-            ),
-            (
-                queries::CLAIM_LEASE,
-                &[Text, Text, Time, Time],
-                "tasks_pkey",
-            ),
-            (
-                queries::RENEW_LEASE,
-                &[Text, Text, Int, Time, Time],
-                "tasks_pkey",
-            ),
-            (
-                queries::CLAIM_EXPIRED,
+                s.claim_expired,
                 &[Text, Time, Time, Int],
                 "tasks_lease_until",
             ),

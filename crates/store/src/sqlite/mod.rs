@@ -9,6 +9,9 @@
 //! Times are stored as integer milliseconds (UTC), so sub-millisecond precision is
 //! dropped: callers pass millisecond-truncated timestamps, as the engine does.
 //!
+//! The statements and store methods this backend shares with the other SQL backend
+//! are in `crate::sql`; this module binds their values and reads their rows.
+//!
 //! Leases work as on any backend (each claim is one `UPDATE` under SQLite's single
 //! write lock), and a database file is [`TaskStore::shared_by_processes`]: several
 //! processes on one file (a desktop host starting the same stdio server twice) behave
@@ -20,20 +23,22 @@ mod row;
 pub mod writer;
 
 use crate::error::StoreError;
-use crate::explain;
 use crate::record::{
     ClaimExpiredParams, ClaimLeaseParams, ExpiredTask, ListPage, ListParams, Outcome,
     RenewLeaseParams, TaskRecord, TransitionParams,
 };
-use crate::sql_values::external_to_db;
+use crate::sql::values::row_to_expired;
+use crate::sql::{self, Call, Statements};
 use crate::TaskStore;
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use mcp_tasks_protocol::TaskId;
-use row::{classify, counter_to_db, row_to_record, to_json, to_ms};
+use queries::STATEMENTS;
+use row::{classify, query};
 use sqlx::migrate::Migrator;
 use sqlx::sqlite::{
-    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
+    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteRow,
+    SqliteSynchronous,
 };
 use std::str::FromStr;
 use std::time::Duration;
@@ -135,79 +140,15 @@ impl TaskStore for SqliteStore {
     }
 
     async fn get(&self, id: &TaskId, now: DateTime<Utc>) -> Result<Option<TaskRecord>, StoreError> {
-        sqlx::query(queries::GET)
-            .bind(id.as_str())
-            .bind(to_ms(now))
-            .fetch_optional(&self.pool)
-            .await
-            .map_err(classify)?
-            .map(|row| row_to_record(&row))
-            .transpose()
+        sql::store::get(self, id, now).await
     }
 
     async fn list(&self, params: &ListParams) -> Result<ListPage, StoreError> {
-        // With no cursor, start before every possible key.
-        let (after_at, after_id) = match &params.after {
-            Some((at, id)) => (to_ms(*at), id.as_str()),
-            None => (i64::MIN, ""),
-        };
-        let fetch = i64::try_from(params.limit)
-            .unwrap_or(i64::MAX)
-            .saturating_add(1);
-        let sql = match params.session {
-            Some(_) => queries::LIST_BY_SESSION,
-            None => queries::LIST_BY_OWNER,
-        };
-        let mut query = sqlx::query(sql)
-            .bind(&params.owner)
-            .bind(to_ms(params.now))
-            .bind(after_at)
-            .bind(after_id)
-            .bind(fetch);
-        if let Some(session) = &params.session {
-            query = query.bind(session);
-        }
-        let rows = query.fetch_all(&self.pool).await.map_err(classify)?;
-        let has_more = rows.len() > params.limit;
-        let records = rows
-            .iter()
-            .take(params.limit)
-            .map(row_to_record)
-            .collect::<Result<Vec<_>, _>>()?;
-        Ok(ListPage { records, has_more })
+        sql::store::list(self, params).await
     }
 
     async fn transition(&self, params: &TransitionParams) -> Result<TaskRecord, StoreError> {
-        let expected = params
-            .expected_version
-            .map(|v| counter_to_db("version", v))
-            .transpose()?;
-        let fence = params
-            .expected_lease_generation
-            .map(|g| counter_to_db("lease generation", g))
-            .transpose()?;
-        let (sets_external, external) = external_to_db(&params.external)?;
-        let updated = sqlx::query(queries::TRANSITION)
-            .bind(params.id.as_str())
-            .bind(params.status.as_str())
-            .bind(params.status_message.is_some())
-            .bind(params.status_message.as_ref().and_then(|m| m.as_deref()))
-            .bind(params.outcome.as_ref().map(to_json).transpose()?)
-            .bind(to_ms(params.now))
-            .bind(expected)
-            .bind(fence)
-            .bind(params.input_requests.as_ref().map(to_json).transpose()?)
-            .bind(sets_external)
-            .bind(external)
-            .fetch_optional(&self.pool)
-            .await
-            .map_err(classify)?;
-        if let Some(row) = updated {
-            return row_to_record(&row);
-        }
-        // Nothing changed: say why, from the record as it is now.
-        let current = self.get(&params.id, params.now).await?;
-        Err(explain::transition_failed(current, params))
+        sql::store::transition(self, params).await
     }
 
     async fn delete_expired(
@@ -215,13 +156,7 @@ impl TaskStore for SqliteStore {
         now: DateTime<Utc>,
         limit: usize,
     ) -> Result<Vec<ExpiredTask>, StoreError> {
-        let rows = sqlx::query(queries::DELETE_EXPIRED)
-            .bind(to_ms(now))
-            .bind(i64::try_from(limit).unwrap_or(i64::MAX))
-            .fetch_all(&self.pool)
-            .await
-            .map_err(classify)?;
-        rows.iter().map(row::row_to_expired).collect()
+        sql::store::delete_expired(self, now, limit).await
     }
 
     async fn fail_orphaned(
@@ -231,72 +166,59 @@ impl TaskStore for SqliteStore {
         error: &Outcome,
         now: DateTime<Utc>,
     ) -> Result<u64, StoreError> {
-        let done = sqlx::query(queries::FAIL_ORPHANED)
-            .bind(current_runner)
-            .bind(status_message)
-            .bind(to_json(error)?)
-            .bind(to_ms(now))
-            .execute(&self.pool)
-            .await
-            .map_err(classify)?;
-        Ok(done.rows_affected())
+        sql::store::fail_orphaned(self, current_runner, status_message, error, now).await
     }
 
     async fn claim_lease(&self, params: &ClaimLeaseParams) -> Result<TaskRecord, StoreError> {
-        let claimed = sqlx::query(queries::CLAIM_LEASE)
-            .bind(params.id.as_str())
-            .bind(&params.runner)
-            .bind(to_ms(params.until))
-            .bind(to_ms(params.now))
-            .fetch_optional(&self.pool)
-            .await
-            .map_err(classify)?;
-        match claimed {
-            Some(row) => row_to_record(&row),
-            None => Err(explain::claim_failed(
-                self.get(&params.id, params.now).await?,
-            )),
-        }
+        sql::store::claim_lease(self, params).await
     }
 
     async fn renew_lease(&self, params: &RenewLeaseParams) -> Result<TaskRecord, StoreError> {
-        let renewed = sqlx::query(queries::RENEW_LEASE)
-            .bind(params.id.as_str())
-            .bind(&params.runner)
-            .bind(counter_to_db("lease generation", params.generation)?)
-            .bind(to_ms(params.until))
-            .bind(to_ms(params.now))
-            .fetch_optional(&self.pool)
-            .await
-            .map_err(classify)?;
-        match renewed {
-            Some(row) => row_to_record(&row),
-            None => Err(explain::renew_failed(
-                self.get(&params.id, params.now).await?,
-                params,
-            )),
-        }
+        sql::store::renew_lease(self, params).await
     }
 
     async fn claim_expired_leases(
         &self,
         params: &ClaimExpiredParams,
     ) -> Result<Vec<TaskRecord>, StoreError> {
-        sqlx::query(queries::CLAIM_EXPIRED)
-            .bind(&params.runner)
-            .bind(to_ms(params.until))
-            .bind(to_ms(params.now))
-            .bind(i64::try_from(params.limit).unwrap_or(i64::MAX))
-            .fetch_all(&self.pool)
-            .await
-            .map_err(classify)?
-            .iter()
-            .map(row_to_record)
-            .collect()
+        sql::store::claim_expired_leases(self, params).await
     }
 
     fn shared_by_processes(&self) -> bool {
         self.shared
+    }
+}
+
+#[async_trait]
+impl sql::Backend for SqliteStore {
+    type Row = SqliteRow;
+
+    fn statements(&self) -> &'static Statements {
+        &STATEMENTS
+    }
+
+    fn read_record(row: &SqliteRow) -> Result<TaskRecord, StoreError> {
+        row::row_to_record(row)
+    }
+
+    fn read_expired(row: &SqliteRow) -> Result<ExpiredTask, StoreError> {
+        row_to_expired(row)
+    }
+
+    async fn fetch_optional(&self, call: Call<'_>) -> Result<Option<SqliteRow>, StoreError> {
+        query(call)
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(classify)
+    }
+
+    async fn fetch_all(&self, call: Call<'_>) -> Result<Vec<SqliteRow>, StoreError> {
+        query(call).fetch_all(&self.pool).await.map_err(classify)
+    }
+
+    async fn execute(&self, call: Call<'_>) -> Result<u64, StoreError> {
+        let done = query(call).execute(&self.pool).await.map_err(classify)?;
+        Ok(done.rows_affected())
     }
 }
 
@@ -330,19 +252,20 @@ mod tests {
     #[tokio::test]
     async fn every_query_uses_an_index() {
         let store = SqliteStore::open("sqlite::memory:").await.unwrap();
-        let cases = [
-            (queries::GET, "USING INDEX sqlite_autoindex_tasks_1"),
-            (queries::TRANSITION, "USING INDEX sqlite_autoindex_tasks_1"),
-            (queries::LIST_BY_OWNER, "USING INDEX tasks_owner_created"),
+        let s = &*STATEMENTS;
+        let cases: [(&str, &str); 9] = [
+            (&s.get, "USING INDEX sqlite_autoindex_tasks_1"),
+            (&s.transition, "USING INDEX sqlite_autoindex_tasks_1"),
+            (&s.list_by_owner, "USING INDEX tasks_owner_created"),
             (
-                queries::LIST_BY_SESSION,
+                &s.list_by_session,
                 "USING INDEX tasks_owner_session_created",
             ),
-            (queries::DELETE_EXPIRED, "USING INDEX tasks_expires_at"),
-            (queries::FAIL_ORPHANED, "USING INDEX tasks_active"),
-            (queries::CLAIM_LEASE, "USING INDEX sqlite_autoindex_tasks_1"),
-            (queries::RENEW_LEASE, "USING INDEX sqlite_autoindex_tasks_1"),
-            (queries::CLAIM_EXPIRED, "USING INDEX tasks_lease_until"),
+            (s.delete_expired, "USING INDEX tasks_expires_at"),
+            (s.fail_orphaned, "USING INDEX tasks_active"),
+            (&s.claim_lease, "USING INDEX sqlite_autoindex_tasks_1"),
+            (&s.renew_lease, "USING INDEX sqlite_autoindex_tasks_1"),
+            (s.claim_expired, "USING INDEX tasks_lease_until"),
         ];
         for (sql, wanted) in cases {
             let explain = format!("EXPLAIN QUERY PLAN {sql}");

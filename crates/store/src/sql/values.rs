@@ -1,9 +1,10 @@
 //! What the SQLite and PostgreSQL backends share between records and rows: value
-//! conversions with errors that name the field, and reading back the rows
-//! `delete_expired` removed. Only the drivers' types differ, so this is written once.
+//! conversions with errors that name the field, and reading rows back into records.
+//! Only the drivers' types differ (and how a time is stored), so this is written once.
 
 use crate::error::StoreError;
-use crate::record::ExpiredTask;
+use crate::record::{ExpiredTask, TaskRecord};
+use chrono::{DateTime, Utc};
 use mcp_tasks_protocol::{TaskId, TaskStatus};
 use sqlx::{ColumnIndex, Decode, Row, Type};
 use std::str::FromStr;
@@ -95,5 +96,63 @@ where
         id,
         status,
         external,
+    })
+}
+
+/// Reads one full row (the columns of `statements::columns!`) back into a record.
+/// `time` turns a stored time (of the type `T` the backend stores) into a time, or
+/// says why it cannot, naming the column.
+pub(crate) fn row_to_record<R, T>(
+    row: &R,
+    time: fn(&str, T) -> Result<DateTime<Utc>, StoreError>,
+) -> Result<TaskRecord, StoreError>
+where
+    R: Row,
+    for<'c> &'c str: ColumnIndex<R>,
+    for<'r> String: Decode<'r, R::Database> + Type<R::Database>,
+    for<'r> i64: Decode<'r, R::Database> + Type<R::Database>,
+    for<'r> T: Decode<'r, R::Database> + Type<R::Database>,
+{
+    let text = |column: &str| row.try_get::<String, _>(column).map_err(decode_error);
+    let maybe_text = |column: &str| {
+        row.try_get::<Option<String>, _>(column)
+            .map_err(decode_error)
+    };
+    let int = |column: &str| row.try_get::<i64, _>(column).map_err(decode_error);
+    let maybe_duration = |column: &str, what: &str| {
+        let ms = row
+            .try_get::<Option<i64>, _>(column)
+            .map_err(decode_error)?;
+        ms.map(|ms| duration_from_ms(what, ms)).transpose()
+    };
+    let at = |column: &str| time(column, row.try_get(column).map_err(decode_error)?);
+    let maybe_at = |column: &str| {
+        let stored: Option<T> = row.try_get(column).map_err(decode_error)?;
+        stored.map(|t| time(column, t)).transpose()
+    };
+    Ok(TaskRecord {
+        id: TaskId::from_string(text("id")?),
+        owner: text("owner")?,
+        session: maybe_text("session")?,
+        status: TaskStatus::from_str(&text("status")?).map_err(|e| corrupt("status", e))?,
+        status_message: maybe_text("status_message")?,
+        created_at: at("created_at")?,
+        last_updated_at: at("last_updated_at")?,
+        ttl: maybe_duration("ttl_ms", "ttl")?,
+        expires_at: maybe_at("expires_at")?,
+        poll_interval: maybe_duration("poll_interval_ms", "poll_interval")?,
+        method: text("method")?,
+        request: from_json("request", &text("request")?)?,
+        outcome: maybe_text("outcome")?
+            .map(|o| from_json("outcome", &o))
+            .transpose()?,
+        runner: maybe_text("runner")?,
+        version: counter_from_db("version", int("version")?)?,
+        lease_until: maybe_at("lease_until")?,
+        lease_generation: counter_from_db("lease_generation", int("lease_generation")?)?,
+        input_requests: from_json("input_requests", &text("input_requests")?)?,
+        external: maybe_text("external")?
+            .map(|e| from_json("external", &e))
+            .transpose()?,
     })
 }

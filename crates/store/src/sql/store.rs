@@ -1,0 +1,197 @@
+//! The [`crate::TaskStore`] methods both SQL backends run the same way: the values a
+//! statement takes, and what its rows (or the lack of one) mean.
+
+use super::values::{counter_to_db, duration_to_ms, external_to_db, to_json};
+use super::{Backend, Call, Statements};
+use crate::error::StoreError;
+use crate::explain;
+use crate::record::{
+    ClaimExpiredParams, ClaimLeaseParams, ExpiredTask, ListPage, ListParams, Outcome,
+    RenewLeaseParams, TaskRecord, TransitionParams,
+};
+use chrono::{DateTime, Utc};
+use mcp_tasks_protocol::TaskId;
+use std::time::Duration;
+
+/// The insert of `record`, every value converted. Fails before touching the database
+/// when a value cannot be stored.
+pub(crate) fn insert<'a>(
+    statements: &'static Statements,
+    record: &'a TaskRecord,
+) -> Result<Call<'a>, StoreError> {
+    let ms = |d: Option<Duration>| d.map(duration_to_ms).transpose();
+    Ok(Call::new(&statements.create)
+        .bind(record.id.as_str())
+        .bind(record.owner.as_str())
+        .bind(record.session.as_deref())
+        .bind(record.status.as_str())
+        .bind(record.status_message.as_deref())
+        .bind(record.created_at)
+        .bind(record.last_updated_at)
+        .bind(ms(record.ttl)?)
+        .bind(record.expires_at)
+        .bind(ms(record.poll_interval)?)
+        .bind(record.method.as_str())
+        .bind(to_json(&record.request)?)
+        .bind(record.outcome.as_ref().map(to_json).transpose()?)
+        .bind(record.runner.as_deref())
+        .bind(counter_to_db("version", record.version)?)
+        .bind(record.lease_until)
+        .bind(counter_to_db("lease generation", record.lease_generation)?)
+        .bind(to_json(&record.input_requests)?)
+        .bind(record.external.as_ref().map(to_json).transpose()?))
+}
+
+pub(crate) async fn get<B: Backend>(
+    db: &B,
+    id: &TaskId,
+    now: DateTime<Utc>,
+) -> Result<Option<TaskRecord>, StoreError> {
+    let call = Call::new(&db.statements().get).bind(id.as_str()).bind(now);
+    db.fetch_optional(call)
+        .await?
+        .map(|row| B::read_record(&row))
+        .transpose()
+}
+
+pub(crate) async fn list<B: Backend>(db: &B, params: &ListParams) -> Result<ListPage, StoreError> {
+    let statements = db.statements();
+    // With no cursor, start before every possible key.
+    let (after_at, after_id) = match &params.after {
+        Some((at, id)) => (Some(*at), id.as_str()),
+        None => (None, ""),
+    };
+    let fetch = i64::try_from(params.limit)
+        .unwrap_or(i64::MAX)
+        .saturating_add(1);
+    let sql = match params.session {
+        Some(_) => &statements.list_by_session,
+        None => &statements.list_by_owner,
+    };
+    let mut call = Call::new(sql)
+        .bind(params.owner.as_str())
+        .bind(params.now)
+        .bind(after_at)
+        .bind(after_id)
+        .bind(fetch);
+    if let Some(session) = &params.session {
+        call = call.bind(session.as_str());
+    }
+    let rows = db.fetch_all(call).await?;
+    let has_more = rows.len() > params.limit;
+    let records = rows
+        .iter()
+        .take(params.limit)
+        .map(B::read_record)
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(ListPage { records, has_more })
+}
+
+pub(crate) async fn transition<B: Backend>(
+    db: &B,
+    params: &TransitionParams,
+) -> Result<TaskRecord, StoreError> {
+    let expected = params
+        .expected_version
+        .map(|v| counter_to_db("version", v))
+        .transpose()?;
+    let fence = params
+        .expected_lease_generation
+        .map(|g| counter_to_db("lease generation", g))
+        .transpose()?;
+    let (sets_external, external) = external_to_db(&params.external)?;
+    let call = Call::new(&db.statements().transition)
+        .bind(params.id.as_str())
+        .bind(params.status.as_str())
+        .bind(params.status_message.is_some())
+        .bind(params.status_message.as_ref().and_then(|m| m.as_deref()))
+        .bind(params.outcome.as_ref().map(to_json).transpose()?)
+        .bind(params.now)
+        .bind(expected)
+        .bind(fence)
+        .bind(params.input_requests.as_ref().map(to_json).transpose()?)
+        .bind(sets_external)
+        .bind(external);
+    if let Some(row) = db.fetch_optional(call).await? {
+        return B::read_record(&row);
+    }
+    // Nothing changed: say why, from the record as it is now.
+    let current = get(db, &params.id, params.now).await?;
+    Err(explain::transition_failed(current, params))
+}
+
+pub(crate) async fn delete_expired<B: Backend>(
+    db: &B,
+    now: DateTime<Utc>,
+    limit: usize,
+) -> Result<Vec<ExpiredTask>, StoreError> {
+    let call = Call::new(db.statements().delete_expired)
+        .bind(now)
+        .bind(i64::try_from(limit).unwrap_or(i64::MAX));
+    let rows = db.fetch_all(call).await?;
+    rows.iter().map(B::read_expired).collect()
+}
+
+pub(crate) async fn fail_orphaned(
+    db: &impl Backend,
+    current_runner: &str,
+    status_message: &str,
+    error: &Outcome,
+    now: DateTime<Utc>,
+) -> Result<u64, StoreError> {
+    let call = Call::new(db.statements().fail_orphaned)
+        .bind(current_runner)
+        .bind(status_message)
+        .bind(to_json(error)?)
+        .bind(now);
+    db.execute(call).await
+}
+
+pub(crate) async fn claim_lease<B: Backend>(
+    db: &B,
+    params: &ClaimLeaseParams,
+) -> Result<TaskRecord, StoreError> {
+    let call = Call::new(&db.statements().claim_lease)
+        .bind(params.id.as_str())
+        .bind(params.runner.as_str())
+        .bind(params.until)
+        .bind(params.now);
+    match db.fetch_optional(call).await? {
+        Some(row) => B::read_record(&row),
+        None => Err(explain::claim_failed(
+            get(db, &params.id, params.now).await?,
+        )),
+    }
+}
+
+pub(crate) async fn renew_lease<B: Backend>(
+    db: &B,
+    params: &RenewLeaseParams,
+) -> Result<TaskRecord, StoreError> {
+    let call = Call::new(&db.statements().renew_lease)
+        .bind(params.id.as_str())
+        .bind(params.runner.as_str())
+        .bind(counter_to_db("lease generation", params.generation)?)
+        .bind(params.until)
+        .bind(params.now);
+    match db.fetch_optional(call).await? {
+        Some(row) => B::read_record(&row),
+        None => Err(explain::renew_failed(
+            get(db, &params.id, params.now).await?,
+            params,
+        )),
+    }
+}
+
+pub(crate) async fn claim_expired_leases<B: Backend>(
+    db: &B,
+    params: &ClaimExpiredParams,
+) -> Result<Vec<TaskRecord>, StoreError> {
+    let call = Call::new(db.statements().claim_expired)
+        .bind(params.runner.as_str())
+        .bind(params.until)
+        .bind(params.now)
+        .bind(i64::try_from(params.limit).unwrap_or(i64::MAX));
+    let rows = db.fetch_all(call).await?;
+    rows.iter().map(B::read_record).collect()
+}
