@@ -12,6 +12,10 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::oneshot;
 
+mod common;
+
+use common::{eventually, WAIT};
+
 fn caller() -> Caller {
     Caller::anonymous("owner-a", Some("session-a".into()))
 }
@@ -276,15 +280,21 @@ async fn several_questions_can_be_outstanding_and_answers_count_once() {
         .await
         .unwrap();
     let (seen_tx, seen_rx) = oneshot::channel::<String>();
+    let reader = engine.clone();
     let record = engine
         .create(params(), move |ctx| {
             Box::pin(async move {
                 let schema = json!({"type": "object", "properties": {}});
                 let a = ctx.elicit("first?", schema.clone());
                 let b = ctx.elicit("second?", schema.clone());
+                let id = ctx.task_id().cloned().unwrap();
                 let third = async {
-                    // give the first two time to be stored, then try a third
-                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    // once the first two are stored, try a third
+                    eventually(WAIT, || async {
+                        let r = reader.get(&id, &caller()).await.unwrap();
+                        r.input_requests.len() == 2
+                    })
+                    .await;
                     let refused = ctx.elicit("third?", schema.clone()).await;
                     let _ = seen_tx.send(format!("{:?}", refused.err()));
                 };
