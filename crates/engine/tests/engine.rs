@@ -202,10 +202,13 @@ async fn status_messages_are_stored_and_published() {
     tx.send(()).unwrap();
 }
 
-#[tokio::test]
+/// The grace period is a tokio timer: with time paused, a realistic one passes at once
+/// (the runtime jumps to it when nothing else can run) and its length can be checked.
+#[tokio::test(start_paused = true)]
 async fn cancelled_work_that_ignores_the_token_is_aborted_after_the_grace_period() {
+    const GRACE: Duration = Duration::from_secs(30);
     let config = EngineConfig {
-        cancel_grace: Duration::from_millis(50),
+        cancel_grace: GRACE,
         ..EngineConfig::default()
     };
     let engine = Engine::start(Arc::new(MemoryStore::new()), config)
@@ -230,13 +233,62 @@ async fn cancelled_work_that_ignores_the_token_is_aborted_after_the_grace_period
         .await
         .unwrap();
     engine.cancel(&record.id, &caller()).await.unwrap();
+    let cancelled_at = tokio::time::Instant::now();
     dropped_rx
         .await
         .expect("the work future was dropped (aborted)");
+    assert!(
+        cancelled_at.elapsed() >= GRACE,
+        "aborted {:?} after the cancel, before the grace period ended",
+        cancelled_at.elapsed()
+    );
     assert_eq!(
         engine.get(&record.id, &caller()).await.unwrap().status,
         TaskStatus::Cancelled
     );
+}
+
+/// An unanswered input request fails its task once the input timeout (a tokio timer)
+/// passed, and not before: with time paused, a realistic timeout passes at once.
+#[tokio::test(start_paused = true)]
+async fn an_unanswered_question_fails_the_task_after_the_input_timeout() {
+    const TIMEOUT: Duration = Duration::from_secs(600);
+    let config = EngineConfig {
+        input_timeout: TIMEOUT,
+        ..EngineConfig::default()
+    };
+    let engine = Engine::start(Arc::new(MemoryStore::new()), config)
+        .await
+        .unwrap();
+    let (asked_tx, asked_rx) = oneshot::channel::<String>();
+    let record = engine
+        .create(params(), move |ctx| {
+            Box::pin(async move {
+                let answer = ctx
+                    .elicit("still there?", json!({"type": "object", "properties": {}}))
+                    .await;
+                let _ = asked_tx.send(format!("{:?}", answer.err()));
+                done("after the question")
+            })
+        })
+        .await
+        .unwrap();
+    let asked_at = tokio::time::Instant::now();
+    let waiting = eventually(WAIT, || async {
+        engine.get(&record.id, &caller()).await.unwrap().status == TaskStatus::InputRequired
+    });
+    waiting.await;
+    // Just before the timeout the question is still open.
+    tokio::time::advance(TIMEOUT - Duration::from_secs(1) - asked_at.elapsed()).await;
+    assert_eq!(
+        engine.get(&record.id, &caller()).await.unwrap().status,
+        TaskStatus::InputRequired
+    );
+    let seen = asked_rx.await.unwrap();
+    assert!(seen.contains("TimedOut"), "{seen}");
+    assert!(asked_at.elapsed() >= TIMEOUT);
+    let failed = engine.wait_terminal(&record.id, &caller()).await.unwrap();
+    assert_eq!(failed.status, TaskStatus::Failed, "{failed:?}");
 }
 
 #[tokio::test]
