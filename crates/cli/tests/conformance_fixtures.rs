@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 
 mod common;
 
-use common::{serve_tools, Server};
+use common::{eventually, serve_tools, Server, WAIT};
 
 fn start() -> Server {
     serve_tools("--conformance-fixtures", &["--database", "memory:"])
@@ -301,15 +301,7 @@ async fn log_messages_reach_the_client_and_the_cli_at_the_level_set() {
         .unwrap();
     let id = handle.task_id().cloned().unwrap();
     handle.result().await.unwrap();
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
-    while seen.lock().unwrap().len() < 3 {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "{:?}",
-            seen.lock().unwrap()
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
+    eventually(WAIT, || async { seen.lock().unwrap().len() >= 3 }).await;
     assert!(seen
         .lock()
         .unwrap()

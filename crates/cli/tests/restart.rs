@@ -8,7 +8,7 @@ use std::path::Path;
 
 mod common;
 
-use common::{serve, Server};
+use common::{eventually, serve, Server, WAIT};
 
 /// A lease short enough for a test to outlive it: a process killed while holding tasks
 /// leaves them `working` this long before another process fails them.
@@ -96,22 +96,15 @@ impl Session {
         self.rpc("tasks/get", json!({"taskId": id})).await["result"].clone()
     }
 
-    /// Re-reads the task (every 50 ms, up to `within`) until its status is `status`;
-    /// returns the task then. Another process's lease running out has no signal this
-    /// test could wait on: only the store shows it.
+    /// Re-reads the task (up to `within`) until its status is `status`; returns the
+    /// task then. Another process's lease running out has no signal this test could
+    /// wait on: only the store shows it.
     async fn wait_status(&self, id: &str, status: &str, within: std::time::Duration) -> Value {
-        let deadline = std::time::Instant::now() + within;
-        loop {
+        eventually(within, || async {
             let task = self.status(id).await;
-            if task["status"] == status {
-                return task;
-            }
-            assert!(
-                std::time::Instant::now() < deadline,
-                "task {id} not {status} within {within:?}: {task}"
-            );
-            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-        }
+            (task["status"] == status).then_some(task)
+        })
+        .await
     }
 
     async fn create(&self, tool: &str, args: Value) -> String {
@@ -336,8 +329,22 @@ async fn replicas_forget_idle_shared_sessions_but_not_one_with_an_open_stream() 
     assert_eq!(left.on(&b.url).ping_status().await, 200);
     assert_eq!(watched.on(&b.url).ping_status().await, 200);
 
-    // Well past the timeout (sweeps run every quarter of it).
-    tokio::time::sleep(std::time::Duration::from_millis(3_500)).await;
+    // Watched in the database itself: a ping would mark the session in use.
+    use mcp_tasks_store::TaskStore;
+    let db = mcp_tasks_store::PgStore::open(schema.url()).await.unwrap();
+    let stored = |id: String| {
+        let db = &db;
+        async move { db.load_session(&id).await.unwrap().is_some() }
+    };
+    // The idle session leaves the shared database.
+    eventually(WAIT, || stored(left.id.clone())).await;
+    eventually(WAIT, || async { !stored(left.id.clone()).await }).await;
+    // A session opened (and left) after the watched one's last use leaves too: the
+    // watched one was idle at least as long, so only its open stream kept it.
+    let probe = Session::open(&a.url).await;
+    eventually(WAIT, || stored(probe.id.clone())).await;
+    eventually(WAIT, || async { !stored(probe.id.clone()).await }).await;
+    assert!(stored(watched.id.clone()).await);
     assert_eq!(
         left.on(&b.url).ping_status().await,
         404,

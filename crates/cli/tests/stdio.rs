@@ -9,6 +9,10 @@ use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
+mod common;
+
+use common::{eventually, WAIT};
+
 struct StdioServer {
     _child: Child,
     stdin: ChildStdin,
@@ -228,17 +232,13 @@ async fn cancel_kills_the_whole_process_group() {
         .unwrap()
         .to_string();
     let pidfile = dir.path().join("grandchild.pid");
-    let mut pid = None;
-    for _ in 0..200 {
-        if let Ok(text) = std::fs::read_to_string(&pidfile) {
-            if let Ok(p) = text.trim().parse::<i32>() {
-                pid = Some(p);
-                break;
-            }
-        }
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
-    let pid = pid.expect("the tool started its grandchild");
+    // The tool started its grandchild (a file another process writes: no signal).
+    let pid = eventually(WAIT, || async {
+        std::fs::read_to_string(&pidfile)
+            .ok()
+            .and_then(|text| text.trim().parse::<i32>().ok())
+    })
+    .await;
     let alive = |pid: i32| {
         Path::new(&format!("/proc/{pid}")).exists()
             && !std::fs::read_to_string(format!("/proc/{pid}/stat"))
@@ -250,15 +250,8 @@ async fn cancel_kills_the_whole_process_group() {
         s.rpc(2, "tasks/cancel", json!({"taskId": id})).await["result"]["status"],
         "cancelled"
     );
-    let mut gone = false;
-    for _ in 0..200 {
-        if !alive(pid) {
-            gone = true;
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
-    assert!(gone, "grandchild {pid} was killed with its process group");
+    // The grandchild was killed with its process group (not our child: no wait()).
+    eventually(WAIT, || async { !alive(pid) }).await;
     assert_eq!(
         s.rpc(3, "tasks/get", json!({"taskId": id})).await["result"]["status"],
         "cancelled"

@@ -12,6 +12,10 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::oneshot;
 
+mod common;
+
+use common::{eventually, WAIT};
+
 fn caller() -> Caller {
     Caller::anonymous("owner-a", Some("session-a".into()))
 }
@@ -204,10 +208,13 @@ async fn status_messages_are_stored_and_published() {
     tx.send(()).unwrap();
 }
 
-#[tokio::test]
+/// The grace period is a tokio timer: with time paused, a realistic one passes at once
+/// (the runtime jumps to it when nothing else can run) and its length can be checked.
+#[tokio::test(start_paused = true)]
 async fn cancelled_work_that_ignores_the_token_is_aborted_after_the_grace_period() {
+    const GRACE: Duration = Duration::from_secs(30);
     let config = EngineConfig {
-        cancel_grace: Duration::from_millis(50),
+        cancel_grace: GRACE,
         ..EngineConfig::default()
     };
     let engine = Engine::start(Arc::new(MemoryStore::new()), config)
@@ -232,13 +239,62 @@ async fn cancelled_work_that_ignores_the_token_is_aborted_after_the_grace_period
         .await
         .unwrap();
     engine.cancel(&record.id, &caller()).await.unwrap();
+    let cancelled_at = tokio::time::Instant::now();
     dropped_rx
         .await
         .expect("the work future was dropped (aborted)");
+    assert!(
+        cancelled_at.elapsed() >= GRACE,
+        "aborted {:?} after the cancel, before the grace period ended",
+        cancelled_at.elapsed()
+    );
     assert_eq!(
         engine.get(&record.id, &caller()).await.unwrap().status,
         TaskStatus::Cancelled
     );
+}
+
+/// An unanswered input request fails its task once the input timeout (a tokio timer)
+/// passed, and not before: with time paused, a realistic timeout passes at once.
+#[tokio::test(start_paused = true)]
+async fn an_unanswered_question_fails_the_task_after_the_input_timeout() {
+    const TIMEOUT: Duration = Duration::from_secs(600);
+    let config = EngineConfig {
+        input_timeout: TIMEOUT,
+        ..EngineConfig::default()
+    };
+    let engine = Engine::start(Arc::new(MemoryStore::new()), config)
+        .await
+        .unwrap();
+    let (asked_tx, asked_rx) = oneshot::channel::<String>();
+    let record = engine
+        .create(params(), move |ctx| {
+            Box::pin(async move {
+                let answer = ctx
+                    .elicit("still there?", json!({"type": "object", "properties": {}}))
+                    .await;
+                let _ = asked_tx.send(format!("{:?}", answer.err()));
+                done("after the question")
+            })
+        })
+        .await
+        .unwrap();
+    let asked_at = tokio::time::Instant::now();
+    let waiting = eventually(WAIT, || async {
+        engine.get(&record.id, &caller()).await.unwrap().status == TaskStatus::InputRequired
+    });
+    waiting.await;
+    // Just before the timeout the question is still open.
+    tokio::time::advance(TIMEOUT - Duration::from_secs(1) - asked_at.elapsed()).await;
+    assert_eq!(
+        engine.get(&record.id, &caller()).await.unwrap().status,
+        TaskStatus::InputRequired
+    );
+    let seen = asked_rx.await.unwrap();
+    assert!(seen.contains("TimedOut"), "{seen}");
+    assert!(asked_at.elapsed() >= TIMEOUT);
+    let failed = engine.wait_terminal(&record.id, &caller()).await.unwrap();
+    assert_eq!(failed.status, TaskStatus::Failed, "{failed:?}");
 }
 
 #[tokio::test]
@@ -282,15 +338,21 @@ async fn several_questions_can_be_outstanding_and_answers_count_once() {
         .await
         .unwrap();
     let (seen_tx, seen_rx) = oneshot::channel::<String>();
+    let reader = engine.clone();
     let record = engine
         .create(params(), move |ctx| {
             Box::pin(async move {
                 let schema = json!({"type": "object", "properties": {}});
                 let a = ctx.elicit("first?", schema.clone());
                 let b = ctx.elicit("second?", schema.clone());
+                let id = ctx.task_id().cloned().unwrap();
                 let third = async {
-                    // give the first two time to be stored, then try a third
-                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    // once the first two are stored, try a third
+                    eventually(WAIT, || async {
+                        let r = reader.get(&id, &caller()).await.unwrap();
+                        r.input_requests.len() == 2
+                    })
+                    .await;
                     let refused = ctx.elicit("third?", schema.clone()).await;
                     let _ = seen_tx.send(format!("{:?}", refused.err()));
                 };

@@ -15,6 +15,11 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+use tokio::sync::Semaphore;
+
+mod common;
+
+use common::{eventually, WAIT};
 
 const KIND: &str = "query";
 
@@ -36,8 +41,9 @@ struct Fake {
     cancels: Mutex<Vec<Value>>,
     /// When set, `cancel` fails with this reason.
     cancel_error: Mutex<Option<String>>,
-    /// How long each poll takes.
-    poll_delay: Mutex<Duration>,
+    /// While set, each poll first waits for a permit of it: the system is slow (or
+    /// silent) to answer until the test adds permits or closes it.
+    poll_gate: Mutex<Option<Arc<Semaphore>>>,
 }
 
 impl Fake {
@@ -71,14 +77,24 @@ impl Fake {
     fn polls(&self) -> usize {
         self.polls.load(Ordering::SeqCst)
     }
+
+    /// Holds every poll from now on until the returned gate is closed.
+    fn hold_polls(&self) -> Arc<Semaphore> {
+        let gate = Arc::new(Semaphore::new(0));
+        *self.poll_gate.lock().unwrap() = Some(gate.clone());
+        gate
+    }
 }
 
 #[async_trait]
 impl ExternalPoller for Fake {
     async fn poll(&self, state: &Value) -> Result<JobPoll, String> {
         self.polls.fetch_add(1, Ordering::SeqCst);
-        let delay = *self.poll_delay.lock().unwrap();
-        tokio::time::sleep(delay).await;
+        let gate = self.poll_gate.lock().unwrap().clone();
+        if let Some(gate) = gate {
+            // Closed: the system answers again.
+            let _ = gate.acquire().await;
+        }
         let id = state["job"].as_str().ok_or("state without a job id")?;
         match self.job(state) {
             Some(Job::Running { page }) => Ok(JobPoll::Running {
@@ -171,15 +187,24 @@ async fn start(engine: &Engine, fake: &Arc<Fake>) -> (TaskRecord, Value) {
 
 /// Reads the task until its job is attached (the start runs in the background).
 async fn attached(engine: &Engine, id: &TaskId) -> TaskRecord {
-    let deadline = Instant::now() + Duration::from_secs(5);
-    loop {
+    eventually(WAIT, || async {
         let record = engine.get(id, &caller()).await.unwrap();
-        if record.external.is_some() {
-            return record;
-        }
-        assert!(Instant::now() < deadline, "the job was never attached");
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
+        record.external.is_some().then_some(record)
+    })
+    .await
+}
+
+/// Reads the task (each read polls the job when due) until `done` holds for it.
+async fn read_until(
+    engine: &Engine,
+    id: &TaskId,
+    done: impl Fn(&TaskRecord) -> bool,
+) -> TaskRecord {
+    eventually(WAIT, || async {
+        let record = engine.get(id, &caller()).await.unwrap();
+        done(&record).then_some(record)
+    })
+    .await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -193,12 +218,16 @@ async fn reads_poll_the_job_and_record_its_progress_and_outcome() {
         Some(EXTERNAL_STARTED_MESSAGE)
     );
     assert_eq!(record.external.as_ref().unwrap().kind, KIND);
-    assert_eq!(engine.running_count(), 0, "no process holds the task");
+    // No process holds the task once the start is over (the start's work is
+    // forgotten just after the job was attached).
+    eventually(WAIT, || async { engine.running_count() == 0 }).await;
 
     // Progress: a new state and message are stored.
     fake.set(&state, Job::Running { page: 3 });
-    tokio::time::sleep(Duration::from_millis(60)).await;
-    let progressed = engine.get(&record.id, &caller()).await.unwrap();
+    let progressed = read_until(&engine, &record.id, |r| {
+        r.status_message.as_deref() != Some(EXTERNAL_STARTED_MESSAGE)
+    })
+    .await;
     assert_eq!(progressed.status, TaskStatus::Working);
     assert_eq!(progressed.status_message.as_deref(), Some("3 pages read"));
     assert_eq!(
@@ -209,8 +238,7 @@ async fn reads_poll_the_job_and_record_its_progress_and_outcome() {
 
     // Done: the outcome is recorded.
     fake.set(&state, Job::Done(rows("42 rows")));
-    tokio::time::sleep(Duration::from_millis(60)).await;
-    let done = engine.get(&record.id, &caller()).await.unwrap();
+    let done = read_until(&engine, &record.id, |r| r.status.is_terminal()).await;
     assert_eq!(done.status, TaskStatus::Completed);
     assert_eq!(done.outcome, Some(rows("42 rows")));
     let waited = engine.wait_terminal(&record.id, &caller()).await.unwrap();
@@ -218,6 +246,8 @@ async fn reads_poll_the_job_and_record_its_progress_and_outcome() {
 
     // Terminal tasks are not polled any more.
     let polls = fake.polls();
+    // Nothing signals a poll that does not happen: let the wall-clock poll interval
+    // (of the stored change time) pass, so that one would be due.
     tokio::time::sleep(Duration::from_millis(60)).await;
     engine.get(&record.id, &caller()).await.unwrap();
     assert_eq!(fake.polls(), polls);
@@ -281,7 +311,7 @@ async fn failed_jobs_fail_the_task_and_tool_errors_are_flagged() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn polls_are_rate_limited_to_one_per_interval_and_single_flight() {
     let fake = Fake::new();
-    *fake.poll_delay.lock().unwrap() = Duration::from_millis(100);
+    let gate = fake.hold_polls();
     let interval = Duration::from_millis(1_000);
     let engine = memory_engine(interval, &fake).await;
     let (record, _) = start(&engine, &fake).await;
@@ -291,9 +321,11 @@ async fn polls_are_rate_limited_to_one_per_interval_and_single_flight() {
     }
     assert_eq!(fake.polls(), 0, "polled a job that just started");
 
+    // A poll is due only once a wall-clock interval passed since the stored change
+    // (a chrono timestamp in the record): no tokio signal or paused clock marks it.
     tokio::time::sleep(interval + Duration::from_millis(50)).await;
     let began = Instant::now();
-    // Concurrent reads while the (slow) poll runs: one poll, the others get the record.
+    // Concurrent reads while the poll is held: one polls, the others get the record.
     let reads: Vec<_> = (0..20)
         .map(|_| {
             let engine = engine.clone();
@@ -301,12 +333,18 @@ async fn polls_are_rate_limited_to_one_per_interval_and_single_flight() {
             tokio::spawn(async move { engine.get(&id, &caller()).await.unwrap() })
         })
         .collect();
-    for read in reads {
-        assert_eq!(read.await.unwrap().status, TaskStatus::Working);
-    }
-    // And sequential ones after it, within the same interval.
+    eventually(WAIT, || async {
+        reads.iter().filter(|r| r.is_finished()).count() == 19
+    })
+    .await;
+    assert_eq!(fake.polls(), 1);
+    // And sequential ones meanwhile, within the same interval.
     for _ in 0..20 {
         engine.get(&record.id, &caller()).await.unwrap();
+    }
+    gate.close();
+    for read in reads {
+        assert_eq!(read.await.unwrap().status, TaskStatus::Working);
     }
     assert!(
         began.elapsed() < interval,
@@ -315,9 +353,15 @@ async fn polls_are_rate_limited_to_one_per_interval_and_single_flight() {
     assert_eq!(fake.polls(), 1);
 
     // A poll interval later, reads poll again.
-    tokio::time::sleep(interval + Duration::from_millis(50)).await;
-    engine.get(&record.id, &caller()).await.unwrap();
-    assert_eq!(fake.polls(), 2);
+    eventually(WAIT, || async {
+        engine.get(&record.id, &caller()).await.unwrap();
+        fake.polls() == 2
+    })
+    .await;
+    assert!(
+        began.elapsed() >= interval,
+        "polled again within the interval"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -330,9 +374,8 @@ async fn wait_terminal_polls_until_the_job_finishes() {
         let id = record.id.clone();
         tokio::spawn(async move { engine.wait_terminal(&id, &caller()).await })
     };
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    eventually(WAIT, || async { fake.polls() >= 2 }).await;
     assert!(!waiter.is_finished());
-    assert!(fake.polls() >= 2, "the waiter did not poll while waiting");
     fake.set(&state, Job::Done(rows("done")));
     let done = tokio::time::timeout(Duration::from_secs(3), waiter)
         .await
@@ -348,10 +391,11 @@ async fn wait_terminal_from_before_the_job_started_polls_it() {
     let fake = Fake::new();
     let engine = memory_engine(Duration::from_millis(50), &fake).await;
     let system = fake.clone();
+    let (release, released) = tokio::sync::oneshot::channel::<()>();
     let record = engine
         .create_external(params(), KIND, move |_ctx| {
             Box::pin(async move {
-                tokio::time::sleep(Duration::from_millis(100)).await;
+                let _ = released.await;
                 let state = system.start_job();
                 // A job so quick it is done before the engine first polls it.
                 system.set(&state, Job::Done(rows("quick")));
@@ -362,13 +406,15 @@ async fn wait_terminal_from_before_the_job_started_polls_it() {
         .unwrap();
     // Waiting starts while the job is not attached yet: no poll interval applies then,
     // the wait must switch to polling once the job is attached.
-    let done = tokio::time::timeout(
-        Duration::from_secs(3),
-        engine.wait_terminal(&record.id, &caller()),
-    )
-    .await
-    .expect("wait_terminal did not poll the job attached while it waited")
-    .unwrap();
+    let who = caller();
+    let waiting = engine.wait_terminal(&record.id, &who);
+    tokio::pin!(waiting);
+    assert!(futures::poll!(&mut waiting).is_pending());
+    release.send(()).unwrap();
+    let done = tokio::time::timeout(Duration::from_secs(3), waiting)
+        .await
+        .expect("wait_terminal did not poll the job attached while it waited")
+        .unwrap();
     assert_eq!(done.outcome, Some(rows("quick")));
 }
 
@@ -385,7 +431,9 @@ async fn cancel_cancels_the_job_and_a_failed_job_cancel_still_cancels_the_task()
     );
     assert_eq!(*fake.cancels.lock().unwrap(), vec![state.clone()]);
     assert_eq!(fake.job(&state), Some(Job::Cancelled));
-    // The outcome stays the cancellation, whatever a later read finds.
+    // The outcome stays the cancellation, whatever a later read finds. Nothing
+    // signals a poll that does not happen: let the wall-clock poll interval pass, so
+    // that one would be due.
     tokio::time::sleep(Duration::from_millis(60)).await;
     let read = engine.get(&record.id, &caller()).await.unwrap();
     assert_eq!(read, cancelled);
@@ -422,14 +470,7 @@ async fn a_job_started_after_its_task_was_cancelled_is_cancelled() {
     let cancelled = engine.cancel(&record.id, &caller()).await.unwrap();
     assert_eq!(cancelled.status, TaskStatus::Cancelled);
     release.send(()).unwrap();
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while fake.cancels.lock().unwrap().is_empty() {
-        assert!(
-            Instant::now() < deadline,
-            "the late job was never cancelled"
-        );
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
+    eventually(WAIT, || async { !fake.cancels.lock().unwrap().is_empty() }).await;
     let state = fake.cancels.lock().unwrap()[0].clone();
     assert_eq!(fake.job(&state), Some(Job::Cancelled));
     let read = engine.get(&record.id, &caller()).await.unwrap();
@@ -471,22 +512,21 @@ async fn the_sweeper_cancels_the_jobs_of_expired_tasks_only() {
         .unwrap()
         .state;
     fake.set(&finished_state, Job::Done(rows("done")));
-    tokio::time::sleep(Duration::from_millis(60)).await;
-    let read = engine.get(&finished.id, &caller()).await.unwrap();
+    let read = read_until(&engine, &finished.id, |r| r.status.is_terminal()).await;
     assert_eq!(read.status, TaskStatus::Completed);
     // No ttl of its own beyond the default: outlives the test, never cancelled.
     let (kept, kept_state) = start(&engine, &fake).await;
 
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while fake.cancels.lock().unwrap().is_empty() {
-        assert!(
-            Instant::now() < deadline,
-            "the expired task's job was never cancelled"
-        );
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    // Give a wrong second cancel the time to happen.
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    // Both expire (a wall-clock ttl in the store): the sweeper deletes them.
+    eventually(WAIT, || async {
+        engine.get(&running.id, &caller()).await.is_err()
+            && engine.get(&finished.id, &caller()).await.is_err()
+            && !fake.cancels.lock().unwrap().is_empty()
+    })
+    .await;
+    // A wrong cancel of the finished task's job would run in a task the sweep spawns
+    // after the deletion; nothing signals one that does not happen, so give it time.
+    tokio::time::sleep(Duration::from_millis(50)).await;
     assert_eq!(*fake.cancels.lock().unwrap(), vec![running_state.clone()]);
     assert_eq!(fake.job(&running_state), Some(Job::Cancelled));
     assert_eq!(fake.job(&finished_state), Some(Job::Done(rows("done"))));
@@ -519,6 +559,8 @@ async fn external_tasks_survive_a_restart() {
         })
         .await
         .unwrap();
+    // (A slow machine may have let the first engine poll once while it attached.)
+    let polls_before = fake.polls();
     drop(first);
 
     // The file may be shared by live processes: the plain task is an orphan only once
@@ -536,12 +578,12 @@ async fn external_tasks_survive_a_restart() {
         TaskStatus::Failed,
         "recovery did not run"
     );
-    // Before the poller is registered the task is served as stored.
-    tokio::time::sleep(Duration::from_millis(60)).await;
+    // Before the poller is registered the task is served as stored (a poll interval
+    // passed since its last change while the lease ran out).
     let stored = second.get(&record.id, &caller()).await.unwrap();
     assert_eq!(stored.status, TaskStatus::Working);
     assert_eq!(stored.external, record.external);
-    assert_eq!(fake.polls(), 0);
+    assert_eq!(fake.polls(), polls_before);
 
     second.register_external(KIND, fake.clone());
     fake.set(&state, Job::Done(rows("after the restart")));
@@ -565,11 +607,14 @@ async fn another_replica_serves_the_task_and_leases_do_not_take_it_over() {
     let (record, state) = start(&a, &fake).await;
 
     // Well past the lease: A's heartbeats looked for expired leases several times. B
-    // starts now, so its recovery runs over the task too.
+    // starts now, so its recovery runs over the task too. Leases expire by the wall
+    // clock (a chrono time in the store) and nothing signals a takeover that does not
+    // happen, so time has to pass here.
     tokio::time::sleep(Duration::from_millis(500)).await;
     let b = engine_on(store.clone(), replica, &fake).await;
     let sweeper = b.clone();
     tokio::spawn(async move { sweeper.run_sweeper(std::future::pending()).await });
+    // Several heartbeats of B (every 50 ms), for the same reason.
     tokio::time::sleep(Duration::from_millis(300)).await;
     let on_b = b.get(&record.id, &caller()).await.unwrap();
     assert_eq!(on_b.status, TaskStatus::Working, "{on_b:?}");
@@ -582,15 +627,7 @@ async fn another_replica_serves_the_task_and_leases_do_not_take_it_over() {
         tokio::spawn(async move { a.wait_terminal(&id, &caller()).await })
     };
     fake.set(&state, Job::Done(rows("from b")));
-    let deadline = Instant::now() + Duration::from_secs(5);
-    let done = loop {
-        let r = b.get(&record.id, &caller()).await.unwrap();
-        if r.status.is_terminal() {
-            break r;
-        }
-        assert!(Instant::now() < deadline, "B never saw the job finish");
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    };
+    let done = read_until(&b, &record.id, |r| r.status.is_terminal()).await;
     assert_eq!(done.status, TaskStatus::Completed);
     assert_eq!(done.outcome, Some(rows("from b")));
     let on_a = tokio::time::timeout(Duration::from_secs(3), waiter)
@@ -655,19 +692,19 @@ async fn a_poll_that_hangs_does_not_hold_up_reads() {
     };
     let engine = engine_on(Arc::new(MemoryStore::new()), config, &fake).await;
     let (record, _) = start(&engine, &fake).await;
-    // The external system stops answering: each poll would take a minute.
-    *fake.poll_delay.lock().unwrap() = Duration::from_secs(60);
-    tokio::time::sleep(Duration::from_millis(30)).await;
-    let began = Instant::now();
-    let read = engine.get(&record.id, &caller()).await.unwrap();
-    assert_eq!(read.status, TaskStatus::Working);
-    assert!(
-        began.elapsed() < Duration::from_secs(30),
-        "tasks/get waited {:?} for a poll that never answers",
-        began.elapsed()
-    );
-    assert!(
-        fake.polls.load(Ordering::SeqCst) >= 1,
-        "the read did try to poll"
-    );
+    // The external system stops answering: polls never return.
+    let _gate = fake.hold_polls();
+    // Read until a read (once the poll is due) tried to poll; none may hang.
+    eventually(WAIT, || async {
+        let began = Instant::now();
+        let read = engine.get(&record.id, &caller()).await.unwrap();
+        assert_eq!(read.status, TaskStatus::Working);
+        assert!(
+            began.elapsed() < Duration::from_secs(5),
+            "tasks/get waited {:?} for a poll that never answers",
+            began.elapsed()
+        );
+        fake.polls() >= 1
+    })
+    .await;
 }

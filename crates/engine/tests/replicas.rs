@@ -13,6 +13,10 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::oneshot;
 
+mod common;
+
+use common::{eventually, WAIT};
+
 fn caller() -> Caller {
     Caller::anonymous("owner", None)
 }
@@ -80,15 +84,15 @@ async fn completion_on_a_releases_waiter_on_b(a: Engine, b: Engine) {
         })
         .await
         .unwrap();
-    let id = record.id.clone();
-    let waiter = tokio::spawn(async move { b.wait_terminal(&id, &caller()).await });
-    tokio::time::sleep(Duration::from_millis(100)).await;
-    assert!(!waiter.is_finished());
+    let who = caller();
+    let waiter = b.wait_terminal(&record.id, &who);
+    tokio::pin!(waiter);
+    // B's wait has begun (it subscribes to events first thing) and is not over.
+    assert!(futures::poll!(&mut waiter).is_pending());
     tx.send(()).unwrap();
     let done = tokio::time::timeout(Duration::from_secs(5), waiter)
         .await
         .expect("released by the change feed, well before the 10 s re-check")
-        .unwrap()
         .unwrap();
     assert_eq!(done.status, TaskStatus::Completed);
 }
@@ -113,16 +117,11 @@ async fn answer_on_b_reaches_work_on_a(a: Engine, b: Engine) {
         })
         .await
         .unwrap();
-    let mut key = None;
-    for _ in 0..250 {
+    let key = eventually(WAIT, || async {
         let r = b.get(&record.id, &caller()).await.unwrap();
-        if let Some(k) = r.input_requests.keys().next() {
-            key = Some(k.clone());
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    let key = key.expect("the question was stored");
+        r.input_requests.keys().next().cloned()
+    })
+    .await;
     let accept = Outcome::Result {
         value: json!({"action": "accept", "content": {}}),
     };
@@ -189,7 +188,9 @@ async fn takeover_after_a_dead_replica(a_store: Arc<dyn TaskStore>, b_store: Arc
         Some(mcp_tasks_engine::leases::LOST_RUNNER_MESSAGE)
     );
     let _ = finish_a.send(());
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    // A's work ended and A tried to store its outcome (it stops counting the task as
+    // running only after that).
+    eventually(WAIT, || async { a.running_count() == 0 }).await;
     assert_eq!(
         b.get(&doomed.id, &caller()).await.unwrap().status,
         TaskStatus::Failed,

@@ -16,6 +16,10 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+mod common;
+
+use common::{eventually, WAIT};
+
 #[derive(Deserialize, schemars::JsonSchema)]
 struct Add {
     a: i64,
@@ -168,21 +172,6 @@ async fn connect(url: &str, wire: WirePreference) -> Client {
         .unwrap()
 }
 
-/// Runs `probe` every `step`, at most 100 times, until it returns `Some`.
-async fn eventually<T, F, Fut>(step: Duration, mut probe: F) -> Option<T>
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = Option<T>>,
-{
-    for _ in 0..100 {
-        if let Some(found) = probe().await {
-            return Some(found);
-        }
-        tokio::time::sleep(step).await;
-    }
-    None
-}
-
 #[tokio::test]
 async fn typed_tools_work_the_same_on_both_wires() {
     let running = serve(Arc::new(MemoryStore::new()), FakeBatch::default()).await;
@@ -262,12 +251,12 @@ async fn external_jobs_are_polled_cancelled_and_run_synchronously() {
         let id = handle.task_id().cloned().unwrap();
         // The poll's status message reaches tasks/get while the job runs.
         let (client_ref, id_ref) = (&client, &id);
-        let seen = eventually(Duration::from_millis(20), || async move {
+        let seen = eventually(WAIT, || async move {
             let view = client_ref.get(id_ref).await.unwrap();
             (view.status_message.as_deref() == Some(&format!("{job} is running"))).then_some(view)
         })
         .await;
-        assert_eq!(seen.expect("poll message seen").status, TaskStatus::Working);
+        assert_eq!(seen.status, TaskStatus::Working);
         batch.finish(job, &format!("{job} done"));
         let out = handle.result().await.unwrap();
         assert_eq!(out.status(), TaskStatus::Completed, "{wire:?}");
@@ -279,31 +268,20 @@ async fn external_jobs_are_polled_cancelled_and_run_synchronously() {
             .await
             .unwrap();
         let id = handle.task_id().cloned().unwrap();
-        eventually(Duration::from_millis(10), || async {
-            batch
-                .jobs
-                .lock()
-                .unwrap()
-                .contains_key(&cancel_me)
-                .then_some(())
+        // The job started and is stored with the task, so the cancel reaches it.
+        let (client_ref, id_ref, batch_ref, job_ref) = (&client, &id, &batch, &cancel_me);
+        eventually(WAIT, || async move {
+            let view = client_ref.get(id_ref).await.unwrap();
+            view.status_message.is_some() && batch_ref.jobs.lock().unwrap().contains_key(job_ref)
         })
         .await;
-        tokio::time::sleep(Duration::from_millis(50)).await;
         let view = client.cancel(&id).await.unwrap();
         assert_eq!(view.status, TaskStatus::Cancelled);
-        let asked = eventually(Duration::from_millis(10), || async {
-            batch
-                .cancelled
-                .lock()
-                .unwrap()
-                .contains(&cancel_me)
-                .then_some(())
+        // The batch system was asked to cancel the job.
+        eventually(WAIT, || async {
+            batch.cancelled.lock().unwrap().contains(&cancel_me)
         })
         .await;
-        assert!(
-            asked.is_some(),
-            "the batch system was asked to cancel {cancel_me}"
-        );
 
         let refused = client
             .call_tool_as_task("batch", json!({"name": "refused"}), TaskOptions::default())
@@ -320,8 +298,14 @@ async fn external_jobs_are_polled_cancelled_and_run_synchronously() {
     // A plain call starts the job and polls it until it finishes.
     let client = connect(&running.url, WirePreference::V2025_11_25).await;
     let finisher = batch.clone();
+    let polls_before = *batch.polls.lock().unwrap();
     tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(200)).await;
+        // Finish the job once the call started it and polled it.
+        eventually(WAIT, || async {
+            finisher.jobs.lock().unwrap().contains_key("sync")
+                && *finisher.polls.lock().unwrap() > polls_before
+        })
+        .await;
         finisher.finish("sync", "sync done");
     });
     let result = client
@@ -346,7 +330,7 @@ async fn another_replica_answers_for_an_external_job() {
     let id = handle.task_id().cloned().unwrap();
     // What makes it any replica's: the job state is in the store, no work is running.
     let (store_ref, id_ref) = (&store, &id);
-    let stored = eventually(Duration::from_millis(10), || async move {
+    let stored = eventually(WAIT, || async move {
         let record = store_ref
             .get(id_ref, chrono::Utc::now())
             .await
@@ -355,7 +339,6 @@ async fn another_replica_answers_for_an_external_job() {
         record.external
     })
     .await;
-    let stored = stored.expect("the job state was stored with the task");
     assert_eq!(stored.kind, "batch");
     assert_eq!(stored.state, json!({"job": "shared"}));
     drop(handle);

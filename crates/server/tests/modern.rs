@@ -4,9 +4,8 @@
 
 mod common;
 
-use common::{is_event_stream, read_until, start_server, Client};
+use common::{eventually, is_event_stream, read_until, start_server, Client, WAIT};
 use serde_json::{json, Value};
-use std::time::Duration;
 
 const EXT: &str = "io.modelcontextprotocol/tasks";
 
@@ -84,14 +83,16 @@ impl Stateless {
     }
 
     async fn wait(&mut self, task: &str, status: &str) -> Value {
-        for _ in 0..250 {
-            let t = self.result("tasks/get", json!({"taskId": task})).await;
-            if t["status"] == status {
-                return t;
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-        panic!("{task} never became {status}");
+        let client = tokio::sync::Mutex::new(self);
+        eventually(WAIT, || async {
+            let t = client
+                .lock()
+                .await
+                .result("tasks/get", json!({"taskId": task}))
+                .await;
+            (t["status"] == status).then_some(t)
+        })
+        .await
     }
 }
 

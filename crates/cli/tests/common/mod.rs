@@ -1,8 +1,12 @@
 //! What this crate's test files share: the `mcp-tasks` binary serving the demo tools
-//! (or the conformance fixtures) over HTTP on a free loopback port.
+//! (or the conformance fixtures) over HTTP on a free loopback port, and
+//! [`eventually`], the one way a test waits for something to happen.
+#![allow(dead_code)] // each test file compiles this module; not all of them use all of it
 
+use std::future::Future;
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
+use std::time::Duration;
 
 /// The binary under test.
 pub const BIN: &str = env!("CARGO_BIN_EXE_mcp-tasks");
@@ -54,4 +58,60 @@ pub fn serve_tools(tools: &str, extra: &[&str]) -> Server {
     };
     std::thread::spawn(move || for _ in lines {});
     Server { child, url }
+}
+
+/// A bound for [`eventually`] that only a failing test reaches.
+pub const WAIT: Duration = Duration::from_secs(10);
+
+/// How long [`eventually`] lets pass between two checks.
+const STEP: Duration = Duration::from_millis(20);
+
+/// What a condition of [`eventually`] returns: a `bool`, or an `Option` holding what was
+/// found once the condition is met.
+pub trait Met {
+    /// What [`eventually`] returns.
+    type Value;
+    /// `Some` once the condition is met.
+    fn met(self) -> Option<Self::Value>;
+}
+
+impl Met for bool {
+    type Value = ();
+    fn met(self) -> Option<()> {
+        self.then_some(())
+    }
+}
+
+impl<T> Met for Option<T> {
+    type Value = T;
+    fn met(self) -> Option<T> {
+        self
+    }
+}
+
+/// Checks `condition` until it is met and returns what it found; panics, naming the
+/// line of the call, when `timeout` (tokio time) passes first. The timeout only bounds
+/// a failure, so it can be generous.
+#[track_caller]
+pub fn eventually<M, F, Fut>(timeout: Duration, mut condition: F) -> impl Future<Output = M::Value>
+where
+    M: Met,
+    F: FnMut() -> Fut,
+    Fut: Future<Output = M>,
+{
+    let caller = std::panic::Location::caller();
+    async move {
+        let deadline = tokio::time::Instant::now() + timeout;
+        loop {
+            if let Some(value) = condition().await.met() {
+                return value;
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "the condition awaited at {caller} was not met within {timeout:?}"
+            );
+            // The interval between two checks of a condition nothing signals.
+            tokio::time::sleep(STEP).await;
+        }
+    }
 }

@@ -8,29 +8,86 @@ use mcp_tasks_protocol::RpcError;
 use mcp_tasks_server::transport::http;
 use mcp_tasks_server::{McpServer, ServerConfig, TaskSupport, Tool, ToolRegistry, ToolResult};
 use serde_json::{json, Value};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::future::Future;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::oneshot;
+
+/// A bound for [`eventually`] that only a failing test reaches.
+pub const WAIT: Duration = Duration::from_secs(10);
+
+/// How long [`eventually`] lets pass between two checks.
+const STEP: Duration = Duration::from_millis(10);
+
+/// What a condition of [`eventually`] returns: a `bool`, or an `Option` holding what was
+/// found once the condition is met.
+pub trait Met {
+    /// What [`eventually`] returns.
+    type Value;
+    /// `Some` once the condition is met.
+    fn met(self) -> Option<Self::Value>;
+}
+
+impl Met for bool {
+    type Value = ();
+    fn met(self) -> Option<()> {
+        self.then_some(())
+    }
+}
+
+impl<T> Met for Option<T> {
+    type Value = T;
+    fn met(self) -> Option<T> {
+        self
+    }
+}
+
+/// Checks `condition` until it is met and returns what it found; panics, naming the
+/// line of the call, when `timeout` (tokio time) passes first. The timeout only bounds
+/// a failure, so it can be generous.
+#[track_caller]
+pub fn eventually<M, F, Fut>(timeout: Duration, mut condition: F) -> impl Future<Output = M::Value>
+where
+    M: Met,
+    F: FnMut() -> Fut,
+    Fut: Future<Output = M>,
+{
+    let caller = std::panic::Location::caller();
+    async move {
+        let deadline = tokio::time::Instant::now() + timeout;
+        loop {
+            if let Some(value) = condition().await.met() {
+                return value;
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "the condition awaited at {caller} was not met within {timeout:?}"
+            );
+            // The interval between two checks of a condition nothing signals.
+            tokio::time::sleep(STEP).await;
+        }
+    }
+}
 
 pub struct TestServer {
     pub url: String,
     pub server: McpServer,
     pub cancelled_flag: Arc<AtomicBool>,
+    /// How many runs of the `sleep` tool began.
+    pub sleeps_started: Arc<AtomicUsize>,
     stop: Option<oneshot::Sender<()>>,
 }
 
 impl TestServer {
-    /// Polls the flag a test tool sets when it sees its cancellation, every 20 ms and at
-    /// most `tries` times; whether it was set.
-    pub async fn saw_cancellation(&self, tries: u32) -> bool {
-        for _ in 0..tries {
-            if self.cancelled_flag.load(Ordering::SeqCst) {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-        self.cancelled_flag.load(Ordering::SeqCst)
+    /// Waits until a test tool saw its cancellation (it sets `cancelled_flag`).
+    #[track_caller]
+    pub fn saw_cancellation(&self) -> impl Future<Output = ()> {
+        let flag = self.cancelled_flag.clone();
+        eventually(WAIT, move || {
+            let seen = flag.load(Ordering::SeqCst);
+            async move { seen }
+        })
     }
 }
 
@@ -42,7 +99,7 @@ impl Drop for TestServer {
     }
 }
 
-pub fn test_tools(flag: Arc<AtomicBool>) -> ToolRegistry {
+pub fn test_tools(flag: Arc<AtomicBool>, sleeps_started: Arc<AtomicUsize>) -> ToolRegistry {
     let mut r = ToolRegistry::new();
     let flag2 = flag.clone();
     let sleep_schema = json!({"type":"object","properties":{"ms":{"type":"integer","minimum":0}},"required":["ms"]});
@@ -50,10 +107,13 @@ pub fn test_tools(flag: Arc<AtomicBool>) -> ToolRegistry {
         Tool::new("sleep", "sleeps ms milliseconds", sleep_schema.clone(), move |args, ctx| {
             let ms = args.get("ms").and_then(Value::as_u64).unwrap_or(0);
             let flag = flag.clone();
+            let started = sleeps_started.clone();
             Box::pin(async move {
+                started.fetch_add(1, Ordering::SeqCst);
                 ctx.report_progress(0.0, Some(1.0), Some("started".into()));
                 tokio::select! {
                     _ = ctx.cancelled() => { flag.store(true, Ordering::SeqCst); Ok(ToolResult::error("cancelled")) }
+                    // The tool's work: taking `ms` is what it is for.
                     _ = tokio::time::sleep(Duration::from_millis(ms)) => {
                         ctx.set_status_message("slept").await;
                         Ok(ToolResult::text(format!("slept {ms} ms")))
@@ -74,6 +134,7 @@ pub fn test_tools(flag: Arc<AtomicBool>) -> ToolRegistry {
             |args, _ctx| {
                 let ms = args.get("ms").and_then(Value::as_u64).unwrap_or(0);
                 Box::pin(async move {
+                    // The tool's work: taking `ms` is what it is for.
                     tokio::time::sleep(Duration::from_millis(ms)).await;
                     Ok(ToolResult::text("finished anyway"))
                 })
@@ -209,7 +270,12 @@ pub async fn start_server_with_engine(
     let store = mcp_tasks_store::open("memory:").await.unwrap();
     let engine = Engine::start(store, engine_config).await.unwrap();
     let flag = Arc::new(AtomicBool::new(false));
-    let server = McpServer::new(engine.clone(), test_tools(flag.clone()), config);
+    let sleeps_started = Arc::new(AtomicUsize::new(0));
+    let server = McpServer::new(
+        engine.clone(),
+        test_tools(flag.clone(), sleeps_started.clone()),
+        config,
+    );
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let (tx, rx) = oneshot::channel::<()>();
@@ -227,6 +293,7 @@ pub async fn start_server_with_engine(
         url: format!("http://{addr}/mcp"),
         server,
         cancelled_flag: flag,
+        sleeps_started,
         stop: Some(tx),
     }
 }
@@ -388,16 +455,18 @@ impl Client {
         self.call("tasks/get", json!({"taskId": id})).await["status"].clone()
     }
 
-    /// Polls tasks/get until the task has `status` (bounded: 10 s).
+    /// Reads the task with tasks/get until it has `status`; returns it then.
     pub async fn wait_status(&mut self, id: &str, status: &str) -> Value {
-        for _ in 0..500 {
-            let t = self.call("tasks/get", json!({"taskId": id})).await;
-            if t["status"] == status {
-                return t;
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-        panic!("task {id} never reached {status}");
+        let client = tokio::sync::Mutex::new(self);
+        eventually(WAIT, || async {
+            let t = client
+                .lock()
+                .await
+                .call("tasks/get", json!({"taskId": id}))
+                .await;
+            (t["status"] == status).then_some(t)
+        })
+        .await
     }
 
     /// A `method` request to the endpoint carrying the session id.
