@@ -49,7 +49,7 @@ async fn run(
     task: &TaskId,
     request: &InputRequest,
 ) -> Result<Value, RpcError> {
-    let mut params = crate::input::params_for(task, &request.params);
+    let mut params = crate::messages::params_for(task, &request.params);
     params["task"] = json!({ "ttl": CLIENT_TASK_TTL_MS });
     let created = server
         .call_client(session, Some(task), &request.method, params)

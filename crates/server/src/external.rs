@@ -40,7 +40,6 @@
 //! assert_eq!(tool.definition()["execution"]["taskSupport"], "required");
 //! ```
 
-use futures::future::BoxFuture;
 use mcp_tasks_engine::{ExternalPoller, JobPoll as EngineJobPoll};
 use mcp_tasks_engine::{Outcome, TaskContext};
 use mcp_tasks_protocol::error_code::INTERNAL_ERROR;
@@ -114,20 +113,7 @@ pub trait ExternalJob: Send + Sync + 'static {
     }
 }
 
-/// Starts the external job of a task: the stored state, or the outcome that ends the
-/// task at once.
-pub(crate) type ExternalStart = Arc<
-    dyn Fn(Map<String, Value>, TaskContext) -> BoxFuture<'static, Result<Value, Outcome>>
-        + Send
-        + Sync,
->;
-
-/// What the server needs to run a tool as an external job.
-#[derive(Clone)]
-pub(crate) struct ExternalSpec {
-    pub(crate) start: ExternalStart,
-    pub(crate) poller: Arc<dyn ExternalPoller>,
-}
+pub(crate) use crate::registry::{ExternalSpec, ExternalStart};
 
 /// Adapts a typed [`ExternalJob`] to the engine's JSON-level poller.
 struct Adapter<J>(Arc<J>);
@@ -147,7 +133,7 @@ impl<J: ExternalJob> ExternalPoller for Adapter<J> {
                 state: state.and_then(|s| serde_json::to_value(s).ok()),
                 status_message,
             }),
-            JobPoll::Done(output) => Ok(EngineJobPoll::Finished(crate::dispatch::to_outcome(
+            JobPoll::Done(output) => Ok(EngineJobPoll::Finished(crate::tool_call::to_outcome(
                 output.into_tool_result(),
             ))),
         }
@@ -195,7 +181,7 @@ impl Tool {
             let job = Arc::clone(&start_job);
             let parsed = parse_args::<J::Args>(&start_name, args);
             Box::pin(async move {
-                let args = parsed.map_err(|e| crate::dispatch::to_outcome(Err(e)))?;
+                let args = parsed.map_err(|e| crate::tool_call::to_outcome(Err(e)))?;
                 match job.start(args, ctx).await {
                     Ok(state) => serde_json::to_value(state).map_err(|e| Outcome::Error {
                         code: INTERNAL_ERROR,

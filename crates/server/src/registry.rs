@@ -1,7 +1,7 @@
 //! The tools a server offers: name, input schema, task support and handler.
 
 use futures::future::BoxFuture;
-use mcp_tasks_engine::TaskContext;
+use mcp_tasks_engine::{ExternalPoller, Outcome, TaskContext};
 use mcp_tasks_protocol::RpcError;
 use serde_json::{json, Map, Value};
 use std::collections::HashMap;
@@ -85,7 +85,7 @@ pub struct Tool {
     preflight: Vec<Preflight>,
     resumable: bool,
     /// Set for tools whose work runs in another system ([`crate::external`]).
-    pub(crate) external: Option<crate::external::ExternalSpec>,
+    pub(crate) external: Option<ExternalSpec>,
 }
 
 impl fmt::Debug for Tool {
@@ -209,7 +209,7 @@ impl Tool {
     }
 
     /// How to start the tool as an external job, for tools made by [`Tool::external`].
-    pub(crate) fn external_spec(&self) -> Option<&crate::external::ExternalSpec> {
+    pub(crate) fn external_spec(&self) -> Option<&ExternalSpec> {
         self.external.as_ref()
     }
 
@@ -341,4 +341,20 @@ impl ToolRegistry {
     pub fn is_empty(&self) -> bool {
         self.tools.is_empty()
     }
+}
+
+/// Starts the external job of a task: the stored state, or the outcome that ends the
+/// task at once.
+pub(crate) type ExternalStart = Arc<
+    dyn Fn(Map<String, Value>, TaskContext) -> BoxFuture<'static, Result<Value, Outcome>>
+        + Send
+        + Sync,
+>;
+
+/// What the server needs to run a tool as an external job (built by
+/// [`Tool::external`]).
+#[derive(Clone)]
+pub(crate) struct ExternalSpec {
+    pub(crate) start: ExternalStart,
+    pub(crate) poller: Arc<dyn ExternalPoller>,
 }

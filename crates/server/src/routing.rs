@@ -9,7 +9,8 @@ use std::sync::{Arc, Weak};
 use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
-use crate::server::{log_notification, progress_notification, McpServer, ServerInner};
+use crate::messages::{log_notification, progress_notification};
+use crate::server::{McpServer, ServerInner};
 use crate::session::Session;
 
 /// Hands each engine event to [`deliver_event`] until shutdown, the channel closes or
@@ -65,7 +66,7 @@ fn deliver_event(server: &McpServer, event: TaskEvent) {
                     NOTIF_TASK_STATUS,
                     v2025_11_25::status_notification_params(&view),
                 ));
-                crate::input::deliver(server, &session, &record);
+                crate::task_input::deliver(server, &session, &record);
             }
         }
         TaskEvent::Progress {

@@ -1,18 +1,15 @@
-//! [`McpServer`]: the state every transport shares, and the router that turns engine
-//! events into notifications on the owning session.
+//! [`McpServer`]: the state every transport and handler shares (the engine, the tools,
+//! the settings, the session table, the server's own requests to clients) and the
+//! session table's rules. It depends on no handler: `start` builds it and wires the
+//! event routing, `handle` takes messages to the per-method handlers.
 
-use mcp_tasks_engine::{Engine, Outcome};
-use mcp_tasks_protocol::codec::v2025_11_25;
-use mcp_tasks_protocol::jsonrpc::{self, Incoming, RequestId};
-use mcp_tasks_protocol::methods::NOTIF_PROGRESS;
-use mcp_tasks_protocol::{RpcError, TaskId};
-use serde_json::{json, Value};
+use mcp_tasks_engine::Engine;
+use mcp_tasks_protocol::TaskId;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
-use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use crate::outgoing::{Exchange, Outgoing};
+use crate::outgoing::Outgoing;
 use crate::registry::ToolRegistry;
 use crate::session::Session;
 
@@ -55,7 +52,7 @@ pub struct ServerConfig {
     /// hour. Its client gets 404 and initializes again; its tasks stay reachable by id.
     pub max_sessions: usize,
     /// Limits on HTTP connections (timeouts, how many at once, SSE keep-alive).
-    pub http: crate::transport::connections::HttpLimits,
+    pub http: crate::http_limits::HttpLimits,
 }
 
 /// Default [`ServerConfig::max_sessions`]: 10,000.
@@ -87,7 +84,7 @@ pub(crate) struct ServerInner {
     pub(crate) engine: Engine,
     pub(crate) tools: ToolRegistry,
     pub(crate) config: ServerConfig,
-    sessions: Mutex<HashMap<String, Arc<Session>>>,
+    pub(crate) sessions: Mutex<HashMap<String, Arc<Session>>>,
     /// Requests the server sent to clients and waits on.
     pub(crate) outgoing: Outgoing,
     pub(crate) shutdown: CancellationToken,
@@ -108,72 +105,14 @@ impl std::fmt::Debug for McpServer {
 }
 
 impl McpServer {
-    /// Builds a server and starts routing engine events to sessions. Must be called
-    /// inside a tokio runtime.
-    pub fn new(engine: Engine, tools: ToolRegistry, config: ServerConfig) -> Self {
-        for tool in tools.iter() {
-            if let Some(spec) = tool.external_spec() {
-                engine.register_external(tool.name(), spec.poller.clone());
-            }
-        }
-        engine.set_reader(Arc::new(crate::mcp_reader::McpReader));
-        let resumable = tools.clone();
-        engine.set_resumer(Arc::new(move |record| {
-            let name = record.request.get("name")?.as_str()?;
-            let tool = resumable.get(name)?.clone();
-            if !tool.is_resumable() {
-                return None;
-            }
-            let args = record
-                .request
-                .get("arguments")
-                .and_then(Value::as_object)
-                .cloned()
-                .unwrap_or_default();
-            Some(Box::new(move |ctx| {
-                Box::pin(async move { crate::dispatch::to_outcome(tool.call(args, ctx).await) })
-                    as mcp_tasks_engine::Work
-            }))
-        }));
-        let server = McpServer {
-            inner: Arc::new(ServerInner {
-                engine,
-                tools,
-                config,
-                sessions: Mutex::new(HashMap::new()),
-                outgoing: Outgoing::default(),
-                shutdown: CancellationToken::new(),
-            }),
-        };
-        tokio::spawn(crate::routing::route_events(
-            Arc::downgrade(&server.inner),
-            server.inner.engine.subscribe(),
-            server.inner.shutdown.clone(),
-        ));
-        let weak = Arc::downgrade(&server.inner);
-        server.inner.engine.set_log_router(Arc::new(move |log| {
-            if let Some(inner) = weak.upgrade() {
-                crate::routing::deliver_log(&McpServer { inner }, log);
-            }
-        }));
-        let idle_timeout = server
-            .inner
-            .config
-            .session_idle_timeout
-            .filter(|t| !t.is_zero());
-        if let Some(timeout) = idle_timeout {
-            tokio::spawn(forget_idle_sessions(
-                Arc::downgrade(&server.inner),
-                timeout,
-                server.inner.shutdown.clone(),
-            ));
-        }
-        server
-    }
-
     /// The engine.
     pub fn engine(&self) -> &Engine {
         &self.inner.engine
+    }
+
+    /// The tools this server offers.
+    pub fn tools(&self) -> &ToolRegistry {
+        &self.inner.tools
     }
 
     /// The settings.
@@ -305,171 +244,10 @@ impl McpServer {
         removed.is_some()
     }
 
-    /// Handles one parsed message. Returns the response to send, if any (requests get
-    /// one unless they were cancelled; notifications and responses get none).
-    /// `request_stream` receives notifications tied to this request (progress of a
-    /// synchronous call) when the transport can carry them.
-    pub async fn handle(
-        &self,
-        session: &Arc<Session>,
-        message: Incoming,
-        request_stream: Option<mpsc::Sender<Value>>,
-    ) -> Option<Value> {
-        match message {
-            Incoming::Request { id, method, params } => {
-                let _busy = session.busy();
-                let outcome =
-                    crate::dispatch::request(self, session, &id, &method, params, request_stream)
-                        .await;
-                outcome.map(|r| reply(&id, r))
-            }
-            Incoming::Notification { method, params } => {
-                crate::dispatch::notification(self, session, &method, params);
-                None
-            }
-            Incoming::Response { id, result } => {
-                let outcome = Outcome::Result { value: result };
-                if let Some(outcome) = self.inner.outgoing.complete(session, &id, outcome) {
-                    crate::input::answer(self, session, &id, outcome).await;
-                }
-                None
-            }
-            Incoming::ErrorResponse {
-                id: Some(id),
-                error,
-            } => {
-                let outcome = Outcome::Error {
-                    code: error.code,
-                    message: error.message,
-                    data: error.data,
-                };
-                if let Some(outcome) = self.inner.outgoing.complete(session, &id, outcome) {
-                    crate::input::answer(self, session, &id, outcome).await;
-                }
-                None
-            }
-            Incoming::ErrorResponse { id: None, error } => {
-                tracing::warn!(code = error.code, message = %error.message, "client reported an error");
-                None
-            }
-        }
-    }
-
-    /// Sends a request of the server's own to the client (on the task's stream when
-    /// `task` is given) and waits for the response.
-    ///
-    /// # Errors
-    /// The client's error, or `-32001` when it does not answer within the configured
-    /// time, or `-32603` when nothing could be sent.
-    pub(crate) async fn call_client(
-        &self,
-        session: &Session,
-        task: Option<&TaskId>,
-        method: &str,
-        params: Value,
-    ) -> Result<Value, RpcError> {
-        let timeout = self.inner.config.client_request_timeout;
-        let sent = self
-            .inner
-            .outgoing
-            .exchange(session, method, params, timeout, |message| match task {
-                Some(t) => session.send_for_task(t, message),
-                None => session.send(message),
-            })
-            .await;
-        sent.map_err(|e| match e {
-            Exchange::NotSent => RpcError::new(
-                mcp_tasks_protocol::error_code::INTERNAL_ERROR,
-                format!("could not send {method} to the client: no open stream"),
-            ),
-            Exchange::TimedOut => RpcError::new(
-                mcp_tasks_protocol::error_code::REQUEST_TIMEOUT,
-                format!("the client did not answer {method} within {timeout:?}"),
-            ),
-            Exchange::Refused(e) => e,
-        })
-    }
-
-    fn lock_sessions(&self) -> MutexGuard<'_, HashMap<String, Arc<Session>>> {
+    pub(crate) fn lock_sessions(&self) -> MutexGuard<'_, HashMap<String, Arc<Session>>> {
         self.inner
             .sessions
             .lock()
             .unwrap_or_else(|p| p.into_inner())
     }
-}
-
-fn reply(id: &RequestId, result: Result<Value, RpcError>) -> Value {
-    match result {
-        Ok(v) => jsonrpc::response(id, v),
-        Err(e) => jsonrpc::error_response(Some(id), &e),
-    }
-}
-
-/// Forgets, every so often, the sessions [`Session::is_idle`] for `timeout`, then sweeps
-/// the shared store: the sessions still held here are marked in use, and those no
-/// replica used within `timeout` are deleted (a shared session alive on another
-/// replica is kept by that replica's sweep).
-async fn forget_idle_sessions(
-    server: std::sync::Weak<ServerInner>,
-    timeout: std::time::Duration,
-    shutdown: CancellationToken,
-) {
-    let every = (timeout / 4).clamp(
-        std::time::Duration::from_millis(10),
-        std::time::Duration::from_secs(60),
-    );
-    let mut tick = tokio::time::interval(every);
-    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    loop {
-        tokio::select! {
-            _ = shutdown.cancelled() => return,
-            _ = tick.tick() => {}
-        }
-        let Some(server) = server.upgrade() else {
-            return;
-        };
-        let now = std::time::Instant::now();
-        let (forgotten, alive) = {
-            let mut sessions = server.sessions.lock().unwrap_or_else(|p| p.into_inner());
-            let before = sessions.len();
-            sessions.retain(|_, s| !s.is_idle(now, timeout));
-            let alive: Vec<String> = sessions.keys().cloned().collect();
-            (before - sessions.len(), alive)
-        };
-        if forgotten > 0 {
-            tracing::info!(forgotten, "forgot sessions idle for {timeout:?}");
-        }
-        match server.engine.sweep_sessions(&alive, timeout).await {
-            Ok(0) => {}
-            Ok(deleted) => tracing::info!(deleted, "deleted shared sessions idle for {timeout:?}"),
-            Err(e) => tracing::warn!(error = %e, "could not sweep the shared sessions; will retry"),
-        }
-    }
-}
-
-/// A `notifications/message` message; for a task, with the related-task `_meta`.
-pub(crate) fn log_notification(
-    message: &mcp_tasks_engine::LogMessage,
-    task: Option<&TaskId>,
-) -> Value {
-    let mut params = json!({ "level": message.level, "data": message.data });
-    if let Some(logger) = &message.logger {
-        params["logger"] = json!(logger);
-    }
-    if let Some(task) = task {
-        params["_meta"] = v2025_11_25::related_task(task.as_str());
-    }
-    jsonrpc::notification(mcp_tasks_protocol::methods::NOTIF_MESSAGE, params)
-}
-
-/// A `notifications/progress` message.
-pub(crate) fn progress_notification(token: &Value, p: &mcp_tasks_engine::Progress) -> Value {
-    let mut params = json!({ "progressToken": token, "progress": p.progress });
-    if let Some(t) = p.total {
-        params["total"] = json!(t);
-    }
-    if let Some(m) = &p.message {
-        params["message"] = json!(m);
-    }
-    jsonrpc::notification(NOTIF_PROGRESS, params)
 }

@@ -6,8 +6,8 @@
 use mcp_tasks_engine::{CreateParams, Engine, EngineError, Outcome, TaskContext, TaskRecord};
 use serde_json::{Map, Value};
 
-use crate::dispatch::to_outcome;
 use crate::registry::{Tool, ToolResult};
+use crate::tool_call::to_outcome;
 
 /// Where the answers to a tool's preflight questions come from.
 pub(crate) enum Answers {

@@ -20,8 +20,6 @@ use tokio::sync::mpsc;
 use crate::server::McpServer;
 use crate::session::Session;
 
-pub(crate) use tools_call::to_outcome;
-
 /// The requests this server answers.
 enum Method {
     Initialize,

@@ -1,9 +1,9 @@
 //! `tools/call`: synchronously, or as a task when `params.task` is present and the
 //! tool allows it.
 
-use mcp_tasks_engine::{CreateParams, LogSink, Outcome, ProgressSink, TaskContext};
+use mcp_tasks_engine::{CreateParams, LogSink, ProgressSink, TaskContext};
 use mcp_tasks_protocol::codec::v2025_11_25;
-use mcp_tasks_protocol::error_code::{INTERNAL_ERROR, METHOD_NOT_FOUND};
+use mcp_tasks_protocol::error_code::METHOD_NOT_FOUND;
 use mcp_tasks_protocol::methods::{parse_params, progress_token, CallToolParams, TOOLS_CALL};
 use mcp_tasks_protocol::{RequestId, RpcError};
 use serde_json::Value;
@@ -11,8 +11,9 @@ use std::sync::Arc;
 use tokio::sync::mpsc;
 
 use crate::error_map::to_rpc;
+use crate::messages::{log_notification, progress_notification};
 use crate::registry::{TaskSupport, Tool};
-use crate::server::{log_notification, progress_notification, McpServer};
+use crate::server::McpServer;
 use crate::session::Session;
 
 pub(super) async fn handle(
@@ -55,12 +56,7 @@ fn prepare(
     params: &Value,
 ) -> Result<Prepared, RpcError> {
     let p: CallToolParams = parse_params(TOOLS_CALL, params)?;
-    let tool = server.inner.tools.get(&p.name).cloned().ok_or_else(|| {
-        RpcError::invalid_params(format!(
-            "unknown tool '{}': call tools/list to see the tools this server offers",
-            p.name
-        ))
-    })?;
+    let tool = crate::tool_call::find(server.tools(), &p.name)?;
     let task = if session.speaks_tasks() {
         v2025_11_25::task_metadata(params)?
     } else {
@@ -135,17 +131,6 @@ async fn start_task(
     ))
 }
 
-pub(crate) fn to_outcome(result: Result<Value, RpcError>) -> Outcome {
-    match result {
-        Ok(value) => Outcome::Result { value },
-        Err(e) => Outcome::Error {
-            code: e.code,
-            message: e.message,
-            data: e.data,
-        },
-    }
-}
-
 /// Runs a tool inline. Cancelled by `notifications/cancelled` (no response is sent then,
 /// as the spec asks). A panicking tool becomes an internal error, never a crash.
 async fn run_sync(
@@ -169,45 +154,26 @@ async fn run_sync(
     let ctx = TaskContext::detached(cancel.clone(), progress)
         .with_client_requests(requester, session.client_capabilities())
         .with_log_sink(log);
-    let mut job = tokio::spawn(tool.call(args, ctx));
     // However this ends (answered, cancelled, or the client went away and this future
-    // was dropped), the request is no longer in flight and the tool stops.
-    let _ended = EndRequest {
-        session,
-        id,
-        job: job.abort_handle(),
-    };
-    tokio::select! {
-        r = &mut job => Some(match r {
-            Ok(r) => r,
-            Err(e) if e.is_panic() => {
-                tracing::error!(tool = tool.name(), "tool panicked");
-                Err(RpcError::new(INTERNAL_ERROR, format!("tool '{}' crashed; see the server log", tool.name())))
-            }
-            Err(_) => Err(RpcError::new(INTERNAL_ERROR, "the call was aborted")),
-        }),
-        _ = cancel.cancelled() => {
-            // The tool sees the cancellation; it gets the grace period to stop on its
-            // own (an external job's cancel runs then) before it is aborted.
-            let grace = server.engine().config().cancel_grace;
-            let _ = tokio::time::timeout(grace, &mut job).await;
-            tracing::info!(%id, "synchronous call cancelled by the client");
-            None
-        }
+    // was dropped), the request is no longer in flight.
+    let _ended = EndRequest { session, id };
+    let grace = server.engine().config().cancel_grace;
+    let answer = crate::tool_call::run_inline(&tool, args, ctx, &cancel, grace).await;
+    if answer.is_none() {
+        tracing::info!(%id, "synchronous call cancelled by the client");
     }
+    answer
 }
 
 /// Ends a synchronous call's bookkeeping when its handler stops, however it stops.
 struct EndRequest<'a> {
     session: &'a Session,
     id: &'a RequestId,
-    job: tokio::task::AbortHandle,
 }
 
 impl Drop for EndRequest<'_> {
     fn drop(&mut self) {
         self.session.end_request(self.id);
-        self.job.abort();
     }
 }
 

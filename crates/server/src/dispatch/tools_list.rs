@@ -8,6 +8,6 @@ use crate::server::McpServer;
 use crate::session::Session;
 
 pub(super) fn handle(server: &McpServer, _session: &Arc<Session>) -> Result<Value, RpcError> {
-    let tools: Vec<Value> = server.inner.tools.iter().map(|t| t.definition()).collect();
+    let tools: Vec<Value> = server.tools().iter().map(|t| t.definition()).collect();
     Ok(json!({ "tools": tools }))
 }

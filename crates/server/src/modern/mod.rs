@@ -127,7 +127,7 @@ async fn dispatch(
         m::SERVER_DISCOVER => Ok(discover(server)),
         m::PING => Ok(ext::ack()),
         m::TOOLS_LIST => {
-            let tools: Vec<Value> = server.inner.tools.iter().map(|t| t.definition()).collect();
+            let tools: Vec<Value> = server.tools().iter().map(|t| t.definition()).collect();
             Ok(json!({ "tools": tools, "resultType": ext::RESULT_COMPLETE }))
         }
         m::TOOLS_CALL => tools_call::handle(&req, &params).await,

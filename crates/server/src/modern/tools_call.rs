@@ -8,7 +8,6 @@ use mcp_tasks_protocol::error_code::INTERNAL_ERROR;
 use mcp_tasks_protocol::methods::{parse_params, CallToolParams, TOOLS_CALL};
 use mcp_tasks_protocol::RpcError;
 use serde_json::{json, Map, Value};
-use tokio_util::sync::CancellationToken;
 
 use super::{missing_extension, Request};
 use crate::error_map::to_rpc;
@@ -16,18 +15,7 @@ use crate::registry::TaskSupport;
 
 pub(super) async fn handle(req: &Request<'_>, params: &Value) -> Result<Value, RpcError> {
     let p: CallToolParams = parse_params(TOOLS_CALL, params)?;
-    let tool = req
-        .server
-        .inner
-        .tools
-        .get(&p.name)
-        .cloned()
-        .ok_or_else(|| {
-            RpcError::invalid_params(format!(
-                "unknown tool '{}': call tools/list to see the tools this server offers",
-                p.name
-            ))
-        })?;
+    let tool = crate::tool_call::find(req.server.tools(), &p.name)?;
     if tool.support() == TaskSupport::Required && !req.extension {
         return Err(missing_extension(&format!("tool '{}'", p.name)));
     }
@@ -75,16 +63,16 @@ pub(super) async fn handle(req: &Request<'_>, params: &Value) -> Result<Value, R
         return Ok(ext::create_task_result(&req.server.engine().view(&record)));
     }
 
-    let ctx = TaskContext::detached(CancellationToken::new(), None).with_answers(answers);
-    let name = tool.name().to_string();
-    match tokio::spawn(tool.call(args, ctx)).await {
-        Ok(r) => r.map(ext::complete),
-        Err(_) => {
-            tracing::error!(tool = %name, "tool panicked");
-            Err(RpcError::new(
-                INTERNAL_ERROR,
-                format!("tool '{name}' crashed; see the server log"),
-            ))
-        }
+    // No session to cancel through on this wire: the call ends when its HTTP request
+    // does (dropping this future aborts the tool), or when the server shuts down.
+    let cancel = req.server.shutdown_token().child_token();
+    let ctx = TaskContext::detached(cancel.clone(), None).with_answers(answers);
+    let grace = req.server.engine().config().cancel_grace;
+    match crate::tool_call::run_inline(&tool, args, ctx, &cancel, grace).await {
+        Some(r) => r.map(ext::complete),
+        None => Err(RpcError::new(
+            INTERNAL_ERROR,
+            "the server is shutting down; call the tool again after it restarts",
+        )),
     }
 }

@@ -6,12 +6,11 @@
 //! client answers on a new one) and survives a restart of the server.
 
 use mcp_tasks_engine::{Outcome, TaskRecord};
-use mcp_tasks_protocol::codec::v2025_11_25;
 use mcp_tasks_protocol::jsonrpc::{self, RequestId};
 use mcp_tasks_protocol::TaskId;
-use serde_json::{json, Value};
 use std::sync::Arc;
 
+use crate::messages::params_for;
 use crate::server::McpServer;
 use crate::session::Session;
 
@@ -71,24 +70,6 @@ fn client_hosts(session: &Session, method: &str) -> bool {
         "sampling/createMessage" => requests["sampling"]["createMessage"].is_object(),
         _ => false,
     }
-}
-
-/// The params of an input request as sent: with related-task `_meta`.
-pub(crate) fn params_for(task: &TaskId, params: &Value) -> Value {
-    let mut params = params.clone();
-    if !params.is_object() {
-        params = json!({});
-    }
-    let related = v2025_11_25::related_task(task.as_str());
-    match params.get_mut("_meta").and_then(Value::as_object_mut) {
-        Some(meta) => {
-            if let Some(obj) = related.as_object() {
-                meta.extend(obj.clone());
-            }
-        }
-        None => params["_meta"] = related,
-    }
-    params
 }
 
 /// Routes a client's response to one of our input requests. Responses to ids we did

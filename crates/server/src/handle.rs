@@ -1,0 +1,108 @@
+//! [`McpServer::handle`]: one parsed message in, the response out. Requests and
+//! notifications go to the handlers of their wire; responses answer the server's own
+//! requests to the client (input for tasks and synchronous calls).
+
+use mcp_tasks_engine::Outcome;
+use mcp_tasks_protocol::jsonrpc::{self, Incoming, RequestId};
+use mcp_tasks_protocol::{RpcError, TaskId};
+use serde_json::Value;
+use std::sync::Arc;
+use tokio::sync::mpsc;
+
+use crate::outgoing::Exchange;
+use crate::server::McpServer;
+use crate::session::Session;
+
+impl McpServer {
+    /// Handles one parsed message. Returns the response to send, if any (requests get
+    /// one unless they were cancelled; notifications and responses get none).
+    /// `request_stream` receives notifications tied to this request (progress of a
+    /// synchronous call) when the transport can carry them.
+    pub async fn handle(
+        &self,
+        session: &Arc<Session>,
+        message: Incoming,
+        request_stream: Option<mpsc::Sender<Value>>,
+    ) -> Option<Value> {
+        match message {
+            Incoming::Request { id, method, params } => {
+                let _busy = session.busy();
+                let outcome =
+                    crate::dispatch::request(self, session, &id, &method, params, request_stream)
+                        .await;
+                outcome.map(|r| reply(&id, r))
+            }
+            Incoming::Notification { method, params } => {
+                crate::dispatch::notification(self, session, &method, params);
+                None
+            }
+            Incoming::Response { id, result } => {
+                let outcome = Outcome::Result { value: result };
+                if let Some(outcome) = self.inner.outgoing.complete(session, &id, outcome) {
+                    crate::task_input::answer(self, session, &id, outcome).await;
+                }
+                None
+            }
+            Incoming::ErrorResponse {
+                id: Some(id),
+                error,
+            } => {
+                let outcome = Outcome::Error {
+                    code: error.code,
+                    message: error.message,
+                    data: error.data,
+                };
+                if let Some(outcome) = self.inner.outgoing.complete(session, &id, outcome) {
+                    crate::task_input::answer(self, session, &id, outcome).await;
+                }
+                None
+            }
+            Incoming::ErrorResponse { id: None, error } => {
+                tracing::warn!(code = error.code, message = %error.message, "client reported an error");
+                None
+            }
+        }
+    }
+
+    /// Sends a request of the server's own to the client (on the task's stream when
+    /// `task` is given) and waits for the response.
+    ///
+    /// # Errors
+    /// The client's error, or `-32001` when it does not answer within the configured
+    /// time, or `-32603` when nothing could be sent.
+    pub(crate) async fn call_client(
+        &self,
+        session: &Session,
+        task: Option<&TaskId>,
+        method: &str,
+        params: Value,
+    ) -> Result<Value, RpcError> {
+        let timeout = self.inner.config.client_request_timeout;
+        let sent = self
+            .inner
+            .outgoing
+            .exchange(session, method, params, timeout, |message| match task {
+                Some(t) => session.send_for_task(t, message),
+                None => session.send(message),
+            })
+            .await;
+        sent.map_err(|e| match e {
+            Exchange::NotSent => RpcError::new(
+                mcp_tasks_protocol::error_code::INTERNAL_ERROR,
+                format!("could not send {method} to the client: no open stream"),
+            ),
+            Exchange::TimedOut => RpcError::new(
+                mcp_tasks_protocol::error_code::REQUEST_TIMEOUT,
+                format!("the client did not answer {method} within {timeout:?}"),
+            ),
+            Exchange::Refused(e) => e,
+        })
+    }
+}
+
+fn reply(id: &RequestId, result: Result<Value, RpcError>) -> Value {
+    match result {
+        Ok(v) => jsonrpc::response(id, v),
+        Err(e) => jsonrpc::error_response(Some(id), &e),
+    }
+}
