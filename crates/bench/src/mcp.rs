@@ -28,9 +28,9 @@ pub enum Wire {
     V2025_11_25,
     /// The Tasks extension (`io.modelcontextprotocol/tasks`, SEP-2663): the server
     /// decides which calls become tasks; `tasks/get` returns a `DetailedTask`.
-    #[value(name = "extension")]
-    #[serde(rename = "extension")]
-    Extension,
+    #[value(name = "2026-07-28", alias = "extension")]
+    #[serde(rename = "2026-07-28")]
+    V2026_07_28,
 }
 
 impl Wire {
@@ -38,7 +38,7 @@ impl Wire {
     pub fn as_str(self) -> &'static str {
         match self {
             Wire::V2025_11_25 => "2025-11-25",
-            Wire::Extension => "extension",
+            Wire::V2026_07_28 => "2026-07-28",
         }
     }
 }
@@ -116,7 +116,7 @@ impl McpConn {
     /// # Errors
     /// Connection failures, a refused `initialize`, or a missing session id.
     pub async fn open(endpoint: &Endpoint, opts: &SessionOptions) -> Result<Self, BenchError> {
-        let accept = if opts.accept_sse || opts.wire == Wire::Extension {
+        let accept = if opts.accept_sse || opts.wire == Wire::V2026_07_28 {
             "application/json, text/event-stream"
         } else {
             "application/json"
@@ -128,7 +128,7 @@ impl McpConn {
             next_id: 1,
             body: Vec::with_capacity(512),
         };
-        let capabilities = if opts.wire == Wire::Extension && opts.declare_tasks {
+        let capabilities = if opts.wire == Wire::V2026_07_28 && opts.declare_tasks {
             format!(r#"{{"extensions":{{"{TASKS_EXTENSION}":{{}}}}}}"#)
         } else {
             "{}".to_string()
@@ -218,14 +218,14 @@ impl McpConn {
             Wire::V2025_11_25 => {
                 format!(r#"{{"name":"{tool}","arguments":{arguments},"task":{{}}}}"#)
             }
-            Wire::Extension => format!(r#"{{"name":"{tool}","arguments":{arguments}}}"#),
+            Wire::V2026_07_28 => format!(r#"{{"name":"{tool}","arguments":{arguments}}}"#),
         };
         let wire = self.wire;
         let body = self.request("tools/call", &params).await?;
         let result = check_envelope("tools/call", &body)?;
         let id = match wire {
             Wire::V2025_11_25 => result.task.and_then(|t| t.task_id),
-            Wire::Extension => result.task_id,
+            Wire::V2026_07_28 => result.task_id,
         };
         id.map(Cow::into_owned).ok_or_else(|| BenchError::Rpc {
             method: "tools/call".into(),
@@ -267,7 +267,7 @@ impl McpConn {
                 check_envelope("tasks/result", &body)?;
                 Ok(1)
             }
-            Wire::Extension => {
+            Wire::V2026_07_28 => {
                 let mut n = 0;
                 loop {
                     n += 1;
@@ -311,14 +311,14 @@ fn check_task_support(wire: Wire, init_reply: &[u8]) -> Result<(), BenchError> {
     let caps = &v["result"]["capabilities"];
     let ok = match wire {
         Wire::V2025_11_25 => caps["tasks"]["requests"]["tools"]["call"].is_object(),
-        Wire::Extension => caps["extensions"][TASKS_EXTENSION].is_object(),
+        Wire::V2026_07_28 => caps["extensions"][TASKS_EXTENSION].is_object(),
     };
     if ok {
         return Ok(());
     }
     let how = match wire {
         Wire::V2025_11_25 => "capabilities.tasks.requests.tools.call",
-        Wire::Extension => "capabilities.extensions[\"io.modelcontextprotocol/tasks\"]",
+        Wire::V2026_07_28 => "capabilities.extensions[\"io.modelcontextprotocol/tasks\"]",
     };
     Err(BenchError::Rpc {
         method: "initialize".into(),
@@ -389,8 +389,8 @@ mod tests {
         let ext =
             br#"{"result":{"capabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}}"#;
         assert!(check_task_support(Wire::V2025_11_25, ours).is_ok());
-        assert!(check_task_support(Wire::Extension, ours).is_err());
-        assert!(check_task_support(Wire::Extension, ext).is_ok());
+        assert!(check_task_support(Wire::V2026_07_28, ours).is_err());
+        assert!(check_task_support(Wire::V2026_07_28, ext).is_ok());
         assert!(check_task_support(Wire::V2025_11_25, ext).is_err());
     }
 

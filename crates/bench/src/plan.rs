@@ -191,7 +191,7 @@ impl Plan {
                 launch: Launch::Rmcp {
                     program: program.clone(),
                 },
-                wire: Wire::Extension,
+                wire: Wire::V2026_07_28,
                 sizes: rmcp_sizes,
             });
         }

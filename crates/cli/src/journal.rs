@@ -70,7 +70,7 @@ impl Entry {
 /// The name a wire is recorded under.
 pub fn wire_name(wire: Wire) -> &'static str {
     match wire {
-        Wire::Extension => "extension",
+        Wire::V2026_07_28 => "2026-07-28",
         _ => "2025-11-25",
     }
 }
@@ -311,7 +311,7 @@ mod tests {
             task_id: id.into(),
             tool: "slow_compute".into(),
             created_ms,
-            wire: "extension".into(),
+            wire: "2026-07-28".into(),
             status: status.into(),
             status_message: None,
         }

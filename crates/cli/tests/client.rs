@@ -141,7 +141,7 @@ async fn follow_tasks_on(wire: WirePreference) {
     let failing = run_task(&client, "failing_job", json!({})).await;
     assert!(failing.is_tool_error() && !failing.succeeded());
     let expected = match wire {
-        WirePreference::Extension => TaskStatus::Completed,
+        WirePreference::V2026_07_28 => TaskStatus::Completed,
         _ => TaskStatus::Failed,
     };
     assert_eq!(failing.status(), expected);
@@ -183,7 +183,7 @@ async fn follow_tasks_on(wire: WirePreference) {
     assert_eq!(hello["content"][0]["text"], "Hello, Bo!");
 
     match wire {
-        WirePreference::Extension => {
+        WirePreference::V2026_07_28 => {
             assert!(matches!(
                 client.list().await,
                 Err(ClientError::Unsupported(_))
@@ -205,7 +205,7 @@ async fn client_follows_tasks_on_the_2025_wire() {
 
 #[tokio::test]
 async fn client_follows_tasks_on_the_extension_wire() {
-    follow_tasks_on(WirePreference::Extension).await;
+    follow_tasks_on(WirePreference::V2026_07_28).await;
 }
 
 #[tokio::test]
@@ -214,7 +214,7 @@ async fn auto_negotiation_picks_the_extension_on_our_server() {
     let client = Client::connect(&Target::Http(server.url.clone()))
         .await
         .unwrap();
-    assert_eq!(client.wire(), mcp_tasks_client::Wire::Extension);
+    assert_eq!(client.wire(), mcp_tasks_client::Wire::V2026_07_28);
     client.close().await;
 }
 

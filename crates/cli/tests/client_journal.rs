@@ -83,7 +83,7 @@ fn list_shows_the_tasks_started_here_on_both_wires() {
     ));
     let long_id = long["taskId"].as_str().unwrap();
 
-    for wire in ["extension", "2025-11-25"] {
+    for wire in ["2026-07-28", "2025-11-25"] {
         let out = run(st, &["list", "--wire", wire, url, "--json"]);
         assert_eq!(out.status.code(), Some(0), "{wire}: {}", stderr(&out));
         let list = json_out(&out);
@@ -133,7 +133,7 @@ fn cancelling_a_finished_task_says_it_had_finished() {
     );
     assert_eq!(done.status.code(), Some(0), "{}", stderr(&done));
     let id = started_id(&done);
-    for wire in ["extension", "2025-11-25"] {
+    for wire in ["2026-07-28", "2025-11-25"] {
         let out = run(state.path(), &["cancel", "--wire", wire, url, &id]);
         assert_eq!(out.status.code(), Some(5), "{wire}: {}", stderr(&out));
         assert!(

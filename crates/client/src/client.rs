@@ -3,7 +3,7 @@
 //! [`crate::task`].
 
 use futures::FutureExt;
-use mcp_tasks_protocol::codec::ext;
+use mcp_tasks_protocol::codec::v2026_07_28;
 use mcp_tasks_protocol::jsonrpc::{self, RequestId};
 use mcp_tasks_protocol::methods as m;
 use mcp_tasks_protocol::{version, LoggingLevel, RpcError, TaskId, TaskView};
@@ -202,7 +202,7 @@ impl ClientBuilder {
                 Arc::clone(&peer),
             )?),
             Target::Stdio { program, args } => {
-                if self.wire == WirePreference::Extension {
+                if self.wire == WirePreference::V2026_07_28 {
                     return Err(ClientError::Unsupported(
                         "the extension wire is stateless HTTP; connect over HTTP to use it".into(),
                     ));
@@ -324,7 +324,7 @@ impl Handshake<'_> {
                     Ok(v) if offers_extension(&v) => {
                         let server_info = &v["_meta"]["io.modelcontextprotocol/serverInfo"];
                         return Ok(ServerInfo {
-                            wire: Wire::Extension,
+                            wire: Wire::V2026_07_28,
                             protocol_version: version::V2026_07_28.into(),
                             name: server_info["name"].as_str().map(str::to_string),
                             version: server_info["version"].as_str().map(str::to_string),
@@ -336,12 +336,12 @@ impl Handshake<'_> {
                         status: None,
                         message,
                     }) => return Err(ClientError::Connect(message)),
-                    Err(e) if pref == WirePreference::Extension => {
+                    Err(e) if pref == WirePreference::V2026_07_28 => {
                         return Err(ClientError::Unsupported(format!(
                             "the server does not offer the tasks extension on 2026-07-28 ({e})"
                         )))
                     }
-                    Ok(_) if pref == WirePreference::Extension => {
+                    Ok(_) if pref == WirePreference::V2026_07_28 => {
                         return Err(ClientError::Unsupported(
                             "the server does not offer the tasks extension on 2026-07-28".into(),
                         ))
@@ -392,7 +392,8 @@ fn offers_extension(discover: &Value) -> bool {
         .get("supportedVersions")
         .and_then(Value::as_array)
         .is_some_and(|vs| vs.iter().any(|v| v == version::V2026_07_28));
-    versions && ext::declares_extension(discover.get("capabilities").unwrap_or(&Value::Null))
+    versions
+        && v2026_07_28::declares_extension(discover.get("capabilities").unwrap_or(&Value::Null))
 }
 
 async fn raw_request(
@@ -514,7 +515,7 @@ impl Client {
     /// Whether the server can run tool calls as tasks.
     pub fn supports_tasks(&self) -> bool {
         match self.wire() {
-            Wire::Extension => true,
+            Wire::V2026_07_28 => true,
             Wire::V2025_11_25 => {
                 let caps = &self.inner.server.capabilities;
                 version::has_tasks(&self.inner.server.protocol_version)
@@ -533,7 +534,7 @@ impl Client {
         timeout: Option<Duration>,
     ) -> Result<Value, ClientError> {
         let params = match self.wire() {
-            Wire::Extension => {
+            Wire::V2026_07_28 => {
                 let meta = wire::stateless_meta(
                     &self.inner.capabilities,
                     extension,
@@ -570,7 +571,7 @@ impl Client {
     /// (the extension wire) or when the server did not declare `logging`; the
     /// server's JSON-RPC error; a connection error.
     pub async fn set_log_level(&self, level: LoggingLevel) -> Result<(), ClientError> {
-        if self.wire() == Wire::Extension {
+        if self.wire() == Wire::V2026_07_28 {
             return Err(ClientError::Unsupported(
                 "the extension wire has no logging/setLevel (connect with the 2025-11-25 wire to get log messages)".into(),
             ));
@@ -777,7 +778,7 @@ impl Client {
     pub(crate) async fn get_detailed(
         &self,
         task_id: &TaskId,
-    ) -> Result<(TaskView, ext::Detail), ClientError> {
+    ) -> Result<(TaskView, v2026_07_28::Detail), ClientError> {
         let v = self
             .request(m::TASKS_GET, json!({ "taskId": task_id }))
             .await?;
@@ -790,7 +791,7 @@ impl Client {
     /// [`ClientError::Unsupported`] on the extension wire (it has no `tasks/list`) or
     /// when the server answers -32601; a connection error.
     pub async fn list(&self) -> Result<Vec<TaskView>, ClientError> {
-        if self.wire() == Wire::Extension {
+        if self.wire() == Wire::V2026_07_28 {
             return Err(ClientError::Unsupported(
                 "the tasks extension has no tasks/list".into(),
             ));
@@ -836,7 +837,7 @@ impl Client {
             .map_err(|e| unsupported_if_unknown(e, m::TASKS_CANCEL))?;
         match self.wire() {
             Wire::V2025_11_25 => Ok(wire::task_reply(Wire::V2025_11_25, &v)?.0),
-            Wire::Extension => self.get(task_id).await,
+            Wire::V2026_07_28 => self.get(task_id).await,
         }
     }
 

@@ -9,7 +9,7 @@
 //! error `tasks/get` inlines, answering `inputRequests` with `tasks/update`.
 
 use futures::Stream;
-use mcp_tasks_protocol::codec::{ext::Detail, RELATED_TASK_META};
+use mcp_tasks_protocol::codec::{v2026_07_28::Detail, RELATED_TASK_META};
 use mcp_tasks_protocol::{RpcError, TaskId, TaskStatus, TaskView};
 use serde_json::{Map, Value};
 use std::collections::HashSet;
@@ -331,7 +331,8 @@ impl Driver {
         let mut result_retry_at = Instant::now();
         let mut failures = 0u32;
         let mut events_open = true;
-        let mut next_poll = if wire == Wire::Extension && self.last.status != TaskStatus::Working {
+        let mut next_poll = if wire == Wire::V2026_07_28 && self.last.status != TaskStatus::Working
+        {
             Instant::now()
         } else {
             Instant::now() + self.interval()
@@ -379,7 +380,7 @@ impl Driver {
                         Ok((view, detail)) => {
                             failures = 0;
                             self.observe(view);
-                            if wire == Wire::Extension {
+                            if wire == Wire::V2026_07_28 {
                                 if let Some(outcome) = self.extension_step(detail) {
                                     return Ok(outcome);
                                 }

@@ -2,7 +2,7 @@
 //! for, and how the server's answers are read. The protocol crate's codecs do the
 //! field-level work (`ttl` vs `ttlMs`).
 
-use mcp_tasks_protocol::codec::{ext, v2025_11_25};
+use mcp_tasks_protocol::codec::{v2025_11_25, v2026_07_28};
 use mcp_tasks_protocol::{version, TaskView};
 use serde_json::{json, Map, Value};
 
@@ -24,7 +24,7 @@ pub enum Wire {
     V2025_11_25,
     /// 2026-07-28 stateless requests with the `io.modelcontextprotocol/tasks`
     /// extension: server-directed tasks, `DetailedTask`, `tasks/update`.
-    Extension,
+    V2026_07_28,
 }
 
 impl Wire {
@@ -32,7 +32,7 @@ impl Wire {
     pub fn protocol_version(self) -> &'static str {
         match self {
             Wire::V2025_11_25 => version::V2025_11_25,
-            Wire::Extension => version::V2026_07_28,
+            Wire::V2026_07_28 => version::V2026_07_28,
         }
     }
 }
@@ -48,7 +48,7 @@ pub enum WirePreference {
     /// Always `initialize` with 2025-11-25.
     V2025_11_25,
     /// Always the extension wire (HTTP only); fails if the server does not offer it.
-    Extension,
+    V2026_07_28,
 }
 
 /// The `_meta` a stateless request carries. `with_extension` declares the tasks
@@ -56,7 +56,7 @@ pub enum WirePreference {
 pub(crate) fn stateless_meta(capabilities: &Value, with_extension: bool, info: &Value) -> Value {
     let mut caps = capabilities.clone();
     if with_extension {
-        caps["extensions"] = json!({ ext::EXTENSION_ID: {} });
+        caps["extensions"] = json!({ v2026_07_28::EXTENSION_ID: {} });
     }
     json!({
         META_PROTOCOL_VERSION: version::V2026_07_28,
@@ -101,11 +101,11 @@ pub(crate) fn call_reply(wire: Wire, v: Value) -> Result<CallReply, ClientError>
                 .map_err(ClientError::Protocol),
             None => Ok(CallReply::Immediate(v)),
         },
-        Wire::Extension => match v.get("resultType").and_then(Value::as_str) {
-            Some(ext::RESULT_TASK) => ext::parse_task(&v)
+        Wire::V2026_07_28 => match v.get("resultType").and_then(Value::as_str) {
+            Some(v2026_07_28::RESULT_TASK) => v2026_07_28::parse_task(&v)
                 .map(CallReply::Task)
                 .map_err(ClientError::Protocol),
-            Some(ext::RESULT_INPUT_REQUIRED) => match v.get("inputRequests") {
+            Some(v2026_07_28::RESULT_INPUT_REQUIRED) => match v.get("inputRequests") {
                 Some(Value::Object(r)) => Ok(CallReply::InputRequired(r.clone())),
                 _ => Err(ClientError::protocol(
                     "an input_required result without inputRequests",
@@ -117,13 +117,16 @@ pub(crate) fn call_reply(wire: Wire, v: Value) -> Result<CallReply, ClientError>
 }
 
 /// Reads the answer to `tasks/get` (and `tasks/cancel` on 2025-11-25).
-pub(crate) fn task_reply(wire: Wire, v: &Value) -> Result<(TaskView, ext::Detail), ClientError> {
+pub(crate) fn task_reply(
+    wire: Wire,
+    v: &Value,
+) -> Result<(TaskView, v2026_07_28::Detail), ClientError> {
     match wire {
         Wire::V2025_11_25 => v2025_11_25::parse_task(v)
-            .map(|t| (t, ext::Detail::None))
+            .map(|t| (t, v2026_07_28::Detail::None))
             .map_err(ClientError::Protocol),
-        Wire::Extension => ext::parse_task(v)
-            .map(|t| (t, ext::parse_detail(v)))
+        Wire::V2026_07_28 => v2026_07_28::parse_task(v)
+            .map(|t| (t, v2026_07_28::parse_detail(v)))
             .map_err(ClientError::Protocol),
     }
 }
@@ -139,22 +142,24 @@ mod tests {
         assert_eq!(p["_meta"]["progressToken"], 1);
         assert_eq!(p["_meta"][META_PROTOCOL_VERSION], "2026-07-28");
         assert!(
-            ext::declares_extension(&p["_meta"][META_CLIENT_CAPABILITIES]),
+            v2026_07_28::declares_extension(&p["_meta"][META_CLIENT_CAPABILITIES]),
             "{p}"
         );
         let plain = stateless_meta(&json!({}), false, &json!({}));
-        assert!(!ext::declares_extension(&plain[META_CLIENT_CAPABILITIES]));
+        assert!(!v2026_07_28::declares_extension(
+            &plain[META_CLIENT_CAPABILITIES]
+        ));
     }
 
     #[test]
     fn call_replies_are_told_apart() {
         let r = call_reply(
-            Wire::Extension,
+            Wire::V2026_07_28,
             json!({"resultType": "complete", "content": []}),
         );
         assert!(matches!(r, Ok(CallReply::Immediate(_))));
         let r = call_reply(
-            Wire::Extension,
+            Wire::V2026_07_28,
             json!({"resultType": "input_required", "inputRequests": {"k": {}}}),
         );
         assert!(matches!(r, Ok(CallReply::InputRequired(m)) if m.contains_key("k")));

@@ -27,13 +27,19 @@ impl McpServer {
         match message {
             Incoming::Request { id, method, params } => {
                 let _busy = session.busy();
-                let outcome =
-                    crate::dispatch::request(self, session, &id, &method, params, request_stream)
-                        .await;
+                let outcome = crate::wire::v2025_11_25::request(
+                    self,
+                    session,
+                    &id,
+                    &method,
+                    params,
+                    request_stream,
+                )
+                .await;
                 outcome.map(|r| reply(&id, r))
             }
             Incoming::Notification { method, params } => {
-                crate::dispatch::notification(self, session, &method, params);
+                crate::wire::v2025_11_25::notification(self, session, &method, params);
                 None
             }
             Incoming::Response { id, result } => {

@@ -9,8 +9,7 @@
 //! | [`registry`] | [`ToolRegistry`]: tools, their input schemas, task support and handlers |
 //! | [`server`] | [`McpServer`]: shared state, session table, event routing to sessions |
 //! | [`session`] | [`Session`]: negotiated version, client capabilities, outbound stream, in-flight calls |
-//! | `dispatch` | one file per MCP method; unknown methods answer `-32601` |
-//! | [`modern`] | the 2026-07-28 stateless wire with the Tasks extension |
+//! | [`wire`] | one folder per wire generation, the same file name for the same method on both: `v2025_11_25` (sessions, `params.task`) and [`wire::v2026_07_28`] (stateless, the Tasks extension) |
 //! | [`error_map`] | engine errors and task failures to JSON-RPC errors, in one place |
 //! | [`mcp_reader`] | the engine's `WireReader`: progress tokens and `isError`, read for it |
 //! | [`transport`] | stdio and Streamable HTTP (hyper connections under an axum router) |
@@ -19,7 +18,6 @@
 pub mod auth;
 pub mod builder;
 mod client_task;
-mod dispatch;
 pub mod elicit;
 pub mod error_map;
 pub mod external;
@@ -27,7 +25,6 @@ mod handle;
 pub mod http_limits;
 pub mod mcp_reader;
 mod messages;
-pub mod modern;
 mod outgoing;
 pub mod registry;
 mod routing;
@@ -40,6 +37,7 @@ mod task_start;
 mod tool_call;
 pub mod transport;
 pub mod typed;
+pub mod wire;
 
 pub use builder::{BuildError, Server, ServerBuilder};
 pub use elicit::{ElicitAs, Elicited};

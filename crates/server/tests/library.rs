@@ -175,7 +175,7 @@ async fn connect(url: &str, wire: WirePreference) -> Client {
 #[tokio::test]
 async fn typed_tools_work_the_same_on_both_wires() {
     let running = serve(Arc::new(MemoryStore::new()), FakeBatch::default()).await;
-    for wire in [WirePreference::V2025_11_25, WirePreference::Extension] {
+    for wire in [WirePreference::V2025_11_25, WirePreference::V2026_07_28] {
         let client = connect(&running.url, wire).await;
         let tools = client.tools().await.unwrap();
         let add = tools.iter().find(|t| t.name == "add").unwrap();
@@ -241,7 +241,7 @@ async fn external_jobs_are_polled_cancelled_and_run_synchronously() {
     let running = serve(Arc::new(MemoryStore::new()), batch.clone()).await;
     for (wire, job) in [
         (WirePreference::V2025_11_25, "old-wire"),
-        (WirePreference::Extension, "new-wire"),
+        (WirePreference::V2026_07_28, "new-wire"),
     ] {
         let client = connect(&running.url, wire).await;
         let handle = client
@@ -322,7 +322,7 @@ async fn another_replica_answers_for_an_external_job() {
     let batch = FakeBatch::default();
     let a = serve(store.clone(), batch.clone()).await;
     let b = serve(store.clone(), batch.clone()).await;
-    let on_a = connect(&a.url, WirePreference::Extension).await;
+    let on_a = connect(&a.url, WirePreference::V2026_07_28).await;
     let handle = on_a
         .call_tool_as_task("batch", json!({"name": "shared"}), TaskOptions::default())
         .await
@@ -346,7 +346,7 @@ async fn another_replica_answers_for_an_external_job() {
     drop(a); // replica A stops
 
     batch.finish("shared", "finished elsewhere");
-    let on_b = connect(&b.url, WirePreference::Extension).await;
+    let on_b = connect(&b.url, WirePreference::V2026_07_28).await;
     let handle = on_b.resume(&id).await.unwrap();
     let out = handle.result().await.unwrap();
     assert_eq!(out.status(), TaskStatus::Completed);

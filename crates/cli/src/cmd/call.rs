@@ -126,7 +126,7 @@ async fn call(
         term.finish();
         return Followed::done(immediate(r, a.connect.json));
     }
-    if a.ttl.is_some() && client.wire() == Wire::Extension {
+    if a.ttl.is_some() && client.wire() == Wire::V2026_07_28 {
         eprintln!("note: --ttl is ignored on the Tasks extension wire (the server picks the ttl); use --wire 2025-11-25 to ask for one");
     }
     let options = TaskOptions {
@@ -196,7 +196,7 @@ pub(super) fn resume_command(target: &Target, c: &ConnectArgs) -> Option<String>
     let wire = match c.wire {
         WireArg::Auto => "",
         WireArg::V2025 => " --wire 2025-11-25",
-        WireArg::Extension => " --wire extension",
+        WireArg::V2026 => " --wire 2026-07-28",
     };
     Some(format!("mcp-tasks watch{json}{wire} {url} {{id}}"))
 }

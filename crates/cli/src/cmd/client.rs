@@ -95,8 +95,9 @@ pub enum WireArg {
     /// initialize with 2025-11-25.
     #[value(name = "2025-11-25")]
     V2025,
-    /// The 2026-07-28 Tasks extension (HTTP only).
-    Extension,
+    /// 2026-07-28 with the Tasks extension (HTTP only); `extension` is accepted too.
+    #[value(name = "2026-07-28", alias = "extension")]
+    V2026,
 }
 
 /// Connection flags every client subcommand takes.
@@ -145,7 +146,7 @@ impl ConnectArgs {
             .wire(match self.wire {
                 WireArg::Auto => WirePreference::Auto,
                 WireArg::V2025 => WirePreference::V2025_11_25,
-                WireArg::Extension => WirePreference::Extension,
+                WireArg::V2026 => WirePreference::V2026_07_28,
             });
         if let Some(t) = &self.token {
             b = b.bearer_token(t.clone());

@@ -127,7 +127,7 @@ pub async fn follow(
             None
         }
     };
-    let extension = client.wire() == Wire::Extension;
+    let extension = client.wire() == Wire::V2026_07_28;
     let leave = |id: &mcp_tasks_client::TaskId, code: u8| {
         term.finish();
         detached(id, w.resume.as_deref(), w.json, client.session_id());

@@ -115,7 +115,7 @@ async fn rows(client: &Client, journal: Option<&Journal>) -> Result<Vec<Row>, Cl
     };
     let mut rows = Vec::new();
     let mut listed = HashSet::new();
-    if client.wire() != Wire::Extension {
+    if client.wire() != Wire::V2026_07_28 {
         match client.list().await {
             Ok(tasks) => {
                 for t in tasks {

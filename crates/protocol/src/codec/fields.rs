@@ -107,7 +107,7 @@ fn millis(d: Duration) -> u64 {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{ext, v2025_11_25};
+    use super::super::{v2025_11_25, v2026_07_28};
     use serde_json::{json, Value};
 
     fn wire_task(ttl: &str, poll: &str) -> Value {
@@ -120,7 +120,10 @@ mod tests {
     fn each_wire_keeps_its_own_rules() {
         let mut legacy = wire_task("ttl", "pollInterval");
         let mut modern = wire_task("ttlMs", "pollIntervalMs");
-        let (a, b) = (v2025_11_25::parse_task(&legacy), ext::parse_task(&modern));
+        let (a, b) = (
+            v2025_11_25::parse_task(&legacy),
+            v2026_07_28::parse_task(&modern),
+        );
         assert_eq!(
             a.clone()
                 .map(|v| v.poll_interval.is_some_and(|p| p.is_zero())),
@@ -128,7 +131,7 @@ mod tests {
         );
         assert_eq!(a.as_ref().map(|v| v.ttl), b.as_ref().map(|v| v.ttl));
         assert!(v2025_11_25::task(&a.unwrap()).get("pollInterval").is_some());
-        assert!(ext::task_fields(&b.unwrap())
+        assert!(v2026_07_28::task_fields(&b.unwrap())
             .get("pollIntervalMs")
             .is_none());
 
@@ -137,7 +140,10 @@ mod tests {
         assert!(v2025_11_25::parse_task(&legacy)
             .unwrap_err()
             .contains("statusMessage"));
-        assert_eq!(ext::parse_task(&modern).map(|v| v.status_message), Ok(None));
+        assert_eq!(
+            v2026_07_28::parse_task(&modern).map(|v| v.status_message),
+            Ok(None)
+        );
 
         legacy.as_object_mut().map(|o| o.remove("statusMessage"));
         modern.as_object_mut().map(|o| o.remove("statusMessage"));
@@ -147,6 +153,6 @@ mod tests {
             v2025_11_25::parse_task(&legacy),
             Err("task is missing 'ttl'".to_string())
         );
-        assert_eq!(ext::parse_task(&modern).map(|v| v.ttl), Ok(None));
+        assert_eq!(v2026_07_28::parse_task(&modern).map(|v| v.ttl), Ok(None));
     }
 }

@@ -1,9 +1,9 @@
 //! Per-generation rendering of tasks. Only the files in this module know how a field is
 //! spelled on a given wire (`ttl` vs `ttlMs`), so the engine and store stay neutral.
 
-pub mod ext;
 mod fields;
 pub mod v2025_11_25;
+pub mod v2026_07_28;
 
 use chrono::{DateTime, SecondsFormat, Utc};
 

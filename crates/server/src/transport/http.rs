@@ -33,9 +33,9 @@ use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 
 use crate::auth::AuthMode;
-use crate::modern::{self, RoutingHeaders};
 use crate::server::McpServer;
 use crate::session::{Session, OUTBOUND_CAPACITY};
+use crate::wire::v2026_07_28::{self, RoutingHeaders};
 
 /// The session header.
 pub const SESSION_HEADER: &str = "mcp-session-id";
@@ -353,7 +353,12 @@ async fn handle_post(State(server): State<McpServer>, headers: HeaderMap, body: 
     let has_session = headers.contains_key(SESSION_HEADER);
     match &message {
         Incoming::Request { id, method, params }
-            if modern::is_stateless(header_version.as_deref(), method, params, has_session) =>
+            if v2026_07_28::is_stateless(
+                header_version.as_deref(),
+                method,
+                params,
+                has_session,
+            ) =>
         {
             let header = |name: &str| {
                 headers
@@ -366,8 +371,10 @@ async fn handle_post(State(server): State<McpServer>, headers: HeaderMap, body: 
                 name: header("mcp-name"),
                 protocol_version: header_version.clone(),
             };
-            if method == modern::SUBSCRIPTIONS_LISTEN {
-                return match modern::listen(&server, subject, &routing, id, params.clone()).await {
+            if method == v2026_07_28::SUBSCRIPTIONS_LISTEN {
+                return match v2026_07_28::listen(&server, subject, &routing, id, params.clone())
+                    .await
+                {
                     Ok(rx) => sse_stream(&server, rx),
                     Err((status, body)) => json_response(
                         StatusCode::from_u16(status).unwrap_or(StatusCode::OK),
@@ -376,12 +383,17 @@ async fn handle_post(State(server): State<McpServer>, headers: HeaderMap, body: 
                 };
             }
             let (status, body) =
-                modern::handle(&server, subject, &routing, id, method, params.clone()).await;
+                v2026_07_28::handle(&server, subject, &routing, id, method, params.clone()).await;
             let status = StatusCode::from_u16(status).unwrap_or(StatusCode::OK);
             return json_response(status, &body);
         }
         Incoming::Notification { method, params }
-            if modern::is_stateless(header_version.as_deref(), method, params, has_session) =>
+            if v2026_07_28::is_stateless(
+                header_version.as_deref(),
+                method,
+                params,
+                has_session,
+            ) =>
         {
             return StatusCode::ACCEPTED.into_response();
         }

@@ -3,7 +3,7 @@
 //! synchronous call.
 
 use mcp_tasks_engine::{CreateParams, TaskContext};
-use mcp_tasks_protocol::codec::ext;
+use mcp_tasks_protocol::codec::v2026_07_28;
 use mcp_tasks_protocol::error_code::INTERNAL_ERROR;
 use mcp_tasks_protocol::methods::{parse_params, CallToolParams, TOOLS_CALL};
 use mcp_tasks_protocol::RpcError;
@@ -41,7 +41,7 @@ pub(super) async fn handle(req: &Request<'_>, params: &Value) -> Result<Value, R
         }
     }
     if !missing.is_empty() {
-        return Ok(ext::input_required_result(missing));
+        return Ok(v2026_07_28::input_required_result(missing));
     }
 
     if req.extension && tool.support() != TaskSupport::Forbidden {
@@ -60,7 +60,9 @@ pub(super) async fn handle(req: &Request<'_>, params: &Value) -> Result<Value, R
         )
         .await
         .map_err(to_rpc)?;
-        return Ok(ext::create_task_result(&req.server.engine().view(&record)));
+        return Ok(v2026_07_28::create_task_result(
+            &req.server.engine().view(&record),
+        ));
     }
 
     // No session to cancel through on this wire: the call ends when its HTTP request
@@ -69,7 +71,7 @@ pub(super) async fn handle(req: &Request<'_>, params: &Value) -> Result<Value, R
     let ctx = TaskContext::detached(cancel.clone(), None).with_answers(answers);
     let grace = req.server.engine().config().cancel_grace;
     match crate::tool_call::run_inline(&tool, args, ctx, &cancel, grace).await {
-        Some(r) => r.map(ext::complete),
+        Some(r) => r.map(v2026_07_28::complete),
         None => Err(RpcError::new(
             INTERNAL_ERROR,
             "the server is shutting down; call the tool again after it restarts",

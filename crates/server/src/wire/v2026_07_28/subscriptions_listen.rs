@@ -3,7 +3,7 @@
 //! `DetailedTask` of each subscribed task, now and whenever it changes.
 
 use mcp_tasks_engine::{Engine, TaskEvent};
-use mcp_tasks_protocol::codec::ext;
+use mcp_tasks_protocol::codec::v2026_07_28;
 use mcp_tasks_protocol::jsonrpc::{self, RequestId, RpcError};
 use mcp_tasks_protocol::TaskId;
 use serde_json::{json, Value};
@@ -107,7 +107,8 @@ fn notification(
     subscription: &RequestId,
     record: &mcp_tasks_engine::TaskRecord,
 ) -> Value {
-    let mut params = ext::detailed_task(&engine.view(record), super::tasks::detail(record));
+    let mut params =
+        v2026_07_28::detailed_task(&engine.view(record), super::tasks_get::detail(record));
     if let Some(o) = params.as_object_mut() {
         o.remove("resultType");
     }

@@ -7,14 +7,18 @@
 //! same store as the 2025-11-25 wire; only this codec and dispatch differ.
 
 mod headers;
-mod listen;
-mod tasks;
+mod server_discover;
+mod subscriptions_listen;
+mod tasks_cancel;
+mod tasks_get;
+mod tasks_update;
 mod tools_call;
+mod tools_list;
 
 pub use headers::RoutingHeaders;
 
 use mcp_tasks_engine::Caller;
-use mcp_tasks_protocol::codec::ext;
+use mcp_tasks_protocol::codec::v2026_07_28;
 use mcp_tasks_protocol::error_code::{HEADER_MISMATCH, MISSING_CAPABILITY};
 use mcp_tasks_protocol::jsonrpc::{self, RequestId, RpcError};
 use mcp_tasks_protocol::methods as m;
@@ -71,7 +75,9 @@ pub async fn listen(
         .check(SUBSCRIPTIONS_LISTEN, &params)
         .map_err(refuse)?;
     let req = request(server, subject, &params);
-    listen::start(req, id, &params).await.map_err(refuse)
+    subscriptions_listen::start(req, id, &params)
+        .await
+        .map_err(refuse)
 }
 
 fn request<'a>(server: &'a McpServer, subject: Option<String>, params: &Value) -> Request<'a> {
@@ -80,7 +86,7 @@ fn request<'a>(server: &'a McpServer, subject: Option<String>, params: &Value) -
         .get(META_CLIENT_CAPABILITIES)
         .cloned()
         .unwrap_or(json!({}));
-    let extension = ext::declares_extension(&capabilities);
+    let extension = v2026_07_28::declares_extension(&capabilities);
     let caller = match subject {
         Some(s) => Caller {
             principal: s,
@@ -124,19 +130,16 @@ async fn dispatch(
     let req = request(server, subject, &params);
     let extension = req.extension;
     match method {
-        m::SERVER_DISCOVER => Ok(discover(server)),
-        m::PING => Ok(ext::ack()),
-        m::TOOLS_LIST => {
-            let tools: Vec<Value> = server.tools().iter().map(|t| t.definition()).collect();
-            Ok(json!({ "tools": tools, "resultType": ext::RESULT_COMPLETE }))
-        }
+        m::SERVER_DISCOVER => Ok(server_discover::handle(server)),
+        m::PING => Ok(v2026_07_28::ack()),
+        m::TOOLS_LIST => Ok(tools_list::handle(server)),
         m::TOOLS_CALL => tools_call::handle(&req, &params).await,
         m::TASKS_GET | m::TASKS_UPDATE | m::TASKS_CANCEL if !extension => {
             Err(missing_extension(&format!("'{method}'")))
         }
-        m::TASKS_GET => tasks::get(&req, &params).await,
-        m::TASKS_UPDATE => tasks::update(&req, &params).await,
-        m::TASKS_CANCEL => tasks::cancel(&req, &params).await,
+        m::TASKS_GET => tasks_get::handle(&req, &params).await,
+        m::TASKS_UPDATE => tasks_update::handle(&req, &params).await,
+        m::TASKS_CANCEL => tasks_cancel::handle(&req, &params).await,
         m::TASKS_RESULT | m::TASKS_LIST => Err(RpcError::method_not_found(method).with_data(json!({
             "reason": "removed by the Tasks extension: results are inlined in tasks/get, and tasks are not listed"
         }))),
@@ -160,22 +163,10 @@ pub(crate) fn missing_extension(what: &str) -> RpcError {
         MISSING_CAPABILITY,
         format!(
             "{what} needs the client to declare the '{}' extension in _meta clientCapabilities.extensions",
-            ext::EXTENSION_ID
+            v2026_07_28::EXTENSION_ID
         ),
     )
-    .with_data(ext::required_extension_data())
-}
-
-fn discover(server: &McpServer) -> Value {
-    let config = server.config();
-    json!({
-        "resultType": ext::RESULT_COMPLETE,
-        "supportedVersions": version::STATELESS,
-        "capabilities": { "tools": {}, "extensions": { ext::EXTENSION_ID: {} } },
-        "ttlMs": 0,
-        "cacheScope": "private",
-        "_meta": { META_SERVER_INFO: { "name": config.name, "version": config.version } },
-    })
+    .with_data(v2026_07_28::required_extension_data())
 }
 
 /// Answers a protocol version this wire does not speak.

@@ -1,0 +1,21 @@
+//! `server/discover`: what a client learns without a session: versions, capabilities
+//! (the Tasks extension) and the server's name.
+
+use mcp_tasks_protocol::codec::v2026_07_28;
+use mcp_tasks_protocol::version;
+use serde_json::{json, Value};
+
+use super::META_SERVER_INFO;
+use crate::server::McpServer;
+
+pub(super) fn handle(server: &McpServer) -> Value {
+    let config = server.config();
+    json!({
+        "resultType": v2026_07_28::RESULT_COMPLETE,
+        "supportedVersions": version::STATELESS,
+        "capabilities": { "tools": {}, "extensions": { v2026_07_28::EXTENSION_ID: {} } },
+        "ttlMs": 0,
+        "cacheScope": "private",
+        "_meta": { META_SERVER_INFO: { "name": config.name, "version": config.version } },
+    })
+}

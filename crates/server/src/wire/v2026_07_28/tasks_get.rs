@@ -1,0 +1,54 @@
+//! `tasks/get` on this wire: a `DetailedTask`, its result, error or outstanding input
+//! requests inlined by status.
+
+use mcp_tasks_engine::{Outcome, TaskRecord};
+use mcp_tasks_protocol::codec::v2026_07_28::{self, Detail};
+use mcp_tasks_protocol::methods::{parse_params, TaskIdParams, TASKS_GET};
+use mcp_tasks_protocol::{RpcError, TaskStatus};
+use serde_json::{json, Map, Value};
+
+use super::Request;
+use crate::error_map::to_rpc;
+
+/// `tasks/get`: the task with its result, error or outstanding input requests inlined.
+pub(super) async fn handle(req: &Request<'_>, params: &Value) -> Result<Value, RpcError> {
+    let p: TaskIdParams = parse_params(TASKS_GET, params)?;
+    let record = req
+        .server
+        .engine()
+        .get(&p.task_id, &req.caller)
+        .await
+        .map_err(to_rpc)?;
+    Ok(v2026_07_28::detailed_task(
+        &req.server.engine().view(&record),
+        detail(&record),
+    ))
+}
+
+pub(super) fn detail(record: &TaskRecord) -> Detail {
+    match (record.status, &record.outcome) {
+        (TaskStatus::InputRequired, _) => {
+            let requests: Map<String, Value> = record
+                .input_requests
+                .iter()
+                .filter(|(_, r)| r.is_outstanding())
+                .map(|(k, r)| (k.clone(), json!({ "method": r.method, "params": r.params })))
+                .collect();
+            Detail::InputRequests(requests)
+        }
+        (TaskStatus::Completed, Some(Outcome::Result { value })) => Detail::Result(value.clone()),
+        (TaskStatus::Failed, Some(outcome)) if outcome.is_error() => {
+            match crate::error_map::outcome_error(outcome) {
+                Some(e) => {
+                    let mut error = json!({ "code": e.code, "message": e.message });
+                    if let Some(d) = e.data {
+                        error["data"] = d;
+                    }
+                    Detail::Error(error)
+                }
+                None => Detail::None,
+            }
+        }
+        _ => Detail::None,
+    }
+}

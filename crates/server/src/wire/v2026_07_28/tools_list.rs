@@ -1,0 +1,11 @@
+//! `tools/list` on this wire: every tool, in a complete result.
+
+use mcp_tasks_protocol::codec::v2026_07_28;
+use serde_json::{json, Value};
+
+use crate::server::McpServer;
+
+pub(super) fn handle(server: &McpServer) -> Value {
+    let tools: Vec<Value> = server.tools().iter().map(|t| t.definition()).collect();
+    json!({ "tools": tools, "resultType": v2026_07_28::RESULT_COMPLETE })
+}
