@@ -9,11 +9,11 @@
 use arbitrary::Unstructured;
 use libfuzzer_sys::fuzz_target;
 use mcp_tasks_fuzz::{arb_json, arb_string, arb_view, json_from_bytes};
-use mcp_tasks_protocol::codec::{ext, timestamp};
+use mcp_tasks_protocol::codec::{timestamp, v2026_07_28 as ext};
 use mcp_tasks_protocol::methods as m;
 use mcp_tasks_protocol::task::TaskView;
 use mcp_tasks_protocol::version;
-use mcp_tasks_server::modern::{self, META_PROTOCOL_VERSION};
+use mcp_tasks_server::wire::v2026_07_28::{self as modern, META_PROTOCOL_VERSION};
 use serde_json::{json, Map, Value};
 
 const METHODS: &[&str] = &[

@@ -15,11 +15,11 @@ use std::fmt;
 use std::sync::Arc;
 
 /// `elicitation/create`.
-pub const ELICITATION: &str = "elicitation/create";
-/// `sampling/createMessage`.
-pub const SAMPLING: &str = "sampling/createMessage";
+pub use mcp_tasks_protocol::methods::ELICITATION_CREATE as ELICITATION;
 /// `roots/list`.
-pub const ROOTS: &str = "roots/list";
+pub use mcp_tasks_protocol::methods::ROOTS_LIST as ROOTS;
+/// `sampling/createMessage`.
+pub use mcp_tasks_protocol::methods::SAMPLING_CREATE_MESSAGE as SAMPLING;
 
 /// One question from the server.
 #[derive(Debug, Clone, PartialEq)]

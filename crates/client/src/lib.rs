@@ -36,6 +36,7 @@
 #![deny(missing_docs)]
 
 pub mod client;
+mod connect;
 mod dispatch;
 pub mod error;
 pub mod input;
@@ -43,6 +44,7 @@ pub mod log;
 mod peer;
 mod sse;
 pub mod task;
+mod task_calls;
 pub mod tools;
 mod transport;
 pub mod wire;

@@ -13,14 +13,14 @@
 use serde_json::{json, Map, Value};
 use std::time::Duration;
 
-/// Client methods a task may call.
+/// Client methods a task may call (defined once, in the protocol crate).
 pub mod method {
     /// Ask the user (form or URL mode).
-    pub const ELICIT: &str = "elicitation/create";
-    /// Ask the client's model.
-    pub const SAMPLE: &str = "sampling/createMessage";
+    pub use mcp_tasks_protocol::methods::ELICITATION_CREATE as ELICIT;
     /// Ask for the client's roots.
-    pub const ROOTS: &str = "roots/list";
+    pub use mcp_tasks_protocol::methods::ROOTS_LIST as ROOTS;
+    /// Ask the client's model.
+    pub use mcp_tasks_protocol::methods::SAMPLING_CREATE_MESSAGE as SAMPLE;
 }
 
 /// Why an input request did not produce an answer.

@@ -7,6 +7,7 @@
 
 use mcp_tasks_engine::{Outcome, TaskRecord};
 use mcp_tasks_protocol::jsonrpc::{self, RequestId};
+use mcp_tasks_protocol::methods as m;
 use mcp_tasks_protocol::TaskId;
 use std::sync::Arc;
 
@@ -66,8 +67,8 @@ fn client_hosts(session: &Session, method: &str) -> bool {
     let caps = session.client_capabilities();
     let requests = &caps["tasks"]["requests"];
     match method {
-        "elicitation/create" => requests["elicitation"]["create"].is_object(),
-        "sampling/createMessage" => requests["sampling"]["createMessage"].is_object(),
+        m::ELICITATION_CREATE => requests["elicitation"]["create"].is_object(),
+        m::SAMPLING_CREATE_MESSAGE => requests["sampling"]["createMessage"].is_object(),
         _ => false,
     }
 }

@@ -68,7 +68,10 @@ async fn with_answers(
             let mut map = Map::new();
             for q in tool.preflight() {
                 match ctx
-                    .request_input("elicitation/create", q.elicit_params())
+                    .request_input(
+                        mcp_tasks_protocol::methods::ELICITATION_CREATE,
+                        q.elicit_params(),
+                    )
                     .await
                 {
                     Ok(a) => {

@@ -30,6 +30,12 @@ pub const TASKS_UPDATE: &str = "tasks/update";
 pub const SUBSCRIPTIONS_LISTEN: &str = "subscriptions/listen";
 /// `server/discover` (2026-07-28): capabilities without a session.
 pub const SERVER_DISCOVER: &str = "server/discover";
+/// Server-to-client: ask the user to fill in a form or open a URL.
+pub const ELICITATION_CREATE: &str = "elicitation/create";
+/// Server-to-client: ask the client's model for a completion.
+pub const SAMPLING_CREATE_MESSAGE: &str = "sampling/createMessage";
+/// Server-to-client: ask for the client's roots.
+pub const ROOTS_LIST: &str = "roots/list";
 /// Client notification ending `initialize`.
 pub const NOTIF_INITIALIZED: &str = "notifications/initialized";
 /// Cancels an in-flight request (not a task: tasks use `tasks/cancel`).

@@ -5,7 +5,7 @@
 use mcp_tasks_engine::{CreateParams, TaskContext};
 use mcp_tasks_protocol::codec::v2026_07_28;
 use mcp_tasks_protocol::error_code::INTERNAL_ERROR;
-use mcp_tasks_protocol::methods::{parse_params, CallToolParams, TOOLS_CALL};
+use mcp_tasks_protocol::methods::{self as m, parse_params, CallToolParams, TOOLS_CALL};
 use mcp_tasks_protocol::RpcError;
 use serde_json::{json, Map, Value};
 
@@ -35,7 +35,7 @@ pub(super) async fn handle(req: &Request<'_>, params: &Value) -> Result<Value, R
             None => {
                 missing.insert(
                     q.key.clone(),
-                    json!({ "method": "elicitation/create", "params": q.elicit_params() }),
+                    json!({ "method": m::ELICITATION_CREATE, "params": q.elicit_params() }),
                 );
             }
         }
