@@ -20,13 +20,10 @@
 
 use mcp_tasks_engine::{Engine, EngineConfig};
 use mcp_tasks_store::TaskStore;
-use std::net::SocketAddr;
 use std::sync::Arc;
-use tokio::net::{TcpListener, ToSocketAddrs};
 
 use crate::registry::{RegistryError, Tool, ToolRegistry};
-use crate::server::{McpServer, ServerConfig};
-use crate::transport::{http, stdio};
+use crate::server::{Server, ServerConfig};
 
 /// Why a server could not be built or served.
 #[derive(Debug, thiserror::Error)]
@@ -183,13 +180,6 @@ impl ServerBuilder {
     }
 }
 
-/// A running MCP server: engine, tools and sessions. Serve it over stdio or HTTP, or
-/// mount its [`Server::router`] in your own axum app. Cheap to clone.
-#[derive(Debug, Clone)]
-pub struct Server {
-    mcp: McpServer,
-}
-
 impl Server {
     /// Starts a builder: no tools, the `memory:` store, default settings.
     pub fn builder() -> ServerBuilder {
@@ -200,111 +190,4 @@ impl Server {
             config: ServerConfig::default(),
         }
     }
-
-    /// Wraps an engine and tools you assembled yourself, and starts the sweeper.
-    pub fn from_parts(engine: Engine, tools: ToolRegistry, config: ServerConfig) -> Self {
-        let sweeper = engine.clone();
-        let mcp = McpServer::new(engine, tools, config);
-        let stop = mcp.shutdown_token();
-        tokio::spawn(async move { sweeper.run_sweeper(stop.cancelled_owned()).await });
-        Server { mcp }
-    }
-
-    /// The server underneath, for the lower-level transports in [`crate::transport`].
-    pub fn mcp(&self) -> &McpServer {
-        &self.mcp
-    }
-
-    /// The task engine (to read tasks from your own code, e.g. an admin page).
-    pub fn engine(&self) -> &Engine {
-        self.mcp.engine()
-    }
-
-    /// An axum router answering MCP (Streamable HTTP, both task wires) at `path`; nest
-    /// or merge it into an existing app. Call [`Server::shutdown`] when the app stops,
-    /// so open event streams end.
-    pub fn router(&self, path: &str) -> axum::Router {
-        http::router(self.mcp.clone(), path)
-    }
-
-    /// Serves MCP over stdin/stdout until the client closes stdin, Ctrl-C or SIGTERM.
-    ///
-    /// # Errors
-    /// I/O errors on stdout.
-    pub async fn serve_stdio(self) -> Result<(), BuildError> {
-        stdio::serve(
-            self.mcp,
-            tokio::io::stdin(),
-            tokio::io::stdout(),
-            shutdown_signal(),
-        )
-        .await
-        .map_err(|source| BuildError::Io {
-            context: "serving stdio".into(),
-            source,
-        })
-    }
-
-    /// Serves MCP over Streamable HTTP at `/mcp` on `addr` until Ctrl-C or SIGTERM.
-    /// Bind a loopback address unless you configured authentication.
-    ///
-    /// # Errors
-    /// When the address cannot be bound.
-    pub async fn serve_http(self, addr: impl ToSocketAddrs) -> Result<(), BuildError> {
-        let listener = TcpListener::bind(addr)
-            .await
-            .map_err(|source| BuildError::Io {
-                context: "binding the HTTP address".into(),
-                source,
-            })?;
-        self.serve_http_on(listener, shutdown_signal()).await
-    }
-
-    /// Serves MCP over Streamable HTTP at `/mcp` on a listener you bound, until
-    /// `shutdown` completes (tests bind port 0 and read the address first).
-    ///
-    /// # Errors
-    /// I/O errors from the listener.
-    pub async fn serve_http_on(
-        self,
-        listener: TcpListener,
-        shutdown: impl std::future::Future<Output = ()> + Send + 'static,
-    ) -> Result<(), BuildError> {
-        let addr: Option<SocketAddr> = listener.local_addr().ok();
-        tracing::info!(?addr, "serving MCP over HTTP at {}", http::DEFAULT_PATH);
-        http::serve(self.mcp, listener, shutdown)
-            .await
-            .map_err(|source| BuildError::Io {
-                context: "serving HTTP".into(),
-                source,
-            })
-    }
-
-    /// Stops the sweeper and closes open event streams.
-    pub fn shutdown(&self) {
-        self.mcp.shutdown();
-    }
-}
-
-/// Completes on Ctrl-C or SIGTERM.
-pub async fn shutdown_signal() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
-    #[cfg(unix)]
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
-        }
-    };
-    #[cfg(not(unix))]
-    let term = std::future::pending::<()>();
-    tokio::select! {
-        _ = ctrl_c => {},
-        _ = term => {},
-    }
-    tracing::info!("shutting down");
 }

@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::server::McpServer;
+use crate::server::Server;
 use crate::session::Session;
 
 /// Poll interval used when the client suggests none, and the floor of any it suggests.
@@ -20,7 +20,7 @@ const MIN_POLL: Duration = Duration::from_millis(50);
 const CLIENT_TASK_TTL_MS: u64 = 10 * 60 * 1000;
 
 pub(crate) async fn drive(
-    server: McpServer,
+    server: Server,
     session: Arc<Session>,
     task: TaskId,
     key: String,
@@ -44,7 +44,7 @@ pub(crate) async fn drive(
 }
 
 async fn run(
-    server: &McpServer,
+    server: &Server,
     session: &Session,
     task: &TaskId,
     request: &InputRequest,

@@ -1,4 +1,4 @@
-//! [`McpServer::handle`]: one parsed message in, the response out. Requests and
+//! [`Server::handle`]: one parsed message in, the response out. Requests and
 //! notifications go to the handlers of their wire; responses answer the server's own
 //! requests to the client (input for tasks and synchronous calls).
 
@@ -10,10 +10,10 @@ use std::sync::Arc;
 use tokio::sync::mpsc;
 
 use crate::outgoing::Exchange;
-use crate::server::McpServer;
+use crate::server::Server;
 use crate::session::Session;
 
-impl McpServer {
+impl Server {
     /// Handles one parsed message. Returns the response to send, if any (requests get
     /// one unless they were cancelled; notifications and responses get none).
     /// `request_stream` receives notifications tied to this request (progress of a

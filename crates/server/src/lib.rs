@@ -1,18 +1,36 @@
 //! # mcp-tasks-server
 //!
-//! An MCP server speaking the 2025-11-25 task wire on top of the
-//! [`mcp_tasks_engine::Engine`]. It knows nothing of SQL.
+//! An MCP server speaking both task wires (2025-11-25 sessions with `params.task`, and
+//! the 2026-07-28 Tasks extension) on top of the [`mcp_tasks_engine::Engine`]. It knows
+//! nothing of SQL. [`Server`] is the one server type: build it with [`Server::builder`]
+//! (or [`Server::from_parts`]) and serve it over stdio, HTTP, or your own axum app.
 //!
-//! | module | what it does |
+//! | module | what it owns |
 //! |---|---|
-//! | [`auth`] | bearer tokens: static table or JWT (JWKS), the subject tasks are bound to |
-//! | [`registry`] | [`ToolRegistry`]: tools, their input schemas, task support and handlers |
-//! | [`server`] | [`McpServer`]: shared state, session table, event routing to sessions |
+//! | [`builder`] | [`ServerBuilder`]: tools, store and settings collected before start; [`BuildError`] |
+//! | `serve` | running a [`Server`]: `from_parts`, `serve_stdio`, `serve_http`, `router`, the shutdown signal |
+//! | [`server`] | [`Server`] and [`ServerConfig`]: the shared state (engine, tools, sessions, outgoing requests) |
+//! | `start` | what starting a server wires into the engine: external pollers, the reader, resumable tools, log routing, the idle-session sweep |
+//! | `handle` | one incoming JSON-RPC message: routing to the wire that owns its method |
+//! | `messages` | notifications built from engine events (status, progress, log lines) |
+//! | `routing` | engine events to the sessions that should see them |
+//! | `outgoing` | requests this server sends to clients and the answers it waits for |
 //! | [`session`] | [`Session`]: negotiated version, client capabilities, outbound stream, in-flight calls |
-//! | [`wire`] | one folder per wire generation, the same file name for the same method on both: `v2025_11_25` (sessions, `params.task`) and [`wire::v2026_07_28`] (stateless, the Tasks extension) |
+//! | [`registry`] | [`ToolRegistry`]: tools, their input schemas, task support and handlers |
+//! | [`typed`] | typed tool functions: arguments from JSON, results into tool results |
+//! | [`elicit`] | typed elicitation: a Rust type as a requested schema, the answer parsed back |
+//! | [`external`] | tools whose work runs elsewhere and is polled ([`ExternalJob`]) |
+//! | `tool_call` | the one tool-call path both wires share: lookup, panic capture, cancellation |
+//! | `task_start` | creating a task for a tool call and launching its work |
+//! | `task_input` | questions a running task asks its client, on either wire |
+//! | `sync_input` | questions asked during a plain (non-task) call, on the call's own stream |
+//! | `client_task` | client-hosted tasks: a request the client answers as a task |
+//! | [`wire`] | one folder per wire generation with the same file name for the same method: `v2025_11_25` and [`wire::v2026_07_28`] |
 //! | [`error_map`] | engine errors and task failures to JSON-RPC errors, in one place |
 //! | [`mcp_reader`] | the engine's `WireReader`: progress tokens and `isError`, read for it |
-//! | [`transport`] | stdio and Streamable HTTP (hyper connections under an axum router) |
+//! | [`auth`] | bearer tokens: static table or JWT (JWKS), the subject tasks are bound to |
+//! | [`http_limits`] | HTTP connection limits and timeouts ([`http_limits::HttpLimits`]) |
+//! | [`transport`] | stdio and Streamable HTTP (our own hyper accept loop under an axum router) |
 #![deny(missing_docs)]
 
 pub mod auth;
@@ -28,6 +46,7 @@ mod messages;
 mod outgoing;
 pub mod registry;
 mod routing;
+mod serve;
 pub mod server;
 pub mod session;
 mod start;
@@ -39,12 +58,13 @@ pub mod transport;
 pub mod typed;
 pub mod wire;
 
-pub use builder::{BuildError, Server, ServerBuilder};
+pub use builder::{BuildError, ServerBuilder};
+pub use serve::shutdown_signal;
 pub use elicit::{ElicitAs, Elicited};
 pub use external::{ExternalJob, JobError, JobPoll};
 pub use registry::{
     Preflight, RegistryError, TaskSupport, Tool, ToolFuture, ToolRegistry, ToolResult,
 };
-pub use server::{McpServer, ServerConfig};
+pub use server::{Server, ServerConfig};
 pub use session::Session;
 pub use typed::{IntoToolResult, Json, NoArgs, ProtocolError, Structured, ToolFn};

@@ -10,7 +10,7 @@ use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
 use crate::messages::{log_notification, progress_notification};
-use crate::server::{McpServer, ServerInner};
+use crate::server::{Server, ServerInner};
 use crate::session::Session;
 
 /// Hands each engine event to [`deliver_event`] until shutdown, the channel closes or
@@ -39,18 +39,18 @@ pub(crate) async fn route_events(
         let Some(inner) = server.upgrade() else {
             return;
         };
-        deliver_event(&McpServer { inner }, event);
+        deliver_event(&Server { inner }, event);
     }
 }
 
 /// The session a task event is for, if this process holds it.
-fn session_of(server: &McpServer, session: Option<&String>) -> Option<Arc<Session>> {
+fn session_of(server: &Server, session: Option<&String>) -> Option<Arc<Session>> {
     session.and_then(|id| server.session(id))
 }
 
 /// A status change becomes `notifications/tasks/status` (and delivers the input
 /// requests it carries); progress becomes `notifications/progress`.
-fn deliver_event(server: &McpServer, event: TaskEvent) {
+fn deliver_event(server: &Server, event: TaskEvent) {
     match event {
         TaskEvent::Changed(record) => {
             // Creation is answered by CreateTaskResult itself; notify changes only.
@@ -84,7 +84,7 @@ fn deliver_event(server: &McpServer, event: TaskEvent) {
 /// A task's log message becomes `notifications/message`, at or above the session's
 /// level, on the task's `tasks/result` stream when one is open. Called in the logging
 /// work itself (the engine's log router), so it only queues.
-pub(crate) fn deliver_log(server: &McpServer, log: TaskLog) {
+pub(crate) fn deliver_log(server: &Server, log: TaskLog) {
     if let Some(session) = session_of(server, log.session.as_ref()) {
         if session.wants_log(log.message.level) {
             session.send_for_task(&log.task, log_notification(&log.message, Some(&log.task)));

@@ -1,4 +1,4 @@
-//! [`McpServer`]: the state every transport and handler shares (the engine, the tools,
+//! [`Server`]: the state every transport and handler shares (the engine, the tools,
 //! the settings, the session table, the server's own requests to clients) and the
 //! session table's rules. It depends on no handler: `start` builds it and wires the
 //! event routing, `handle` takes messages to the per-method handlers.
@@ -92,19 +92,19 @@ pub(crate) struct ServerInner {
 
 /// An MCP server. Cheap to clone; clones share sessions and the engine.
 #[derive(Clone)]
-pub struct McpServer {
+pub struct Server {
     pub(crate) inner: Arc<ServerInner>,
 }
 
-impl std::fmt::Debug for McpServer {
+impl std::fmt::Debug for Server {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("McpServer")
+        f.debug_struct("Server")
             .field("config", &self.inner.config)
             .finish()
     }
 }
 
-impl McpServer {
+impl Server {
     /// The engine.
     pub fn engine(&self) -> &Engine {
         &self.inner.engine
@@ -120,7 +120,7 @@ impl McpServer {
         &self.inner.config
     }
 
-    /// A token cancelled when [`McpServer::shutdown`] is called; transports end their
+    /// A token cancelled when [`Server::shutdown`] is called; transports end their
     /// long-lived streams on it.
     pub fn shutdown_token(&self) -> CancellationToken {
         self.inner.shutdown.clone()

@@ -1,4 +1,4 @@
-//! Starting an [`McpServer`]: registers what the engine needs to know of this server
+//! Starting an [`Server`]: registers what the engine needs to know of this server
 //! (external pollers, the MCP reader, how to re-run resumable tools, where task logs
 //! go), starts routing engine events to sessions, and the idle-session sweep.
 
@@ -10,12 +10,12 @@ use tokio_util::sync::CancellationToken;
 
 use crate::outgoing::Outgoing;
 use crate::registry::ToolRegistry;
-use crate::server::{McpServer, ServerConfig, ServerInner};
+use crate::server::{Server, ServerConfig, ServerInner};
 
-impl McpServer {
+impl Server {
     /// Builds a server and starts routing engine events to sessions. Must be called
     /// inside a tokio runtime.
-    pub fn new(engine: Engine, tools: ToolRegistry, config: ServerConfig) -> Self {
+    pub(crate) fn new(engine: Engine, tools: ToolRegistry, config: ServerConfig) -> Self {
         for tool in tools.iter() {
             if let Some(spec) = tool.external_spec() {
                 engine.register_external(tool.name(), spec.poller.clone());
@@ -40,7 +40,7 @@ impl McpServer {
                     as mcp_tasks_engine::Work
             }))
         }));
-        let server = McpServer {
+        let server = Server {
             inner: Arc::new(ServerInner {
                 engine,
                 tools,
@@ -58,7 +58,7 @@ impl McpServer {
         let weak = Arc::downgrade(&server.inner);
         server.inner.engine.set_log_router(Arc::new(move |log| {
             if let Some(inner) = weak.upgrade() {
-                crate::routing::deliver_log(&McpServer { inner }, log);
+                crate::routing::deliver_log(&Server { inner }, log);
             }
         }));
         let idle_timeout = server

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use tokio::sync::mpsc;
 
 use crate::outgoing::Exchange;
-use crate::server::McpServer;
+use crate::server::Server;
 use crate::session::Session;
 
 /// The requester for one synchronous call. `stream` is the call's own stream; without
@@ -18,7 +18,7 @@ use crate::session::Session;
 /// unrelated to running requests. The wait is bounded by the engine's `input_timeout`,
 /// as for a task's input requests: a person may be answering.
 pub(crate) fn requester(
-    server: &McpServer,
+    server: &Server,
     session: &Arc<Session>,
     stream: Option<mpsc::Sender<Value>>,
 ) -> ClientRequester {

@@ -12,7 +12,7 @@ use mcp_tasks_protocol::TaskId;
 use std::sync::Arc;
 
 use crate::messages::params_for;
-use crate::server::McpServer;
+use crate::server::Server;
 use crate::session::Session;
 
 const ID_PREFIX: &str = "mcp-tasks:";
@@ -35,7 +35,7 @@ pub(crate) fn parse_request_id(id: &RequestId) -> Option<(TaskId, String)> {
 /// Sends every outstanding input request of `record` that this session has not been
 /// sent yet: on the task's pending `tasks/result` stream if one is open, else on the
 /// session's stream. Each request carries the related-task `_meta`.
-pub(crate) fn deliver(server: &McpServer, session: &Arc<Session>, record: &TaskRecord) {
+pub(crate) fn deliver(server: &Server, session: &Arc<Session>, record: &TaskRecord) {
     for (key, request) in record
         .input_requests
         .iter()
@@ -76,7 +76,7 @@ fn client_hosts(session: &Session, method: &str) -> bool {
 /// Routes a client's response to one of our input requests. Responses to ids we did
 /// not issue are logged and dropped.
 pub(crate) async fn answer(
-    server: &McpServer,
+    server: &Server,
     session: &Arc<Session>,
     id: &RequestId,
     answer: Outcome,

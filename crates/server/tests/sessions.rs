@@ -19,7 +19,7 @@ fn idle_config() -> ServerConfig {
 }
 
 /// Waits until the server holds `n` sessions.
-async fn wait_sessions(server: &mcp_tasks_server::McpServer, n: usize) {
+async fn wait_sessions(server: &mcp_tasks_server::Server, n: usize) {
     eventually(WAIT, || async { server.session_count() == n }).await;
 }
 

@@ -6,7 +6,7 @@
 use anyhow::Result;
 use mcp_tasks_engine::{Engine, EngineConfig};
 use mcp_tasks_server::transport::stdio;
-use mcp_tasks_server::{McpServer, ServerConfig, TaskSupport, Tool, ToolRegistry, ToolResult};
+use mcp_tasks_server::{Server, ServerConfig, TaskSupport, Tool, ToolRegistry, ToolResult};
 use serde_json::{json, Value};
 use std::time::Duration;
 
@@ -42,7 +42,7 @@ async fn main() -> Result<()> {
 
     let store = mcp_tasks_store::open(&format!("sqlite://{db}")).await?;
     let engine = Engine::start(store, EngineConfig::default()).await?;
-    let server = McpServer::new(engine, tools, ServerConfig::default());
+    let server = Server::from_parts(engine, tools, ServerConfig::default());
     stdio::serve(
         server,
         tokio::io::stdin(),

@@ -33,7 +33,7 @@ use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 
 use crate::auth::AuthMode;
-use crate::server::McpServer;
+use crate::server::Server;
 use crate::session::{Session, OUTBOUND_CAPACITY};
 use crate::wire::v2026_07_28::{self, RoutingHeaders};
 
@@ -45,7 +45,7 @@ pub const PROTOCOL_VERSION_HEADER: &str = "mcp-protocol-version";
 pub const DEFAULT_PATH: &str = "/mcp";
 
 /// A router serving MCP at `path`, to mount in an existing axum app or serve alone.
-pub fn router(server: McpServer, path: &str) -> Router {
+pub fn router(server: Server, path: &str) -> Router {
     Router::new()
         .route(
             path,
@@ -60,7 +60,7 @@ pub fn router(server: McpServer, path: &str) -> Router {
 /// # Errors
 /// I/O errors from the listener.
 pub async fn serve(
-    server: McpServer,
+    server: Server,
     listener: TcpListener,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
@@ -146,7 +146,7 @@ impl IntoResponse for Refusal {
 
 /// The authenticated subject of a request: `None` when auth is off, or optional and no
 /// token was sent.
-fn authenticate(server: &McpServer, headers: &HeaderMap) -> Result<Option<String>, Refusal> {
+fn authenticate(server: &Server, headers: &HeaderMap) -> Result<Option<String>, Refusal> {
     let authenticator = match &server.config().auth {
         AuthMode::Off => return Ok(None),
         AuthMode::Optional(a) | AuthMode::Required(a) => a,
@@ -179,7 +179,7 @@ fn authenticate(server: &McpServer, headers: &HeaderMap) -> Result<Option<String
 }
 
 /// Checks `Host` against the allowed names when configured (DNS-rebinding defence).
-fn check_host(server: &McpServer, headers: &HeaderMap) -> Result<(), Refusal> {
+fn check_host(server: &Server, headers: &HeaderMap) -> Result<(), Refusal> {
     let Some(allowed) = &server.config().allowed_hosts else {
         return Ok(());
     };
@@ -211,7 +211,7 @@ fn check_host(server: &McpServer, headers: &HeaderMap) -> Result<(), Refusal> {
 /// Runs the checks every method shares (origin, host, credentials) and, unless
 /// `initialize` opens one, finds the session and checks it belongs to the caller.
 async fn admit(
-    server: &McpServer,
+    server: &Server,
     headers: &HeaderMap,
     needs_session: bool,
 ) -> Result<(Option<String>, Option<Arc<Session>>), Refusal> {
@@ -228,7 +228,7 @@ async fn admit(
 /// The session a request names, checked to belong to the request's `subject` (already
 /// authenticated by [`admit`]).
 async fn session_of(
-    server: &McpServer,
+    server: &Server,
     headers: &HeaderMap,
     subject: Option<&str>,
 ) -> Result<Arc<Session>, Refusal> {
@@ -244,7 +244,7 @@ async fn session_of(
 
 /// Accepts requests without `Origin` (non-browser clients), from localhost origins, and
 /// from origins listed in the configuration. Guards against DNS rebinding.
-fn check_origin(server: &McpServer, headers: &HeaderMap) -> Result<(), Refusal> {
+fn check_origin(server: &Server, headers: &HeaderMap) -> Result<(), Refusal> {
     let Some(origin) = headers.get(header::ORIGIN) else {
         return Ok(());
     };
@@ -280,7 +280,7 @@ fn accepts_sse(headers: &HeaderMap) -> bool {
         .any(|v| v.contains("text/event-stream"))
 }
 
-async fn find_session(server: &McpServer, headers: &HeaderMap) -> Result<Arc<Session>, Refusal> {
+async fn find_session(server: &Server, headers: &HeaderMap) -> Result<Arc<Session>, Refusal> {
     let Some(id) = headers.get(SESSION_HEADER).and_then(|v| v.to_str().ok()) else {
         return Err(Refusal::new(
             StatusCode::BAD_REQUEST,
@@ -310,7 +310,7 @@ fn check_version_header(headers: &HeaderMap) -> Result<(), Refusal> {
     }
 }
 
-async fn handle_post(State(server): State<McpServer>, headers: HeaderMap, body: Body) -> Response {
+async fn handle_post(State(server): State<Server>, headers: HeaderMap, body: Body) -> Response {
     let subject = match admit(&server, &headers, false).await {
         Ok((subject, _)) => subject,
         Err(r) => return r.into_response(),
@@ -448,7 +448,7 @@ async fn handle_post(State(server): State<McpServer>, headers: HeaderMap, body: 
 }
 
 /// Answers a request on an SSE stream: notifications tied to it first, then the reply.
-fn sse_reply(server: &McpServer, session: Arc<Session>, message: Incoming) -> Response {
+fn sse_reply(server: &Server, session: Arc<Session>, message: Incoming) -> Response {
     let (tx, rx) = mpsc::channel::<Value>(OUTBOUND_CAPACITY);
     let handler_server = server.clone();
     tokio::spawn(async move {
@@ -464,7 +464,7 @@ fn sse_reply(server: &McpServer, session: Arc<Session>, message: Incoming) -> Re
 
 /// An SSE response carrying every message sent to `rx`, one `message` event each,
 /// ended when the server shuts down.
-fn sse_stream(server: &McpServer, rx: mpsc::Receiver<Value>) -> Response {
+fn sse_stream(server: &Server, rx: mpsc::Receiver<Value>) -> Response {
     let shutdown = server.shutdown_token();
     let stream = ReceiverStream::new(rx)
         .map(|v| Ok::<_, Infallible>(Event::default().event("message").data(v.to_string())))
@@ -474,7 +474,7 @@ fn sse_stream(server: &McpServer, rx: mpsc::Receiver<Value>) -> Response {
         .into_response()
 }
 
-async fn handle_get(State(server): State<McpServer>, headers: HeaderMap) -> Response {
+async fn handle_get(State(server): State<Server>, headers: HeaderMap) -> Response {
     let session = match admit(&server, &headers, true).await {
         Ok((_, Some(s))) => s,
         Ok((_, None)) => return StatusCode::INTERNAL_SERVER_ERROR.into_response(),
@@ -492,7 +492,7 @@ async fn handle_get(State(server): State<McpServer>, headers: HeaderMap) -> Resp
     sse_stream(&server, rx)
 }
 
-async fn handle_delete(State(server): State<McpServer>, headers: HeaderMap) -> Response {
+async fn handle_delete(State(server): State<Server>, headers: HeaderMap) -> Response {
     let session = match admit(&server, &headers, true).await {
         Ok((_, Some(s))) => s,
         Ok((_, None)) => return StatusCode::INTERNAL_SERVER_ERROR.into_response(),

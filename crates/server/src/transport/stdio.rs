@@ -9,7 +9,7 @@ use std::time::Duration;
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 
-use crate::server::McpServer;
+use crate::server::Server;
 use crate::session::OUTBOUND_CAPACITY;
 
 /// How long pending replies may still be written after stdin closes.
@@ -22,7 +22,7 @@ const DRAIN_AFTER_EOF: Duration = Duration::from_secs(2);
 /// # Errors
 /// I/O errors on the output.
 pub async fn serve<R, W>(
-    server: McpServer,
+    server: Server,
     input: R,
     output: W,
     shutdown: impl std::future::Future<Output = ()>,

@@ -6,7 +6,7 @@ use futures::StreamExt;
 use mcp_tasks_engine::{Engine, EngineConfig};
 use mcp_tasks_protocol::RpcError;
 use mcp_tasks_server::transport::http;
-use mcp_tasks_server::{McpServer, ServerConfig, TaskSupport, Tool, ToolRegistry, ToolResult};
+use mcp_tasks_server::{Server, ServerConfig, TaskSupport, Tool, ToolRegistry, ToolResult};
 use serde_json::{json, Value};
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -72,7 +72,7 @@ where
 
 pub struct TestServer {
     pub url: String,
-    pub server: McpServer,
+    pub server: Server,
     pub cancelled_flag: Arc<AtomicBool>,
     /// How many runs of the `sleep` tool began.
     pub sleeps_started: Arc<AtomicUsize>,
@@ -271,7 +271,7 @@ pub async fn start_server_with_engine(
     let engine = Engine::start(store, engine_config).await.unwrap();
     let flag = Arc::new(AtomicBool::new(false));
     let sleeps_started = Arc::new(AtomicUsize::new(0));
-    let server = McpServer::new(
+    let server = Server::from_parts(
         engine.clone(),
         test_tools(flag.clone(), sleeps_started.clone()),
         config,

@@ -3,7 +3,7 @@
 use anyhow::{Context, Result};
 use clap::Args;
 use mcp_tasks_engine::Engine;
-use mcp_tasks_server::builder::shutdown_signal;
+use mcp_tasks_server::shutdown_signal;
 use mcp_tasks_server::transport::http;
 use mcp_tasks_server::{Server, ToolRegistry};
 use std::path::PathBuf;

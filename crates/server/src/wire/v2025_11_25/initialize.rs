@@ -5,11 +5,11 @@ use mcp_tasks_protocol::{version, RpcError};
 use serde_json::{json, Value};
 use std::sync::Arc;
 
-use crate::server::McpServer;
+use crate::server::Server;
 use crate::session::Session;
 
 pub(super) fn handle(
-    server: &McpServer,
+    server: &Server,
     session: &Arc<Session>,
     params: &Value,
 ) -> Result<Value, RpcError> {

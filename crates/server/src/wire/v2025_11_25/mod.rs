@@ -17,7 +17,7 @@ use serde_json::{json, Value};
 use std::sync::Arc;
 use tokio::sync::mpsc;
 
-use crate::server::McpServer;
+use crate::server::Server;
 use crate::session::Session;
 
 /// The requests this server answers.
@@ -61,7 +61,7 @@ impl Method {
 /// Handles a request. `None` means no response is sent (the request was cancelled).
 #[tracing::instrument(skip_all, fields(method = %method, session = %session.id()))]
 pub(crate) async fn request(
-    server: &McpServer,
+    server: &Server,
     session: &Arc<Session>,
     id: &RequestId,
     method: &str,
@@ -96,7 +96,7 @@ pub(crate) async fn request(
 
 /// Handles a notification from the client.
 pub(crate) fn notification(
-    server: &McpServer,
+    server: &Server,
     session: &Arc<Session>,
     method: &str,
     params: Value,

@@ -16,11 +16,11 @@ use std::sync::Arc;
 use tokio::sync::mpsc;
 
 use crate::error_map::to_rpc;
-use crate::server::McpServer;
+use crate::server::Server;
 use crate::session::Session;
 
 pub(super) async fn handle(
-    server: &McpServer,
+    server: &Server,
     session: &Arc<Session>,
     params: &Value,
     stream: Option<mpsc::Sender<Value>>,
@@ -35,7 +35,7 @@ pub(super) async fn handle(
 }
 
 async fn wait_and_reply(
-    server: &McpServer,
+    server: &Server,
     session: &Arc<Session>,
     p: &TaskIdParams,
 ) -> Result<Value, RpcError> {

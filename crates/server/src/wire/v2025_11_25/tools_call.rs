@@ -13,11 +13,11 @@ use tokio::sync::mpsc;
 use crate::error_map::to_rpc;
 use crate::messages::{log_notification, progress_notification};
 use crate::registry::{TaskSupport, Tool};
-use crate::server::McpServer;
+use crate::server::Server;
 use crate::session::Session;
 
 pub(super) async fn handle(
-    server: &McpServer,
+    server: &Server,
     session: &Arc<Session>,
     id: &RequestId,
     params: Value,
@@ -51,7 +51,7 @@ enum Prepared {
 
 /// Checks name, task support and arguments before anything runs.
 fn prepare(
-    server: &McpServer,
+    server: &Server,
     session: &Arc<Session>,
     params: &Value,
 ) -> Result<Prepared, RpcError> {
@@ -98,7 +98,7 @@ fn prepare(
 }
 
 async fn start_task(
-    server: &McpServer,
+    server: &Server,
     session: &Arc<Session>,
     tool: Tool,
     args: serde_json::Map<String, Value>,
@@ -134,7 +134,7 @@ async fn start_task(
 /// Runs a tool inline. Cancelled by `notifications/cancelled` (no response is sent then,
 /// as the spec asks). A panicking tool becomes an internal error, never a crash.
 async fn run_sync(
-    server: &McpServer,
+    server: &Server,
     session: &Arc<Session>,
     id: &RequestId,
     tool: Tool,

@@ -25,7 +25,7 @@ use mcp_tasks_protocol::methods as m;
 use mcp_tasks_protocol::version;
 use serde_json::{json, Value};
 
-use crate::server::McpServer;
+use crate::server::Server;
 
 pub use mcp_tasks_protocol::codec::{
     META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION, META_SERVER_INFO,
@@ -53,7 +53,7 @@ pub fn is_stateless(
 
 /// The per-request context of a stateless call.
 pub(crate) struct Request<'a> {
-    pub(crate) server: &'a McpServer,
+    pub(crate) server: &'a Server,
     pub(crate) caller: Caller,
     pub(crate) capabilities: Value,
     pub(crate) extension: bool,
@@ -64,7 +64,7 @@ pub use mcp_tasks_protocol::methods::SUBSCRIPTIONS_LISTEN;
 /// Opens a `subscriptions/listen` stream: the messages to send as SSE, or the HTTP
 /// status and error response when the request is refused.
 pub async fn listen(
-    server: &McpServer,
+    server: &Server,
     subject: Option<String>,
     headers: &RoutingHeaders,
     id: &RequestId,
@@ -80,7 +80,7 @@ pub async fn listen(
         .map_err(refuse)
 }
 
-fn request<'a>(server: &'a McpServer, subject: Option<String>, params: &Value) -> Request<'a> {
+fn request<'a>(server: &'a Server, subject: Option<String>, params: &Value) -> Request<'a> {
     let meta = params.get("_meta").cloned().unwrap_or(json!({}));
     let capabilities = meta
         .get(META_CLIENT_CAPABILITIES)
@@ -105,7 +105,7 @@ fn request<'a>(server: &'a McpServer, subject: Option<String>, params: &Value) -
 
 /// Handles one stateless request; returns the HTTP status and the JSON-RPC response.
 pub async fn handle(
-    server: &McpServer,
+    server: &Server,
     subject: Option<String>,
     headers: &RoutingHeaders,
     id: &RequestId,
@@ -120,7 +120,7 @@ pub async fn handle(
 }
 
 async fn dispatch(
-    server: &McpServer,
+    server: &Server,
     subject: Option<String>,
     headers: &RoutingHeaders,
     method: &str,

@@ -6,9 +6,9 @@ use mcp_tasks_protocol::version;
 use serde_json::{json, Value};
 
 use super::META_SERVER_INFO;
-use crate::server::McpServer;
+use crate::server::Server;
 
-pub(super) fn handle(server: &McpServer) -> Value {
+pub(super) fn handle(server: &Server) -> Value {
     let config = server.config();
     json!({
         "resultType": v2026_07_28::RESULT_COMPLETE,

@@ -3,9 +3,9 @@
 use mcp_tasks_protocol::codec::v2026_07_28;
 use serde_json::{json, Value};
 
-use crate::server::McpServer;
+use crate::server::Server;
 
-pub(super) fn handle(server: &McpServer) -> Value {
+pub(super) fn handle(server: &Server) -> Value {
     let tools: Vec<Value> = server.tools().iter().map(|t| t.definition()).collect();
     json!({ "tools": tools, "resultType": v2026_07_28::RESULT_COMPLETE })
 }
