@@ -19,7 +19,8 @@
 //! (a minimal keep-alive HTTP/1.1 client), [`process`] (spawned servers, `/proc`),
 //! [`stats`] (percentiles, median, spread), [`report`] (figures, table, JSON), [`targets`]
 //! (the performance targets checked against the figures),
-//! [`machine`].
+//! [`machine`] (what the machine is, printed with the figures), [`error`] (why a run
+//! could not measure).
 #![deny(missing_docs)]
 
 pub mod args;

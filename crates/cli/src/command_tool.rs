@@ -195,6 +195,9 @@ impl Drop for GroupGuard {
     }
 }
 
+/// Runs the command for one call: stdout lines become the status message, cancellation
+/// stops the whole process group (TERM, then KILL after a grace), and the exit status,
+/// stdout and stderr make the tool result.
 async fn run(
     cfg: &CommandToolConfig,
     args: &Map<String, Value>,
@@ -204,6 +207,42 @@ async fn run(
         Ok(argv) => argv,
         Err(why) => return Ok(ToolResult::error(format!("tool '{}': {why}", cfg.name))),
     };
+    let mut child = spawn(cfg, &argv, args, &ctx)?;
+    let pgid = child
+        .id()
+        .and_then(|p| i32::try_from(p).ok())
+        .map(Pid::from_raw);
+    let mut guard = GroupGuard { pgid };
+
+    let out_task = tokio::spawn(stdout_as_status(child.stdout.take(), ctx.clone()));
+    let err_task = tokio::spawn(capture_stderr(child.stderr.take()));
+    let status = tokio::select! {
+        s = child.wait() => s,
+        _ = ctx.cancelled() => stop_group(&mut child, pgid).await,
+    };
+    // The leader exited; kill stragglers it left in the group.
+    if let Some(pgid) = guard.pgid.take() {
+        let _ = killpg(pgid, Signal::SIGKILL);
+    }
+    let stdout = out_task.await.unwrap_or_default();
+    let stderr = err_task.await.unwrap_or_default();
+    let status = status.map_err(|e| {
+        RpcError::new(
+            INTERNAL_ERROR,
+            format!("tool '{}': waiting for the process failed: {e}", cfg.name),
+        )
+    })?;
+    Ok(tool_result(cfg, &ctx, status, stdout, stderr))
+}
+
+/// Starts the command in its own process group with the call's arguments and task id
+/// in its environment.
+fn spawn(
+    cfg: &CommandToolConfig,
+    argv: &[String],
+    args: &Map<String, Value>,
+    ctx: &TaskContext,
+) -> Result<tokio::process::Child, RpcError> {
     let (program, rest) = argv.split_first().ok_or_else(|| {
         RpcError::new(
             INTERNAL_ERROR,
@@ -227,81 +266,77 @@ async fn run(
     if let Some(dir) = &cfg.cwd {
         cmd.current_dir(dir);
     }
-    let mut child = cmd.spawn().map_err(|e| {
+    cmd.spawn().map_err(|e| {
         RpcError::new(
             INTERNAL_ERROR,
             format!("tool '{}': cannot start '{program}': {e}", cfg.name),
         )
-    })?;
-    let pgid = child
-        .id()
-        .and_then(|p| i32::try_from(p).ok())
-        .map(Pid::from_raw);
-    let mut guard = GroupGuard { pgid };
+    })
+}
 
-    let stdout = child.stdout.take();
-    let stderr = child.stderr.take();
-    let status_ctx = ctx.clone();
-    let out_task = tokio::spawn(async move {
-        let mut captured = String::new();
-        if let Some(out) = stdout {
-            let mut lines = BufReader::new(out).lines();
-            while let Ok(Some(line)) = lines.next_line().await {
-                let trimmed = line.trim();
-                if !trimmed.is_empty() {
-                    status_ctx.set_status_message(trimmed.to_string()).await;
-                }
-                if captured.len() < MAX_CAPTURE {
-                    captured.push_str(&line);
-                    captured.push('\n');
-                }
+/// Reads stdout line by line: each non-empty line becomes the task's status message;
+/// the first [`MAX_CAPTURE`] bytes are kept for the result.
+async fn stdout_as_status(stdout: Option<tokio::process::ChildStdout>, ctx: TaskContext) -> String {
+    let mut captured = String::new();
+    if let Some(out) = stdout {
+        let mut lines = BufReader::new(out).lines();
+        while let Ok(Some(line)) = lines.next_line().await {
+            let trimmed = line.trim();
+            if !trimmed.is_empty() {
+                ctx.set_status_message(trimmed.to_string()).await;
+            }
+            if captured.len() < MAX_CAPTURE {
+                captured.push_str(&line);
+                captured.push('\n');
             }
         }
-        captured
-    });
-    let err_task = tokio::spawn(async move {
-        let mut buf = Vec::new();
-        if let Some(mut err) = stderr {
-            let _ = (&mut err)
-                .take(MAX_CAPTURE as u64)
-                .read_to_end(&mut buf)
-                .await;
-            // drain the rest so the child never blocks on a full pipe
-            let _ = tokio::io::copy(&mut err, &mut tokio::io::sink()).await;
-        }
-        String::from_utf8_lossy(&buf).into_owned()
-    });
-
-    let status = tokio::select! {
-        s = child.wait() => s,
-        _ = ctx.cancelled() => {
-            if let Some(pgid) = pgid {
-                let _ = killpg(pgid, Signal::SIGTERM);
-            }
-            match tokio::time::timeout(KILL_GRACE, child.wait()).await {
-                Ok(s) => s,
-                Err(_) => {
-                    if let Some(pgid) = pgid {
-                        let _ = killpg(pgid, Signal::SIGKILL);
-                    }
-                    child.wait().await
-                }
-            }
-        }
-    };
-    // The leader exited; kill stragglers it left in the group.
-    if let Some(pgid) = guard.pgid.take() {
-        let _ = killpg(pgid, Signal::SIGKILL);
     }
-    let stdout = out_task.await.unwrap_or_default();
-    let stderr = err_task.await.unwrap_or_default();
-    let status = status.map_err(|e| {
-        RpcError::new(
-            INTERNAL_ERROR,
-            format!("tool '{}': waiting for the process failed: {e}", cfg.name),
-        )
-    })?;
+    captured
+}
 
+/// Keeps the first [`MAX_CAPTURE`] bytes of stderr and drains the rest, so the child
+/// never blocks on a full pipe.
+async fn capture_stderr(stderr: Option<tokio::process::ChildStderr>) -> String {
+    let mut buf = Vec::new();
+    if let Some(mut err) = stderr {
+        let _ = (&mut err)
+            .take(MAX_CAPTURE as u64)
+            .read_to_end(&mut buf)
+            .await;
+        let _ = tokio::io::copy(&mut err, &mut tokio::io::sink()).await;
+    }
+    String::from_utf8_lossy(&buf).into_owned()
+}
+
+/// Cancellation: SIGTERM to the group, SIGKILL if it has not exited after
+/// [`KILL_GRACE`].
+async fn stop_group(
+    child: &mut tokio::process::Child,
+    pgid: Option<Pid>,
+) -> std::io::Result<std::process::ExitStatus> {
+    if let Some(pgid) = pgid {
+        let _ = killpg(pgid, Signal::SIGTERM);
+    }
+    match tokio::time::timeout(KILL_GRACE, child.wait()).await {
+        Ok(s) => s,
+        Err(_) => {
+            if let Some(pgid) = pgid {
+                let _ = killpg(pgid, Signal::SIGKILL);
+            }
+            child.wait().await
+        }
+    }
+}
+
+/// The tool result: stdout (and stderr) as text, `isError` from the exit status, and
+/// the same facts as structured content.
+fn tool_result(
+    cfg: &CommandToolConfig,
+    ctx: &TaskContext,
+    status: std::process::ExitStatus,
+    stdout: String,
+    stderr: String,
+) -> Value {
     let mut content = vec![json!({ "type": "text", "text": stdout })];
     if !stderr.is_empty() {
         content.push(json!({ "type": "text", "text": format!("stderr:\n{stderr}") }));
@@ -323,7 +358,7 @@ async fn run(
         json!({ "content": content, "isError": true })
     };
     result["structuredContent"] = json!({ "exitCode": exit, "stdout": stdout, "stderr": stderr });
-    Ok(result)
+    result
 }
 
 #[cfg(test)]

@@ -3,7 +3,7 @@
 
 use futures::future::try_join;
 use mcp_tasks_engine::{InputError, TaskContext};
-use mcp_tasks_server::{ElicitAs, Elicited, NoArgs, Structured, TaskSupport, Tool};
+use mcp_tasks_server::{AskClient, ElicitAs, Elicited, NoArgs, Structured, TaskSupport, Tool};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};

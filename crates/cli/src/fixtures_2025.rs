@@ -9,8 +9,9 @@
 //! offers no completions (it has no prompts or resource templates to complete).
 
 use anyhow::Result;
-use mcp_tasks_engine::{ElicitAction, InputError, TaskContext};
+use mcp_tasks_engine::{InputError, TaskContext};
 use mcp_tasks_protocol::LoggingLevel;
+use mcp_tasks_server::{AskClient, ElicitAction};
 use mcp_tasks_server::{NoArgs, TaskSupport, Tool, ToolRegistry, ToolResult};
 use schemars::JsonSchema;
 use serde::Deserialize;

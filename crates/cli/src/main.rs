@@ -1,5 +1,16 @@
 //! `mcp-tasks`: serve task-capable MCP tools (shell commands from a config file, or the
-//! built-in demo set) over stdio or Streamable HTTP, with a durable task store.
+//! built-in demo set) over stdio or Streamable HTTP, with a durable task store; and a
+//! client for any task server (`call`, `get`, `list`, `watch`, `cancel`, `tools`).
+//!
+//! | module | what it owns |
+//! |---|---|
+//! | `cmd` | one file per subcommand: `serve/` (flags, config, stores), and the client commands |
+//! | `config` | the TOML config file: settings and `[[tool]]` entries |
+//! | `command_tool` | a `[[tool]]` that runs a command: arguments in, stdout as status, exit status as result |
+//! | `demo` | `--demo`: the built-in tools for trying tasks out |
+//! | `demo_input` | demo tools that ask for input mid-task (elicitation, sampling) |
+//! | `fixtures`, `fixtures_2025` | `--conformance-fixtures`: the tools the official conformance scenarios call |
+//! | `journal` | the client's record of the tasks this user started, per server |
 
 mod cmd;
 mod command_tool;

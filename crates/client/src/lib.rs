@@ -33,6 +33,13 @@
 //! | [`tools`] | [`ToolInfo`] and [`TaskSupport`] |
 //! | [`wire`] | [`Wire`] and [`WirePreference`]: which generation of the task wire |
 //! | [`error`] | [`ClientError`], with the JSON-RPC code kept |
+//! | [`log`] | log messages the server sends, and the handler that sees them |
+//! | `connect` | [`ClientBuilder`]: handlers, transport, the handshake and wire choice |
+//! | `task_calls` | the task methods of [`Client`] on either wire: create, get, list, cancel, result |
+//! | `dispatch` | what the server sends on its own: status and progress to handles, input requests to handlers |
+//! | `peer` | requests waiting for answers and server-started messages, for either transport |
+//! | `transport` | stdio (a spawned server) and Streamable HTTP; they only move messages |
+//! | `sse` | an incremental `text/event-stream` reader |
 #![deny(missing_docs)]
 
 pub mod client;

@@ -3,13 +3,14 @@
 use futures::future::BoxFuture;
 use mcp_tasks_protocol::{LoggingLevel, TaskId};
 use mcp_tasks_store::InputRequest;
-use serde_json::{json, Value};
+use serde_json::Value;
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
 use tokio_util::sync::{CancellationToken, WaitForCancellationFuture};
 
-use crate::input::{check_capability, elicit_params, method, ElicitResponse, InputError};
+use crate::input::InputError;
+use crate::reader::{OpaqueReader, WireReader};
 
 /// What a task's context calls back into: the engine, seen only through this trait so
 /// that the context depends on nothing else of it.
@@ -76,6 +77,9 @@ pub struct TaskContext {
     cancel: CancellationToken,
     progress: Option<ProgressSink>,
     client_capabilities: Arc<Value>,
+    /// Checks an input request against `client_capabilities` (the wire knows what
+    /// each request needs).
+    reader: Arc<dyn WireReader>,
     next_key: Arc<AtomicU64>,
     answers: Arc<serde_json::Map<String, Value>>,
     /// How a synchronous call reaches its client; `None` for tasks (they store their
@@ -101,12 +105,14 @@ impl TaskContext {
         cancel: CancellationToken,
         progress: Option<ProgressSink>,
         client_capabilities: Arc<Value>,
+        reader: Arc<dyn WireReader>,
     ) -> Self {
         TaskContext {
             task: Some((id, inner)),
             cancel,
             progress,
             client_capabilities,
+            reader,
             next_key: Arc::new(AtomicU64::new(1)),
             answers: Arc::default(),
             requester: None,
@@ -122,6 +128,7 @@ impl TaskContext {
             cancel,
             progress,
             client_capabilities: Arc::new(Value::Null),
+            reader: Arc::new(OpaqueReader),
             next_key: Arc::new(AtomicU64::new(1)),
             answers: Arc::default(),
             requester: None,
@@ -131,15 +138,25 @@ impl TaskContext {
 
     /// The same context able to ask the client directly (a synchronous call): input
     /// requests go through `requester` instead of failing with
-    /// [`InputError::Unsupported`], checked against `client_capabilities` first.
+    /// [`InputError::Unsupported`], checked first by `reader` against
+    /// `client_capabilities`.
     pub fn with_client_requests(
         mut self,
         requester: ClientRequester,
         client_capabilities: Value,
+        reader: Arc<dyn WireReader>,
     ) -> Self {
         self.requester = Some(requester);
         self.client_capabilities = Arc::new(client_capabilities);
+        self.reader = reader;
         self
+    }
+
+    /// Whether the client can be asked `method` (see [`WireReader::check_input`]).
+    fn check_input(&self, method: &str, params: &Value) -> Result<(), InputError> {
+        self.reader
+            .check_input(&self.client_capabilities, method, params)
+            .map_err(InputError::Unsupported)
     }
 
     /// The same context sending [`TaskContext::log`] messages to `sink`.
@@ -260,13 +277,13 @@ impl TaskContext {
                     "asking the client for input needs the tool to run as a task (call it with \"task\": {}) or a client connection that can carry requests".into(),
                 ));
             };
-            check_capability(&self.client_capabilities, client_method, &params)?;
+            self.check_input(client_method, &params)?;
             return tokio::select! {
                 answer = requester(client_method, params) => answer,
                 _ = self.cancel.cancelled() => Err(InputError::Cancelled),
             };
         };
-        check_capability(&self.client_capabilities, client_method, &params)?;
+        self.check_input(client_method, &params)?;
         let inner = inner.upgrade().ok_or(InputError::TaskEnded)?;
         let n = self.next_key.fetch_add(1, Ordering::Relaxed);
         let short = client_method.split('/').next().unwrap_or("input");
@@ -277,55 +294,5 @@ impl TaskContext {
             answer: None,
         };
         inner.ask(id, key, request, &self.cancel).await
-    }
-
-    /// Asks the user to fill in a form (`elicitation/create`, form mode);
-    /// `requested_schema` is a flat JSON Schema object of primitive properties.
-    ///
-    /// # Errors
-    /// As [`TaskContext::request_input`].
-    pub async fn elicit(
-        &self,
-        message: &str,
-        requested_schema: Value,
-    ) -> Result<ElicitResponse, InputError> {
-        let answer = self
-            .request_input(method::ELICIT, elicit_params(message, requested_schema))
-            .await?;
-        ElicitResponse::from_value(answer)
-    }
-
-    /// Asks the user to visit a URL (`elicitation/create`, URL mode); needs a client
-    /// that declared `capabilities.elicitation.url`.
-    ///
-    /// # Errors
-    /// As [`TaskContext::request_input`].
-    pub async fn elicit_url(
-        &self,
-        message: &str,
-        url: &str,
-        elicitation_id: &str,
-    ) -> Result<ElicitResponse, InputError> {
-        let params = json!({ "mode": "url", "message": message, "url": url, "elicitationId": elicitation_id });
-        let answer = self.request_input(method::ELICIT, params).await?;
-        ElicitResponse::from_value(answer)
-    }
-
-    /// Asks the client's model (`sampling/createMessage`); `params` are the
-    /// `CreateMessageRequest` params (`messages`, `maxTokens`, ...). Returns the
-    /// `CreateMessageResult`.
-    ///
-    /// # Errors
-    /// As [`TaskContext::request_input`].
-    pub async fn create_message(&self, params: Value) -> Result<Value, InputError> {
-        self.request_input(method::SAMPLE, params).await
-    }
-
-    /// Asks the client for its roots (`roots/list`). Returns the `ListRootsResult`.
-    ///
-    /// # Errors
-    /// As [`TaskContext::request_input`].
-    pub async fn list_roots(&self) -> Result<Value, InputError> {
-        self.request_input(method::ROOTS, json!({})).await
     }
 }

@@ -14,6 +14,7 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 use tokio::sync::broadcast;
 
+use crate::activity::ActivityCounters;
 use crate::caller::Caller;
 use crate::config::EngineConfig;
 use crate::error::EngineError;
@@ -48,6 +49,8 @@ pub(crate) struct Core {
     reader: RwLock<Arc<dyn WireReader>>,
     /// Where log messages of running work go (see [`LogRouter`]).
     log_router: RwLock<Option<LogRouter>>,
+    /// Counters of background work, for whoever waits on it.
+    pub(crate) activity: ActivityCounters,
 }
 
 impl Core {
@@ -61,6 +64,7 @@ impl Core {
             seen: Mutex::new(HashMap::new()),
             reader: RwLock::new(Arc::new(OpaqueReader)),
             log_router: RwLock::new(None),
+            activity: ActivityCounters::default(),
         }
     }
 

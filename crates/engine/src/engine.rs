@@ -195,6 +195,14 @@ impl Engine {
         &self.inner.core.config
     }
 
+    /// Counters of the engine's background work (sweeps, heartbeats, polls and
+    /// cancels of external jobs), to wait for the next one as a signal rather than
+    /// sleeping: `*activity().wait_for(|a| a.heartbeats > seen).await?`. Copy the
+    /// value out (it is `Copy`): a held `watch::Ref` blocks the engine's next count.
+    pub fn activity(&self) -> tokio::sync::watch::Receiver<crate::Activity> {
+        self.inner.core.activity.subscribe()
+    }
+
     /// Subscribes to task events (status changes and progress).
     pub fn subscribe(&self) -> broadcast::Receiver<TaskEvent> {
         self.inner.core.events.subscribe()
@@ -501,6 +509,7 @@ impl Engine {
             .leases
             .heartbeat(&inner.core, &inner.executor, self.host())
             .await;
+        inner.core.activity.count(|a| a.heartbeats += 1);
     }
 
     /// Reads a task for `caller` and brings an external job's news into it when due.
@@ -521,6 +530,11 @@ impl Engine {
     fn host(&self) -> Weak<dyn TaskHost> {
         let weak: Weak<Inner> = Arc::downgrade(&self.inner);
         weak
+    }
+
+    /// Counts background work (see [`crate::Activity`]).
+    pub(crate) fn count_activity(&self, bump: impl FnOnce(&mut crate::Activity)) {
+        self.inner.core.activity.count(bump);
     }
 
     pub(crate) fn store(&self) -> &Arc<dyn TaskStore> {

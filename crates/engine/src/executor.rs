@@ -95,6 +95,7 @@ impl Executor {
             cancel.clone(),
             progress_sink(core, record),
             Arc::new(client_capabilities),
+            core.reader(),
         )
         .with_log_sink(log_sink(core, record));
         let generation = core.config.lease_ttl.map(|_| record.lease_generation);

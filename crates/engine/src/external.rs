@@ -249,6 +249,18 @@ impl Externals {
         id: &TaskId,
         job: &ExternalJob,
     ) -> Result<(), String> {
+        core.activity.count(|a| a.job_cancels_requested += 1);
+        self.send_cancel(core, id, job).await
+    }
+
+    /// [`Externals::cancel_job`] for a cancel already counted as requested (the
+    /// sweeper counts before it queues the cancel behind its concurrency limit).
+    pub(crate) async fn send_cancel(
+        &self,
+        core: &Core,
+        id: &TaskId,
+        job: &ExternalJob,
+    ) -> Result<(), String> {
         let result = match self.poller(&job.kind) {
             Some(poller) => Self::bounded(core, "the cancel", poller.cancel(&job.state)).await,
             None => Err(format!(
@@ -259,6 +271,7 @@ impl Externals {
         if let Err(reason) = &result {
             tracing::warn!(task_id = %id, kind = %job.kind, reason, "could not cancel the external job");
         }
+        core.activity.count(|a| a.job_cancels_done += 1);
         result
     }
 
@@ -324,6 +337,7 @@ impl Externals {
             return record;
         };
         let answer = Self::bounded(core, "the poll", poller.poll(&job.state)).await;
+        core.activity.count(|a| a.polls += 1);
         match answer {
             Err(reason) => {
                 tracing::warn!(task_id = %record.id, kind = %job.kind, reason, "could not poll the external job; will try again on a later read");

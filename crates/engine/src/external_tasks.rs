@@ -27,6 +27,10 @@ impl Engine {
         if gone.status.is_terminal() {
             return;
         }
+        self.inner
+            .core
+            .activity
+            .count(|a| a.job_cancels_requested += 1);
         let inner = Arc::clone(&self.inner);
         let id = gone.id.clone();
         let permits = Arc::clone(&self.inner.externals.expired_cancels);
@@ -36,7 +40,7 @@ impl Engine {
             };
             if inner
                 .externals
-                .cancel_job(&inner.core, &id, &job)
+                .send_cancel(&inner.core, &id, &job)
                 .await
                 .is_ok()
             {

@@ -7,21 +7,12 @@
 //! so an answer arriving twice is applied once. The waiting work is woken through an
 //! in-process channel; cancellation, expiry and the configured time limit wake it too.
 //!
-//! This module holds the types a tool sees (errors, elicitation answers, the client
-//! methods and the capabilities they need); the waiting itself is `waiters`.
+//! This module holds the error a tool sees; the waiting itself is `waiters`. What the
+//! questions are (MCP's elicitation, sampling, roots) and what a client must declare
+//! to be asked them is the server's business: the engine stores a method name and
+//! params it does not read.
 
-use serde_json::{json, Map, Value};
 use std::time::Duration;
-
-/// Client methods a task may call (defined once, in the protocol crate).
-pub mod method {
-    /// Ask the user (form or URL mode).
-    pub use mcp_tasks_protocol::methods::ELICITATION_CREATE as ELICIT;
-    /// Ask for the client's roots.
-    pub use mcp_tasks_protocol::methods::ROOTS_LIST as ROOTS;
-    /// Ask the client's model.
-    pub use mcp_tasks_protocol::methods::SAMPLING_CREATE_MESSAGE as SAMPLE;
-}
 
 /// Why an input request did not produce an answer.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -68,79 +59,4 @@ pub enum InputError {
     /// The store failed.
     #[error("could not store the input request: {0}")]
     Store(String),
-}
-
-/// What the user did with an elicitation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ElicitAction {
-    /// Submitted the form (or agreed to open the URL).
-    Accept,
-    /// Explicitly said no.
-    Decline,
-    /// Dismissed the question.
-    Cancel,
-}
-
-/// The answer to an elicitation.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ElicitResponse {
-    /// Accept, decline or cancel.
-    pub action: ElicitAction,
-    /// The submitted form values (accept, form mode).
-    pub content: Option<Map<String, Value>>,
-}
-
-impl ElicitResponse {
-    pub(crate) fn from_value(v: Value) -> Result<Self, InputError> {
-        let action = v
-            .get("action")
-            .cloned()
-            .and_then(|a| serde_json::from_value(a).ok())
-            .ok_or_else(|| {
-                InputError::Malformed(format!("elicitation answer without a valid 'action': {v}"))
-            })?;
-        let content = v.get("content").and_then(Value::as_object).cloned();
-        Ok(ElicitResponse { action, content })
-    }
-
-    /// Whether the user accepted.
-    pub fn accepted(&self) -> bool {
-        self.action == ElicitAction::Accept
-    }
-}
-
-/// Checks that the client declared what `method` needs.
-pub(crate) fn check_capability(
-    caps: &Value,
-    method: &str,
-    params: &Value,
-) -> Result<(), InputError> {
-    let (path, what): (&[&str], &str) = match method {
-        method::ELICIT if params.get("mode").and_then(Value::as_str) == Some("url") => (
-            &["elicitation", "url"],
-            "URL-mode elicitation (capabilities.elicitation.url)",
-        ),
-        method::ELICIT => (&["elicitation"], "elicitation (capabilities.elicitation)"),
-        method::SAMPLE => (&["sampling"], "sampling (capabilities.sampling)"),
-        method::ROOTS => (&["roots"], "roots (capabilities.roots)"),
-        _ => return Ok(()),
-    };
-    let mut at = caps;
-    for p in path {
-        match at.get(p) {
-            Some(v) if !v.is_null() => at = v,
-            _ => {
-                return Err(InputError::Unsupported(format!(
-                    "this tool needs the client to support {what}, which the client did not declare at initialize"
-                )))
-            }
-        }
-    }
-    Ok(())
-}
-
-/// Builds the params of a form-mode elicitation.
-pub(crate) fn elicit_params(message: &str, requested_schema: Value) -> Value {
-    json!({ "mode": "form", "message": message, "requestedSchema": requested_schema })
 }

@@ -40,6 +40,7 @@
 //! start, tasks left running by a previous process are failed with a message saying so.
 #![deny(missing_docs)]
 
+pub mod activity;
 pub mod audit;
 pub mod caller;
 pub mod config;
@@ -61,6 +62,7 @@ mod sessions;
 mod sweeper;
 mod waiters;
 
+pub use activity::Activity;
 pub use caller::Caller;
 pub use config::EngineConfig;
 pub use context::{ClientRequester, LogMessage, LogSink, Progress, ProgressSink, TaskContext};
@@ -68,6 +70,6 @@ pub use engine::{CreateParams, Engine, ListResult, Work};
 pub use error::EngineError;
 pub use events::{LogRouter, TaskEvent, TaskLog};
 pub use external::{ExternalPoller, JobPoll};
-pub use input::{ElicitAction, ElicitResponse, InputError};
+pub use input::InputError;
 pub use mcp_tasks_store::{ExternalJob, Failure, InputRequest, Outcome, SessionRecord, TaskRecord};
 pub use reader::WireReader;

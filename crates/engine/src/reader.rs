@@ -23,6 +23,19 @@ pub trait WireReader: Send + Sync {
     /// (MCP: a tool result with `isError: true`), or `None` when the result does not
     /// report one.
     fn result_error_message(&self, result: &Value) -> Option<String>;
+
+    /// Whether a client that declared `client_capabilities` can be asked `method`
+    /// with `params` (MCP: `elicitation/create` needs `capabilities.elicitation`, ...).
+    /// `Err` says what the client lacks, for the tool's error. The default asks
+    /// anything.
+    fn check_input(
+        &self,
+        _client_capabilities: &Value,
+        _method: &str,
+        _params: &Value,
+    ) -> Result<(), String> {
+        Ok(())
+    }
 }
 
 /// The reader of an engine no server has configured: no progress, no messages.

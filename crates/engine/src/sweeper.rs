@@ -58,5 +58,6 @@ async fn sweep_once(engine: &Engine) -> usize {
     if total > 0 {
         tracing::info!(deleted = total, "expired tasks deleted");
     }
+    engine.count_activity(|a| a.sweeps += 1);
     total
 }

@@ -57,9 +57,18 @@ async fn the_sweeper_cancels_the_jobs_of_expired_tasks_only() {
             && !fake.cancels.lock().unwrap().is_empty()
     })
     .await;
-    // A wrong cancel of the finished task's job would run in a task the sweep spawns
-    // after the deletion; nothing signals one that does not happen, so give it time.
-    tokio::time::sleep(Duration::from_millis(50)).await;
+    // A wrong cancel of the finished task's job would be requested by the sweep that
+    // deleted it: wait for a later sweep to finish (so that one has), then for every
+    // requested cancel to be done, and count them.
+    let mut activity = engine.activity();
+    let sweeps = activity.borrow().sweeps;
+    activity.wait_for(|a| a.sweeps > sweeps).await.unwrap();
+    // (Copied out: a held `watch::Ref` would block the engine's next count.)
+    let done = *activity
+        .wait_for(|a| a.job_cancels_done == a.job_cancels_requested)
+        .await
+        .unwrap();
+    assert_eq!(done.job_cancels_requested, 1, "{done:?}");
     assert_eq!(*fake.cancels.lock().unwrap(), vec![running_state.clone()]);
     assert_eq!(fake.job(&running_state), Some(Job::Cancelled));
     assert_eq!(fake.job(&finished_state), Some(Job::Done(rows("done"))));
@@ -139,16 +148,14 @@ async fn another_replica_serves_the_task_and_leases_do_not_take_it_over() {
     tokio::spawn(async move { sweeper.run_sweeper(std::future::pending()).await });
     let (record, state) = start(&a, &fake).await;
 
-    // Well past the lease: A's heartbeats looked for expired leases several times. B
-    // starts now, so its recovery runs over the task too. Leases expire by the wall
-    // clock (a chrono time in the store) and nothing signals a takeover that does not
-    // happen, so time has to pass here.
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    // Well past the lease (200 ms): ten heartbeats of A (50 ms apart) each looked for
+    // expired leases. B starts now, so its recovery runs over the task too; then six
+    // heartbeats of B look again. Waiting on the heartbeats themselves, not on time.
+    wait_heartbeats(&a, 10).await;
     let b = engine_on(store.clone(), replica, &fake).await;
     let sweeper = b.clone();
     tokio::spawn(async move { sweeper.run_sweeper(std::future::pending()).await });
-    // Several heartbeats of B (every 50 ms), for the same reason.
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    wait_heartbeats(&b, 6).await;
     let on_b = b.get(&record.id, &caller()).await.unwrap();
     assert_eq!(on_b.status, TaskStatus::Working, "{on_b:?}");
     assert_eq!(on_b.external, record.external);
@@ -169,4 +176,14 @@ async fn another_replica_serves_the_task_and_leases_do_not_take_it_over() {
         .unwrap()
         .unwrap();
     assert_eq!(on_a, done);
+}
+
+/// Waits until `engine` finished `n` more heartbeats than it had when called.
+async fn wait_heartbeats(engine: &Engine, n: u64) {
+    let mut activity = engine.activity();
+    let start = activity.borrow().heartbeats;
+    tokio::time::timeout(WAIT, activity.wait_for(|a| a.heartbeats >= start + n))
+        .await
+        .expect("heartbeats stopped")
+        .unwrap();
 }

@@ -103,11 +103,9 @@ async fn answer_on_b_reaches_work_on_a(a: Engine, b: Engine) {
     let record = a
         .create(p, move |ctx| {
             Box::pin(async move {
-                let answer = ctx
-                    .elicit("Proceed?", json!({"type": "object", "properties": {}}))
-                    .await;
+                let answer = common::ask(&ctx, "Proceed?").await;
                 let text = match answer {
-                    Ok(r) => format!("{:?}", r.action),
+                    Ok(action) => action,
                     Err(e) => format!("error: {e}"),
                 };
                 Outcome::Result {
@@ -139,7 +137,7 @@ async fn answer_on_b_reaches_work_on_a(a: Engine, b: Engine) {
     assert_eq!(
         done.outcome,
         Some(Outcome::Result {
-            value: json!({"content": [{"type": "text", "text": "Accept"}]})
+            value: json!({"content": [{"type": "text", "text": "accept"}]})
         })
     );
 }

@@ -106,22 +106,21 @@ pub use mcp_tasks_protocol as protocol;
 pub use mcp_tasks_server as server;
 pub use mcp_tasks_store as store;
 
-pub use mcp_tasks_engine::{
-    ElicitAction, ElicitResponse, EngineConfig, InputError, Outcome, TaskContext,
-};
+pub use mcp_tasks_engine::{EngineConfig, InputError, Outcome, TaskContext};
 pub use mcp_tasks_protocol::LoggingLevel;
 pub use mcp_tasks_server::{
-    BuildError, ElicitAs, Elicited, ExternalJob, IntoToolResult, JobError, JobPoll, Json, NoArgs,
-    ProtocolError, Server, ServerBuilder, ServerConfig, Structured, TaskSupport, Tool, ToolResult,
+    AskClient, BuildError, ElicitAction, ElicitAs, ElicitResponse, Elicited, ExternalJob,
+    IntoToolResult, JobError, JobPoll, Json, NoArgs, ProtocolError, Server, ServerBuilder,
+    ServerConfig, Structured, TaskSupport, Tool, ToolResult,
 };
 pub use mcp_tasks_store::{StoreError, TaskRecord, TaskStore};
 
 /// Everything a tool author usually needs: `use mcp_tasks::prelude::*;`.
 pub mod prelude {
     pub use crate::{
-        BuildError, ElicitAction, ElicitAs, ElicitResponse, Elicited, ExternalJob, InputError,
-        JobError, JobPoll, Json, LoggingLevel, NoArgs, ProtocolError, Server, Structured,
-        TaskContext, TaskSupport, Tool, ToolResult,
+        AskClient, BuildError, ElicitAction, ElicitAs, ElicitResponse, Elicited, ExternalJob,
+        InputError, JobError, JobPoll, Json, LoggingLevel, NoArgs, ProtocolError, Server,
+        Structured, TaskContext, TaskSupport, Tool, ToolResult,
     };
     pub use schemars::JsonSchema;
     pub use serde::{Deserialize, Serialize};

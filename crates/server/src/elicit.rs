@@ -1,7 +1,9 @@
 //! Typed questions to the user: the form's schema comes from a Rust type and the
 //! answer is read back into it.
 
-use mcp_tasks_engine::{ElicitAction, InputError, TaskContext};
+use mcp_tasks_engine::{InputError, TaskContext};
+
+use crate::ask::{AskClient, ElicitAction};
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::Value;

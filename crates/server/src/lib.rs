@@ -18,6 +18,7 @@
 //! | [`session`] | [`Session`]: negotiated version, client capabilities, outbound stream, in-flight calls |
 //! | [`registry`] | [`ToolRegistry`]: tools, their input schemas, task support and handlers |
 //! | [`typed`] | typed tool functions: arguments from JSON, results into tool results |
+//! | [`ask`] | [`AskClient`]: elicitation, sampling and roots asked of the client from a tool |
 //! | [`elicit`] | typed elicitation: a Rust type as a requested schema, the answer parsed back |
 //! | [`external`] | tools whose work runs elsewhere and is polled ([`ExternalJob`]) |
 //! | `tool_call` | the one tool-call path both wires share: lookup, panic capture, cancellation |
@@ -33,6 +34,7 @@
 //! | [`transport`] | stdio and Streamable HTTP (our own hyper accept loop under an axum router) |
 #![deny(missing_docs)]
 
+pub mod ask;
 pub mod auth;
 pub mod builder;
 mod client_task;
@@ -58,13 +60,14 @@ pub mod transport;
 pub mod typed;
 pub mod wire;
 
+pub use ask::{AskClient, ElicitAction, ElicitResponse};
 pub use builder::{BuildError, ServerBuilder};
-pub use serve::shutdown_signal;
 pub use elicit::{ElicitAs, Elicited};
 pub use external::{ExternalJob, JobError, JobPoll};
 pub use registry::{
     Preflight, RegistryError, TaskSupport, Tool, ToolFuture, ToolRegistry, ToolResult,
 };
+pub use serve::shutdown_signal;
 pub use server::{Server, ServerConfig};
 pub use session::Session;
 pub use typed::{IntoToolResult, Json, NoArgs, ProtocolError, Structured, ToolFn};

@@ -3,7 +3,7 @@
 //! this is the one place that reads them for it.
 
 use mcp_tasks_engine::WireReader;
-use mcp_tasks_protocol::methods::progress_token;
+use mcp_tasks_protocol::methods::{self, progress_token};
 use serde_json::Value;
 
 /// Longest part of a tool's error text kept in a task's status message.
@@ -17,6 +17,15 @@ pub struct McpReader;
 impl WireReader for McpReader {
     fn progress_token(&self, request: &Value) -> Option<Value> {
         progress_token(request)
+    }
+
+    fn check_input(
+        &self,
+        client_capabilities: &Value,
+        method: &str,
+        params: &Value,
+    ) -> Result<(), String> {
+        check_input(client_capabilities, method, params)
     }
 
     fn result_reports_error(&self, result: &Value) -> bool {
@@ -40,6 +49,38 @@ impl WireReader for McpReader {
         };
         Some(format!("the tool reported an error: {text}"))
     }
+}
+
+/// What a client must have declared at initialize to be asked `method`: form
+/// elicitation needs `capabilities.elicitation`, URL mode `elicitation.url`, sampling
+/// `sampling`, roots `roots`. Other methods are not checked.
+pub fn check_input(caps: &Value, method: &str, params: &Value) -> Result<(), String> {
+    let (path, what): (&[&str], &str) = match method {
+        methods::ELICITATION_CREATE
+            if params.get("mode").and_then(Value::as_str) == Some("url") =>
+        {
+            (
+                &["elicitation", "url"],
+                "URL-mode elicitation (capabilities.elicitation.url)",
+            )
+        }
+        methods::ELICITATION_CREATE => (&["elicitation"], "elicitation (capabilities.elicitation)"),
+        methods::SAMPLING_CREATE_MESSAGE => (&["sampling"], "sampling (capabilities.sampling)"),
+        methods::ROOTS_LIST => (&["roots"], "roots (capabilities.roots)"),
+        _ => return Ok(()),
+    };
+    let mut at = caps;
+    for p in path {
+        match at.get(p) {
+            Some(v) if !v.is_null() => at = v,
+            _ => {
+                return Err(format!(
+                    "this tool needs the client to support {what}, which the client did not declare at initialize"
+                ))
+            }
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

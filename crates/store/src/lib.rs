@@ -9,6 +9,11 @@
 //! | `sqlite` (feature `sqlite`, default) | one SQLite file via sqlx: the embedded default |
 //! | `postgres` (feature `postgres`) | PostgreSQL via sqlx: several replicas share one database |
 //! | `suite` (feature `test-suite`) | the parity cases every backend must pass |
+//! | `sql` | what SQLite and PostgreSQL share: statements, store methods, value conversions |
+//! | [`record`] | the task record ([`TaskRecord`]) and the parameter structs of store calls |
+//! | [`change`] | the change feed several processes use to hear of each other's writes |
+//! | [`error`] | [`StoreError`] |
+//! | `explain` | why a compare-and-set did not apply, told from the record as it is now |
 //!
 //! Records hold JSON blobs (request params, result) but the store knows nothing of
 //! JSON-RPC. Every status change is one atomic compare-and-set ([`TaskStore::transition`]),

@@ -60,3 +60,19 @@ where
         }
     }
 }
+
+/// Asks the client a form question the way an MCP tool does (the engine stores the
+/// method and params without reading them) and returns the answer's `action`.
+#[allow(dead_code)]
+pub async fn ask(
+    ctx: &mcp_tasks_engine::TaskContext,
+    message: &str,
+) -> Result<String, mcp_tasks_engine::InputError> {
+    let params = serde_json::json!({
+        "mode": "form",
+        "message": message,
+        "requestedSchema": {"type": "object", "properties": {}},
+    });
+    let answer = ctx.request_input("elicitation/create", params).await?;
+    Ok(answer["action"].as_str().unwrap_or("none").to_string())
+}

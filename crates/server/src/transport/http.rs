@@ -310,24 +310,39 @@ fn check_version_header(headers: &HeaderMap) -> Result<(), Refusal> {
     }
 }
 
+/// `POST /mcp`: admit the caller once, read the body, then hand the message to the
+/// stateless 2026-07-28 wire or to a session of the 2025-11-25 wire.
 async fn handle_post(State(server): State<Server>, headers: HeaderMap, body: Body) -> Response {
     let subject = match admit(&server, &headers, false).await {
         Ok((subject, _)) => subject,
         Err(r) => return r.into_response(),
     };
+    let bytes = match read_body(&server, body).await {
+        Ok(bytes) => bytes,
+        Err(response) => return response,
+    };
+    let message = match jsonrpc::parse(&bytes) {
+        Ok(m) => m,
+        Err(rejected) => return json_response(StatusCode::BAD_REQUEST, &rejected.to_response()),
+    };
+    match handle_stateless(&server, subject, &headers, message).await {
+        Ok(response) => response,
+        Err((subject, message)) => handle_in_session(&server, subject, &headers, message).await,
+    }
+}
+
+/// The request body, within the size limit and the body timeout; otherwise the error
+/// response that says which limit to raise.
+async fn read_body(server: &Server, body: Body) -> Result<Bytes, Response> {
     let limit = server.config().max_body_bytes;
     let body_timeout = server.config().http.body_timeout;
-    let bytes: Bytes = match tokio::time::timeout(body_timeout, axum::body::to_bytes(body, limit))
-        .await
-    {
-        Ok(Ok(b)) => b,
-        Ok(Err(_)) => {
-            return error_response(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                INVALID_REQUEST,
-                format!("request body exceeds the limit of {limit} bytes (raise --max-body-bytes to allow it)"),
-            )
-        }
+    match tokio::time::timeout(body_timeout, axum::body::to_bytes(body, limit)).await {
+        Ok(Ok(bytes)) => Ok(bytes),
+        Ok(Err(_)) => Err(error_response(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            INVALID_REQUEST,
+            format!("request body exceeds the limit of {limit} bytes (raise --max-body-bytes to allow it)"),
+        )),
         Err(_) => {
             let mut response = error_response(
                 StatusCode::REQUEST_TIMEOUT,
@@ -338,67 +353,68 @@ async fn handle_post(State(server): State<Server>, headers: HeaderMap, body: Bod
             response
                 .headers_mut()
                 .insert(header::CONNECTION, HeaderValue::from_static("close"));
-            return response;
+            Err(response)
         }
+    }
+}
+
+/// Answers a message of the 2026-07-28 stateless wire (no session, everything in the
+/// request). Gives the message back when it belongs to a session instead.
+async fn handle_stateless(
+    server: &Server,
+    subject: Option<String>,
+    headers: &HeaderMap,
+    message: Incoming,
+) -> Result<Response, (Option<String>, Incoming)> {
+    let header = |name: &str| {
+        headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string)
     };
-    let message = match jsonrpc::parse(&bytes) {
-        Ok(m) => m,
-        Err(rejected) => return json_response(StatusCode::BAD_REQUEST, &rejected.to_response()),
-    };
-    // The 2026-07-28 stateless wire: no session, everything in the request.
-    let header_version = headers
-        .get(PROTOCOL_VERSION_HEADER)
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_string);
+    let header_version = header(PROTOCOL_VERSION_HEADER);
     let has_session = headers.contains_key(SESSION_HEADER);
+    let stateless = |method: &str, params: &Value| {
+        v2026_07_28::is_stateless(header_version.as_deref(), method, params, has_session)
+    };
     match &message {
-        Incoming::Request { id, method, params }
-            if v2026_07_28::is_stateless(
-                header_version.as_deref(),
-                method,
-                params,
-                has_session,
-            ) =>
-        {
-            let header = |name: &str| {
-                headers
-                    .get(name)
-                    .and_then(|v| v.to_str().ok())
-                    .map(str::to_string)
-            };
+        Incoming::Request { id, method, params } if stateless(method, params) => {
             let routing = RoutingHeaders {
                 method: header("mcp-method"),
                 name: header("mcp-name"),
                 protocol_version: header_version.clone(),
             };
             if method == v2026_07_28::SUBSCRIPTIONS_LISTEN {
-                return match v2026_07_28::listen(&server, subject, &routing, id, params.clone())
-                    .await
-                {
-                    Ok(rx) => sse_stream(&server, rx),
-                    Err((status, body)) => json_response(
-                        StatusCode::from_u16(status).unwrap_or(StatusCode::OK),
-                        &body,
-                    ),
-                };
+                return Ok(
+                    match v2026_07_28::listen(server, subject, &routing, id, params.clone()).await {
+                        Ok(rx) => sse_stream(server, rx),
+                        Err((status, body)) => json_response(
+                            StatusCode::from_u16(status).unwrap_or(StatusCode::OK),
+                            &body,
+                        ),
+                    },
+                );
             }
             let (status, body) =
-                v2026_07_28::handle(&server, subject, &routing, id, method, params.clone()).await;
+                v2026_07_28::handle(server, subject, &routing, id, method, params.clone()).await;
             let status = StatusCode::from_u16(status).unwrap_or(StatusCode::OK);
-            return json_response(status, &body);
+            Ok(json_response(status, &body))
         }
-        Incoming::Notification { method, params }
-            if v2026_07_28::is_stateless(
-                header_version.as_deref(),
-                method,
-                params,
-                has_session,
-            ) =>
-        {
-            return StatusCode::ACCEPTED.into_response();
+        Incoming::Notification { method, params } if stateless(method, params) => {
+            Ok(StatusCode::ACCEPTED.into_response())
         }
-        _ => {}
+        _ => Err((subject, message)),
     }
+}
+
+/// Answers a message of the 2025-11-25 wire: `initialize` opens a session, anything
+/// else must name one; tool calls and `tasks/result` answer on SSE when accepted.
+async fn handle_in_session(
+    server: &Server,
+    subject: Option<String>,
+    headers: &HeaderMap,
+    message: Incoming,
+) -> Response {
     let is_initialize =
         matches!(&message, Incoming::Request { method, .. } if method == INITIALIZE);
     let session = if is_initialize {
@@ -407,11 +423,11 @@ async fn handle_post(State(server): State<Server>, headers: HeaderMap, body: Bod
             None => server.open_session(None),
         }
     } else {
-        if let Err(r) = check_version_header(&headers) {
+        if let Err(r) = check_version_header(headers) {
             return r.into_response();
         }
-        // Origin, host and credentials were checked once above.
-        match session_of(&server, &headers, subject.as_deref()).await {
+        // Origin, host and credentials were checked once, in `handle_post`.
+        match session_of(server, headers, subject.as_deref()).await {
             Ok(s) => s,
             Err(r) => return r.into_response(),
         }
@@ -422,8 +438,8 @@ async fn handle_post(State(server): State<Server>, headers: HeaderMap, body: Bod
         server.handle(&session, message, None).await;
         return StatusCode::ACCEPTED.into_response();
     }
-    let mut response = if streams && accepts_sse(&headers) {
-        sse_reply(&server, session.clone(), message)
+    let mut response = if streams && accepts_sse(headers) {
+        sse_reply(server, session.clone(), message)
     } else {
         match server.handle(&session, message, None).await {
             Some(reply) => {

@@ -5,12 +5,13 @@ use mcp_tasks_protocol::error_code::INVALID_REQUEST;
 use mcp_tasks_protocol::jsonrpc::{self, Incoming, RpcError};
 use mcp_tasks_protocol::methods::INITIALIZE;
 use serde_json::Value;
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 
 use crate::server::Server;
-use crate::session::OUTBOUND_CAPACITY;
+use crate::session::{Session, OUTBOUND_CAPACITY};
 
 /// How long pending replies may still be written after stdin closes.
 const DRAIN_AFTER_EOF: Duration = Duration::from_secs(2);
@@ -31,38 +32,10 @@ where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
 {
-    // Without authentication the process is the principal; with authentication
-    // configured, stdio belongs to the local user who started the server, so that user's
-    // tasks stay theirs across restarts.
-    let session = if server.config().auth.is_enabled() {
-        let user = std::env::var("USER")
-            .or_else(|_| std::env::var("LOGNAME"))
-            .unwrap_or_else(|_| "unknown".into());
-        server.open_subject_session(format!("local-user:{user}"))
-    } else {
-        server.open_session(Some(format!("process:{}", std::process::id())))
-    };
-    let (tx, mut rx) = mpsc::channel::<Value>(OUTBOUND_CAPACITY);
+    let session = open_stdio_session(&server);
+    let (tx, rx) = mpsc::channel::<Value>(OUTBOUND_CAPACITY);
     session.attach_outbound(tx.clone());
-    let writer = tokio::spawn(async move {
-        let mut output = output;
-        while let Some(msg) = rx.recv().await {
-            let mut line = msg.to_string();
-            line.push('\n');
-            let written = match output.write_all(line.as_bytes()).await {
-                Ok(()) => output.flush().await,
-                Err(e) => Err(e),
-            };
-            match written {
-                Ok(()) => {}
-                // The client stopped reading: nobody is left to answer, which is an
-                // ordinary end of the session, not a failure of the server.
-                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => return Ok(()),
-                Err(e) => return Err(e),
-            }
-        }
-        Ok::<(), std::io::Error>(())
-    });
+    let writer = tokio::spawn(write_lines(rx, output));
 
     let max = server.config().max_body_bytes;
     let mut reader = BufReader::new(input);
@@ -88,31 +61,8 @@ where
                 break;
             }
         };
-        if line.iter().all(u8::is_ascii_whitespace) {
-            continue;
-        }
-        match jsonrpc::parse(&line) {
-            Err(rejected) => {
-                let _ = tx.send(rejected.to_response()).await;
-            }
-            // `initialize` and notifications are handled in order, before the next
-            // line is read, so a client that pipelines its first requests behind
-            // `initialize` finds the session ready; other requests run concurrently.
-            Ok(message) if !matches!(&message, Incoming::Request { method, .. } if method != INITIALIZE) => {
-                if let Some(reply) = server.handle(&session, message, Some(tx.clone())).await {
-                    let _ = tx.send(reply).await;
-                }
-            }
-            Ok(message) => {
-                let server = server.clone();
-                let session = session.clone();
-                let tx = tx.clone();
-                tokio::spawn(async move {
-                    if let Some(reply) = server.handle(&session, message, Some(tx.clone())).await {
-                        let _ = tx.send(reply).await;
-                    }
-                });
-            }
+        if !line.iter().all(u8::is_ascii_whitespace) {
+            handle_line(&server, &session, &tx, &line).await;
         }
     }
     drop(tx);
@@ -123,6 +73,75 @@ where
         Ok(Ok(r)) => r,
         _ => Ok(()),
     }
+}
+
+/// The one session of this process. Without authentication the process is the
+/// principal; with authentication configured, stdio belongs to the local user who
+/// started the server, so that user's tasks stay theirs across restarts.
+fn open_stdio_session(server: &Server) -> Arc<Session> {
+    if server.config().auth.is_enabled() {
+        let user = std::env::var("USER")
+            .or_else(|_| std::env::var("LOGNAME"))
+            .unwrap_or_else(|_| "unknown".into());
+        server.open_subject_session(format!("local-user:{user}"))
+    } else {
+        server.open_session(Some(format!("process:{}", std::process::id())))
+    }
+}
+
+/// Writes each outgoing message as one line until every sender is gone. A client that
+/// stopped reading (broken pipe) ends the session quietly: nobody is left to answer,
+/// which is an ordinary end, not a failure of the server.
+async fn write_lines<W: AsyncWrite + Unpin>(
+    mut rx: mpsc::Receiver<Value>,
+    mut output: W,
+) -> std::io::Result<()> {
+    while let Some(msg) = rx.recv().await {
+        let mut line = msg.to_string();
+        line.push('\n');
+        let written = match output.write_all(line.as_bytes()).await {
+            Ok(()) => output.flush().await,
+            Err(e) => Err(e),
+        };
+        match written {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => return Ok(()),
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+/// Parses one input line and handles it. `initialize` and notifications are handled in
+/// order, before the next line is read, so a client that pipelines its first requests
+/// behind `initialize` finds the session ready; other requests run concurrently, so a
+/// blocking `tasks/result` never holds up a `tasks/get`.
+async fn handle_line(
+    server: &Server,
+    session: &Arc<Session>,
+    tx: &mpsc::Sender<Value>,
+    line: &[u8],
+) {
+    let message = match jsonrpc::parse(line) {
+        Ok(message) => message,
+        Err(rejected) => {
+            let _ = tx.send(rejected.to_response()).await;
+            return;
+        }
+    };
+    let in_order = !matches!(&message, Incoming::Request { method, .. } if method != INITIALIZE);
+    if in_order {
+        if let Some(reply) = server.handle(session, message, Some(tx.clone())).await {
+            let _ = tx.send(reply).await;
+        }
+        return;
+    }
+    let (server, session, tx) = (server.clone(), session.clone(), tx.clone());
+    tokio::spawn(async move {
+        if let Some(reply) = server.handle(&session, message, Some(tx.clone())).await {
+            let _ = tx.send(reply).await;
+        }
+    });
 }
 
 /// One framed line of input.

@@ -6,7 +6,9 @@ use futures::StreamExt;
 use mcp_tasks_engine::{Engine, EngineConfig};
 use mcp_tasks_protocol::RpcError;
 use mcp_tasks_server::transport::http;
-use mcp_tasks_server::{Server, ServerConfig, TaskSupport, Tool, ToolRegistry, ToolResult};
+use mcp_tasks_server::{
+    AskClient, Server, ServerConfig, TaskSupport, Tool, ToolRegistry, ToolResult,
+};
 use serde_json::{json, Value};
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};

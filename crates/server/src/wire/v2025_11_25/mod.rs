@@ -95,11 +95,6 @@ pub(crate) async fn request(
 }
 
 /// Handles a notification from the client.
-pub(crate) fn notification(
-    server: &Server,
-    session: &Arc<Session>,
-    method: &str,
-    params: Value,
-) {
+pub(crate) fn notification(server: &Server, session: &Arc<Session>, method: &str, params: Value) {
     notifications::handle(server, session, method, params);
 }

@@ -50,11 +50,7 @@ enum Prepared {
 }
 
 /// Checks name, task support and arguments before anything runs.
-fn prepare(
-    server: &Server,
-    session: &Arc<Session>,
-    params: &Value,
-) -> Result<Prepared, RpcError> {
+fn prepare(server: &Server, session: &Arc<Session>, params: &Value) -> Result<Prepared, RpcError> {
     let p: CallToolParams = parse_params(TOOLS_CALL, params)?;
     let tool = crate::tool_call::find(server.tools(), &p.name)?;
     let task = if session.speaks_tasks() {
@@ -152,7 +148,11 @@ async fn run_sync(
         _ => None,
     };
     let ctx = TaskContext::detached(cancel.clone(), progress)
-        .with_client_requests(requester, session.client_capabilities())
+        .with_client_requests(
+            requester,
+            session.client_capabilities(),
+            std::sync::Arc::new(crate::mcp_reader::McpReader),
+        )
         .with_log_sink(log);
     // However this ends (answered, cancelled, or the client went away and this future
     // was dropped), the request is no longer in flight.

@@ -1,0 +1,51 @@
+//! [`Activity`]: counters of the engine's background work (sweeps, heartbeats, polls of
+//! external jobs, cancels sent to them), published on a `watch` channel.
+//!
+//! They exist so that code watching the engine (tests first, and a metrics exporter)
+//! can wait for "the next heartbeat" or "the sweep after this deletion" as a signal,
+//! instead of sleeping for a guessed time and hoping the background work ran.
+
+use tokio::sync::watch;
+
+/// How many times each kind of background work has finished since the engine started.
+/// Read it with [`crate::Engine::activity`]; every field only grows.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Activity {
+    /// Expiry sweeps finished (each deletes every expired task it finds).
+    pub sweeps: u64,
+    /// Heartbeats finished: running work re-read and leases renewed (shared stores).
+    pub heartbeats: u64,
+    /// Polls of external jobs answered (or failed) by their system.
+    pub polls: u64,
+    /// Cancels of external jobs requested, counted when the request is decided (before
+    /// it is sent, so that a test can know how many will be sent).
+    pub job_cancels_requested: u64,
+    /// Cancels of external jobs that finished (answered, failed or timed out).
+    pub job_cancels_done: u64,
+}
+
+/// The sending side, kept by the engine's core.
+#[derive(Debug)]
+pub(crate) struct ActivityCounters {
+    tx: watch::Sender<Activity>,
+}
+
+impl Default for ActivityCounters {
+    fn default() -> Self {
+        ActivityCounters {
+            tx: watch::Sender::new(Activity::default()),
+        }
+    }
+}
+
+impl ActivityCounters {
+    /// A receiver that sees every later change.
+    pub(crate) fn subscribe(&self) -> watch::Receiver<Activity> {
+        self.tx.subscribe()
+    }
+
+    /// Counts one unit of work (`bump` picks the counter).
+    pub(crate) fn count(&self, bump: impl FnOnce(&mut Activity)) {
+        self.tx.send_modify(bump);
+    }
+}

@@ -1,0 +1,105 @@
+//! Running a [`Server`]: build one from parts, serve it over stdio or Streamable HTTP,
+//! or mount its router in your own axum app.
+
+use mcp_tasks_engine::Engine;
+use std::net::SocketAddr;
+use tokio::net::{TcpListener, ToSocketAddrs};
+
+use crate::builder::BuildError;
+use crate::registry::ToolRegistry;
+use crate::server::{Server, ServerConfig};
+use crate::transport::{http, stdio};
+
+impl Server {
+    /// Wraps an engine and tools you assembled yourself, and starts the sweeper.
+    pub fn from_parts(engine: Engine, tools: ToolRegistry, config: ServerConfig) -> Self {
+        let sweeper = engine.clone();
+        let server = Server::new(engine, tools, config);
+        let stop = server.shutdown_token();
+        tokio::spawn(async move { sweeper.run_sweeper(stop.cancelled_owned()).await });
+        server
+    }
+
+    /// An axum router answering MCP (Streamable HTTP, both task wires) at `path`; nest
+    /// or merge it into an existing app. Call [`Server::shutdown`] when the app stops,
+    /// so open event streams end.
+    pub fn router(&self, path: &str) -> axum::Router {
+        http::router(self.clone(), path)
+    }
+
+    /// Serves MCP over stdin/stdout until the client closes stdin, Ctrl-C or SIGTERM.
+    ///
+    /// # Errors
+    /// I/O errors on stdout.
+    pub async fn serve_stdio(self) -> Result<(), BuildError> {
+        stdio::serve(
+            self,
+            tokio::io::stdin(),
+            tokio::io::stdout(),
+            shutdown_signal(),
+        )
+        .await
+        .map_err(|source| BuildError::Io {
+            context: "serving stdio".into(),
+            source,
+        })
+    }
+
+    /// Serves MCP over Streamable HTTP at `/mcp` on `addr` until Ctrl-C or SIGTERM.
+    /// Bind a loopback address unless you configured authentication.
+    ///
+    /// # Errors
+    /// When the address cannot be bound.
+    pub async fn serve_http(self, addr: impl ToSocketAddrs) -> Result<(), BuildError> {
+        let listener = TcpListener::bind(addr)
+            .await
+            .map_err(|source| BuildError::Io {
+                context: "binding the HTTP address".into(),
+                source,
+            })?;
+        self.serve_http_on(listener, shutdown_signal()).await
+    }
+
+    /// Serves MCP over Streamable HTTP at `/mcp` on a listener you bound, until
+    /// `shutdown` completes (tests bind port 0 and read the address first).
+    ///
+    /// # Errors
+    /// I/O errors from the listener.
+    pub async fn serve_http_on(
+        self,
+        listener: TcpListener,
+        shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+    ) -> Result<(), BuildError> {
+        let addr: Option<SocketAddr> = listener.local_addr().ok();
+        tracing::info!(?addr, "serving MCP over HTTP at {}", http::DEFAULT_PATH);
+        http::serve(self, listener, shutdown)
+            .await
+            .map_err(|source| BuildError::Io {
+                context: "serving HTTP".into(),
+                source,
+            })
+    }
+}
+
+/// Completes on Ctrl-C or SIGTERM.
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => {},
+        _ = term => {},
+    }
+    tracing::info!("shutting down");
+}
