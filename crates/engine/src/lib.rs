@@ -23,7 +23,8 @@
 //! | `cursor` | the opaque `tasks/list` cursor |
 //! | `quota` | active-task counts per principal and in total |
 //! | [`context`] | [`TaskContext`] handed to running work: status messages, progress, input, cancellation |
-//! | [`input`] | the types of input requests (errors, elicitation answers, client methods) |
+//! | [`input`] | [`InputError`]: why a question to the client got no answer (the questions themselves are the server's) |
+//! | [`activity`] | [`Activity`]: counters of background work (sweeps, heartbeats, polls) to wait on as signals |
 //! | [`events`] | [`TaskEvent`]: the stream of changes the server turns into notifications |
 //! | [`reader`] | [`WireReader`]: what the engine asks the server about opaque requests and results |
 //! | [`config`] | [`EngineConfig`] and the documented defaults |
@@ -37,7 +38,8 @@
 //!
 //! Work is a future the engine spawns on tokio. Cancellation is cooperative (the work
 //! awaits [`TaskContext::cancelled`]) and, after a grace period, forced (abort). On
-//! start, tasks left running by a previous process are failed with a message saying so.
+//! start, tasks left running by a previous process whose lease ran out are failed with a
+//! message saying so (or re-run, for resumable tools).
 #![deny(missing_docs)]
 
 pub mod activity;
