@@ -5,10 +5,12 @@
 #   bash tests/interop/run.sh            # all clients, stdio and HTTP
 #   INTEROP_ONLY=ts|py bash tests/interop/run.sh
 #   INTEROP_TRANSPORTS="stdio http"       # default; pick one to narrow a run
-#   INTEROP_SUITES="client hitl"          # default; client.* = tasks, hitl.* = elicitation/sampling
+#   INTEROP_SUITES="client hitl gateway"  # default; client.* = tasks, hitl.* = elicitation/sampling,
+#                                         # gateway = `mcp-tasks wrap` in front of real upstreams
 #
 # Installs (idempotent, into <repo>/target/interop):
-#   node/   @modelcontextprotocol/sdk (TypeScript SDK client)
+#   node/   @modelcontextprotocol/sdk (TypeScript SDK client) and
+#           @modelcontextprotocol/server-everything (the official test server, as an upstream)
 #   venv/   Python venv with mcp (Python SDK client)
 # Needs node + npm and python3 (with venv) on PATH; builds target/debug/mcp-tasks if missing.
 # Each suite (client.mjs/.py, hitl.mjs/.py) runs against a fresh server per transport; the
@@ -20,6 +22,7 @@
 set -euo pipefail
 
 TS_SDK_VERSION=1.32.2
+EVERYTHING_VERSION=2026.8.31
 PY_MCP_VERSION=1.30.0
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -28,7 +31,7 @@ WORK="$ROOT/target/interop"
 BIN="${MCP_TASKS_BIN:-$ROOT/target/debug/mcp-tasks}"
 ONLY="${INTEROP_ONLY:-}"
 TRANSPORTS="${INTEROP_TRANSPORTS:-stdio http}"
-SUITES="${INTEROP_SUITES:-client hitl}"
+SUITES="${INTEROP_SUITES:-client hitl gateway}"
 
 say() { echo "[interop] $*" >&2; }
 for tool in node npm python3 timeout; do
@@ -39,6 +42,11 @@ mkdir -p "$WORK"
 # ---------------------------------------------------------------- installs
 installed_npm_version() {
   local pj="$WORK/node/node_modules/@modelcontextprotocol/sdk/package.json"
+  [ -f "$pj" ] || return 0
+  node -e 'try { process.stdout.write(require(process.argv[1]).version) } catch (e) {}' "$pj" 2>/dev/null || true
+}
+installed_everything_version() {
+  local pj="$WORK/node/node_modules/@modelcontextprotocol/server-everything/package.json"
   [ -f "$pj" ] || return 0
   node -e 'try { process.stdout.write(require(process.argv[1]).version) } catch (e) {}' "$pj" 2>/dev/null || true
 }
@@ -64,6 +72,13 @@ if [ "$ONLY" != py ]; then
       "@modelcontextprotocol/sdk@$TS_SDK_VERSION" >&2)
     [ "$(installed_npm_version)" = "$TS_SDK_VERSION" ] || { say "npm install did not yield sdk $TS_SDK_VERSION"; exit 2; }
   fi
+  if [ "$(installed_everything_version)" != "$EVERYTHING_VERSION" ]; then
+    say "installing @modelcontextprotocol/server-everything@$EVERYTHING_VERSION into $WORK/node"
+    (cd "$WORK/node" && npm install --no-audit --no-fund --save-exact --loglevel=error \
+      "@modelcontextprotocol/sdk@$TS_SDK_VERSION" \
+      "@modelcontextprotocol/server-everything@$EVERYTHING_VERSION" >&2)
+    [ "$(installed_everything_version)" = "$EVERYTHING_VERSION" ] || { say "npm install did not yield server-everything $EVERYTHING_VERSION"; exit 2; }
+  fi
 fi
 
 if [ "$ONLY" != ts ]; then
@@ -85,7 +100,7 @@ fi
 # The ESM clients resolve '@modelcontextprotocol/sdk' from their own directory, so they run
 # from copies placed beside node_modules (refreshed on every run), with the common.mjs they
 # import.
-[ "$ONLY" = py ] || cp "$HERE/common.mjs" "$HERE/client.mjs" "$HERE/hitl.mjs" "$WORK/node/"
+[ "$ONLY" = py ] || cp "$HERE/common.mjs" "$HERE/client.mjs" "$HERE/hitl.mjs" "$HERE/gateway.mjs" "$WORK/node/"
 
 # ---------------------------------------------------------------- server lifecycle
 SERVER_PID=""
@@ -102,11 +117,14 @@ stop_server() {
 trap stop_server EXIT
 trap 'stop_server; exit 130' INT TERM
 
-# start_http_server: starts a fresh server on a free port, sets SERVER_PID and URL.
+# start_http_server LABEL [CMD...]: starts a fresh server on a free port (by default the demo
+# server; else CMD, which must itself say --listen 127.0.0.1:0), sets SERVER_PID and URL.
 start_http_server() {
   SERVER_LOG="$WORK/server-http-$1.log"
+  shift
   : > "$SERVER_LOG"
-  "$BIN" serve --demo --database memory: --listen 127.0.0.1:0 --log warn 2> "$SERVER_LOG" &
+  if [ $# -eq 0 ]; then set -- "$BIN" serve --demo --database memory: --log warn --listen 127.0.0.1:0; fi
+  "$@" 2> "$SERVER_LOG" &
   SERVER_PID=$!
   URL=""
   for _ in $(seq 1 100); do
@@ -151,12 +169,45 @@ run_client() {
 }
 
 STDIO_CMD="$BIN serve --demo --database memory: --stdio --log warn"
+EVERYTHING="$WORK/node/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
+
+# run_gateway_suite: the TypeScript SDK client through `mcp-tasks wrap` in front of the
+# everything server (stdio and HTTP), and through `serve --config` in front of a server
+# written with the Python SDK (tests/interop/upstream_server.py).
+run_gateway_suite() {
+  local tr
+  for tr in $TRANSPORTS; do
+    case "$tr" in
+      stdio)
+        run_client "gateway-everything-stdio" node "$WORK/node/gateway.mjs" \
+          --stdio "$BIN wrap --database memory: --log warn -- node $EVERYTHING stdio"
+        ;;
+      http)
+        if start_http_server gateway "$BIN" wrap --database memory: --log warn --listen 127.0.0.1:0 -- node "$EVERYTHING" stdio; then
+          run_client "gateway-everything-http" node "$WORK/node/gateway.mjs" --url "$URL"
+          stop_server
+        else
+          echo "FAIL [gateway-everything-http] server did not start"
+          TOTAL_FAIL=$((TOTAL_FAIL + 1))
+        fi
+        ;;
+    esac
+  done
+  if [ -x "$WORK/venv/bin/python" ]; then
+    printf '[[upstream]]\nname = "py"\ncommand = ["%s", "%s"]\nprefix = "py_"\n' \
+      "$WORK/venv/bin/python" "$HERE/upstream_server.py" > "$WORK/gateway-py.toml"
+    run_client "gateway-python-upstream-stdio" env GATEWAY_UPSTREAM=py node "$WORK/node/gateway.mjs" \
+      --stdio "$BIN serve --stdio --database memory: --log warn --config $WORK/gateway-py.toml"
+  fi
+}
+
 for client in ts py; do
   [ -z "$ONLY" ] || [ "$ONLY" = "$client" ] || continue
   for suite in $SUITES; do
     case "$suite" in
       client) prefix="$client" ;;
       hitl) prefix="$client-hitl" ;;
+      gateway) [ "$client" = ts ] && run_gateway_suite; continue ;;
       *) say "unknown suite $suite"; exit 2 ;;
     esac
     if [ "$client" = ts ]; then

@@ -19,6 +19,10 @@ pub struct ConfigFile {
     /// `[[tools]]`.
     #[serde(default)]
     pub tools: Vec<CommandToolConfig>,
+    /// `[[upstream]]`: MCP servers whose tools are offered with task support (the
+    /// gateway).
+    #[serde(default)]
+    pub upstream: Vec<mcp_tasks_gateway::UpstreamConfig>,
 }
 
 /// `[server]`: the same settings as the `serve` flags, under the flag's name with `_`
@@ -205,6 +209,15 @@ impl ConfigFile {
         server
             .check()
             .with_context(|| format!("[server] in {}", path.display()))?;
+        for u in &mut cfg.upstream {
+            if let Some(cwd) = &u.cwd {
+                if cwd.is_relative() {
+                    u.cwd = Some(base.join(cwd));
+                }
+            }
+        }
+        mcp_tasks_gateway::check_all(&cfg.upstream)
+            .map_err(|e| anyhow::anyhow!("[[upstream]] in {}: {e}", path.display()))?;
         for t in &mut cfg.tools {
             if t.command.is_empty() {
                 anyhow::bail!(

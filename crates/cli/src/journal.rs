@@ -81,15 +81,21 @@ pub struct Journal {
     path: PathBuf,
 }
 
+/// The folder for this user's mcp-tasks state (journals, `wrap`'s task store), as
+/// the environment names it; `None` without one (no `HOME`).
+pub fn user_state_dir() -> Option<PathBuf> {
+    state_dir(
+        std::env::var_os(STATE_DIR_ENV).map(PathBuf::from),
+        std::env::var_os("XDG_STATE_HOME").map(PathBuf::from),
+        std::env::var_os("HOME").map(PathBuf::from),
+    )
+}
+
 impl Journal {
     /// The journal of `target`, in the folder the environment names; `None` when
     /// there is no such folder (no `HOME`).
     pub fn for_target(target: &Target) -> Option<Self> {
-        let dir = state_dir(
-            std::env::var_os(STATE_DIR_ENV).map(PathBuf::from),
-            std::env::var_os("XDG_STATE_HOME").map(PathBuf::from),
-            std::env::var_os("HOME").map(PathBuf::from),
-        )?;
+        let dir = user_state_dir()?;
         Some(Journal::in_dir(&dir, &target_key(target)))
     }
 

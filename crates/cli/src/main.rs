@@ -39,6 +39,10 @@ struct Cli {
 enum Command {
     /// Serve tools over Streamable HTTP (default 127.0.0.1:8080, path /mcp) or stdio.
     Serve(cmd::serve::ServeArgs),
+    /// Put durable tasks in front of a stdio MCP server: `mcp-tasks wrap -- COMMAND ARGS`.
+    /// Its tools are offered with task support on both task wires; serves stdio
+    /// unless --listen is given.
+    Wrap(cmd::serve::wrap::WrapArgs),
     /// Measure an MCP task server (ours or any other) on loopback HTTP.
     Bench(mcp_tasks_bench::BenchArgs),
     #[command(flatten)]
@@ -60,6 +64,7 @@ fn main() -> ExitCode {
     let result = runtime.block_on(async {
         match cli.command {
             Command::Serve(args) => cmd::serve::run(args).await,
+            Command::Wrap(args) => cmd::serve::wrap::run(args).await,
             Command::Bench(args) => mcp_tasks_bench::run(args).await.map_err(Into::into),
             Command::Client(c) => c.run().await,
         }

@@ -204,6 +204,59 @@ impl Client {
             .await
     }
 
+    /// Sends a request and waits for its answer or for `cancel` to complete, whichever
+    /// comes first. On cancel the server is told (`notifications/cancelled` naming the
+    /// request, with `reason`) and [`ClientError::Cancelled`] is returned. No timeout
+    /// applies: the caller's `cancel` is the limit.
+    ///
+    /// # Errors
+    /// The server's JSON-RPC error, a connection error, or the cancellation.
+    pub async fn request_cancellable(
+        &self,
+        method: &str,
+        params: Value,
+        cancel: impl std::future::Future<Output = ()>,
+        reason: &str,
+    ) -> Result<Value, ClientError> {
+        let (id, answer) = self.inner.peer.register()?;
+        let message = jsonrpc::request(&id, method, params);
+        if let Err(e) = self.inner.transport.send_request(id.clone(), message) {
+            self.inner.peer.forget(&id);
+            return Err(e);
+        }
+        tokio::select! {
+            answer = answer => answer.unwrap_or(Err(ClientError::Closed)),
+            () = cancel => {
+                self.inner.peer.forget(&id);
+                let notice = jsonrpc::notification(
+                    m::NOTIF_CANCELLED,
+                    json!({ "requestId": id, "reason": reason }),
+                );
+                if let Err(e) = self.inner.transport.send_message(&notice).await {
+                    tracing::debug!(error = %e, "could not tell the server of a cancelled request");
+                }
+                Err(ClientError::Cancelled)
+            }
+        }
+    }
+
+    /// How a stdio server this client started ended ("exited with status 1"),
+    /// waiting at most `wait` for it to end; `None` while it runs and for HTTP
+    /// servers.
+    pub async fn server_exit_status(&self, wait: Duration) -> Option<String> {
+        self.inner.transport.exit_status(wait).await
+    }
+
+    /// The last lines a stdio server wrote on stderr, for error messages.
+    pub fn server_stderr_tail(&self) -> Option<String> {
+        self.inner.transport.diagnostics()
+    }
+
+    /// Whether the connection is gone (the server exited or closed the stream).
+    pub fn is_closed(&self) -> bool {
+        self.inner.peer.is_closed()
+    }
+
     /// Asks the server for log messages of `level` and above (`logging/setLevel`);
     /// they reach the handler registered with [`ClientBuilder::on_log`].
     ///

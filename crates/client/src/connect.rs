@@ -33,6 +33,17 @@ pub struct ClientBuilder {
     client_version: String,
     request_timeout: Option<Duration>,
     session: Option<String>,
+    stdio: StdioOptions,
+    headers: Vec<(String, String)>,
+}
+
+/// How a stdio server is started besides its command line.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct StdioOptions {
+    /// Variables added to the inherited environment.
+    pub(crate) env: Vec<(String, String)>,
+    /// The working directory, when not ours.
+    pub(crate) cwd: Option<std::path::PathBuf>,
 }
 
 impl Default for ClientBuilder {
@@ -45,6 +56,8 @@ impl Default for ClientBuilder {
             client_version: env!("CARGO_PKG_VERSION").into(),
             request_timeout: Some(DEFAULT_REQUEST_TIMEOUT),
             session: None,
+            stdio: StdioOptions::default(),
+            headers: Vec::new(),
         }
     }
 }
@@ -95,6 +108,38 @@ impl ClientBuilder {
     /// need this to let a restarted client pick its tasks up again.
     pub fn resume_session(mut self, session_id: impl Into<String>) -> Self {
         self.session = Some(session_id.into());
+        self
+    }
+
+    /// Sets an environment variable of a stdio server this client starts (added to
+    /// the inherited environment).
+    pub fn env(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.stdio.env.push((name.into(), value.into()));
+        self
+    }
+
+    /// Starts a stdio server in `dir` rather than the current directory.
+    pub fn current_dir(mut self, dir: impl Into<std::path::PathBuf>) -> Self {
+        self.stdio.cwd = Some(dir.into());
+        self
+    }
+
+    /// Sends a header with every HTTP request (an API key, say). Values are never
+    /// printed in errors or logs.
+    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.headers.push((name.into(), value.into()));
+        self
+    }
+
+    /// Shows every notification the client does not consume itself to `f` (method and
+    /// params): progress that no task handle follows, `notifications/tools/list_changed`,
+    /// resource updates. Status notifications of followed tasks and log messages go
+    /// their own ways.
+    pub fn on_notification<F>(mut self, f: F) -> Self
+    where
+        F: Fn(&str, &Value) + Send + Sync + 'static,
+    {
+        self.handlers.notification = Some(Arc::new(f));
         self
     }
 
@@ -156,6 +201,7 @@ impl ClientBuilder {
             Target::Http(url) => Transport::Http(HttpTransport::new(
                 url,
                 self.token.clone(),
+                &self.headers,
                 Arc::clone(&peer),
             )?),
             Target::Stdio { program, args } => {
@@ -164,7 +210,12 @@ impl ClientBuilder {
                         "the extension wire is stateless HTTP; connect over HTTP to use it".into(),
                     ));
                 }
-                Transport::Stdio(StdioTransport::spawn(program, args, Arc::clone(&peer))?)
+                Transport::Stdio(StdioTransport::spawn(
+                    program,
+                    args,
+                    &self.stdio,
+                    Arc::clone(&peer),
+                )?)
             }
         };
         let capabilities = self.handlers.capabilities();

@@ -44,6 +44,9 @@ fn notification(client: &Client, method: &str, params: &Value) {
                 .get("progressToken")
                 .and_then(|t| client.inner.progress_task(t))
             else {
+                if let Some(handler) = &client.inner.handlers.notification {
+                    handler(method, params);
+                }
                 return;
             };
             let progress = Progress {
@@ -67,7 +70,10 @@ fn notification(client: &Client, method: &str, params: &Value) {
                 handler(log);
             }
         }
-        other => tracing::trace!(method = other, "notification ignored"),
+        other => match &client.inner.handlers.notification {
+            Some(handler) => handler(other, params),
+            None => tracing::trace!(method = other, "notification ignored"),
+        },
     }
 }
 

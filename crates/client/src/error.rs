@@ -40,6 +40,10 @@ pub enum ClientError {
     /// The request got no answer in time.
     #[error("no answer from the server within {0:?}")]
     Timeout(std::time::Duration),
+    /// The caller cancelled the request ([`crate::Client::request_cancellable`]); the
+    /// server was told.
+    #[error("the request was cancelled")]
+    Cancelled,
 }
 
 impl ClientError {

@@ -69,7 +69,11 @@ pub struct Handlers {
     pub(crate) sampling: Option<Handler>,
     pub(crate) roots: Option<Handler>,
     pub(crate) log: Option<crate::log::LogHandler>,
+    pub(crate) notification: Option<NotificationHandler>,
 }
+
+/// Sees notifications the client does not consume itself (method, params).
+pub type NotificationHandler = Arc<dyn Fn(&str, &Value) + Send + Sync>;
 
 impl fmt::Debug for Handlers {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -78,6 +82,7 @@ impl fmt::Debug for Handlers {
             .field("sampling", &self.sampling.is_some())
             .field("roots", &self.roots.is_some())
             .field("log", &self.log.is_some())
+            .field("notification", &self.notification.is_some())
             .finish()
     }
 }

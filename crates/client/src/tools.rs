@@ -19,6 +19,9 @@ pub struct ToolInfo {
     pub task_support: TaskSupport,
     /// The JSON Schema of its arguments.
     pub input_schema: Value,
+    /// The `tools/list` entry as the server sent it (output schema, annotations,
+    /// icons, `_meta`): for a gateway that offers the tool again.
+    pub definition: Value,
 }
 
 impl ToolInfo {
@@ -37,6 +40,7 @@ impl ToolInfo {
             description: text("description"),
             task_support,
             input_schema: v.get("inputSchema").cloned().unwrap_or(Value::Null),
+            definition: v.clone(),
         })
     }
 }

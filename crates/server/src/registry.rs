@@ -78,6 +78,8 @@ pub struct Tool {
     description: String,
     input_schema: Value,
     output_schema: Option<Value>,
+    /// `ToolAnnotations` (hints such as `readOnlyHint`), passed through as given.
+    annotations: Option<Value>,
     task_support: TaskSupport,
     /// The compiled input schema, or why it did not compile (reported at registration).
     validator: Result<Arc<jsonschema::Validator>, String>,
@@ -142,6 +144,7 @@ impl Tool {
             description,
             input_schema,
             output_schema,
+            annotations: None,
             task_support: TaskSupport::Forbidden,
             validator,
             handler,
@@ -149,6 +152,13 @@ impl Tool {
             resumable: false,
             external: None,
         }
+    }
+
+    /// Sets the tool's `annotations` (`readOnlyHint`, `destructiveHint`, ... as the
+    /// spec's `ToolAnnotations`), shown in `tools/list` as given.
+    pub fn annotations(mut self, annotations: Value) -> Self {
+        self.annotations = Some(annotations);
+        self
     }
 
     /// Whether the tool can be served: its input schema compiled.
@@ -252,6 +262,9 @@ impl Tool {
         }
         if let Some(schema) = &self.output_schema {
             v["outputSchema"] = schema.clone();
+        }
+        if let Some(a) = &self.annotations {
+            v["annotations"] = a.clone();
         }
         v
     }

@@ -82,7 +82,9 @@ impl Default for ServerConfig {
 
 pub(crate) struct ServerInner {
     pub(crate) engine: Engine,
-    pub(crate) tools: ToolRegistry,
+    /// Swapped whole when the set changes (a gateway's upstream listed new tools);
+    /// readers keep the set they started with.
+    pub(crate) tools: std::sync::RwLock<Arc<ToolRegistry>>,
     pub(crate) config: ServerConfig,
     pub(crate) sessions: Mutex<HashMap<String, Arc<Session>>>,
     /// Requests the server sent to clients and waits on.
@@ -110,9 +112,24 @@ impl Server {
         &self.inner.engine
     }
 
-    /// The tools this server offers.
-    pub fn tools(&self) -> &ToolRegistry {
-        &self.inner.tools
+    /// The tools this server offers now.
+    pub fn tools(&self) -> Arc<ToolRegistry> {
+        Arc::clone(&self.inner.tools.read().unwrap_or_else(|p| p.into_inner()))
+    }
+
+    /// Replaces the tools this server offers (a gateway whose upstream changed its
+    /// list) and tells connected clients (`notifications/tools/list_changed`). Calls
+    /// already running keep the tool they started with.
+    pub fn set_tools(&self, tools: ToolRegistry) {
+        *self.inner.tools.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(tools);
+        let notice = mcp_tasks_protocol::jsonrpc::notification(
+            mcp_tasks_protocol::methods::NOTIF_TOOLS_LIST_CHANGED,
+            serde_json::json!({}),
+        );
+        let sessions: Vec<Arc<Session>> = self.lock_sessions().values().cloned().collect();
+        for session in sessions {
+            session.send(notice.clone());
+        }
     }
 
     /// The settings.

@@ -22,10 +22,17 @@ impl Server {
             }
         }
         engine.set_reader(Arc::new(crate::mcp_reader::McpReader));
-        let resumable = tools.clone();
+        let resumer_tools: Arc<std::sync::OnceLock<std::sync::Weak<ServerInner>>> = Arc::default();
+        let resolve = Arc::clone(&resumer_tools);
         engine.set_resumer(Arc::new(move |record| {
             let name = record.request.get("name")?.as_str()?;
-            let tool = resumable.get(name)?.clone();
+            let inner = resolve.get()?.upgrade()?;
+            let tool = inner
+                .tools
+                .read()
+                .unwrap_or_else(|p| p.into_inner())
+                .get(name)?
+                .clone();
             if !tool.is_resumable() {
                 return None;
             }
@@ -43,7 +50,7 @@ impl Server {
         let server = Server {
             inner: Arc::new(ServerInner {
                 engine,
-                tools,
+                tools: std::sync::RwLock::new(Arc::new(tools)),
                 config,
                 sessions: Mutex::new(HashMap::new()),
                 outgoing: Outgoing::default(),
@@ -55,6 +62,7 @@ impl Server {
             server.inner.engine.subscribe(),
             server.inner.shutdown.clone(),
         ));
+        let _ = resumer_tools.set(Arc::downgrade(&server.inner));
         let weak = Arc::downgrade(&server.inner);
         server.inner.engine.set_log_router(Arc::new(move |log| {
             if let Some(inner) = weak.upgrade() {

@@ -246,6 +246,7 @@ mod tests {
             input_schema: json!({"properties": {
                 "s": {"type": "string"}, "n": {"type": "number"}, "b": {"type": "boolean"}, "o": {"type": "object"}
             }}),
+            definition: json!({}),
         };
         assert_eq!(coerce(&tool, "s", "007"), Ok(json!("007")));
         assert_eq!(coerce(&tool, "n", "1.5"), Ok(json!(1.5)));

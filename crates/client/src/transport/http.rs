@@ -50,6 +50,8 @@ pub(crate) struct HttpTransport {
     http: reqwest::Client,
     url: String,
     token: Option<String>,
+    /// Headers sent with every request (e.g. an API key), already validated.
+    extra_headers: HeaderMap,
     peer: Arc<Peer>,
     state: Arc<Mutex<State>>,
     stream: Mutex<Option<JoinHandle<()>>>,
@@ -64,8 +66,19 @@ impl HttpTransport {
     pub(crate) fn new(
         url: &str,
         token: Option<String>,
+        extra_headers: &[(String, String)],
         peer: Arc<Peer>,
     ) -> Result<Self, ClientError> {
+        let mut headers = HeaderMap::new();
+        for (name, value) in extra_headers {
+            let name = reqwest::header::HeaderName::from_bytes(name.as_bytes())
+                .map_err(|e| ClientError::Connect(format!("header name '{name}': {e}")))?;
+            // The value may be a secret: never repeat it in the error.
+            let value = HeaderValue::from_str(value).map_err(|_| {
+                ClientError::Connect(format!("the value of header '{name}' is not valid in HTTP"))
+            })?;
+            headers.insert(name, value);
+        }
         let parsed = reqwest::Url::parse(url)
             .map_err(|e| ClientError::Connect(format!("'{url}' is not a URL: {e}")))?;
         if !matches!(parsed.scheme(), "http" | "https") {
@@ -85,6 +98,7 @@ impl HttpTransport {
             http,
             url: url.to_string(),
             token,
+            extra_headers: headers,
             peer,
             state: Arc::new(Mutex::new(State::default())),
             stream: Mutex::new(None),
@@ -119,7 +133,7 @@ impl HttpTransport {
     }
 
     fn headers(&self, message: &Value, accept_sse: bool) -> HeaderMap {
-        let mut h = HeaderMap::new();
+        let mut h = self.extra_headers.clone();
         h.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
         h.insert(
             ACCEPT,

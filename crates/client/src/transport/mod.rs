@@ -46,6 +46,14 @@ impl Transport {
         }
     }
 
+    /// How a stdio server process ended, once it has.
+    pub(crate) async fn exit_status(&self, wait: std::time::Duration) -> Option<String> {
+        match self {
+            Transport::Stdio(t) => t.exit_status(wait).await,
+            Transport::Http(_) => None,
+        }
+    }
+
     /// The HTTP session id, if there is one.
     pub(crate) fn session(&self) -> Option<String> {
         match self {

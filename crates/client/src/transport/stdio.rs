@@ -34,9 +34,15 @@ impl StdioTransport {
     pub(crate) fn spawn(
         program: &str,
         args: &[String],
+        options: &crate::connect::StdioOptions,
         peer: Arc<Peer>,
     ) -> Result<Self, ClientError> {
-        let mut child = Command::new(program)
+        let mut command = Command::new(program);
+        command.envs(options.env.iter().map(|(k, v)| (k, v)));
+        if let Some(dir) = &options.cwd {
+            command.current_dir(dir);
+        }
+        let mut child = command
             .args(args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -107,6 +113,14 @@ impl StdioTransport {
         }
     }
 
+    /// How the process ended, if it has: "exited with status N" or "was killed by
+    /// signal N".
+    pub(crate) async fn exit_status(&self, wait: std::time::Duration) -> Option<String> {
+        let mut child = tokio::time::timeout(wait, self.child.lock()).await.ok()?;
+        let status = tokio::time::timeout(wait, child.wait()).await.ok()?.ok()?;
+        Some(describe_exit(status))
+    }
+
     /// The last lines the server wrote on stderr, for error messages.
     pub(crate) fn stderr_tail(&self) -> String {
         let t = self.stderr_tail.lock().unwrap_or_else(|p| p.into_inner());
@@ -134,5 +148,15 @@ impl Drop for StdioTransport {
         for t in &self.tasks {
             t.abort();
         }
+    }
+}
+
+/// "exited with status N" / "was killed by signal N".
+fn describe_exit(status: std::process::ExitStatus) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    match (status.code(), status.signal()) {
+        (Some(code), _) => format!("exited with status {code}"),
+        (None, Some(signal)) => format!("was killed by signal {signal}"),
+        (None, None) => "ended".to_string(),
     }
 }

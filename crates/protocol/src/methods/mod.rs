@@ -40,6 +40,8 @@ pub const ROOTS_LIST: &str = "roots/list";
 pub const NOTIF_INITIALIZED: &str = "notifications/initialized";
 /// Cancels an in-flight request (not a task: tasks use `tasks/cancel`).
 pub const NOTIF_CANCELLED: &str = "notifications/cancelled";
+/// `notifications/tools/list_changed`: the server's tool list changed; list again.
+pub const NOTIF_TOOLS_LIST_CHANGED: &str = "notifications/tools/list_changed";
 /// Progress of a request carrying `_meta.progressToken`.
 pub const NOTIF_PROGRESS: &str = "notifications/progress";
 /// Sets the least severe log level the client wants sent.

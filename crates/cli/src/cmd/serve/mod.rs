@@ -13,7 +13,9 @@ use tokio::net::TcpListener;
 use crate::config::{parse_duration, ConfigFile};
 
 mod fd_limit;
+mod gateway;
 mod settings;
+pub mod wrap;
 
 /// Default HTTP listen address: loopback only.
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:8080";
@@ -221,6 +223,14 @@ pub struct ServeArgs {
 
 /// Runs the server until Ctrl-C / SIGTERM (HTTP) or end of input (stdio).
 pub async fn run(args: ServeArgs) -> Result<()> {
+    run_with_upstreams(args, Vec::new()).await
+}
+
+/// `serve`, with `extra` upstreams besides the config file's (`wrap`'s command).
+pub async fn run_with_upstreams(
+    args: ServeArgs,
+    extra: Vec<mcp_tasks_gateway::UpstreamConfig>,
+) -> Result<()> {
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
@@ -271,8 +281,13 @@ pub async fn run(args: ServeArgs) -> Result<()> {
             .register(crate::command_tool::build(t)?)
             .with_context(|| format!("registering tool '{name}'"))?;
     }
-    if tools.is_empty() {
-        tracing::warn!("no tools configured: pass --demo or --config FILE with [[tools]]");
+    let mut upstreams = file.upstream.clone();
+    upstreams.extend(extra);
+    let gateway = gateway::add_upstream_tools(upstreams, &mut tools).await?;
+    if tools.is_empty() && gateway.is_none() {
+        tracing::warn!(
+            "no tools configured: pass --demo, or --config FILE with [[tools]] or [[upstream]]"
+        );
     }
 
     let store = mcp_tasks_store::open(&database)
@@ -283,6 +298,9 @@ pub async fn run(args: ServeArgs) -> Result<()> {
         .context("starting the task engine")?;
     tracing::info!(database = %database, "task store ready");
     let server = Server::from_parts(engine, tools, server_config);
+    if let Some(gateway) = gateway {
+        gateway.keep_current(&server);
+    }
 
     if args.stdio {
         server.serve_stdio().await?;

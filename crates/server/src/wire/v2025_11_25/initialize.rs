@@ -23,7 +23,7 @@ pub(super) fn handle(
     session.set_negotiated(agreed, p.capabilities);
     tracing::info!(requested = %p.protocol_version, agreed, client = %p.client_info, "session initialized");
 
-    let mut capabilities = json!({ "tools": { "listChanged": false }, "logging": {} });
+    let mut capabilities = json!({ "tools": { "listChanged": true }, "logging": {} });
     if version::has_tasks(agreed) {
         capabilities["tasks"] = json!({
             "list": {},

@@ -52,7 +52,7 @@ enum Prepared {
 /// Checks name, task support and arguments before anything runs.
 fn prepare(server: &Server, session: &Arc<Session>, params: &Value) -> Result<Prepared, RpcError> {
     let p: CallToolParams = parse_params(TOOLS_CALL, params)?;
-    let tool = crate::tool_call::find(server.tools(), &p.name)?;
+    let tool = crate::tool_call::find(&server.tools(), &p.name)?;
     let task = if session.speaks_tasks() {
         v2025_11_25::task_metadata(params)?
     } else {

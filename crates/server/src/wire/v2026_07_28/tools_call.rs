@@ -15,7 +15,7 @@ use crate::registry::TaskSupport;
 
 pub(super) async fn handle(req: &Request<'_>, params: &Value) -> Result<Value, RpcError> {
     let p: CallToolParams = parse_params(TOOLS_CALL, params)?;
-    let tool = crate::tool_call::find(req.server.tools(), &p.name)?;
+    let tool = crate::tool_call::find(&req.server.tools(), &p.name)?;
     if tool.support() == TaskSupport::Required && !req.extension {
         return Err(missing_extension(&format!("tool '{}'", p.name)));
     }

@@ -1,0 +1,197 @@
+//! The gateway, end to end with no npm or PyPI: `mcp-tasks wrap` in front of another
+//! `mcp-tasks serve --stdio --demo` (an upstream that knows nothing of the gateway),
+//! driven by the Rust client. The interop suite repeats this with real upstreams from
+//! npm and PyPI (tests/interop/gateway.mjs).
+#![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use common::{BIN, WAIT};
+use mcp_tasks_client::{input, Client, Target, TaskOptions, TaskStatus};
+use serde_json::json;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+/// `mcp-tasks wrap` (stdio) in front of the demo server, with `extra` wrap flags.
+fn wrapped(extra: &[&str]) -> Target {
+    let mut args: Vec<String> = vec!["wrap".into(), "--database".into(), "memory:".into()];
+    args.extend(["--log".into(), "warn".into()]);
+    args.extend(extra.iter().map(|s| s.to_string()));
+    args.push("--".into());
+    args.extend(
+        [
+            BIN,
+            "serve",
+            "--stdio",
+            "--demo",
+            "--database",
+            "memory:",
+            "--log",
+            "warn",
+        ]
+        .iter()
+        .map(|s| s.to_string()),
+    );
+    Target::Stdio {
+        program: BIN.into(),
+        args,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wrapped_tools_run_as_tasks_with_progress_and_questions() {
+    let asked = Arc::new(AtomicUsize::new(0));
+    let counter = Arc::clone(&asked);
+    let client = Client::builder()
+        .on_elicitation(move |_q| {
+            counter.fetch_add(1, Ordering::SeqCst);
+            async { Ok(input::accept(json!({"confirm": true}))) }
+        })
+        .connect(&wrapped(&["--prefix", "up_"]))
+        .await
+        .expect("connect through the gateway");
+
+    let tools = client.tools().await.unwrap();
+    let slow = tools
+        .iter()
+        .find(|t| t.name == "up_slow_compute")
+        .expect("prefixed tool");
+    assert_eq!(slow.task_support, mcp_tasks_client::TaskSupport::Optional);
+    assert_eq!(
+        slow.title.as_deref(),
+        Some("Slow computation"),
+        "title kept"
+    );
+    assert!(
+        slow.definition.get("outputSchema").is_some(),
+        "output schema kept"
+    );
+
+    // Progress of the upstream call becomes the task's status message.
+    let task = client
+        .call_tool_as_task(
+            "up_slow_compute",
+            json!({"seconds": 0.6}),
+            TaskOptions::default(),
+        )
+        .await
+        .unwrap();
+    let id = task.task_id().cloned().expect("a task");
+    let outcome = tokio::time::timeout(WAIT, task.result())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(outcome.succeeded(), "{outcome:?}");
+    assert!(outcome.text().unwrap().contains("finished"), "{outcome:?}");
+    let view = client.get(&id).await.unwrap();
+    let message = view.status_message.unwrap_or_default();
+    // The demo tool's own progress text ("job: 100% done"), relayed as progress.
+    assert!(
+        message.contains("job: 100%"),
+        "progress as status message: {message:?}"
+    );
+
+    // The upstream's question becomes this task's input request; the answer goes back.
+    let task = client
+        .call_tool_as_task(
+            "up_confirm_delete",
+            json!({"filename": "a.txt"}),
+            TaskOptions::default(),
+        )
+        .await
+        .unwrap();
+    let outcome = tokio::time::timeout(WAIT, task.result())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(outcome.succeeded(), "{outcome:?}");
+    assert_eq!(asked.load(Ordering::SeqCst), 1);
+    let structured = &outcome.result.unwrap()["structuredContent"];
+    assert_eq!(structured["deleted"], json!(true), "{structured}");
+
+    // A plain call is forwarded as a plain call.
+    let greeting = client
+        .call_tool("up_greet", json!({"name": "Ada"}))
+        .await
+        .unwrap();
+    assert!(greeting.to_string().contains("Ada"), "{greeting}");
+    client.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancelled_task_frees_its_upstream_connection() {
+    // One upstream connection: the call after the cancel needs the same one.
+    let client = Client::connect(&wrapped(&["--max-upstream-connections", "1"]))
+        .await
+        .unwrap();
+    let task = client
+        .call_tool_as_task(
+            "slow_compute",
+            json!({"seconds": 60}),
+            TaskOptions::default(),
+        )
+        .await
+        .unwrap();
+    let id = task.task_id().cloned().unwrap();
+    common::eventually(WAIT, || async {
+        client.get(&id).await.unwrap().status_message.is_some()
+    })
+    .await;
+    let cancelled = client.cancel(&id).await.unwrap();
+    assert_eq!(cancelled.status, TaskStatus::Cancelled);
+    let greeting = tokio::time::timeout(WAIT, client.call_tool("greet", json!({"name": "Bo"})))
+        .await
+        .expect("the connection was given back")
+        .unwrap();
+    assert!(greeting.to_string().contains("Bo"), "{greeting}");
+    assert_eq!(client.get(&id).await.unwrap().status, TaskStatus::Cancelled);
+    client.close().await;
+}
+
+#[test]
+fn two_upstreams_offering_one_tool_name_are_refused_at_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("gw.toml");
+    let upstream = |name: &str| {
+        format!(
+            "[[upstream]]\nname = \"{name}\"\ncommand = [\"{BIN}\", \"serve\", \"--stdio\", \"--demo\", \"--database\", \"memory:\", \"--log\", \"warn\"]\n"
+        )
+    };
+    std::fs::write(&config, format!("{}{}", upstream("one"), upstream("two"))).unwrap();
+    let out = std::process::Command::new(BIN)
+        .args([
+            "serve",
+            "--stdio",
+            "--database",
+            "memory:",
+            "--log",
+            "warn",
+            "--config",
+        ])
+        .arg(&config)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("by upstream 'one' and by upstream 'two'") && stderr.contains("prefix"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn an_upstream_entry_without_an_endpoint_is_refused_with_the_fix() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("gw.toml");
+    std::fs::write(&config, "[[upstream]]\nname = \"x\"\n").unwrap();
+    let out = std::process::Command::new(BIN)
+        .args(["serve", "--stdio", "--database", "memory:", "--config"])
+        .arg(&config)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("give exactly one of `command"), "{stderr}");
+}

@@ -1,0 +1,202 @@
+//! One connection to an upstream, used by one call at a time. While a call runs, the
+//! connection's slot holds that call's [`TaskContext`], so whatever the upstream sends
+//! in the middle of it (progress, questions, log lines) belongs to exactly that call:
+//! a question becomes the task's input request, progress its status, a log line ours.
+
+use mcp_tasks_client::{Client, ClientError, RpcError, ServerLog, Target};
+use mcp_tasks_engine::{InputError, TaskContext};
+use mcp_tasks_protocol::error_code::INTERNAL_ERROR;
+use mcp_tasks_protocol::methods as m;
+use serde_json::{json, Value};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use tokio::sync::Notify;
+
+use crate::config::{Endpoint, UpstreamConfig};
+
+/// The call running on a connection, if any.
+type Slot = Arc<Mutex<Option<TaskContext>>>;
+
+/// A connected upstream.
+pub(crate) struct Connection {
+    pub(crate) client: Client,
+    slot: Slot,
+    busy: AtomicBool,
+}
+
+/// Told when the upstream's tool list changed.
+pub(crate) type ListChanged = Arc<Notify>;
+
+impl Connection {
+    /// Connects (spawning a stdio server, or opening an HTTP session) with handlers that
+    /// hand everything the upstream sends to the call in the slot.
+    pub(crate) async fn open(
+        config: &UpstreamConfig,
+        endpoint: &Endpoint,
+        list_changed: ListChanged,
+    ) -> Result<Connection, ClientError> {
+        let slot: Slot = Arc::default();
+        let mut builder = Client::builder()
+            .client_info("mcp-tasks-gateway", env!("CARGO_PKG_VERSION"))
+            .wire(mcp_tasks_client::WirePreference::V2025_11_25)
+            // A call's own cancellation is its limit; no per-request timeout.
+            .request_timeout(None);
+        for (method, field) in [
+            (m::ELICITATION_CREATE, 0),
+            (m::SAMPLING_CREATE_MESSAGE, 1),
+            (m::ROOTS_LIST, 2),
+        ] {
+            let slot = Arc::clone(&slot);
+            let relay = move |request: mcp_tasks_client::InputRequest| {
+                let ctx = current(&slot);
+                async move { relay_question(ctx, method, request.params).await }
+            };
+            builder = match field {
+                0 => builder.on_elicitation(relay),
+                1 => builder.on_sampling(relay),
+                _ => builder.on_roots(relay),
+            };
+        }
+        let log_slot = Arc::clone(&slot);
+        builder = builder.on_log(move |log: ServerLog| {
+            if let Some(ctx) = current(&log_slot) {
+                ctx.log_as(log.level, log.logger.as_deref(), log.data);
+            }
+        });
+        let note_slot = Arc::clone(&slot);
+        builder = builder.on_notification(move |method, params| match method {
+            m::NOTIF_PROGRESS => {
+                if let Some(ctx) = current(&note_slot) {
+                    relay_progress(&ctx, params);
+                }
+            }
+            m::NOTIF_TOOLS_LIST_CHANGED => list_changed.notify_one(),
+            _ => {}
+        });
+        let target = match endpoint {
+            Endpoint::Stdio { program, args } => {
+                for (k, v) in &config.env {
+                    builder = builder.env(k, v);
+                }
+                if let Some(dir) = &config.cwd {
+                    builder = builder.current_dir(dir);
+                }
+                Target::Stdio {
+                    program: program.clone(),
+                    args: args.clone(),
+                }
+            }
+            Endpoint::Http(url) => {
+                for (k, v) in &config.headers {
+                    builder = builder.header(k, v);
+                }
+                Target::Http(url.clone())
+            }
+        };
+        let client = builder.connect(&target).await?;
+        Ok(Connection {
+            client,
+            slot,
+            busy: AtomicBool::new(false),
+        })
+    }
+
+    /// Takes the connection for one call; `false` when another call has it.
+    pub(crate) fn try_take(&self) -> bool {
+        !self.busy.swap(true, Ordering::AcqRel)
+    }
+
+    /// Gives the connection back after a call.
+    pub(crate) fn release(&self) {
+        *self.slot.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        self.busy.store(false, Ordering::Release);
+    }
+
+    /// Runs `tools/call` for `ctx`'s call: progress asked under a token of ours, the
+    /// call cancelled upstream (`notifications/cancelled`) when `ctx` is.
+    pub(crate) async fn call(
+        &self,
+        name: &str,
+        arguments: Value,
+        ctx: &TaskContext,
+    ) -> Result<Value, ClientError> {
+        *self.slot.lock().unwrap_or_else(|p| p.into_inner()) = Some(ctx.clone());
+        let token = match ctx.task_id() {
+            Some(id) => format!("task-{id}"),
+            None => "call".to_string(),
+        };
+        let params = json!({
+            "name": name,
+            "arguments": arguments,
+            "_meta": { "progressToken": token },
+        });
+        self.client
+            .request_cancellable(
+                m::TOOLS_CALL,
+                params,
+                ctx.cancelled(),
+                "the task was cancelled",
+            )
+            .await
+    }
+
+    /// Whether the upstream is gone.
+    pub(crate) fn is_closed(&self) -> bool {
+        self.client.is_closed()
+    }
+}
+
+fn current(slot: &Slot) -> Option<TaskContext> {
+    slot.lock().unwrap_or_else(|p| p.into_inner()).clone()
+}
+
+/// An upstream question, asked of our client through the running call's task (or on
+/// the plain call's own stream); the answer, or the reason there is none, goes back.
+async fn relay_question(
+    ctx: Option<TaskContext>,
+    method: &'static str,
+    params: Value,
+) -> Result<Value, RpcError> {
+    let Some(ctx) = ctx else {
+        return Err(RpcError::new(
+            INTERNAL_ERROR,
+            format!("{method} arrived while no call was running on this connection; the gateway relays questions only during a tool call"),
+        ));
+    };
+    // `_meta` of the upstream (its related-task, its progress token) means nothing to
+    // our client.
+    let mut params = params;
+    if let Some(o) = params.as_object_mut() {
+        o.remove("_meta");
+    }
+    ctx.request_input(method, params)
+        .await
+        .map_err(|e| match e {
+            InputError::Rejected { code, message } => RpcError::new(code, message),
+            other => RpcError::new(INTERNAL_ERROR, other.to_string()),
+        })
+}
+
+/// Upstream progress as the task's progress, and as its status message ("3/5: ...").
+fn relay_progress(ctx: &TaskContext, params: &Value) {
+    let Some(progress) = params.get("progress").and_then(Value::as_f64) else {
+        return;
+    };
+    let total = params.get("total").and_then(Value::as_f64);
+    let message = params
+        .get("message")
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    let mut status = match total {
+        Some(t) => format!("{progress}/{t}"),
+        None => format!("{progress}"),
+    };
+    if let Some(text) = &message {
+        status = format!("{status}: {text}");
+    }
+    ctx.report_progress(progress, total, message);
+    if ctx.task_id().is_some() {
+        let ctx = ctx.clone();
+        tokio::spawn(async move { ctx.set_status_message(status).await });
+    }
+}

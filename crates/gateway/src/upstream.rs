@@ -1,0 +1,214 @@
+//! [`Upstream`]: the connections to one upstream server. A call takes a free
+//! connection or opens one (up to `max_connections`; beyond, it waits). A connection
+//! whose server died is dropped; the next call opens a new one, after a backoff that
+//! grows while opening keeps failing, so a crashing server is restarted without being
+//! hammered.
+
+use mcp_tasks_client::{ClientError, ToolInfo};
+use mcp_tasks_engine::TaskContext;
+use mcp_tasks_protocol::error_code::INTERNAL_ERROR;
+use mcp_tasks_protocol::RpcError;
+use serde_json::Value;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tokio::sync::{Notify, Semaphore};
+
+use crate::config::{Endpoint, UpstreamConfig};
+use crate::connection::{Connection, ListChanged};
+
+/// First wait after a failed start; doubled per failure up to [`MAX_BACKOFF`].
+const FIRST_BACKOFF: Duration = Duration::from_millis(250);
+/// How long a dead upstream's exit status is waited for, for the error message.
+const EXIT_WAIT: Duration = Duration::from_secs(2);
+/// Lines of a dead stdio upstream's stderr quoted in the error message.
+const STDERR_LINES: usize = 3;
+/// Longest wait between attempts to start an upstream.
+const MAX_BACKOFF: Duration = Duration::from_secs(30);
+
+/// One upstream server and its connections.
+pub struct Upstream {
+    config: UpstreamConfig,
+    endpoint: Endpoint,
+    idle: Mutex<Vec<Arc<Connection>>>,
+    slots: Semaphore,
+    failures: Mutex<Failures>,
+    list_changed: ListChanged,
+}
+
+#[derive(Default)]
+struct Failures {
+    count: u32,
+    last: Option<(Instant, String)>,
+}
+
+impl std::fmt::Debug for Upstream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Not the config: its headers and env may hold credentials.
+        f.debug_struct("Upstream")
+            .field("name", &self.config.name)
+            .finish()
+    }
+}
+
+impl Upstream {
+    /// An upstream not yet connected (the first call or listing connects).
+    ///
+    /// # Errors
+    /// When the entry is invalid.
+    pub fn new(config: UpstreamConfig) -> Result<Arc<Self>, crate::ConfigError> {
+        let endpoint = config.endpoint()?;
+        Ok(Arc::new(Upstream {
+            slots: Semaphore::new(config.max_connections),
+            config,
+            endpoint,
+            idle: Mutex::new(Vec::new()),
+            failures: Mutex::new(Failures::default()),
+            list_changed: Arc::new(Notify::new()),
+        }))
+    }
+
+    /// The entry this upstream was made from.
+    pub fn config(&self) -> &UpstreamConfig {
+        &self.config
+    }
+
+    /// Completes when the upstream said its tool list changed.
+    pub async fn list_changed(&self) {
+        self.list_changed.notified().await;
+    }
+
+    /// Lists the upstream's tools (every page).
+    ///
+    /// # Errors
+    /// When the upstream cannot be started or reached, or answers with an error.
+    pub async fn list_tools(&self) -> Result<Vec<ToolInfo>, RpcError> {
+        let _permit = self.slots.acquire().await.map_err(|_| self.gone())?;
+        let conn = self.take().await?;
+        let listed = conn.client.tools().await;
+        self.give_back(conn);
+        listed.map_err(|e| self.error("listing its tools", &e))
+    }
+
+    /// Calls `tool` upstream for the call `ctx` belongs to.
+    ///
+    /// # Errors
+    /// The upstream's JSON-RPC error; when it cannot be reached, or dies during the
+    /// call, an internal error naming the upstream and how it ended.
+    pub async fn call(
+        &self,
+        tool: &str,
+        arguments: Value,
+        ctx: &TaskContext,
+    ) -> Result<Value, RpcError> {
+        let _permit = self.slots.acquire().await.map_err(|_| self.gone())?;
+        let conn = self.take().await?;
+        let answer = conn.call(tool, arguments, ctx).await;
+        let closed = conn.is_closed();
+        let (exit, stderr) = if closed {
+            // The output closed; the exit status follows a moment later.
+            let exit = conn.client.server_exit_status(EXIT_WAIT).await;
+            (exit, conn.client.server_stderr_tail())
+        } else {
+            (None, None)
+        };
+        self.give_back(conn);
+        match answer {
+            Ok(result) => Ok(result),
+            Err(ClientError::Rpc(e)) => Err(e),
+            Err(ClientError::Cancelled) => Err(RpcError::new(
+                INTERNAL_ERROR,
+                format!("the call to upstream '{}' was cancelled", self.config.name),
+            )),
+            Err(e) if closed => {
+                let how = exit.unwrap_or_else(|| "closed the connection".into());
+                let mut message = format!(
+                    "upstream '{}' {how} while '{tool}' was running; the call was lost (it runs again only for upstreams marked resumable)",
+                    self.config.name
+                );
+                if let Some(tail) = stderr.filter(|t| !t.is_empty()) {
+                    let lines: Vec<&str> = tail.lines().collect();
+                    let last = lines[lines.len().saturating_sub(STDERR_LINES)..].join(" | ");
+                    message.push_str(&format!("; its last stderr lines: {last}"));
+                }
+                tracing::warn!(upstream = %self.config.name, error = %e, "{message}");
+                Err(RpcError::new(INTERNAL_ERROR, message))
+            }
+            Err(e) => Err(self.error(&format!("calling '{tool}'"), &e)),
+        }
+    }
+
+    /// A free live connection, or a new one.
+    async fn take(&self) -> Result<Arc<Connection>, RpcError> {
+        loop {
+            let candidate = self.idle.lock().unwrap_or_else(|p| p.into_inner()).pop();
+            match candidate {
+                Some(conn) if conn.is_closed() => continue,
+                Some(conn) if conn.try_take() => return Ok(conn),
+                Some(_) => continue,
+                None => break,
+            }
+        }
+        self.wait_out_backoff().await;
+        match Connection::open(&self.config, &self.endpoint, Arc::clone(&self.list_changed)).await {
+            Ok(conn) => {
+                *self.failures.lock().unwrap_or_else(|p| p.into_inner()) = Failures::default();
+                let conn = Arc::new(conn);
+                conn.try_take();
+                tracing::info!(upstream = %self.config.name, "connected to upstream");
+                Ok(conn)
+            }
+            Err(e) => {
+                let mut f = self.failures.lock().unwrap_or_else(|p| p.into_inner());
+                f.count = f.count.saturating_add(1);
+                f.last = Some((Instant::now(), e.to_string()));
+                drop(f);
+                Err(self.error("starting it", &e))
+            }
+        }
+    }
+
+    /// After failed starts, waits until the backoff since the last one has passed.
+    async fn wait_out_backoff(&self) {
+        let wait = {
+            let f = self.failures.lock().unwrap_or_else(|p| p.into_inner());
+            match &f.last {
+                Some((at, _)) if f.count > 0 => {
+                    let backoff = FIRST_BACKOFF
+                        .saturating_mul(1 << f.count.min(8).saturating_sub(1))
+                        .min(MAX_BACKOFF);
+                    backoff.saturating_sub(at.elapsed())
+                }
+                _ => Duration::ZERO,
+            }
+        };
+        if !wait.is_zero() {
+            tokio::time::sleep(wait).await;
+        }
+    }
+
+    fn give_back(&self, conn: Arc<Connection>) {
+        conn.release();
+        if !conn.is_closed() {
+            self.idle
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push(conn);
+        }
+    }
+
+    fn gone(&self) -> RpcError {
+        RpcError::new(
+            INTERNAL_ERROR,
+            format!("upstream '{}' is shutting down", self.config.name),
+        )
+    }
+
+    /// An error about this upstream. Only the client error's text is used: it never
+    /// holds the configured headers or environment.
+    fn error(&self, doing: &str, e: &ClientError) -> RpcError {
+        RpcError::new(
+            INTERNAL_ERROR,
+            format!("upstream '{}' failed while {doing}: {e}", self.config.name),
+        )
+    }
+}
