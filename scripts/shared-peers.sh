@@ -19,10 +19,16 @@ cleanup() { [ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null || true; rm -
 trap cleanup EXIT
 
 # start_http TOOLSET: serves --demo or --conformance-fixtures over HTTP; sets URL.
+# start_http wrap UPSTREAM...: `mcp-tasks wrap` over HTTP in front of UPSTREAM instead.
 start_http() {
   [ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null || true
   rm -f "$LOGDIR/server.log"
-  "$BIN" serve "$1" --database memory: --listen 127.0.0.1:0 --log warn 2>"$LOGDIR/server.log" &
+  if [ "$1" = wrap ]; then
+    shift
+    "$BIN" wrap --database memory: --listen 127.0.0.1:0 --log warn -- "$@" 2>"$LOGDIR/server.log" &
+  else
+    "$BIN" serve "$1" --database memory: --listen 127.0.0.1:0 --log warn 2>"$LOGDIR/server.log" &
+  fi
   SERVER_PID=$!
   for _ in $(seq 1 100); do
     URL="$(grep -o 'http://[^ ]*/mcp' "$LOGDIR/server.log" | head -n 1 || true)"
@@ -68,6 +74,25 @@ conformance() {
   echo "$label: $p checks passed, $f failed"
   total_pass=$((total_pass + p)); total_fail=$((total_fail + f))
 }
+
+# The gateway: the same peers through `mcp-tasks wrap` in front of an upstream that knows
+# nothing of it: the demo server (stdio), and the official everything server from npm
+# when the interop tests installed it (its long-running operation as the task tool).
+WRAP_DEMO="$BIN wrap --database memory: --log warn -- $BIN serve --demo --database memory: --stdio --log warn"
+run "ts-client stdio (wrap -- demo)" bash "$SRC/ts-client.sh" "$DIR" --stdio "$WRAP_DEMO"
+run "py-client stdio (wrap -- demo)" "$DIR/venv/bin/python" "$SRC/py-client.py" --stdio "$WRAP_DEMO"
+start_http wrap "$BIN" serve --demo --database memory: --stdio --log warn
+run "ts-client http (wrap -- demo)" bash "$SRC/ts-client.sh" "$DIR" --url "$URL"
+run "py-client http (wrap -- demo)" "$DIR/venv/bin/python" "$SRC/py-client.py" --url "$URL"
+EVERYTHING="$PWD/target/interop/node/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
+if [ -f "$EVERYTHING" ]; then
+  EV_ARGS=(--tool trigger-long-running-operation --args '{"duration":1,"steps":2}' --long-args '{"duration":40,"steps":40}')
+  WRAP_EV="$BIN wrap --database memory: --log warn -- node $EVERYTHING stdio"
+  run "ts-client stdio (wrap -- server-everything)" bash "$SRC/ts-client.sh" "$DIR" --stdio "$WRAP_EV" "${EV_ARGS[@]}"
+  run "py-client stdio (wrap -- server-everything)" "$DIR/venv/bin/python" "$SRC/py-client.py" --stdio "$WRAP_EV" "${EV_ARGS[@]}"
+else
+  echo "=== wrap -- server-everything: skipped (run tests/interop/run.sh first to install it)"
+fi
 
 # The official conformance suite's Tasks-extension scenarios (2026-07-28 wire), its
 # 2025-11-25 tool and transport scenarios (plain calls: content types, tool errors,
