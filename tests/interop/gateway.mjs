@@ -34,6 +34,7 @@ client.setRequestHandler(ElicitRequestSchema, async (req) => {
   asked.push({ method: req.method, params: req.params });
   const props = Object.keys(req.params.requestedSchema?.properties ?? {});
   if (props.includes('colour')) return { action: 'accept', content: { colour: 'teal' } };
+  if (props.includes('interpretation')) return { action: 'accept', content: { interpretation: 'technical' } };
   return { action: 'accept', content: { name: 'Ada Lovelace', check: true } };
 });
 client.setRequestHandler(CreateMessageRequestSchema, async (req) => {
@@ -105,6 +106,20 @@ await group('tools/list', async () => {
   check('upstream output schemas are kept', structured?.outputSchema?.type === 'object', structured);
 });
 
+await group('resources and prompts are passed through', async () => {
+  const caps = client.getServerCapabilities();
+  check('the upstream capabilities (resources, prompts) are declared', !!caps?.resources && !!caps?.prompts, caps);
+  const { resourceTemplates } = await client.listResourceTemplates(undefined, R);
+  check('resource templates are listed', resourceTemplates.some((t) => t.uriTemplate?.startsWith('demo://resource/dynamic/text')),
+    resourceTemplates);
+  const read = await client.readResource({ uri: 'demo://resource/dynamic/text/1' }, R);
+  check('a resource is read from the upstream', read.contents?.[0]?.uri === 'demo://resource/dynamic/text/1', read);
+  const { prompts } = await client.listPrompts(undefined, R);
+  check('prompts are listed', prompts.some((p) => p.name === 'simple-prompt'), prompts.map((p) => p.name));
+  const got = await client.getPrompt({ name: 'simple-prompt' }, R);
+  check('a prompt is got from the upstream', (got.messages ?? []).length > 0, got);
+});
+
 await group('plain call', async () => {
   const r = await client.callTool({ name: 'echo', arguments: { message: 'hi' } }, undefined, R);
   check('a call without a task is forwarded as a plain call', textOf(r).includes('hi'), r);
@@ -141,6 +156,18 @@ await group('sampling mid-task', async () => {
     out.result ?? out.errors);
 });
 
+await group("the upstream's own task tool (2025-11-25 taskSupport required)", async () => {
+  const before = asked.length;
+  const out = await runTask('simulate-research-query', { topic: 'tasks', ambiguous: true });
+  check('the upstream task was followed to its report', /tasks/i.test(textOf(out.result)) && !out.errors.length,
+    out.result ?? out.errors);
+  const q = asked.slice(before).find((a) => a.method === 'elicitation/create');
+  check("the upstream task's question reached the client through our task", !!q && meta(q.params)?.taskId === out.created?.taskId,
+    q ?? asked.slice(before));
+  const messages = statusMessages(out.created?.taskId);
+  check("the upstream task's status messages show on ours", messages.length > 0, messages);
+});
+
 await group('cancel', async () => {
   let id;
   const running = runTask('trigger-long-running-operation', { duration: 30, steps: 30 }, (t) => { id = t.taskId; });
@@ -167,7 +194,9 @@ if (opts.url) {
           ...params,
           _meta: {
             'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-            'io.modelcontextprotocol/clientCapabilities': { extensions: { 'io.modelcontextprotocol/tasks': {} } },
+            'io.modelcontextprotocol/clientCapabilities': {
+              extensions: { 'io.modelcontextprotocol/tasks': {} }, elicitation: {}, sampling: {},
+            },
             'io.modelcontextprotocol/clientInfo': { name: 'gateway-ext', version: '1' },
           },
         } }),
@@ -186,6 +215,32 @@ if (opts.url) {
     check('tasks/get reaches completed with the upstream result inline',
       last?.result?.status === 'completed' && JSON.stringify(last?.result?.result ?? '').includes('Long running operation completed'),
       last);
+
+    // An upstream question and a sampling request, answered with tasks/update.
+    for (const [tool, args, answer, expect] of [
+      ['trigger-elicitation-request', {}, { action: 'accept', content: { name: 'Grace Hopper' } }, 'Grace Hopper'],
+      ['trigger-sampling-request', { prompt: 'hi' }, {
+        role: 'assistant', content: { type: 'text', text: 'ext-wire model answer' }, model: 'm', stopReason: 'endTurn',
+      }, 'ext-wire model answer'],
+    ]) {
+      const made = await call('tools/call', { name: tool, arguments: args });
+      const id = made?.result?.taskId;
+      let answered = false;
+      let final;
+      for (let i = 0; i < 150 && id; i++) {
+        final = await call('tasks/get', { taskId: id });
+        const requests = final?.result?.inputRequests;
+        if (final?.result?.status === 'input_required' && requests && !answered) {
+          const inputResponses = Object.fromEntries(Object.keys(requests).map((k) => [k, answer]));
+          await call('tasks/update', { taskId: id, inputResponses });
+          answered = true;
+        }
+        if (['completed', 'failed', 'cancelled'].includes(final?.result?.status)) break;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      check(`${tool}: the upstream request arrives as inputRequests and tasks/update answers it`,
+        answered && final?.result?.status === 'completed' && JSON.stringify(final?.result?.result ?? '').includes(expect), final);
+    }
   });
 }
 

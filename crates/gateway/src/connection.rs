@@ -27,6 +27,17 @@ pub(crate) struct Connection {
 /// Told when the upstream's tool list changed.
 pub(crate) type ListChanged = Arc<Notify>;
 
+/// Where the upstream's other notifications for our clients go (resource updates,
+/// resource and prompt list changes): set once a server is attached.
+pub(crate) type Forward = Arc<Mutex<Option<Arc<dyn Fn(&str, &Value) + Send + Sync>>>>;
+
+/// Notifications of an upstream that our clients should see as ours.
+const FORWARDED: &[&str] = &[
+    "notifications/resources/updated",
+    "notifications/resources/list_changed",
+    "notifications/prompts/list_changed",
+];
+
 impl Connection {
     /// Connects (spawning a stdio server, or opening an HTTP session) with handlers that
     /// hand everything the upstream sends to the call in the slot.
@@ -34,6 +45,7 @@ impl Connection {
         config: &UpstreamConfig,
         endpoint: &Endpoint,
         list_changed: ListChanged,
+        forward: Forward,
     ) -> Result<Connection, ClientError> {
         let slot: Slot = Arc::default();
         let mut builder = Client::builder()
@@ -71,6 +83,12 @@ impl Connection {
                 }
             }
             m::NOTIF_TOOLS_LIST_CHANGED => list_changed.notify_one(),
+            other if FORWARDED.contains(&other) => {
+                let sink = forward.lock().unwrap_or_else(|p| p.into_inner()).clone();
+                if let Some(sink) = sink {
+                    sink(other, params);
+                }
+            }
             _ => {}
         });
         let target = match endpoint {
@@ -138,6 +156,66 @@ impl Connection {
                 "the task was cancelled",
             )
             .await
+    }
+
+    /// Runs `tools/call` as an upstream task (2025-11-25), for tools the upstream
+    /// only runs as tasks: its status messages and progress become ours, its questions
+    /// reach our client through the slot, cancelling ours cancels it, and its result
+    /// (or error) is the call's.
+    pub(crate) async fn call_as_task(
+        &self,
+        name: &str,
+        arguments: Value,
+        ctx: &TaskContext,
+    ) -> Result<Value, ClientError> {
+        use futures::StreamExt;
+        *self.slot.lock().unwrap_or_else(|p| p.into_inner()) = Some(ctx.clone());
+        let mut handle = self
+            .client
+            .call_tool_as_task(name, arguments, mcp_tasks_client::TaskOptions::default())
+            .await?;
+        let mut updates = handle.updates();
+        let mirror_ctx = ctx.clone();
+        let mirror = async move {
+            while let Some(update) = updates.next().await {
+                match update {
+                    mcp_tasks_client::TaskUpdate::Status(view) => {
+                        if let Some(message) = view.status_message {
+                            if mirror_ctx.task_id().is_some() {
+                                mirror_ctx.set_status_message(message).await;
+                            }
+                        }
+                    }
+                    mcp_tasks_client::TaskUpdate::Progress(p) => {
+                        mirror_ctx.report_progress(p.progress, p.total, p.message);
+                    }
+                    _ => {}
+                }
+            }
+            std::future::pending::<()>().await;
+        };
+        let upstream_task = handle.task_id().cloned();
+        tokio::select! {
+            outcome = handle.result() => {
+                let outcome = outcome?;
+                match (outcome.result, outcome.error) {
+                    (Some(result), _) => Ok(result),
+                    (None, Some(e)) => Err(ClientError::Rpc(e)),
+                    (None, None) => Err(ClientError::Protocol(
+                        "the upstream task ended without a result".into(),
+                    )),
+                }
+            }
+            () = mirror => Err(ClientError::Closed),
+            () = ctx.cancelled() => {
+                if let Some(id) = upstream_task {
+                    if let Err(e) = self.client.cancel(&id).await {
+                        tracing::debug!(error = %e, "could not cancel the upstream task");
+                    }
+                }
+                Err(ClientError::Cancelled)
+            }
+        }
     }
 
     /// Whether the upstream is gone.

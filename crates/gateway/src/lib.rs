@@ -14,6 +14,7 @@
 //! | [`config`] | [`UpstreamConfig`]: the `[[upstream]]` entry, checked ([`ConfigError`]) |
 //! | [`upstream`] | [`Upstream`]: the connections to one server, restarts with backoff |
 //! | `connection` | one connection, used by one call at a time, relaying what the upstream sends to that call |
+//! | [`passthrough`] | resources, prompts and completions of the upstreams, offered as ours |
 //! | [`tools`] | upstream tools as tools of ours (name prefix, schemas, annotations, task support) |
 //!
 //! One call holds one connection: a question or a progress report from the upstream
@@ -23,6 +24,7 @@
 
 pub mod config;
 mod connection;
+pub mod passthrough;
 pub mod tools;
 pub mod upstream;
 
@@ -106,6 +108,23 @@ impl Gateway {
             }
         }
         Ok(tools.into_iter().map(|(t, _)| t).collect())
+    }
+
+    /// Attaches the gateway to `server`: upstream resources, prompts and completions
+    /// are answered through it, and the upstreams' resource and prompt notifications
+    /// reach its clients. Call before serving, after [`Gateway::tools`] reached the
+    /// upstreams (their capabilities are read then).
+    pub fn attach(&self, server: &Server) {
+        server.set_passthrough(Arc::new(passthrough::UpstreamPassthrough::new(
+            self.upstreams.clone(),
+        )));
+        for upstream in &self.upstreams {
+            let target = server.clone();
+            *upstream.forward.lock().unwrap_or_else(|p| p.into_inner()) =
+                Some(Arc::new(move |method: &str, params: &serde_json::Value| {
+                    target.notify_all(method, params.clone());
+                }));
+        }
     }
 
     /// Keeps `server`'s tools current: when an upstream says its list changed, or

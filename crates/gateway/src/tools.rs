@@ -18,6 +18,8 @@ pub fn proxy_tool(upstream: &Arc<Upstream>, info: &ToolInfo) -> Result<Tool, Reg
     let exposed = config.exposed_name(&info.name);
     let upstream_name = info.name.clone();
     let target = Arc::clone(upstream);
+    // A tool the upstream runs only as a task is called as one (and followed).
+    let as_upstream_task = info.task_support == UpstreamSupport::Required;
     let mut tool = Tool::new(
         exposed,
         info.description.clone().unwrap_or_default(),
@@ -25,18 +27,18 @@ pub fn proxy_tool(upstream: &Arc<Upstream>, info: &ToolInfo) -> Result<Tool, Reg
         move |args: Map<String, Value>, ctx| {
             let target = Arc::clone(&target);
             let name = upstream_name.clone();
-            Box::pin(async move { target.call(&name, Value::Object(args), &ctx).await })
+            Box::pin(async move {
+                target
+                    .call(&name, Value::Object(args), as_upstream_task, &ctx)
+                    .await
+            })
         },
     )?;
     let support = match config.task_support.get(&info.name) {
         Some(setting) => (*setting).into(),
-        // An upstream tool that only runs as an upstream task is still one call for
-        // us; everything else defaults to optional.
-        None => match info.task_support {
-            UpstreamSupport::Forbidden | UpstreamSupport::Optional | UpstreamSupport::Required => {
-                TaskSupport::Optional
-            }
-        },
+        // An upstream tool that only runs as an upstream task is followed to its end
+        // by the gateway, so it is one call for us: optional like every other.
+        None => TaskSupport::Optional,
     };
     tool = tool.task_support(support);
     if let Some(title) = &info.title {

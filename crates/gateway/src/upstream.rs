@@ -14,7 +14,11 @@ use std::time::{Duration, Instant};
 use tokio::sync::{Notify, Semaphore};
 
 use crate::config::{Endpoint, UpstreamConfig};
-use crate::connection::{Connection, ListChanged};
+use crate::connection::{Connection, Forward, ListChanged};
+
+/// Longest wait for an upstream's answer to a request handed on to it (resources,
+/// prompts, completions).
+const PASSTHROUGH_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// First wait after a failed start; doubled per failure up to [`MAX_BACKOFF`].
 const FIRST_BACKOFF: Duration = Duration::from_millis(250);
@@ -33,6 +37,9 @@ pub struct Upstream {
     slots: Semaphore,
     failures: Mutex<Failures>,
     list_changed: ListChanged,
+    /// The capabilities the upstream declared on its newest connection.
+    capabilities: Mutex<Value>,
+    pub(crate) forward: Forward,
 }
 
 #[derive(Default)]
@@ -64,6 +71,8 @@ impl Upstream {
             idle: Mutex::new(Vec::new()),
             failures: Mutex::new(Failures::default()),
             list_changed: Arc::new(Notify::new()),
+            capabilities: Mutex::new(Value::Null),
+            forward: Forward::default(),
         }))
     }
 
@@ -89,6 +98,39 @@ impl Upstream {
         listed.map_err(|e| self.error("listing its tools", &e))
     }
 
+    /// The capabilities the upstream declared (`null` before it was reached).
+    pub fn capabilities(&self) -> Value {
+        self.capabilities
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// Sends any request upstream and returns its answer (resources, prompts,
+    /// completions handed on by the gateway), within a minute.
+    ///
+    /// # Errors
+    /// The upstream's JSON-RPC error, or an internal error naming the upstream.
+    pub async fn request(&self, method: &str, params: Value) -> Result<Value, RpcError> {
+        let _permit = self.slots.acquire().await.map_err(|_| self.gone())?;
+        let conn = self.take().await?;
+        let answer =
+            tokio::time::timeout(PASSTHROUGH_TIMEOUT, conn.client.request(method, params)).await;
+        self.give_back(conn);
+        match answer {
+            Ok(Ok(v)) => Ok(v),
+            Ok(Err(ClientError::Rpc(e))) => Err(e),
+            Ok(Err(e)) => Err(self.error(&format!("answering {method}"), &e)),
+            Err(_) => Err(RpcError::new(
+                INTERNAL_ERROR,
+                format!(
+                    "upstream '{}' did not answer {method} within {PASSTHROUGH_TIMEOUT:?}",
+                    self.config.name
+                ),
+            )),
+        }
+    }
+
     /// Calls `tool` upstream for the call `ctx` belongs to.
     ///
     /// # Errors
@@ -98,11 +140,16 @@ impl Upstream {
         &self,
         tool: &str,
         arguments: Value,
+        as_upstream_task: bool,
         ctx: &TaskContext,
     ) -> Result<Value, RpcError> {
         let _permit = self.slots.acquire().await.map_err(|_| self.gone())?;
         let conn = self.take().await?;
-        let answer = conn.call(tool, arguments, ctx).await;
+        let answer = if as_upstream_task {
+            conn.call_as_task(tool, arguments, ctx).await
+        } else {
+            conn.call(tool, arguments, ctx).await
+        };
         let closed = conn.is_closed();
         let (exit, stderr) = if closed {
             // The output closed; the exit status follows a moment later.
@@ -149,8 +196,17 @@ impl Upstream {
             }
         }
         self.wait_out_backoff().await;
-        match Connection::open(&self.config, &self.endpoint, Arc::clone(&self.list_changed)).await {
+        match Connection::open(
+            &self.config,
+            &self.endpoint,
+            Arc::clone(&self.list_changed),
+            Arc::clone(&self.forward),
+        )
+        .await
+        {
             Ok(conn) => {
+                *self.capabilities.lock().unwrap_or_else(|p| p.into_inner()) =
+                    conn.client.server().capabilities.clone();
                 *self.failures.lock().unwrap_or_else(|p| p.into_inner()) = Failures::default();
                 let conn = Arc::new(conn);
                 conn.try_take();

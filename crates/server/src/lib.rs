@@ -27,6 +27,7 @@
 //! | `sync_input` | questions asked during a plain (non-task) call, on the call's own stream |
 //! | `client_task` | client-hosted tasks: a request the client answers as a task |
 //! | [`wire`] | one folder per wire generation with the same file name for the same method: `v2025_11_25` and [`wire::v2026_07_28`] |
+//! | [`passthrough`] | [`Passthrough`]: methods we do not answer (resources, prompts) handed on, e.g. to a gateway's upstreams |
 //! | [`error_map`] | engine errors and task failures to JSON-RPC errors, in one place |
 //! | [`mcp_reader`] | the engine's `WireReader`: progress tokens and `isError`, read for it |
 //! | [`auth`] | bearer tokens: static table or JWT (JWKS), the subject tasks are bound to |
@@ -46,6 +47,7 @@ pub mod http_limits;
 pub mod mcp_reader;
 mod messages;
 mod outgoing;
+pub mod passthrough;
 pub mod registry;
 mod routing;
 mod serve;
@@ -64,6 +66,7 @@ pub use ask::{AskClient, ElicitAction, ElicitResponse};
 pub use builder::{BuildError, ServerBuilder};
 pub use elicit::{ElicitAs, Elicited};
 pub use external::{ExternalJob, JobError, JobPoll};
+pub use passthrough::Passthrough;
 pub use registry::{
     Preflight, RegistryError, TaskSupport, Tool, ToolFuture, ToolRegistry, ToolResult,
 };

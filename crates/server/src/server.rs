@@ -5,6 +5,7 @@
 
 use mcp_tasks_engine::Engine;
 use mcp_tasks_protocol::TaskId;
+use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 use tokio_util::sync::CancellationToken;
@@ -85,6 +86,8 @@ pub(crate) struct ServerInner {
     /// Swapped whole when the set changes (a gateway's upstream listed new tools);
     /// readers keep the set they started with.
     pub(crate) tools: std::sync::RwLock<Arc<ToolRegistry>>,
+    /// Who answers the methods we do not (see [`crate::Passthrough`]).
+    pub(crate) passthrough: std::sync::RwLock<Option<Arc<dyn crate::Passthrough>>>,
     pub(crate) config: ServerConfig,
     pub(crate) sessions: Mutex<HashMap<String, Arc<Session>>>,
     /// Requests the server sent to clients and waits on.
@@ -117,19 +120,57 @@ impl Server {
         Arc::clone(&self.inner.tools.read().unwrap_or_else(|p| p.into_inner()))
     }
 
+    /// Hands the methods `passthrough` handles (resources, prompts, completions, ...)
+    /// to it, and adds its capabilities to ours. Set it before clients connect: a
+    /// session already open keeps the capabilities it was told.
+    pub fn set_passthrough(&self, passthrough: Arc<dyn crate::Passthrough>) {
+        *self
+            .inner
+            .passthrough
+            .write()
+            .unwrap_or_else(|p| p.into_inner()) = Some(passthrough);
+    }
+
+    /// The passthrough for `method`, if one handles it.
+    pub(crate) fn passthrough_for(&self, method: &str) -> Option<Arc<dyn crate::Passthrough>> {
+        self.inner
+            .passthrough
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+            .filter(|p| p.handles(method))
+    }
+
+    /// Capabilities of the passthrough, to merge into ours (`null` without one).
+    pub(crate) fn passthrough_capabilities(&self) -> Value {
+        self.inner
+            .passthrough
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_ref()
+            .map(|p| p.capabilities())
+            .unwrap_or(Value::Null)
+    }
+
+    /// Sends a notification to every connected session (a passthrough's
+    /// `notifications/resources/updated`, say).
+    pub fn notify_all(&self, method: &str, params: Value) {
+        let notice = mcp_tasks_protocol::jsonrpc::notification(method, params);
+        let sessions: Vec<Arc<Session>> = self.lock_sessions().values().cloned().collect();
+        for session in sessions {
+            session.send(notice.clone());
+        }
+    }
+
     /// Replaces the tools this server offers (a gateway whose upstream changed its
     /// list) and tells connected clients (`notifications/tools/list_changed`). Calls
     /// already running keep the tool they started with.
     pub fn set_tools(&self, tools: ToolRegistry) {
         *self.inner.tools.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(tools);
-        let notice = mcp_tasks_protocol::jsonrpc::notification(
+        self.notify_all(
             mcp_tasks_protocol::methods::NOTIF_TOOLS_LIST_CHANGED,
             serde_json::json!({}),
         );
-        let sessions: Vec<Arc<Session>> = self.lock_sessions().values().cloned().collect();
-        for session in sessions {
-            session.send(notice.clone());
-        }
     }
 
     /// The settings.

@@ -51,6 +51,7 @@ impl Server {
             inner: Arc::new(ServerInner {
                 engine,
                 tools: std::sync::RwLock::new(Arc::new(tools)),
+                passthrough: std::sync::RwLock::new(None),
                 config,
                 sessions: Mutex::new(HashMap::new()),
                 outgoing: Outgoing::default(),

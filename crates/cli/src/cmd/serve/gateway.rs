@@ -52,8 +52,10 @@ pub async fn add_upstream_tools(
 }
 
 impl GatewayTools {
-    /// Keeps `server`'s tools current in the background until it shuts down.
+    /// Attaches the upstreams' resources and prompts to `server`, and keeps its
+    /// tools current in the background until it shuts down.
     pub fn keep_current(self, server: &Server) {
+        self.gateway.attach(server);
         let server = server.clone();
         tokio::spawn(
             self.gateway

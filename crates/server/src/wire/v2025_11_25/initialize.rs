@@ -24,6 +24,7 @@ pub(super) fn handle(
     tracing::info!(requested = %p.protocol_version, agreed, client = %p.client_info, "session initialized");
 
     let mut capabilities = json!({ "tools": { "listChanged": true }, "logging": {} });
+    crate::passthrough::merge_capabilities(&mut capabilities, &server.passthrough_capabilities());
     if version::has_tasks(agreed) {
         capabilities["tasks"] = json!({
             "list": {},

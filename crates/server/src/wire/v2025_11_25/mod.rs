@@ -89,7 +89,10 @@ pub(crate) async fn request(
         Method::TasksResult => tasks_result::handle(server, session, &params, stream).await,
         Method::TasksList => tasks_list::handle(server, session, &params).await,
         Method::TasksCancel => tasks_cancel::handle(server, session, &params).await,
-        Method::Unknown => Err(RpcError::method_not_found(method)),
+        Method::Unknown => match server.passthrough_for(method) {
+            Some(p) => p.request(method, params).await,
+            None => Err(RpcError::method_not_found(method)),
+        },
     };
     Some(result)
 }

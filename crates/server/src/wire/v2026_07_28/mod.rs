@@ -143,8 +143,25 @@ async fn dispatch(
         m::TASKS_RESULT | m::TASKS_LIST => Err(RpcError::method_not_found(method).with_data(json!({
             "reason": "removed by the Tasks extension: results are inlined in tasks/get, and tasks are not listed"
         }))),
-        other => Err(RpcError::method_not_found(other)),
+        other => match server.passthrough_for(other) {
+            Some(p) => p.request(other, without_stateless_meta(params)).await.map(v2026_07_28::complete),
+            None => Err(RpcError::method_not_found(other)),
+        },
     }
+}
+
+/// The params without the stateless `_meta` keys (protocol version, client
+/// capabilities and info), which mean nothing to whoever a request is handed on to.
+fn without_stateless_meta(mut params: Value) -> Value {
+    if let Some(meta) = params.get_mut("_meta").and_then(Value::as_object_mut) {
+        meta.retain(|k, _| !k.starts_with("io.modelcontextprotocol/"));
+        if meta.is_empty() {
+            if let Some(o) = params.as_object_mut() {
+                o.remove("_meta");
+            }
+        }
+    }
+    params
 }
 
 /// The HTTP status of an error on this wire: 400 for what the spec calls bad requests
