@@ -171,20 +171,26 @@ run_client() {
 STDIO_CMD="$BIN serve --demo --database memory: --stdio --log warn"
 EVERYTHING="$WORK/node/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
 
-# run_gateway_suite: the TypeScript SDK client through `mcp-tasks wrap` in front of the
-# everything server (stdio and HTTP), and through `serve --config` in front of a server
-# written with the Python SDK (tests/interop/upstream_server.py).
+# run_gateway_suite: the TypeScript and Python SDK clients through `mcp-tasks wrap` in front of
+# the everything server (stdio and HTTP; over HTTP gateway.mjs also uses the 2026-07-28 wire),
+# and the TypeScript one through `serve --config` in front of a server written with the Python
+# SDK (tests/interop/upstream_server.py) that dies mid-task.
 run_gateway_suite() {
   local tr
+  local py=()
+  [ -x "$WORK/venv/bin/python" ] && py=(env PYTHONDONTWRITEBYTECODE=1 "$WORK/venv/bin/python" "$HERE/gateway.py")
   for tr in $TRANSPORTS; do
     case "$tr" in
       stdio)
         run_client "gateway-everything-stdio" node "$WORK/node/gateway.mjs" \
           --stdio "$BIN wrap --database memory: --log warn -- node $EVERYTHING stdio"
+        [ ${#py[@]} -eq 0 ] || run_client "gateway-everything-py-stdio" "${py[@]}" \
+          --stdio "$BIN wrap --database memory: --log warn -- node $EVERYTHING stdio"
         ;;
       http)
         if start_http_server gateway "$BIN" wrap --database memory: --log warn --listen 127.0.0.1:0 -- node "$EVERYTHING" stdio; then
           run_client "gateway-everything-http" node "$WORK/node/gateway.mjs" --url "$URL"
+          [ ${#py[@]} -eq 0 ] || run_client "gateway-everything-py-http" "${py[@]}" --url "$URL"
           stop_server
         else
           echo "FAIL [gateway-everything-http] server did not start"
