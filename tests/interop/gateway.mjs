@@ -81,6 +81,16 @@ if (UPSTREAM === 'py') {
     check('the question was answered through the task', textOf(out.result).includes('colour=teal'),
       out.result ?? out.errors);
   });
+  await group('python upstream: its tool list changes', async () => {
+    const before = wire.notifications('notifications/tools/list_changed').length;
+    await client.callTool({ name: 'py_grow', arguments: {} }, undefined, R);
+    const told = await until(() => wire.notifications('notifications/tools/list_changed').length > before, 15_000);
+    check('our client is told the tool list changed', told);
+    const { tools } = await client.listTools(undefined, R);
+    check('the new upstream tool is listed', tools.some((t) => t.name === 'py_grown'), tools.map((t) => t.name));
+    const r = await client.callTool({ name: 'py_grown', arguments: {} }, undefined, R);
+    check('the new upstream tool can be called', textOf(r).includes('grown at run time'), r);
+  });
   await group('python upstream killed mid-task', async () => {
     const out = await runTask('py_crash', { after_ms: 300 });
     const id = out.created?.taskId;

@@ -5,6 +5,7 @@ used as an upstream of the mcp-tasks gateway in the interop tests:
   slow_steps(steps)   reports progress each step (0.2 s apart), then answers
   crash(after_ms)     the process dies with exit status 3 in the middle of the call
   ask_colour()        asks the user (elicitation) and answers with the choice
+  grow()              adds a tool `grown` and sends notifications/tools/list_changed
 
   python upstream_server.py            # stdio
 """
@@ -52,6 +53,19 @@ async def ask_colour(ctx: Context) -> str:
     if answer.action == "accept":
         return f"colour={answer.data.colour}"
     return f"no colour ({answer.action})"
+
+
+@mcp.tool()
+async def grow(ctx: Context) -> str:
+    """Adds the tool `grown` to this server and tells the client its tool list changed."""
+
+    def grown() -> str:
+        """A tool added while the server runs."""
+        return "grown at run time"
+
+    mcp.add_tool(grown)
+    await ctx.session.send_tool_list_changed()
+    return "added"
 
 
 if __name__ == "__main__":

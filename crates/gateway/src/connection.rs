@@ -24,8 +24,19 @@ pub(crate) struct Connection {
     busy: AtomicBool,
 }
 
-/// Told when the upstream's tool list changed.
-pub(crate) type ListChanged = Arc<Notify>;
+/// Told when the upstream's tool list changed, with the connection that said so: the
+/// list is read again on that one (its process is the one whose tools changed, and it
+/// may still be busy with the call that changed them).
+#[derive(Default)]
+pub(crate) struct ToolsChanged {
+    pub(crate) notify: Notify,
+    pub(crate) from: Mutex<Option<std::sync::Weak<Connection>>>,
+}
+
+pub(crate) type ListChanged = Arc<ToolsChanged>;
+
+/// Filled with the connection itself once it exists (its handlers are made before).
+pub(crate) type SelfRef = Arc<std::sync::OnceLock<std::sync::Weak<Connection>>>;
 
 /// Where the upstream's other notifications for our clients go (resource updates,
 /// resource and prompt list changes): set once a server is attached.
@@ -46,6 +57,7 @@ impl Connection {
         endpoint: &Endpoint,
         list_changed: ListChanged,
         forward: Forward,
+        self_ref: SelfRef,
     ) -> Result<Connection, ClientError> {
         let slot: Slot = Arc::default();
         let mut builder = Client::builder()
@@ -82,7 +94,11 @@ impl Connection {
                     relay_progress(&ctx, params);
                 }
             }
-            m::NOTIF_TOOLS_LIST_CHANGED => list_changed.notify_one(),
+            m::NOTIF_TOOLS_LIST_CHANGED => {
+                *list_changed.from.lock().unwrap_or_else(|p| p.into_inner()) =
+                    self_ref.get().cloned();
+                list_changed.notify.notify_one();
+            }
             other if FORWARDED.contains(&other) => {
                 let sink = forward.lock().unwrap_or_else(|p| p.into_inner()).clone();
                 if let Some(sink) = sink {

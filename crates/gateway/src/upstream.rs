@@ -11,10 +11,10 @@ use mcp_tasks_protocol::RpcError;
 use serde_json::Value;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use tokio::sync::{Notify, Semaphore};
+use tokio::sync::Semaphore;
 
 use crate::config::{Endpoint, UpstreamConfig};
-use crate::connection::{Connection, Forward, ListChanged};
+use crate::connection::{Connection, Forward, ListChanged, SelfRef};
 
 /// Longest wait for an upstream's answer to a request handed on to it (resources,
 /// prompts, completions).
@@ -70,7 +70,7 @@ impl Upstream {
             endpoint,
             idle: Mutex::new(Vec::new()),
             failures: Mutex::new(Failures::default()),
-            list_changed: Arc::new(Notify::new()),
+            list_changed: ListChanged::default(),
             capabilities: Mutex::new(Value::Null),
             forward: Forward::default(),
         }))
@@ -83,7 +83,7 @@ impl Upstream {
 
     /// Completes when the upstream said its tool list changed.
     pub async fn list_changed(&self) {
-        self.list_changed.notified().await;
+        self.list_changed.notify.notified().await;
     }
 
     /// Lists the upstream's tools (every page).
@@ -91,6 +91,22 @@ impl Upstream {
     /// # Errors
     /// When the upstream cannot be started or reached, or answers with an error.
     pub async fn list_tools(&self) -> Result<Vec<ToolInfo>, RpcError> {
+        let changed = self
+            .list_changed
+            .from
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
+            .and_then(|w| w.upgrade())
+            .filter(|c| !c.is_closed());
+        if let Some(conn) = changed {
+            // Listing does not use the call slot: fine on a busy connection.
+            return conn
+                .client
+                .tools()
+                .await
+                .map_err(|e| self.error("listing its tools", &e));
+        }
         let _permit = self.slots.acquire().await.map_err(|_| self.gone())?;
         let conn = self.take().await?;
         let listed = conn.client.tools().await;
@@ -196,11 +212,13 @@ impl Upstream {
             }
         }
         self.wait_out_backoff().await;
+        let self_ref = SelfRef::default();
         match Connection::open(
             &self.config,
             &self.endpoint,
             Arc::clone(&self.list_changed),
             Arc::clone(&self.forward),
+            Arc::clone(&self_ref),
         )
         .await
         {
@@ -209,6 +227,7 @@ impl Upstream {
                     conn.client.server().capabilities.clone();
                 *self.failures.lock().unwrap_or_else(|p| p.into_inner()) = Failures::default();
                 let conn = Arc::new(conn);
+                let _ = self_ref.set(Arc::downgrade(&conn));
                 conn.try_take();
                 tracing::info!(upstream = %self.config.name, "connected to upstream");
                 Ok(conn)
