@@ -195,3 +195,98 @@ fn an_upstream_entry_without_an_endpoint_is_refused_with_the_fix() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("give exactly one of `command"), "{stderr}");
 }
+
+/// `mcp-tasks wrap` over HTTP on `db`, in front of the demo server, with `extra` flags;
+/// a lease of one second, so that a restart takes over what a killed process held.
+fn wrap_http(db: &std::path::Path, extra: &[&str]) -> common::Server {
+    use std::io::BufRead;
+    let database = format!("sqlite://{}", db.display());
+    let mut child = std::process::Command::new(BIN)
+        .args([
+            "wrap",
+            "--log",
+            "warn",
+            "--listen",
+            "127.0.0.1:0",
+            "--lease-ttl",
+            "1s",
+        ])
+        .args(["--database", &database])
+        .args(extra)
+        .args([
+            "--",
+            BIN,
+            "serve",
+            "--stdio",
+            "--demo",
+            "--database",
+            "memory:",
+            "--log",
+            "warn",
+        ])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("start mcp-tasks wrap");
+    let stderr = child.stderr.take().expect("stderr");
+    let mut lines = std::io::BufReader::new(stderr).lines();
+    let url = loop {
+        let line = lines
+            .next()
+            .expect("wrap printed its address")
+            .expect("read stderr");
+        if let Some(rest) = line.split("listening on ").nth(1) {
+            break rest.trim().to_string();
+        }
+    };
+    std::thread::spawn(move || for _ in lines {});
+    common::Server { child, url }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_resumable_upstream_call_runs_again_after_a_crash() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("gateway.db");
+    let mut first = wrap_http(&db, &["--resumable"]);
+    let client = Client::builder()
+        .wire(mcp_tasks_client::WirePreference::V2025_11_25)
+        .connect(&Target::Http(first.url.clone()))
+        .await
+        .unwrap();
+    let task = client
+        .call_tool_as_task(
+            "slow_compute",
+            json!({"seconds": 2, "label": "again"}),
+            TaskOptions::default(),
+        )
+        .await
+        .unwrap();
+    let id = task.task_id().cloned().unwrap();
+    common::eventually(WAIT, || async {
+        client.get(&id).await.unwrap().status_message.is_some()
+    })
+    .await;
+    first.child.kill().unwrap(); // SIGKILL: the upstream call is lost with the process
+    first.child.wait().unwrap();
+    drop(first);
+
+    let second = wrap_http(&db, &["--resumable"]);
+    let client = Client::builder()
+        .wire(mcp_tasks_client::WirePreference::V2025_11_25)
+        .connect(&Target::Http(second.url.clone()))
+        .await
+        .unwrap();
+    // The lease runs out, the new process takes the task over and calls upstream again.
+    let done = common::eventually(std::time::Duration::from_secs(20), || async {
+        let view = client.get(&id).await.unwrap();
+        view.status.is_terminal().then_some(view)
+    })
+    .await;
+    assert_eq!(done.status, TaskStatus::Completed, "{done:?}");
+    let outcome = client.resume(&id).await.unwrap().result().await.unwrap();
+    assert!(
+        outcome.text().unwrap().contains("'again' finished"),
+        "{outcome:?}"
+    );
+}
