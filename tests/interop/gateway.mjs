@@ -133,6 +133,11 @@ await group('resources and prompts are passed through', async () => {
 await group('plain call', async () => {
   const r = await client.callTool({ name: 'echo', arguments: { message: 'hi' } }, undefined, R);
   check('a call without a task is forwarded as a plain call', textOf(r).includes('hi'), r);
+  const before = asked.length;
+  const e = await client.callTool({ name: 'trigger-elicitation-request', arguments: {} }, undefined, R);
+  const q = asked.slice(before).find((a) => a.method === 'elicitation/create');
+  check("a plain call's upstream question is relayed on the call's own stream",
+    !!q && meta(q.params) === undefined && textOf(e).includes('Ada Lovelace'), { q, e });
 });
 
 await group('long-running operation as a task', async () => {

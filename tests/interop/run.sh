@@ -199,6 +199,20 @@ run_gateway_suite() {
         ;;
     esac
   done
+  # The everything server as a Streamable HTTP upstream (`url = ...` in [[upstream]]).
+  local port ev_pid
+  port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+  PORT="$port" node "$EVERYTHING" streamableHttp > "$WORK/everything-http.log" 2>&1 &
+  ev_pid=$!
+  for _ in $(seq 1 100); do
+    grep -q "listening on port" "$WORK/everything-http.log" 2>/dev/null && break
+    sleep 0.1
+  done
+  printf '[[upstream]]\nname = "everything-http"\nurl = "http://127.0.0.1:%s/mcp"\n' "$port" > "$WORK/gateway-http-upstream.toml"
+  run_client "gateway-everything-over-http-upstream" node "$WORK/node/gateway.mjs" \
+    --stdio "$BIN serve --stdio --database memory: --log warn --config $WORK/gateway-http-upstream.toml"
+  kill "$ev_pid" 2>/dev/null || true
+  wait "$ev_pid" 2>/dev/null || true
   if [ -x "$WORK/venv/bin/python" ]; then
     printf '[[upstream]]\nname = "py"\ncommand = ["%s", "%s"]\nprefix = "py_"\n' \
       "$WORK/venv/bin/python" "$HERE/upstream_server.py" > "$WORK/gateway-py.toml"
