@@ -69,12 +69,16 @@ const statusMessages = (taskId) => [
 ].filter((t) => t.taskId === taskId).map((t) => t.statusMessage).filter(Boolean);
 
 if (UPSTREAM === 'py') {
+  await client.setLoggingLevel('info', R);
   await group('python upstream: progress as status', async () => {
     const out = await runTask('py_slow_steps', { steps: 3 });
     check('the task completed with the upstream result', textOf(out.result).includes('done after 3 steps'),
       out.result ?? out.errors);
     const messages = statusMessages(out.created?.taskId);
     check('upstream progress shows as the status message', messages.some((m) => m.includes('step')), messages);
+    const logs = wire.notifications('notifications/message').map((n) => JSON.stringify(n.msg.params));
+    check("the upstream's log lines during the call reach us as log messages",
+      logs.some((l) => l.includes('upstream log line')), logs);
   });
   await group('python upstream: elicitation mid-task', async () => {
     const out = await runTask('py_ask_colour', {});

@@ -31,6 +31,7 @@ async def slow_steps(steps: int, ctx: Context) -> str:
     for i in range(1, steps + 1):
         await asyncio.sleep(0.2)
         await ctx.report_progress(i, steps, f"step {i}")
+        await ctx.info(f"upstream log line {i}")
     return f"done after {steps} steps"
 
 

@@ -82,10 +82,18 @@ impl Connection {
             };
         }
         let log_slot = Arc::clone(&slot);
-        builder = builder.on_log(move |log: ServerLog| {
-            if let Some(ctx) = current(&log_slot) {
-                ctx.log_as(log.level, log.logger.as_deref(), log.data);
-            }
+        let upstream = config.name.clone();
+        builder = builder.on_log(move |log: ServerLog| match current(&log_slot) {
+            // During a call: the task's (or plain call's) log, for our client.
+            Some(ctx) => ctx.log_as(log.level, log.logger.as_deref(), log.data),
+            // Between calls nobody asked: our own log, naming the upstream.
+            None => tracing::info!(
+                target: "mcp_tasks_gateway::upstream_log",
+                upstream = %upstream,
+                level = ?log.level,
+                "{}",
+                log.text()
+            ),
         });
         let note_slot = Arc::clone(&slot);
         builder = builder.on_notification(move |method, params| match method {
