@@ -290,3 +290,26 @@ async fn a_resumable_upstream_call_runs_again_after_a_crash() {
         "{outcome:?}"
     );
 }
+
+#[test]
+fn wrap_of_a_command_that_cannot_start_fails_at_once_saying_why() {
+    let out = std::process::Command::new(BIN)
+        .args([
+            "wrap",
+            "--database",
+            "memory:",
+            "--log",
+            "error",
+            "--",
+            "no-such-mcp-server-here",
+        ])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("cannot start 'no-such-mcp-server-here'"),
+        "{stderr}"
+    );
+}

@@ -77,13 +77,20 @@ impl Gateway {
         for (upstream, listing) in listings {
             let name = &upstream.config().name;
             let infos = match listing {
-                Ok(Ok(infos)) => infos,
+                Ok(Ok(infos)) => {
+                    upstream.set_listing_error(None);
+                    infos
+                }
                 Ok(Err(e)) => {
                     tracing::warn!(upstream = %name, "no tools from upstream for now: {}", e.message);
+                    upstream.set_listing_error(Some(e.message));
                     continue;
                 }
                 Err(_) => {
                     tracing::warn!(upstream = %name, "upstream did not list its tools within {wait:?}; serving without them until it does");
+                    upstream.set_listing_error(Some(format!(
+                        "upstream '{name}' did not list its tools within {wait:?}"
+                    )));
                     continue;
                 }
             };

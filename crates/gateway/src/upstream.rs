@@ -37,6 +37,8 @@ pub struct Upstream {
     slots: Semaphore,
     failures: Mutex<Failures>,
     list_changed: ListChanged,
+    /// Why the last listing of its tools failed, if it did.
+    listing_error: Mutex<Option<String>>,
     /// The capabilities the upstream declared on its newest connection.
     capabilities: Mutex<Value>,
     pub(crate) forward: Forward,
@@ -72,6 +74,7 @@ impl Upstream {
             failures: Mutex::new(Failures::default()),
             list_changed: ListChanged::default(),
             capabilities: Mutex::new(Value::Null),
+            listing_error: Mutex::new(None),
             forward: Forward::default(),
         }))
     }
@@ -112,6 +115,19 @@ impl Upstream {
         let listed = conn.client.tools().await;
         self.give_back(conn);
         listed.map_err(|e| self.error("listing its tools", &e))
+    }
+
+    /// Why the last listing of the upstream's tools failed (it could not be started or
+    /// reached, or it answered with an error); `None` after a listing that worked.
+    pub fn listing_error(&self) -> Option<String> {
+        self.listing_error
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    pub(crate) fn set_listing_error(&self, error: Option<String>) {
+        *self.listing_error.lock().unwrap_or_else(|p| p.into_inner()) = error;
     }
 
     /// The capabilities the upstream declared (`null` before it was reached).

@@ -29,6 +29,7 @@ pub struct GatewayTools {
 pub async fn add_upstream_tools(
     upstreams: Vec<UpstreamConfig>,
     tools: &mut ToolRegistry,
+    strict: bool,
 ) -> Result<Option<GatewayTools>> {
     if upstreams.is_empty() {
         return Ok(None);
@@ -46,7 +47,12 @@ pub async fn add_upstream_tools(
         })?;
     }
     for u in gateway.upstreams() {
-        tracing::info!(upstream = %u.config().name, "upstream configured");
+        match u.listing_error() {
+            // `wrap` serves one upstream: without it there is nothing to serve.
+            Some(e) if strict => anyhow::bail!("{e}"),
+            Some(_) => {}
+            None => tracing::info!(upstream = %u.config().name, "upstream ready"),
+        }
     }
     Ok(Some(GatewayTools { gateway, base }))
 }

@@ -43,7 +43,8 @@ pub struct ServeArgs {
     #[arg(long, env = "MCP_TASKS_DATABASE", value_name = "URL")]
     database: Option<String>,
 
-    /// TOML file with [server] settings and [[tools]] command tools (see
+    /// TOML file with [server] settings, [[tools]] command tools and [[upstream]] MCP
+    /// servers to put tasks in front of (see
     /// examples/tasks.toml).
     #[arg(long, env = "MCP_TASKS_CONFIG", value_name = "FILE")]
     config: Option<PathBuf>,
@@ -282,8 +283,11 @@ pub async fn run_with_upstreams(
             .with_context(|| format!("registering tool '{name}'"))?;
     }
     let mut upstreams = file.upstream.clone();
-    upstreams.extend(extra);
-    let gateway = gateway::add_upstream_tools(upstreams, &mut tools).await?;
+    upstreams.extend(extra.iter().cloned());
+    // `wrap` (its upstream given on the command line) cannot start without it; upstreams
+    // of the config file may come later.
+    let strict = !extra.is_empty();
+    let gateway = gateway::add_upstream_tools(upstreams, &mut tools, strict).await?;
     if tools.is_empty() && gateway.is_none() {
         tracing::warn!(
             "no tools configured: pass --demo, or --config FILE with [[tools]] or [[upstream]]"
