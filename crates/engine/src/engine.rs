@@ -195,6 +195,20 @@ impl Engine {
         &self.inner.core.config
     }
 
+    /// Whether the store answers: one bounded read (of a task id nobody has) within
+    /// `within`. For readiness probes.
+    ///
+    /// # Errors
+    /// What the store said, or that it did not answer in time.
+    pub async fn check_store(&self, within: std::time::Duration) -> Result<(), String> {
+        let probe = TaskId::generate();
+        match tokio::time::timeout(within, self.store().get(&probe, crate::core::now_ms())).await {
+            Ok(Ok(_)) => Ok(()),
+            Ok(Err(e)) => Err(format!("the task store failed: {e}")),
+            Err(_) => Err(format!("the task store did not answer within {within:?}")),
+        }
+    }
+
     /// Counters of the engine's background work (sweeps, heartbeats, polls and
     /// cancels of external jobs), to wait for the next one as a signal rather than
     /// sleeping: `*activity().wait_for(|a| a.heartbeats > seen).await?`. Copy the

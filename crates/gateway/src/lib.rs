@@ -126,6 +126,11 @@ impl Gateway {
             self.upstreams.clone(),
         )));
         for upstream in &self.upstreams {
+            let probe = Arc::clone(upstream);
+            server.add_readiness_check(
+                format!("upstream {}", upstream.config().name),
+                Arc::new(move || probe.listing_error()),
+            );
             let target = server.clone();
             *upstream.forward.lock().unwrap_or_else(|p| p.into_inner()) =
                 Some(Arc::new(move |method: &str, params: &serde_json::Value| {

@@ -81,11 +81,16 @@ impl Default for ServerConfig {
     }
 }
 
+/// A readiness check: why a part of the server is not ready, or `None`.
+pub type ReadinessCheck = Arc<dyn Fn() -> Option<String> + Send + Sync>;
+
 pub(crate) struct ServerInner {
     pub(crate) engine: Engine,
     /// Swapped whole when the set changes (a gateway's upstream listed new tools);
     /// readers keep the set they started with.
     pub(crate) tools: std::sync::RwLock<Arc<ToolRegistry>>,
+    /// Extra readiness checks for `/readyz` (name, check): `Some(reason)` when not ready.
+    pub(crate) readiness: std::sync::RwLock<Vec<(String, ReadinessCheck)>>,
     /// Who answers the methods we do not (see [`crate::Passthrough`]).
     pub(crate) passthrough: std::sync::RwLock<Option<Arc<dyn crate::Passthrough>>>,
     pub(crate) config: ServerConfig,
@@ -118,6 +123,27 @@ impl Server {
     /// The tools this server offers now.
     pub fn tools(&self) -> Arc<ToolRegistry> {
         Arc::clone(&self.inner.tools.read().unwrap_or_else(|p| p.into_inner()))
+    }
+
+    /// Adds a check to `/readyz` (a gateway adds one per upstream): `check` returns
+    /// why the part named `name` is not ready, or `None` when it is.
+    pub fn add_readiness_check(&self, name: impl Into<String>, check: ReadinessCheck) {
+        self.inner
+            .readiness
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .push((name.into(), check));
+    }
+
+    /// The failing readiness checks: (name, reason).
+    pub(crate) fn readiness_problems(&self) -> Vec<(String, String)> {
+        self.inner
+            .readiness
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .filter_map(|(name, check)| check().map(|why| (name.clone(), why)))
+            .collect()
     }
 
     /// Hands the methods `passthrough` handles (resources, prompts, completions, ...)

@@ -52,6 +52,7 @@ impl Server {
                 engine,
                 tools: std::sync::RwLock::new(Arc::new(tools)),
                 passthrough: std::sync::RwLock::new(None),
+                readiness: std::sync::RwLock::new(Vec::new()),
                 config,
                 sessions: Mutex::new(HashMap::new()),
                 outgoing: Outgoing::default(),

@@ -18,7 +18,7 @@ use axum::extract::State;
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
-use axum::routing::post;
+use axum::routing::{get, post};
 use axum::Router;
 use futures::StreamExt;
 use mcp_tasks_protocol::error_code::INVALID_REQUEST;
@@ -51,6 +51,8 @@ pub fn router(server: Server, path: &str) -> Router {
             path,
             post(handle_post).get(handle_get).delete(handle_delete),
         )
+        .route("/healthz", get(super::health::healthz))
+        .route("/readyz", get(super::health::readyz))
         .with_state(server)
 }
 

@@ -1,5 +1,6 @@
 //! Transports: newline-delimited JSON over stdio, and Streamable HTTP (axum).
 
 pub mod connections;
+pub mod health;
 pub mod http;
 pub mod stdio;

@@ -220,6 +220,39 @@ pub struct ServeArgs {
     /// Log filter for stderr, e.g. info, debug, mcp_tasks_engine=debug.
     #[arg(long, env = "MCP_TASKS_LOG", default_value = "info")]
     log: String,
+
+    /// Format of the log on stderr: `text` (for people) or `json` (one JSON object per
+    /// line with timestamp, level, target, fields and span, for log collectors).
+    #[arg(long, env = "MCP_TASKS_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
+    log_format: LogFormat,
+}
+
+/// `--log-format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LogFormat {
+    /// Human-readable lines (colours on a terminal).
+    Text,
+    /// One JSON object per line.
+    Json,
+}
+
+/// The stderr log, filtered by `--log`, in `--log-format`.
+fn init_logging(args: &ServeArgs) -> Result<()> {
+    let filter = tracing_subscriber::EnvFilter::try_new(&args.log).context("parsing --log")?;
+    let builder = tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(filter);
+    match args.log_format {
+        LogFormat::Text => builder
+            .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+            .init(),
+        LogFormat::Json => builder
+            .json()
+            .with_current_span(true)
+            .with_span_list(false)
+            .init(),
+    }
+    Ok(())
 }
 
 /// Runs the server until Ctrl-C / SIGTERM (HTTP) or end of input (stdio).
@@ -232,13 +265,7 @@ pub async fn run_with_upstreams(
     args: ServeArgs,
     extra: Vec<mcp_tasks_gateway::UpstreamConfig>,
 ) -> Result<()> {
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_new(&args.log).context("parsing --log")?,
-        )
-        .init();
+    init_logging(&args)?;
 
     let file = match &args.config {
         Some(p) => ConfigFile::load(p)?,

@@ -1,0 +1,53 @@
+//! What operators rely on, on the real binary: JSON log lines and the health endpoints.
+#![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use common::BIN;
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+
+#[tokio::test]
+async fn json_logs_parse_and_health_endpoints_answer() {
+    let mut child = Command::new(BIN)
+        .args([
+            "serve",
+            "--demo",
+            "--database",
+            "memory:",
+            "--listen",
+            "127.0.0.1:0",
+        ])
+        .args(["--log", "info", "--log-format", "json"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let mut json_lines = Vec::new();
+    let url = loop {
+        let line = lines
+            .next()
+            .expect("the server printed its address")
+            .unwrap();
+        if let Some(rest) = line.split("listening on ").nth(1) {
+            break rest.trim().to_string();
+        }
+        json_lines.push(line);
+    };
+    let first: serde_json::Value = serde_json::from_str(&json_lines[0])
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", json_lines[0]));
+    for key in ["timestamp", "level", "target", "fields"] {
+        assert!(first.get(key).is_some(), "{key} missing: {first}");
+    }
+    assert_eq!(first["level"], "INFO", "{first}");
+
+    let base = url.trim_end_matches("/mcp");
+    let health = reqwest::get(format!("{base}/healthz")).await.unwrap();
+    assert_eq!(health.status().as_u16(), 200);
+    let ready = reqwest::get(format!("{base}/readyz")).await.unwrap();
+    assert_eq!(ready.status().as_u16(), 200);
+    let _ = child.kill();
+    let _ = child.wait();
+}
