@@ -25,7 +25,7 @@ use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
 /// MCP Tasks server: long-running tool calls as durable tasks a client can poll,
-/// cancel and collect later (MCP 2025-11-25 tasks).
+/// cancel and collect later (MCP 2025-11-25 tasks and the 2026-07-28 Tasks extension).
 #[derive(Debug, Parser)]
 #[command(name = "mcp-tasks", version, about, long_about = None)]
 struct Cli {
@@ -47,10 +47,38 @@ enum Command {
     Bench(mcp_tasks_bench::BenchArgs),
     #[command(flatten)]
     Client(cmd::client::ClientCommand),
+    /// Print a shell completion script: `mcp-tasks completions bash >
+    /// /etc/bash_completion.d/mcp-tasks` (zsh: into a folder on $fpath as _mcp-tasks;
+    /// fish: ~/.config/fish/completions/mcp-tasks.fish).
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the manual page (roff): `mcp-tasks man > mcp-tasks.1; man ./mcp-tasks.1`.
+    Man,
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    match cli.command {
+        Command::Completions { shell } => {
+            use clap::CommandFactory;
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "mcp-tasks", &mut script);
+            return print_all(&script, "the completion script");
+        }
+        Command::Man => {
+            use clap::CommandFactory;
+            let mut page = Vec::new();
+            if let Err(e) = clap_mangen::Man::new(Cli::command()).render(&mut page) {
+                eprintln!("mcp-tasks: cannot render the manual page: {e}");
+                return ExitCode::from(1);
+            }
+            return print_all(&page, "the manual page");
+        }
+        _ => {}
+    }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -67,6 +95,7 @@ fn main() -> ExitCode {
             Command::Wrap(args) => cmd::serve::wrap::run(args).await,
             Command::Bench(args) => mcp_tasks_bench::run(args).await.map_err(Into::into),
             Command::Client(c) => c.run().await,
+            Command::Completions { .. } | Command::Man => Ok(()),
         }
     });
     match result {
@@ -132,5 +161,18 @@ mod tests {
             error_chain(&e),
             "opening task store sqlite://x.db: store backend error: (code: 14) unable to open database file"
         );
+    }
+}
+
+/// Writes `bytes` to stdout; a reader that stopped early (`| head`) is not an error.
+fn print_all(bytes: &[u8], what: &str) -> ExitCode {
+    use std::io::Write;
+    match std::io::stdout().write_all(bytes) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("mcp-tasks: cannot write {what}: {e}");
+            ExitCode::from(1)
+        }
     }
 }

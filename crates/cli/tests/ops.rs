@@ -51,3 +51,35 @@ async fn json_logs_parse_and_health_endpoints_answer() {
     let _ = child.kill();
     let _ = child.wait();
 }
+
+#[test]
+fn completions_and_the_manual_page_are_generated() {
+    for shell in ["bash", "zsh", "fish", "powershell"] {
+        let out = Command::new(BIN)
+            .args(["completions", shell])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{shell}");
+        let script = String::from_utf8(out.stdout).unwrap();
+        assert!(
+            script.contains("wrap") && script.contains("serve"),
+            "{shell}: {script}"
+        );
+    }
+    // The bash script is valid bash.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("mcp-tasks.bash");
+    let out = Command::new(BIN)
+        .args(["completions", "bash"])
+        .output()
+        .unwrap();
+    std::fs::write(&path, out.stdout).unwrap();
+    let checked = Command::new("bash").arg("-n").arg(&path).status().unwrap();
+    assert!(checked.success(), "bash -n refused the completion script");
+
+    let out = Command::new(BIN).arg("man").output().unwrap();
+    assert!(out.status.success());
+    let page = String::from_utf8(out.stdout).unwrap();
+    assert!(page.contains(".TH mcp-tasks 1"), "{page}");
+    assert!(page.contains("wrap") && page.contains("serve"), "{page}");
+}
