@@ -128,6 +128,19 @@ fn error_chain(e: &anyhow::Error) -> String {
     out
 }
 
+/// Writes `bytes` to stdout; a reader that stopped early (`| head`) is not an error.
+fn print_all(bytes: &[u8], what: &str) -> ExitCode {
+    use std::io::Write;
+    match std::io::stdout().write_all(bytes) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("mcp-tasks: cannot write {what}: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -161,18 +174,5 @@ mod tests {
             error_chain(&e),
             "opening task store sqlite://x.db: store backend error: (code: 14) unable to open database file"
         );
-    }
-}
-
-/// Writes `bytes` to stdout; a reader that stopped early (`| head`) is not an error.
-fn print_all(bytes: &[u8], what: &str) -> ExitCode {
-    use std::io::Write;
-    match std::io::stdout().write_all(bytes) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("mcp-tasks: cannot write {what}: {e}");
-            ExitCode::from(1)
-        }
     }
 }
