@@ -337,7 +337,9 @@ impl Terminal {
                     say(&format!("  {}\n", style(d).dim().for_stderr()));
                 }
             }
-            if let prompt::Kind::Choice(options) = &field.kind {
+            if let prompt::Kind::Choice(options) | prompt::Kind::MultiChoice { options, .. } =
+                &field.kind
+            {
                 if single {
                     say("\n");
                 }
@@ -347,11 +349,11 @@ impl Terminal {
             }
             let mut first = true;
             loop {
-                let indent = if single && first && !matches!(field.kind, prompt::Kind::Choice(_)) {
-                    ""
-                } else {
-                    "  "
-                };
+                let listed = matches!(
+                    field.kind,
+                    prompt::Kind::Choice(_) | prompt::Kind::MultiChoice { .. }
+                );
+                let indent = if single && first && !listed { "" } else { "  " };
                 first = false;
                 say(&format!("{indent}{}", field.prompt()));
                 let text = match self.read_line().await {
