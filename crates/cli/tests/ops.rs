@@ -83,3 +83,46 @@ fn completions_and_the_manual_page_are_generated() {
     assert!(page.contains(".TH mcp-tasks 1"), "{page}");
     assert!(page.contains("wrap") && page.contains("serve"), "{page}");
 }
+
+/// The packaging examples (Dockerfile, compose file, systemd unit) only use flags and
+/// environment variables `serve` knows, and the example token file parses: they cannot
+/// drift from the binary unnoticed.
+#[test]
+fn deployment_examples_use_only_what_serve_knows() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let help = Command::new(BIN)
+        .args(["serve", "--help"])
+        .output()
+        .unwrap();
+    let help = String::from_utf8(help.stdout).unwrap();
+    for file in [
+        "Dockerfile",
+        "deploy/docker-compose.yml",
+        "deploy/mcp-tasks.service",
+    ] {
+        let text = std::fs::read_to_string(root.join(file)).unwrap();
+        // The lines that run the server, and the environment they set.
+        for line in text
+            .lines()
+            .filter(|l| l.contains("serve") || l.contains("MCP_TASKS_"))
+        {
+            for word in line.split(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == '_')) {
+                if let Some(flag) = word.strip_prefix("--").filter(|f| f.len() > 2) {
+                    assert!(
+                        help.contains(&format!("--{flag}")),
+                        "{file}: --{flag} is not a serve flag"
+                    );
+                }
+                if word.starts_with("MCP_TASKS_") && word != "MCP_TASKS_STATE_DIR" {
+                    assert!(
+                        help.contains(&format!("env: {word}")),
+                        "{file}: {word} is not read by serve"
+                    );
+                }
+            }
+        }
+    }
+    let tokens = std::fs::read_to_string(root.join("deploy/tokens.toml")).unwrap();
+    mcp_tasks_server::auth::StaticTokens::from_toml(&tokens)
+        .expect("the example token file parses");
+}
