@@ -126,3 +126,104 @@ fn deployment_examples_use_only_what_serve_knows() {
     mcp_tasks_server::auth::StaticTokens::from_toml(&tokens)
         .expect("the example token file parses");
 }
+
+/// After tasks of every outcome, `/metrics` counts them by tool and status, and (where
+/// Prometheus's `promtool` is installed; CI installs it and sets
+/// MCP_TASKS_REQUIRE_PROMTOOL=1) the scrape passes `promtool check metrics`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn metrics_count_every_outcome_and_pass_promtool() {
+    use mcp_tasks_client::{Client, Target, TaskOptions, WirePreference};
+    use serde_json::json;
+    let server = common::serve(&["--database", "memory:"]);
+    let client = Client::builder()
+        .wire(WirePreference::V2025_11_25)
+        .connect(&Target::Http(server.url.clone()))
+        .await
+        .unwrap();
+    let run = |tool: &'static str, args: serde_json::Value| {
+        let client = client.clone();
+        async move {
+            client
+                .call_tool_as_task(tool, args, TaskOptions::default())
+                .await
+                .unwrap()
+        }
+    };
+    run("slow_compute", json!({"seconds": 0}))
+        .await
+        .result()
+        .await
+        .unwrap();
+    run("failing_job", json!({})).await.result().await.unwrap();
+    let long = run("slow_compute", json!({"seconds": 60})).await;
+    long.cancel().await.unwrap();
+    client
+        .call_tool("greet", json!({"name": "Ada"}))
+        .await
+        .unwrap();
+
+    let base = server.url.trim_end_matches("/mcp").to_string();
+    let openmetrics = reqwest::Client::new()
+        .get(format!("{base}/metrics"))
+        .header("accept", "application/openmetrics-text; version=1.0.0")
+        .send()
+        .await
+        .unwrap();
+    assert!(openmetrics
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/openmetrics-text")));
+    assert!(openmetrics.text().await.unwrap().ends_with("# EOF\n"));
+    let scrape = reqwest::get(format!("{base}/metrics")).await.unwrap();
+    assert!(scrape
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("text/plain; version=0.0.4")));
+    let text = scrape.text().await.unwrap();
+    for line in [
+        "mcp_tasks_tasks_created_total{tool=\"slow_compute\"} 2",
+        "mcp_tasks_tasks_finished_total{tool=\"slow_compute\",status=\"completed\"} 1",
+        "mcp_tasks_tasks_finished_total{tool=\"slow_compute\",status=\"cancelled\"} 1",
+        "mcp_tasks_tasks_finished_total{tool=\"failing_job\",status=\"failed\"} 1",
+        "mcp_tasks_requests_total{method=\"tools/call\",outcome=\"ok\"} 4",
+        "mcp_tasks_sessions 1",
+    ] {
+        assert!(text.contains(line), "missing {line}:\n{text}");
+    }
+    assert!(
+        text.contains("mcp_tasks_task_duration_seconds_bucket{le="),
+        "{text}"
+    );
+
+    let required = std::env::var("MCP_TASKS_REQUIRE_PROMTOOL").is_ok_and(|v| v == "1");
+    let promtool = Command::new("promtool")
+        .args(["check", "metrics"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn();
+    let mut promtool = match promtool {
+        Ok(p) => p,
+        Err(e) if !required => {
+            eprintln!("promtool not installed ({e}): the scrape was not linted");
+            return;
+        }
+        Err(e) => panic!("promtool is required here (MCP_TASKS_REQUIRE_PROMTOOL=1): {e}"),
+    };
+    use std::io::Write;
+    promtool
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(text.as_bytes())
+        .unwrap();
+    let out = promtool.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "promtool check metrics: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -22,6 +22,10 @@ pub struct Activity {
     pub job_cancels_requested: u64,
     /// Cancels of external jobs that finished (answered, failed or timed out).
     pub job_cancels_done: u64,
+    /// Tasks refused because a quota was full.
+    pub quota_refusals: u64,
+    /// Tasks taken over from a process whose lease expired (re-run or failed here).
+    pub lease_takeovers: u64,
 }
 
 /// The sending side, kept by the engine's core.

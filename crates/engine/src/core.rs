@@ -51,7 +51,14 @@ pub(crate) struct Core {
     log_router: RwLock<Option<LogRouter>>,
     /// Counters of background work, for whoever waits on it.
     pub(crate) activity: ActivityCounters,
+    /// Told of every task this process created or changed (metrics).
+    observer: RwLock<Option<TransitionObserver>>,
 }
+
+/// Told of each record this process wrote: a new task (version 0) and every status
+/// change it applied (the store's compare-and-set winner, so with several replicas
+/// each change is seen by exactly one of them). Must not block.
+pub type TransitionObserver = Arc<dyn Fn(&TaskRecord) + Send + Sync>;
 
 impl Core {
     pub(crate) fn new(store: Arc<dyn TaskStore>, config: EngineConfig) -> Self {
@@ -65,6 +72,7 @@ impl Core {
             reader: RwLock::new(Arc::new(OpaqueReader)),
             log_router: RwLock::new(None),
             activity: ActivityCounters::default(),
+            observer: RwLock::new(None),
         }
     }
 
@@ -118,8 +126,25 @@ impl Core {
         if params.outcome.is_some() || params.input_requests.is_some() {
             crate::audit::status_changed(&record);
         }
+        self.observe(&record);
         self.publish(&record);
         Ok(record)
+    }
+
+    /// Hands `record` to the registered [`TransitionObserver`].
+    pub(crate) fn observe(&self, record: &TaskRecord) {
+        let observer = self
+            .observer
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        if let Some(observe) = observer {
+            observe(record);
+        }
+    }
+
+    pub(crate) fn set_observer(&self, observer: TransitionObserver) {
+        *self.observer.write().unwrap_or_else(|p| p.into_inner()) = Some(observer);
     }
 
     /// Announces `record` to subscribers unless this version (or a newer one) already

@@ -209,6 +209,12 @@ impl Engine {
         }
     }
 
+    /// Registers who is told of every task this process creates or changes (the
+    /// server's metrics). Replaces an earlier one.
+    pub fn set_transition_observer(&self, observer: crate::TransitionObserver) {
+        self.inner.core.set_observer(observer);
+    }
+
     /// Counters of the engine's background work (sweeps, heartbeats, polls and
     /// cancels of external jobs), to wait for the next one as a signal rather than
     /// sleeping: `*activity().wait_for(|a| a.heartbeats > seen).await?`. Copy the
@@ -276,6 +282,7 @@ impl Engine {
             .acquire(&params.caller.principal)
             .map_err(|reason| {
                 crate::audit::refused(&params.caller.principal, &reason);
+                inner.core.activity.count(|a| a.quota_refusals += 1);
                 EngineError::QuotaExceeded(reason)
             })?;
         let now = now_ms();
@@ -308,6 +315,7 @@ impl Engine {
         };
         inner.core.store.create(&record).await?;
         crate::audit::created(&record, config.audit_arguments);
+        inner.core.observe(&record);
         inner.executor.launch_with(
             &inner.core,
             self.host(),

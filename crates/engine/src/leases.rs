@@ -112,6 +112,7 @@ impl Leases {
         host: Weak<dyn TaskHost>,
         record: TaskRecord,
     ) {
+        core.activity.count(|a| a.lease_takeovers += 1);
         let resumer = self
             .resumer
             .lock()

@@ -68,6 +68,7 @@ pub use activity::Activity;
 pub use caller::Caller;
 pub use config::EngineConfig;
 pub use context::{ClientRequester, LogMessage, LogSink, Progress, ProgressSink, TaskContext};
+pub use core::TransitionObserver;
 pub use engine::{CreateParams, Engine, ListResult, Work};
 pub use error::EngineError;
 pub use events::{LogRouter, TaskEvent, TaskLog};

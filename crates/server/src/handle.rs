@@ -27,6 +27,7 @@ impl Server {
         match message {
             Incoming::Request { id, method, params } => {
                 let _busy = session.busy();
+                let started = std::time::Instant::now();
                 let outcome = crate::wire::v2025_11_25::request(
                     self,
                     session,
@@ -36,6 +37,10 @@ impl Server {
                     request_stream,
                 )
                 .await;
+                if let Some(result) = &outcome {
+                    self.metrics()
+                        .observe_request(&method, result.is_ok(), started.elapsed());
+                }
                 outcome.map(|r| reply(&id, r))
             }
             Incoming::Notification { method, params } => {

@@ -31,6 +31,7 @@
 //! | [`error_map`] | engine errors and task failures to JSON-RPC errors, in one place |
 //! | [`mcp_reader`] | the engine's `WireReader`: progress tokens and `isError`, read for it |
 //! | [`auth`] | bearer tokens: static table or JWT (JWKS), the subject tasks are bound to |
+//! | [`metrics`] | Prometheus metrics: tasks by tool and outcome, durations, requests, sessions |
 //! | [`http_limits`] | HTTP connection limits and timeouts ([`http_limits::HttpLimits`]) |
 //! | [`transport`] | stdio and Streamable HTTP (our own hyper accept loop under an axum router) |
 #![deny(missing_docs)]
@@ -46,6 +47,7 @@ mod handle;
 pub mod http_limits;
 pub mod mcp_reader;
 mod messages;
+pub mod metrics;
 mod outgoing;
 pub mod passthrough;
 pub mod registry;

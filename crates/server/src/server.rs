@@ -89,6 +89,8 @@ pub(crate) struct ServerInner {
     /// Swapped whole when the set changes (a gateway's upstream listed new tools);
     /// readers keep the set they started with.
     pub(crate) tools: std::sync::RwLock<Arc<ToolRegistry>>,
+    /// Prometheus metrics (see [`crate::metrics`]).
+    pub(crate) metrics: Arc<crate::metrics::Metrics>,
     /// Extra readiness checks for `/readyz` (name, check): `Some(reason)` when not ready.
     pub(crate) readiness: std::sync::RwLock<Vec<(String, ReadinessCheck)>>,
     /// Who answers the methods we do not (see [`crate::Passthrough`]).
@@ -123,6 +125,18 @@ impl Server {
     /// The tools this server offers now.
     pub fn tools(&self) -> Arc<ToolRegistry> {
         Arc::clone(&self.inner.tools.read().unwrap_or_else(|p| p.into_inner()))
+    }
+
+    /// The metrics, updated as the server works.
+    pub(crate) fn metrics(&self) -> &crate::metrics::Metrics {
+        &self.inner.metrics
+    }
+
+    /// The metrics in the Prometheus text format (what `/metrics` serves), for
+    /// embedders that expose them elsewhere.
+    pub fn metrics_text(&self) -> String {
+        let activity = *self.inner.engine.activity().borrow();
+        self.inner.metrics.render(self.session_count(), activity)
     }
 
     /// Adds a check to `/readyz` (a gateway adds one per upstream): `check` returns

@@ -53,6 +53,7 @@ impl Server {
                 tools: std::sync::RwLock::new(Arc::new(tools)),
                 passthrough: std::sync::RwLock::new(None),
                 readiness: std::sync::RwLock::new(Vec::new()),
+                metrics: Arc::default(),
                 config,
                 sessions: Mutex::new(HashMap::new()),
                 outgoing: Outgoing::default(),
@@ -65,6 +66,25 @@ impl Server {
             server.inner.shutdown.clone(),
         ));
         let _ = resumer_tools.set(Arc::downgrade(&server.inner));
+        let observed = Arc::downgrade(&server.inner);
+        server
+            .inner
+            .engine
+            .set_transition_observer(Arc::new(move |record| {
+                if let Some(inner) = observed.upgrade() {
+                    let name = record.request.get("name").and_then(Value::as_str);
+                    let known = name.filter(|n| {
+                        inner
+                            .tools
+                            .read()
+                            .unwrap_or_else(|p| p.into_inner())
+                            .get(n)
+                            .is_some()
+                    });
+                    let tool = known.unwrap_or("other").to_string();
+                    inner.metrics.observe_task(record, tool);
+                }
+            }));
         let weak = Arc::downgrade(&server.inner);
         server.inner.engine.set_log_router(Arc::new(move |log| {
             if let Some(inner) = weak.upgrade() {

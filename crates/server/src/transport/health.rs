@@ -1,5 +1,5 @@
-//! `/healthz` and `/readyz`: for load balancers, orchestrators and service managers.
-//! Neither needs credentials nor shows task data.
+//! `/healthz`, `/readyz` and `/metrics`: for load balancers, orchestrators, service
+//! managers and Prometheus. None needs credentials or shows task data.
 //!
 //! - `/healthz`: the process answers (200).
 //! - `/readyz`: the task store answers a bounded read, and every readiness check
@@ -21,6 +21,31 @@ pub const STORE_CHECK_TIMEOUT: Duration = Duration::from_secs(2);
 /// `GET /healthz`.
 pub(crate) async fn healthz() -> Response {
     (StatusCode::OK, Json(json!({ "status": "ok" }))).into_response()
+}
+
+/// `GET /metrics`: OpenMetrics when the scraper asks for it (Prometheus does), else the
+/// classic Prometheus text format (0.0.4) that older tools, `promtool` included, read.
+pub(crate) async fn metrics(
+    State(server): State<Server>,
+    headers: axum::http::HeaderMap,
+) -> Response {
+    let openmetrics = headers
+        .get(axum::http::header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|a| a.contains("application/openmetrics-text"));
+    let text = server.metrics_text();
+    let (content_type, body) = if openmetrics {
+        (
+            "application/openmetrics-text; version=1.0.0; charset=utf-8",
+            text,
+        )
+    } else {
+        (
+            "text/plain; version=0.0.4; charset=utf-8",
+            crate::metrics::to_prometheus_text(&text),
+        )
+    };
+    ([(axum::http::header::CONTENT_TYPE, content_type)], body).into_response()
 }
 
 /// `GET /readyz`.

@@ -53,6 +53,7 @@ pub fn router(server: Server, path: &str) -> Router {
         )
         .route("/healthz", get(super::health::healthz))
         .route("/readyz", get(super::health::readyz))
+        .route("/metrics", get(super::health::metrics))
         .with_state(server)
 }
 

@@ -112,7 +112,11 @@ pub async fn handle(
     method: &str,
     params: Value,
 ) -> (u16, Value) {
+    let started = std::time::Instant::now();
     let result = dispatch(server, subject, headers, method, params).await;
+    server
+        .metrics()
+        .observe_request(method, result.is_ok(), started.elapsed());
     match result {
         Ok(v) => (200, jsonrpc::response(id, v)),
         Err(e) => (http_status(&e), jsonrpc::error_response(Some(id), &e)),
