@@ -313,3 +313,47 @@ fn wrap_of_a_command_that_cannot_start_fails_at_once_saying_why() {
         "{stderr}"
     );
 }
+
+/// Credentials given to an upstream (header values, here of an upstream that cannot be
+/// reached) appear in no log line or error, even at debug level.
+#[test]
+fn upstream_credentials_never_reach_the_logs() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("gw.toml");
+    let closed_port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    std::fs::write(
+        &config,
+        format!(
+            "[[upstream]]\nname = \"remote\"\nurl = \"http://127.0.0.1:{closed_port}/mcp\"\n\
+             headers = {{ Authorization = \"Bearer sk-very-secret-value\", X-Api-Key = \"key-very-secret\" }}\n"
+        ),
+    )
+    .unwrap();
+    let out = std::process::Command::new(BIN)
+        .args([
+            "serve",
+            "--stdio",
+            "--database",
+            "memory:",
+            "--log",
+            "debug",
+            "--config",
+        ])
+        .arg(&config)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("upstream 'remote'"),
+        "the failure is logged: {stderr}"
+    );
+    assert!(
+        !stderr.contains("very-secret"),
+        "a credential leaked into the log:\n{stderr}"
+    );
+}
