@@ -124,19 +124,7 @@ async fn a_cancelled_task_frees_its_upstream_connection() {
     let client = Client::connect(&wrapped(&["--max-upstream-connections", "1"]))
         .await
         .unwrap();
-    let task = client
-        .call_tool_as_task(
-            "slow_compute",
-            json!({"seconds": 60}),
-            TaskOptions::default(),
-        )
-        .await
-        .unwrap();
-    let id = task.task_id().cloned().unwrap();
-    common::eventually(WAIT, || async {
-        client.get(&id).await.unwrap().status_message.is_some()
-    })
-    .await;
+    let id = start_slow_task(&client, json!({"seconds": 60})).await;
     let cancelled = client.cancel(&id).await.unwrap();
     assert_eq!(cancelled.status, TaskStatus::Cancelled);
     let greeting = tokio::time::timeout(WAIT, client.call_tool("greet", json!({"name": "Bo"})))
@@ -148,16 +136,12 @@ async fn a_cancelled_task_frees_its_upstream_connection() {
     client.close().await;
 }
 
-#[test]
-fn two_upstreams_offering_one_tool_name_are_refused_at_start() {
+/// Runs `serve --stdio` (stdin closed at once) with `config` as its config file and
+/// `--log log`; returns its exit success and stderr.
+fn serve_with_config(config: &str, log: &str) -> (bool, String) {
     let dir = tempfile::tempdir().unwrap();
-    let config = dir.path().join("gw.toml");
-    let upstream = |name: &str| {
-        format!(
-            "[[upstream]]\nname = \"{name}\"\ncommand = [\"{BIN}\", \"serve\", \"--stdio\", \"--demo\", \"--database\", \"memory:\", \"--log\", \"warn\"]\n"
-        )
-    };
-    std::fs::write(&config, format!("{}{}", upstream("one"), upstream("two"))).unwrap();
+    let path = dir.path().join("gw.toml");
+    std::fs::write(&path, config).unwrap();
     let out = std::process::Command::new(BIN)
         .args([
             "serve",
@@ -165,15 +149,43 @@ fn two_upstreams_offering_one_tool_name_are_refused_at_start() {
             "--database",
             "memory:",
             "--log",
-            "warn",
+            log,
             "--config",
         ])
-        .arg(&config)
+        .arg(&path)
         .stdin(std::process::Stdio::null())
         .output()
         .unwrap();
-    assert!(!out.status.success());
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Starts `slow_compute` with `args` as a task and waits until it reports progress.
+async fn start_slow_task(client: &Client, args: serde_json::Value) -> mcp_tasks_client::TaskId {
+    let task = client
+        .call_tool_as_task("slow_compute", args, TaskOptions::default())
+        .await
+        .unwrap();
+    let id = task.task_id().cloned().unwrap();
+    common::eventually(WAIT, || async {
+        client.get(&id).await.unwrap().status_message.is_some()
+    })
+    .await;
+    id
+}
+
+#[test]
+fn two_upstreams_offering_one_tool_name_are_refused_at_start() {
+    let upstream = |name: &str| {
+        format!(
+            "[[upstream]]\nname = \"{name}\"\ncommand = [\"{BIN}\", \"serve\", \"--stdio\", \"--demo\", \"--database\", \"memory:\", \"--log\", \"warn\"]\n"
+        )
+    };
+    let (ok, stderr) =
+        serve_with_config(&format!("{}{}", upstream("one"), upstream("two")), "warn");
+    assert!(!ok);
     assert!(
         stderr.contains("by upstream 'one' and by upstream 'two'") && stderr.contains("prefix"),
         "{stderr}"
@@ -182,66 +194,39 @@ fn two_upstreams_offering_one_tool_name_are_refused_at_start() {
 
 #[test]
 fn an_upstream_entry_without_an_endpoint_is_refused_with_the_fix() {
-    let dir = tempfile::tempdir().unwrap();
-    let config = dir.path().join("gw.toml");
-    std::fs::write(&config, "[[upstream]]\nname = \"x\"\n").unwrap();
-    let out = std::process::Command::new(BIN)
-        .args(["serve", "--stdio", "--database", "memory:", "--config"])
-        .arg(&config)
-        .stdin(std::process::Stdio::null())
-        .output()
-        .unwrap();
-    assert!(!out.status.success());
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let (ok, stderr) = serve_with_config("[[upstream]]\nname = \"x\"\n", "info");
+    assert!(!ok);
     assert!(stderr.contains("give exactly one of `command"), "{stderr}");
 }
 
 /// `mcp-tasks wrap` over HTTP on `db`, in front of the demo server, with `extra` flags;
 /// a lease of one second, so that a restart takes over what a killed process held.
 fn wrap_http(db: &std::path::Path, extra: &[&str]) -> common::Server {
-    use std::io::BufRead;
     let database = format!("sqlite://{}", db.display());
-    let mut child = std::process::Command::new(BIN)
-        .args([
-            "wrap",
-            "--log",
-            "warn",
-            "--listen",
-            "127.0.0.1:0",
-            "--lease-ttl",
-            "1s",
-        ])
-        .args(["--database", &database])
-        .args(extra)
-        .args([
-            "--",
-            BIN,
-            "serve",
-            "--stdio",
-            "--demo",
-            "--database",
-            "memory:",
-            "--log",
-            "warn",
-        ])
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("start mcp-tasks wrap");
-    let stderr = child.stderr.take().expect("stderr");
-    let mut lines = std::io::BufReader::new(stderr).lines();
-    let url = loop {
-        let line = lines
-            .next()
-            .expect("wrap printed its address")
-            .expect("read stderr");
-        if let Some(rest) = line.split("listening on ").nth(1) {
-            break rest.trim().to_string();
-        }
-    };
-    std::thread::spawn(move || for _ in lines {});
-    common::Server { child, url }
+    let mut args = vec![
+        "wrap",
+        "--log",
+        "warn",
+        "--listen",
+        "127.0.0.1:0",
+        "--lease-ttl",
+        "1s",
+        "--database",
+        &database,
+    ];
+    args.extend_from_slice(extra);
+    args.extend([
+        "--",
+        BIN,
+        "serve",
+        "--stdio",
+        "--demo",
+        "--database",
+        "memory:",
+        "--log",
+        "warn",
+    ]);
+    common::spawn_listening(&args)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -254,19 +239,7 @@ async fn a_resumable_upstream_call_runs_again_after_a_crash() {
         .connect(&Target::Http(first.url.clone()))
         .await
         .unwrap();
-    let task = client
-        .call_tool_as_task(
-            "slow_compute",
-            json!({"seconds": 2, "label": "again"}),
-            TaskOptions::default(),
-        )
-        .await
-        .unwrap();
-    let id = task.task_id().cloned().unwrap();
-    common::eventually(WAIT, || async {
-        client.get(&id).await.unwrap().status_message.is_some()
-    })
-    .await;
+    let id = start_slow_task(&client, json!({"seconds": 2, "label": "again"})).await;
     first.child.kill().unwrap(); // SIGKILL: the upstream call is lost with the process
     first.child.wait().unwrap();
     drop(first);
@@ -318,36 +291,18 @@ fn wrap_of_a_command_that_cannot_start_fails_at_once_saying_why() {
 /// reached) appear in no log line or error, even at debug level.
 #[test]
 fn upstream_credentials_never_reach_the_logs() {
-    let dir = tempfile::tempdir().unwrap();
-    let config = dir.path().join("gw.toml");
     let closed_port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
         .unwrap()
         .port();
-    std::fs::write(
-        &config,
-        format!(
+    let (_, stderr) = serve_with_config(
+        &format!(
             "[[upstream]]\nname = \"remote\"\nurl = \"http://127.0.0.1:{closed_port}/mcp\"\n\
              headers = {{ Authorization = \"Bearer sk-very-secret-value\", X-Api-Key = \"key-very-secret\" }}\n"
         ),
-    )
-    .unwrap();
-    let out = std::process::Command::new(BIN)
-        .args([
-            "serve",
-            "--stdio",
-            "--database",
-            "memory:",
-            "--log",
-            "debug",
-            "--config",
-        ])
-        .arg(&config)
-        .stdin(std::process::Stdio::null())
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
+        "debug",
+    );
     assert!(
         stderr.contains("upstream 'remote'"),
         "the failure is logged: {stderr}"

@@ -36,10 +36,17 @@ pub fn serve(extra: &[&str]) -> Server {
 /// As [`serve`], with another set of built-in tools than `--demo` (e.g.
 /// `--conformance-fixtures`).
 pub fn serve_tools(tools: &str, extra: &[&str]) -> Server {
+    let mut args = vec!["serve", tools, "--log", "warn", "--listen", "127.0.0.1:0"];
+    args.extend_from_slice(extra);
+    spawn_listening(&args)
+}
+
+/// Starts the binary with `args` (which must make it listen on HTTP, e.g. `serve ...
+/// --listen 127.0.0.1:0` or `wrap ... --listen 127.0.0.1:0 -- ...`) and waits for the
+/// address it prints.
+pub fn spawn_listening(args: &[&str]) -> Server {
     let mut child = Command::new(BIN)
-        .args(["serve", tools, "--log", "warn"])
-        .args(["--listen", "127.0.0.1:0"])
-        .args(extra)
+        .args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
