@@ -148,7 +148,6 @@ impl Gateway {
         if self.upstreams.is_empty() {
             return;
         }
-        let mut listed_count = server.tools().iter().count();
         loop {
             let changed = futures::future::select_all(
                 self.upstreams.iter().map(|u| Box::pin(u.list_changed())),
@@ -171,15 +170,14 @@ impl Gateway {
                     tracing::warn!("tool left out: {e}");
                 }
             }
-            let count = registry.iter().count();
-            let same = count == listed_count
+            let current = server.tools();
+            let same = registry.iter().count() == current.iter().count()
                 && registry
                     .iter()
-                    .zip(server.tools().iter())
+                    .zip(current.iter())
                     .all(|(a, b)| a.definition() == b.definition());
             if !same {
-                tracing::info!(tools = count, "upstream tools changed");
-                listed_count = count;
+                tracing::info!(tools = registry.iter().count(), "upstream tools changed");
                 server.set_tools(registry);
             }
         }

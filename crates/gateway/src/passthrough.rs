@@ -118,25 +118,25 @@ impl UpstreamPassthrough {
             })
     }
 
+    /// A request about the prompt whose (prefixed) name is at the JSON pointer
+    /// `name_at` of `params`: the name is put back as the upstream knows it.
     async fn prompt_request(
         &self,
         method: &str,
         mut params: Value,
-        name_at: &[&str],
+        name_at: &str,
     ) -> Result<Value, RpcError> {
-        let mut at = &params;
-        for k in name_at {
-            at = &at[*k];
-        }
-        let exposed = at.as_str().unwrap_or_default().to_string();
+        let exposed = params
+            .pointer(name_at)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
         let (upstream, name) = self.prompt_owner(&exposed).ok_or_else(|| {
             RpcError::invalid_params(format!("no upstream offers the prompt '{exposed}'"))
         })?;
-        let mut slot = &mut params;
-        for k in name_at {
-            slot = &mut slot[*k];
+        if let Some(slot) = params.pointer_mut(name_at) {
+            *slot = json!(name);
         }
-        *slot = json!(name);
         upstream.request(method, params).await
     }
 }
@@ -185,9 +185,9 @@ impl Passthrough for UpstreamPassthrough {
                 let uri = params["uri"].as_str().unwrap_or_default().to_string();
                 self.about_resource(&uri, method, params).await
             }
-            "prompts/get" => self.prompt_request(method, params, &["name"]).await,
+            "prompts/get" => self.prompt_request(method, params, "/name").await,
             "completion/complete" => match params["ref"]["type"].as_str() {
-                Some("ref/prompt") => self.prompt_request(method, params, &["ref", "name"]).await,
+                Some("ref/prompt") => self.prompt_request(method, params, "/ref/name").await,
                 _ => {
                     let uri = params["ref"]["uri"]
                         .as_str()
