@@ -14,8 +14,22 @@ use tokio::sync::Notify;
 
 use crate::config::{Endpoint, UpstreamConfig};
 
+/// The call running on a connection: its context, and the progress token it asked the
+/// upstream to report under (`None` for an upstream task, whose progress the client
+/// routes to its handle).
+#[derive(Clone)]
+struct Call {
+    ctx: TaskContext,
+    progress_token: Option<String>,
+}
+
 /// The call running on a connection, if any.
-type Slot = Arc<Mutex<Option<TaskContext>>>;
+type Slot = Arc<Mutex<Option<Call>>>;
+
+/// Numbers the progress tokens of upstream calls: each call has its own, so progress an
+/// upstream still sends for an earlier (cancelled) call on the same connection is not
+/// taken for the current one's.
+static NEXT_PROGRESS_TOKEN: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
 /// A connected upstream.
 pub(crate) struct Connection {
@@ -98,7 +112,7 @@ impl Connection {
         let note_slot = Arc::clone(&slot);
         builder = builder.on_notification(move |method, params| match method {
             m::NOTIF_PROGRESS => {
-                if let Some(ctx) = current(&note_slot) {
+                if let Some(ctx) = current_with_token(&note_slot, &params["progressToken"]) {
                     relay_progress(&ctx, params);
                 }
             }
@@ -162,11 +176,14 @@ impl Connection {
         arguments: Value,
         ctx: &TaskContext,
     ) -> Result<Value, ClientError> {
-        *self.slot.lock().unwrap_or_else(|p| p.into_inner()) = Some(ctx.clone());
-        let token = match ctx.task_id() {
-            Some(id) => format!("task-{id}"),
-            None => "call".to_string(),
-        };
+        let token = format!(
+            "mcp-tasks-gateway-{}",
+            NEXT_PROGRESS_TOKEN.fetch_add(1, Ordering::Relaxed)
+        );
+        *self.slot.lock().unwrap_or_else(|p| p.into_inner()) = Some(Call {
+            ctx: ctx.clone(),
+            progress_token: Some(token.clone()),
+        });
         let params = json!({
             "name": name,
             "arguments": arguments,
@@ -193,7 +210,10 @@ impl Connection {
         ctx: &TaskContext,
     ) -> Result<Value, ClientError> {
         use futures::StreamExt;
-        *self.slot.lock().unwrap_or_else(|p| p.into_inner()) = Some(ctx.clone());
+        *self.slot.lock().unwrap_or_else(|p| p.into_inner()) = Some(Call {
+            ctx: ctx.clone(),
+            progress_token: None,
+        });
         let mut handle = self
             .client
             .call_tool_as_task(name, arguments, mcp_tasks_client::TaskOptions::default())
@@ -249,7 +269,19 @@ impl Connection {
 }
 
 fn current(slot: &Slot) -> Option<TaskContext> {
-    slot.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    slot.lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .as_ref()
+        .map(|c| c.ctx.clone())
+}
+
+/// The running call, if `token` is the progress token it asked for.
+fn current_with_token(slot: &Slot, token: &Value) -> Option<TaskContext> {
+    slot.lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .as_ref()
+        .filter(|c| c.progress_token.is_some() && c.progress_token.as_deref() == token.as_str())
+        .map(|c| c.ctx.clone())
 }
 
 /// An upstream question, asked of our client through the running call's task (or on
