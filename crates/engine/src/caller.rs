@@ -15,6 +15,11 @@ pub struct Caller {
     pub session: Option<String>,
     /// Whether `principal` comes from verified credentials.
     pub authenticated: bool,
+    /// Whether this caller may see and act on every principal's tasks: a person listed
+    /// as an operator on the task board (`--operators`), or the local user of a board
+    /// served without authentication on loopback. Every such action is audited under
+    /// the operator's own name.
+    pub operator: bool,
 }
 
 impl Caller {
@@ -24,11 +29,28 @@ impl Caller {
             principal: principal.into(),
             session,
             authenticated: false,
+            operator: false,
         }
+    }
+
+    /// An authenticated caller, bound to its own tasks.
+    pub fn authenticated(principal: impl Into<String>, session: Option<String>) -> Self {
+        Caller {
+            principal: principal.into(),
+            session,
+            authenticated: true,
+            operator: false,
+        }
+    }
+
+    /// The same caller allowed to see and act on everyone's tasks.
+    pub fn as_operator(mut self) -> Self {
+        self.operator = true;
+        self
     }
 
     /// Whether this caller may see a task owned by `owner`.
     pub fn may_access(&self, owner: &str) -> bool {
-        !self.authenticated || self.principal == owner
+        self.operator || !self.authenticated || self.principal == owner
     }
 }

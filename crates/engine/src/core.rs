@@ -52,7 +52,7 @@ pub(crate) struct Core {
     /// Counters of background work, for whoever waits on it.
     pub(crate) activity: ActivityCounters,
     /// Told of every task this process created or changed (metrics).
-    observer: RwLock<Option<TransitionObserver>>,
+    observers: RwLock<Vec<TransitionObserver>>,
 }
 
 /// Told of each record this process wrote: a new task (version 0) and every status
@@ -72,7 +72,7 @@ impl Core {
             reader: RwLock::new(Arc::new(OpaqueReader)),
             log_router: RwLock::new(None),
             activity: ActivityCounters::default(),
-            observer: RwLock::new(None),
+            observers: RwLock::new(Vec::new()),
         }
     }
 
@@ -131,20 +131,23 @@ impl Core {
         Ok(record)
     }
 
-    /// Hands `record` to the registered [`TransitionObserver`].
+    /// Hands `record` to every registered [`TransitionObserver`].
     pub(crate) fn observe(&self, record: &TaskRecord) {
-        let observer = self
-            .observer
+        let observers = self
+            .observers
             .read()
             .unwrap_or_else(|p| p.into_inner())
             .clone();
-        if let Some(observe) = observer {
+        for observe in observers {
             observe(record);
         }
     }
 
-    pub(crate) fn set_observer(&self, observer: TransitionObserver) {
-        *self.observer.write().unwrap_or_else(|p| p.into_inner()) = Some(observer);
+    pub(crate) fn add_observer(&self, observer: TransitionObserver) {
+        self.observers
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(observer);
     }
 
     /// Announces `record` to subscribers unless this version (or a newer one) already

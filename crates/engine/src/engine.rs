@@ -209,10 +209,11 @@ impl Engine {
         }
     }
 
-    /// Registers who is told of every task this process creates or changes (the
-    /// server's metrics). Replaces an earlier one.
-    pub fn set_transition_observer(&self, observer: crate::TransitionObserver) {
-        self.inner.core.set_observer(observer);
+    /// Adds one more party told of every task this process creates or changes (the
+    /// server's metrics, the board's notifications). Each is called in turn, in the
+    /// order added.
+    pub fn add_transition_observer(&self, observer: crate::TransitionObserver) {
+        self.inner.core.add_observer(observer);
     }
 
     /// Counters of the engine's background work (sweeps, heartbeats, polls and
@@ -380,6 +381,22 @@ impl Engine {
     /// [`EngineError::NotFound`]; [`EngineError::AlreadyTerminal`] when it already ended.
     #[tracing::instrument(skip_all, fields(task_id = %id))]
     pub async fn cancel(&self, id: &TaskId, caller: &Caller) -> Result<TaskRecord, EngineError> {
+        self.cancel_saying(id, caller, "cancelled by the client")
+            .await
+    }
+
+    /// [`Engine::cancel`] with the status message the task is left with, so that a
+    /// person reading it later knows who stopped it (the task board says which
+    /// operator did).
+    ///
+    /// # Errors
+    /// As [`Engine::cancel`].
+    pub async fn cancel_saying(
+        &self,
+        id: &TaskId,
+        caller: &Caller,
+        reason: &str,
+    ) -> Result<TaskRecord, EngineError> {
         let inner = &self.inner;
         let current = inner.core.authorize(id, caller, "cancel").await?;
         if current.status.is_terminal() {
@@ -387,7 +404,7 @@ impl Engine {
         }
         // An external job is asked to stop first, so that a failure can still go into
         // the status message; the task is cancelled whatever the job system says.
-        let mut message = String::from("cancelled by the client");
+        let mut message = reason.to_string();
         if let Some(job) = &current.external {
             if let Err(reason) = inner
                 .externals

@@ -13,12 +13,15 @@ use mcp_tasks_protocol::TaskId;
 pub enum TaskEvent {
     /// The task's record changed (status or status message); carries the new record.
     Changed(Arc<TaskRecord>),
-    /// The running work reported progress for a request that carried a progress token.
+    /// The running work reported progress.
     Progress {
+        /// The task.
+        task: TaskId,
         /// The session that created the task.
         session: Option<String>,
-        /// The original request's `_meta.progressToken`.
-        token: Value,
+        /// The original request's `_meta.progressToken`, when it asked for progress
+        /// notifications.
+        token: Option<Value>,
         /// The progress report.
         progress: Progress,
     },

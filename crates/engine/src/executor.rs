@@ -285,14 +285,16 @@ impl Executor {
     }
 }
 
-/// Where a task's progress goes: an event for the session that created it, when its
-/// request asked for progress.
+/// Where a task's progress goes: an event naming the task (the task board shows it)
+/// and, when its request asked for progress, the token the creating session is sent.
 fn progress_sink(core: &Core, record: &TaskRecord) -> Option<ProgressSink> {
-    let token = core.reader().progress_token(&record.request)?;
+    let token = core.reader().progress_token(&record.request);
     let events = core.events.clone();
     let session = record.session.clone();
+    let task = record.id.clone();
     Some(Arc::new(move |progress| {
         let _ = events.send(TaskEvent::Progress {
+            task: task.clone(),
             session: session.clone(),
             token: token.clone(),
             progress,

@@ -298,16 +298,8 @@ async fn an_unanswered_question_fails_the_task_after_the_input_timeout() {
 #[tokio::test]
 async fn foreign_tasks_look_unknown_to_authenticated_callers() {
     let engine = memory_engine().await;
-    let owner = Caller {
-        principal: "alice".into(),
-        session: None,
-        authenticated: true,
-    };
-    let other = Caller {
-        principal: "bob".into(),
-        session: None,
-        authenticated: true,
-    };
+    let owner = Caller::authenticated("alice", None);
+    let other = Caller::authenticated("bob", None);
     let mut p = params();
     p.caller = owner.clone();
     let r = engine

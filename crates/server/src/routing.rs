@@ -71,13 +71,16 @@ fn deliver_event(server: &Server, event: TaskEvent) {
         }
         TaskEvent::Progress {
             session,
-            token,
+            token: Some(token),
             progress,
+            ..
         } => {
             if let Some(session) = session_of(server, session.as_ref()) {
                 session.send(progress_notification(&token, &progress));
             }
         }
+        // Nobody asked for notifications of this progress (the task board reads it).
+        TaskEvent::Progress { token: None, .. } => {}
     }
 }
 

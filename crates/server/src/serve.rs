@@ -70,9 +70,24 @@ impl Server {
         listener: TcpListener,
         shutdown: impl std::future::Future<Output = ()> + Send + 'static,
     ) -> Result<(), BuildError> {
+        self.serve_http_with(listener, axum::Router::new(), shutdown)
+            .await
+    }
+
+    /// [`Server::serve_http_on`] with more routes served beside MCP on the same
+    /// listener (the task board, an app's own pages), under the same connection limits.
+    ///
+    /// # Errors
+    /// I/O errors from the listener.
+    pub async fn serve_http_with(
+        self,
+        listener: TcpListener,
+        extra: axum::Router,
+        shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+    ) -> Result<(), BuildError> {
         let addr: Option<SocketAddr> = listener.local_addr().ok();
         tracing::info!(?addr, "serving MCP over HTTP at {}", http::DEFAULT_PATH);
-        http::serve(self, listener, shutdown)
+        http::serve_with(self, listener, extra, shutdown)
             .await
             .map_err(|source| BuildError::Io {
                 context: "serving HTTP".into(),

@@ -141,6 +141,7 @@ impl Session {
             principal: self.principal.clone(),
             session: Some(self.id.clone()),
             authenticated: self.authenticated,
+            operator: false,
         }
     }
 

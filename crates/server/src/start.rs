@@ -70,7 +70,7 @@ impl Server {
         server
             .inner
             .engine
-            .set_transition_observer(Arc::new(move |record| {
+            .add_transition_observer(Arc::new(move |record| {
                 if let Some(inner) = observed.upgrade() {
                     let name = record.request.get("name").and_then(Value::as_str);
                     let known = name.filter(|n| {

@@ -67,7 +67,21 @@ pub async fn serve(
     listener: TcpListener,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    let app = router(server.clone(), DEFAULT_PATH);
+    serve_with(server, listener, Router::new(), shutdown).await
+}
+
+/// [`serve`] with more routes beside MCP's (the task board): `extra` is merged into
+/// the router, and its connections get the same limits and graceful shutdown.
+///
+/// # Errors
+/// I/O errors from the listener.
+pub async fn serve_with(
+    server: Server,
+    listener: TcpListener,
+    extra: Router,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let app = router(server.clone(), DEFAULT_PATH).merge(extra);
     let token = server.shutdown_token();
     let limits = server.config().http.clone();
     super::connections::serve_connections(listener, app, limits, async move {
@@ -209,6 +223,21 @@ fn check_host(server: &Server, headers: &HeaderMap) -> Result<(), Refusal> {
             format!("Host '{host}' is not allowed; add it with --allowed-host to accept it"),
         ))
     }
+}
+
+/// The `Origin` and `Host` checks of `/mcp`, for other pages a browser loads from this
+/// server (the task board): a request from another site, or naming a host this server
+/// does not answer to, is refused with the status and reason to show.
+///
+/// # Errors
+/// `403 Forbidden` with a message naming the flag that would allow the request.
+pub fn check_browser_request(
+    server: &Server,
+    headers: &HeaderMap,
+) -> Result<(), (StatusCode, String)> {
+    check_origin(server, headers)
+        .and_then(|()| check_host(server, headers))
+        .map_err(|refusal| (refusal.status, refusal.message))
 }
 
 /// Runs the checks every method shares (origin, host, credentials) and, unless

@@ -88,11 +88,7 @@ fn request<'a>(server: &'a Server, subject: Option<String>, params: &Value) -> R
         .unwrap_or(json!({}));
     let extension = v2026_07_28::declares_extension(&capabilities);
     let caller = match subject {
-        Some(s) => Caller {
-            principal: s,
-            session: None,
-            authenticated: true,
-        },
+        Some(s) => Caller::authenticated(s, None),
         None => Caller::anonymous("stateless", None),
     };
     Request {
