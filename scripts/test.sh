@@ -3,7 +3,8 @@
 # (memory and SQLite stores, a kill -9 restart test, HTTP and stdio transports), then the
 # interoperability tests that install pinned official SDK clients (TypeScript, Python)
 # into target/interop and drive the real binary over stdio and Streamable HTTP.
-# Needs: cargo (with rustfmt and clippy), node + npm, python3 with venv.
+# Needs: cargo (with rustfmt and clippy), node + npm, python3 with venv, and Debian's
+# chromium for the task board's browser tests (installed by them when run as root).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -20,6 +21,9 @@ cargo test --workspace --all-features
 
 step "cargo doc (public API docs, warnings denied)"
 RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --workspace --all-features
+
+step "task board: Debian's Chromium driven by Playwright for Python"
+bash tests/board/run.sh
 
 step "interop: official SDK clients against the real binary"
 bash tests/interop/run.sh

@@ -23,6 +23,47 @@ pub struct ConfigFile {
     /// gateway).
     #[serde(default)]
     pub upstream: Vec<mcp_tasks_gateway::UpstreamConfig>,
+    /// `[board]`: the task board in the browser.
+    #[serde(default)]
+    pub board: BoardSection,
+    /// `[[notify]]`: webhooks told when a task needs someone.
+    #[serde(default)]
+    pub notify: Vec<NotifyEntry>,
+}
+
+/// `[board]`: the same settings as the board's `serve` flags.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BoardSection {
+    /// Turn the board off (`--no-board`).
+    #[serde(default)]
+    pub disabled: bool,
+    /// Principals who see and act on everyone's tasks.
+    #[serde(default)]
+    pub operators: Vec<String>,
+    /// The address people reach this server at, for links.
+    pub public_url: Option<String>,
+    /// A file holding the key that signs board logins (shared by replicas).
+    pub secret_file: Option<PathBuf>,
+}
+
+/// `[[notify]]`: one webhook.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NotifyEntry {
+    /// A stable name (default: the URL).
+    pub name: Option<String>,
+    /// Where events are posted.
+    pub url: String,
+    /// Events: input_required, failed, completed, cancelled (default: input_required
+    /// and failed).
+    #[serde(default)]
+    pub on: Vec<String>,
+    /// `json` (default) or `slack`.
+    pub format: Option<String>,
+    /// Extra request headers.
+    #[serde(default)]
+    pub headers: std::collections::BTreeMap<String, String>,
 }
 
 /// `[server]`: the same settings as the `serve` flags, under the flag's name with `_`
@@ -209,6 +250,11 @@ impl ConfigFile {
         server
             .check()
             .with_context(|| format!("[server] in {}", path.display()))?;
+        if let Some(secret) = &cfg.board.secret_file {
+            if secret.is_relative() {
+                cfg.board.secret_file = Some(base.join(secret));
+            }
+        }
         for u in &mut cfg.upstream {
             if let Some(cwd) = &u.cwd {
                 if cwd.is_relative() {

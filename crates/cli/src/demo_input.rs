@@ -8,9 +8,15 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-/// The three tools.
+/// The human-in-the-loop tools: these three and `book_meeting` (a form of every field
+/// type, in `demo_form`).
 pub fn tools() -> Vec<Tool> {
-    vec![confirm_delete(), multi_input(), summarize_with_model()]
+    vec![
+        confirm_delete(),
+        multi_input(),
+        summarize_with_model(),
+        crate::demo_form::book_meeting(),
+    ]
 }
 
 /// A failed input request becomes a tool error the model can read.

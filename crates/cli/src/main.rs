@@ -16,6 +16,7 @@ mod cmd;
 mod command_tool;
 mod config;
 mod demo;
+mod demo_form;
 mod demo_input;
 mod fixtures;
 mod fixtures_2025;

@@ -283,7 +283,9 @@ impl TaskContext {
                 _ = self.cancel.cancelled() => Err(InputError::Cancelled),
             };
         };
-        self.check_input(client_method, &params)?;
+        self.reader
+            .check_task_input(&self.client_capabilities, client_method, &params)
+            .map_err(InputError::Unsupported)?;
         let inner = inner.upgrade().ok_or(InputError::TaskEnded)?;
         let n = self.next_key.fetch_add(1, Ordering::Relaxed);
         let short = client_method.split('/').next().unwrap_or("input");

@@ -576,7 +576,10 @@ impl Engine {
         self.inner.core.activity.count(bump);
     }
 
-    pub(crate) fn store(&self) -> &Arc<dyn TaskStore> {
+    /// The store under the engine, for components beside it that keep rows of their
+    /// own in the same database (the board's webhook deliveries), so that those are as
+    /// durable and as shared between replicas as the tasks.
+    pub fn store(&self) -> &Arc<dyn TaskStore> {
         &self.inner.core.store
     }
 

@@ -24,6 +24,7 @@
 //! | `quota` | active-task counts per principal and in total |
 //! | [`context`] | [`TaskContext`] handed to running work: status messages, progress, input, cancellation |
 //! | [`input`] | [`InputError`]: why a question to the client got no answer (the questions themselves are the server's) |
+//! | [`board`] | [`TaskFilter`]: what people's views read (every task for operators, newest first; a task's timeline) |
 //! | [`activity`] | [`Activity`]: counters of background work (sweeps, heartbeats, polls) to wait on as signals |
 //! | [`events`] | [`TaskEvent`]: the stream of changes the server turns into notifications |
 //! | [`reader`] | [`WireReader`]: what the engine asks the server about opaque requests and results |
@@ -44,6 +45,7 @@
 
 pub mod activity;
 pub mod audit;
+pub mod board;
 pub mod caller;
 pub mod config;
 pub mod context;
@@ -65,6 +67,7 @@ mod sweeper;
 mod waiters;
 
 pub use activity::Activity;
+pub use board::TaskFilter;
 pub use caller::Caller;
 pub use config::EngineConfig;
 pub use context::{ClientRequester, LogMessage, LogSink, Progress, ProgressSink, TaskContext};

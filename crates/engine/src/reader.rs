@@ -36,6 +36,19 @@ pub trait WireReader: Send + Sync {
     ) -> Result<(), String> {
         Ok(())
     }
+
+    /// [`WireReader::check_input`] for a question a *task* asks: such a question is
+    /// stored with the task and may be answered by someone other than the client (a
+    /// person on the task board), so a reader that knows such a person exists may
+    /// allow what the client did not declare. The default is `check_input`.
+    fn check_task_input(
+        &self,
+        client_capabilities: &Value,
+        method: &str,
+        params: &Value,
+    ) -> Result<(), String> {
+        self.check_input(client_capabilities, method, params)
+    }
 }
 
 /// The reader of an engine no server has configured: no progress, no messages.

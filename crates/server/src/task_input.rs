@@ -41,6 +41,17 @@ pub(crate) fn deliver(server: &Server, session: &Arc<Session>, record: &TaskReco
         .iter()
         .filter(|(_, r)| r.is_outstanding())
     {
+        // A question the client cannot answer (it did not declare the capability) is
+        // not sent to it: someone else answers it (a person on the task board).
+        if crate::mcp_reader::check_input(
+            &session.client_capabilities(),
+            &request.method,
+            &request.params,
+        )
+        .is_err()
+        {
+            continue;
+        }
         if !session.claim_delivery(&record.id, key) {
             continue;
         }

@@ -145,6 +145,7 @@ async fn call(
         json: a.connect.json,
         resume: resume_command(target, &a.connect),
         journal: Journal::for_target(target),
+        public_url: a.connect.public_url.clone(),
     };
     match handle.task() {
         Some(view) => {

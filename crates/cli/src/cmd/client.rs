@@ -132,6 +132,12 @@ pub struct ConnectArgs {
     /// which otherwise speaks the extension).
     #[arg(long, value_name = "LEVEL", value_parser = parse_log_level)]
     pub log_level: Option<LoggingLevel>,
+
+    /// The address of the server's task board (the server's --public-url, e.g.
+    /// https://tasks.example.com): when a task waits for input, `call` and `watch`
+    /// also print the link where a person can answer it in the browser.
+    #[arg(long, env = "MCP_TASKS_PUBLIC_URL", value_name = "URL")]
+    pub public_url: Option<String>,
 }
 
 fn parse_log_level(s: &str) -> Result<LoggingLevel, String> {

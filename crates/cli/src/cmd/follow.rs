@@ -97,6 +97,9 @@ pub struct Watching {
     pub resume: Option<String>,
     /// The journal to record the task's final state in.
     pub journal: Option<Journal>,
+    /// The server's public address, for the task board link printed when the task
+    /// waits for input.
+    pub public_url: Option<String>,
 }
 
 /// The next Ctrl-C, or never when it cannot be caught.
@@ -136,9 +139,22 @@ pub async fn follow(
             detached: true,
         }
     };
+    let mut board_told = false;
     loop {
         tokio::select! {
-            Some(u) = updates.next() => show(term, u, extension),
+            Some(u) = updates.next() => {
+                if let (TaskUpdate::Status(t), Some(url), false) = (&u, &w.public_url, board_told) {
+                    if t.status == TaskStatus::InputRequired {
+                        board_told = true;
+                        term.note(&format!(
+                            "the task waits for input: answer here, or on the task board: {}/board/tasks/{}",
+                            url.trim_end_matches('/'),
+                            t.id
+                        ));
+                    }
+                }
+                show(term, u, extension)
+            }
             r = &mut result => {
                 term.finish();
                 if let (Some(j), Ok(o)) = (&w.journal, &r) {

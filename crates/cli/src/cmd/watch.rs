@@ -16,6 +16,7 @@ pub async fn run(a: TaskArgs) -> u8 {
         json: a.connect.json,
         resume: resume_command(&target, &a.connect),
         journal: Journal::for_target(&target),
+        public_url: a.connect.public_url.clone(),
     };
     connect_and_follow(&target, &a.connect, |client, term| async move {
         match client.resume(&id).await {

@@ -240,6 +240,19 @@ pub fn check_browser_request(
         .map_err(|refusal| (refusal.status, refusal.message))
 }
 
+/// Only the `Host` half of [`check_browser_request`], for pages that accept their own
+/// origin (a page served from the public address posting back to it) besides the
+/// origins `/mcp` accepts.
+///
+/// # Errors
+/// `403 Forbidden` naming `--allowed-host`.
+pub fn check_browser_host(
+    server: &Server,
+    headers: &HeaderMap,
+) -> Result<(), (StatusCode, String)> {
+    check_host(server, headers).map_err(|refusal| (refusal.status, refusal.message))
+}
+
 /// Runs the checks every method shares (origin, host, credentials) and, unless
 /// `initialize` opens one, finds the session and checks it belongs to the caller.
 async fn admit(

@@ -12,6 +12,7 @@ use tokio::net::TcpListener;
 
 use crate::config::{parse_duration, ConfigFile};
 
+mod board;
 mod fd_limit;
 mod gateway;
 mod settings;
@@ -225,6 +226,9 @@ pub struct ServeArgs {
     /// line with timestamp, level, target, fields and span, for log collectors).
     #[arg(long, env = "MCP_TASKS_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
     log_format: LogFormat,
+
+    #[command(flatten)]
+    board: board::BoardArgs,
 }
 
 /// `--log-format`.
@@ -332,6 +336,11 @@ pub async fn run_with_upstreams(
     if let Some(gateway) = gateway {
         gateway.keep_current(&server);
     }
+    let notify = args.board.notify_config(&file)?;
+    if !notify.sinks.is_empty() {
+        tracing::info!(webhooks = notify.sinks.len(), "notifications on");
+    }
+    mcp_tasks_board::Notifier::start(&server, notify).map_err(|e| anyhow::anyhow!(e))?;
 
     if args.stdio {
         server.serve_stdio().await?;
@@ -352,6 +361,36 @@ pub async fn run_with_upstreams(
         "mcp-tasks: listening on http://{addr}{}",
         http::DEFAULT_PATH
     );
-    server.serve_http_on(listener, shutdown_signal()).await?;
+    let board = board_routes(&args, &file, &server, addr, auth.is_enabled())?;
+    server
+        .serve_http_with(listener, board, shutdown_signal())
+        .await?;
     Ok(())
+}
+
+/// The task board's routes, when it is wanted and may be served here: with
+/// authentication (behind a login), or without it on a loopback address only.
+fn board_routes(
+    args: &ServeArgs,
+    file: &ConfigFile,
+    server: &Server,
+    addr: std::net::SocketAddr,
+    authenticated: bool,
+) -> Result<axum::Router> {
+    if !args.board.enabled(file) {
+        return Ok(axum::Router::new());
+    }
+    if !authenticated && !addr.ip().is_loopback() {
+        tracing::warn!(
+            "the task board is off: without authentication it is served on loopback addresses only (configure --auth-tokens or --jwt-jwks)"
+        );
+        return Ok(axum::Router::new());
+    }
+    let config = args.board.board_config(file)?;
+    let shown = config
+        .public_url
+        .clone()
+        .unwrap_or_else(|| format!("http://{addr}"));
+    eprintln!("mcp-tasks: task board at {shown}/board");
+    Ok(mcp_tasks_board::Board::new(server.clone(), config).router())
 }

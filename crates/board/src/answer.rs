@@ -1,0 +1,188 @@
+//! A person's answer to a pending question: checked against the question (a form's
+//! `requestedSchema`, checked here again whatever the page checked) and turned into
+//! the answer a client would have sent, for [`mcp_tasks_engine::Engine::answer_input`].
+
+use mcp_tasks_engine::Outcome;
+use serde::Deserialize;
+use serde_json::{json, Map, Value};
+
+use crate::view::QuestionKind;
+
+/// What the page posts.
+#[derive(Debug, Deserialize)]
+pub(crate) struct AnswerForm {
+    /// The question's key (from the task's detail).
+    pub(crate) key: String,
+    /// `accept`, `decline` or `cancel` (elicitation); `reply` or `reject` (sampling).
+    pub(crate) action: String,
+    /// The form's values, for `accept` of a form.
+    #[serde(default)]
+    pub(crate) content: Option<Map<String, Value>>,
+    /// The reply, for `reply` to a sampling request.
+    #[serde(default)]
+    pub(crate) text: Option<String>,
+}
+
+/// The answer the engine gets, or why the posted one cannot be used (for a person).
+pub(crate) fn to_outcome(
+    kind: QuestionKind,
+    params: &Value,
+    form: &AnswerForm,
+    who: &str,
+) -> Result<Outcome, String> {
+    let action = form.action.as_str();
+    match (kind, action) {
+        (QuestionKind::Form, "accept") => {
+            let content = form
+                .content
+                .clone()
+                .ok_or("'accept' needs the form's values in 'content'")?;
+            check_form(&params["requestedSchema"], &content)?;
+            Ok(result(json!({ "action": "accept", "content": content })))
+        }
+        (QuestionKind::Url, "accept") => Ok(result(json!({ "action": "accept" }))),
+        (QuestionKind::Form | QuestionKind::Url, "decline" | "cancel") => {
+            Ok(result(json!({ "action": action })))
+        }
+        (QuestionKind::Sampling, "reply") => {
+            let text = form
+                .text
+                .as_deref()
+                .map(str::trim)
+                .filter(|t| !t.is_empty())
+                .ok_or("'reply' needs the reply's text in 'text'")?;
+            Ok(result(json!({
+                "role": "assistant",
+                "content": { "type": "text", "text": text },
+                "model": format!("human ({who}, mcp-tasks board)"),
+                "stopReason": "endTurn",
+            })))
+        }
+        (QuestionKind::Sampling, "reject") => Ok(Outcome::Error {
+            // The code MCP clients use when their user rejects a sampling request.
+            code: -1,
+            message: format!("the sampling request was rejected on the task board by {who}"),
+            data: None,
+        }),
+        (QuestionKind::Other, _) => Err(
+            "this question cannot be answered on the board; the client that started the task answers it"
+                .into(),
+        ),
+        (QuestionKind::Form | QuestionKind::Url, other) => Err(format!(
+            "unknown action '{other}' for an elicitation: use accept, decline or cancel"
+        )),
+        (QuestionKind::Sampling, other) => Err(format!(
+            "unknown action '{other}' for a sampling request: use reply or reject"
+        )),
+    }
+}
+
+fn result(value: Value) -> Outcome {
+    Outcome::Result { value }
+}
+
+/// Checks a form's values against its `requestedSchema`: types, bounds, formats
+/// (email, uri, date, date-time), enums, required fields, and no field the schema does
+/// not name. Returns every problem at once, each naming its field.
+pub(crate) fn check_form(schema: &Value, content: &Map<String, Value>) -> Result<(), String> {
+    let properties = schema["properties"].as_object();
+    let mut problems = Vec::new();
+    for name in content.keys() {
+        if !properties.is_some_and(|p| p.contains_key(name)) {
+            problems.push(format!("'{name}' is not a field of this form"));
+        }
+    }
+    let validator = jsonschema::options()
+        .should_validate_formats(true)
+        .build(schema)
+        .map_err(|e| format!("the question's form is not a valid schema: {e}"))?;
+    let instance = Value::Object(content.clone());
+    for error in validator.iter_errors(&instance) {
+        let path = error.instance_path.to_string();
+        let field = path.trim_start_matches('/');
+        if field.is_empty() {
+            problems.push(error.to_string());
+        } else {
+            problems.push(format!("{field}: {error}"));
+        }
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(problems.join("; "))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn schema() -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "email": { "type": "string", "format": "email" },
+                "age": { "type": "integer", "minimum": 18, "maximum": 120 },
+                "day": { "type": "string", "format": "date" },
+                "colours": { "type": "array", "items": { "enum": ["red", "green"] } },
+                "ok": { "type": "boolean" }
+            },
+            "required": ["email", "age"]
+        })
+    }
+
+    fn form(content: Value) -> Map<String, Value> {
+        content.as_object().cloned().unwrap()
+    }
+
+    #[test]
+    fn valid_values_pass() {
+        let content = form(json!({"email": "a@example.com", "age": 30, "day": "2026-11-23", "colours": ["red"], "ok": true}));
+        assert_eq!(check_form(&schema(), &content), Ok(()));
+    }
+
+    #[test]
+    fn each_problem_is_named() {
+        let content = form(json!({"email": "not-an-email", "age": 12, "day": "yesterday", "colours": ["blue"], "extra": 1}));
+        let problems = check_form(&schema(), &content).unwrap_err();
+        for needle in ["email", "age", "day", "colours", "'extra' is not a field"] {
+            assert!(problems.contains(needle), "{needle} missing from: {problems}");
+        }
+        let missing = check_form(&schema(), &form(json!({"age": 20}))).unwrap_err();
+        assert!(missing.contains("email"), "{missing}");
+    }
+
+    #[test]
+    fn actions_become_the_answers_a_client_sends() {
+        let params = json!({"message": "?", "requestedSchema": schema()});
+        let answer = |action: &str, content: Option<Value>, text: Option<&str>| AnswerForm {
+            key: "k".into(),
+            action: action.into(),
+            content: content.map(form),
+            text: text.map(str::to_string),
+        };
+        let accepted = to_outcome(
+            QuestionKind::Form,
+            &params,
+            &answer("accept", Some(json!({"email": "a@b.co", "age": 40})), None),
+            "op",
+        )
+        .unwrap();
+        assert_eq!(
+            accepted,
+            Outcome::Result {
+                value: json!({"action": "accept", "content": {"email": "a@b.co", "age": 40}})
+            }
+        );
+        let declined = to_outcome(QuestionKind::Form, &params, &answer("decline", None, None), "op");
+        assert_eq!(declined.unwrap(), Outcome::Result { value: json!({"action": "decline"}) });
+        assert!(to_outcome(QuestionKind::Form, &params, &answer("accept", None, None), "op").is_err());
+        let reply = to_outcome(QuestionKind::Sampling, &json!({}), &answer("reply", None, Some("hi")), "op").unwrap();
+        let Outcome::Result { value } = reply else { panic!("a reply is a result") };
+        assert_eq!(value["role"], "assistant");
+        assert_eq!(value["content"]["text"], "hi");
+        let rejected = to_outcome(QuestionKind::Sampling, &json!({}), &answer("reject", None, None), "op").unwrap();
+        assert!(rejected.is_error());
+        assert!(to_outcome(QuestionKind::Other, &json!({}), &answer("accept", None, None), "op").is_err());
+    }
+}

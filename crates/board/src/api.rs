@@ -1,0 +1,206 @@
+//! The JSON the board page reads and the actions it posts. Every handler starts from
+//! the viewer ([`Board::viewer`]); every action also checks the CSRF token
+//! ([`Board::acting_viewer`]). A task the viewer may not see is answered exactly like
+//! one that does not exist.
+
+use axum::extract::{Path, Query, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use mcp_tasks_engine::{EngineError, TaskFilter};
+use mcp_tasks_protocol::{TaskId, TaskStatus};
+use serde::Deserialize;
+use serde_json::json;
+
+use crate::answer::{to_outcome, AnswerForm};
+use crate::view::{self, QuestionKind};
+use crate::viewer::{Refused, Viewer};
+use crate::Board;
+
+/// Rows per page of the list.
+const PAGE_SIZE: usize = 25;
+
+fn engine_refusal(error: EngineError) -> Refused {
+    match error {
+        EngineError::NotFound => Refused::unknown_task(),
+        EngineError::AlreadyTerminal(status) => Refused::new(
+            StatusCode::CONFLICT,
+            format!("the task already ended ({status}); there is nothing left to do"),
+        ),
+        EngineError::InvalidInput(message) => Refused::new(StatusCode::BAD_REQUEST, message),
+        other => {
+            tracing::warn!(error = %other, "task board request failed");
+            Refused::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                format!("the task store could not answer ({other}); try again"),
+            )
+        }
+    }
+}
+
+/// Records an action a person took on the board, on the audit target, naming them and
+/// the task's owner (which differ when an operator acts on someone's task).
+fn audit(viewer: &Viewer, action: &str, task: &TaskId, owner: &str) {
+    tracing::info!(
+        target: "mcp_tasks::audit",
+        event = "board_action",
+        action,
+        task_id = %task,
+        actor = %viewer.caller.principal,
+        owner,
+        operator = viewer.caller.operator,
+        "board action"
+    );
+}
+
+/// `GET /board/api/me`: who is looking, and the CSRF token for actions.
+pub(crate) async fn me(State(board): State<Board>, headers: HeaderMap) -> Response {
+    match board.viewer(&headers) {
+        Ok(viewer) => Json(json!({
+            "principal": viewer.caller.principal,
+            "operator": viewer.caller.operator,
+            "loggedIn": viewer.logged_in,
+            "csrf": viewer.csrf,
+        }))
+        .into_response(),
+        Err(refused) => refused.into_response(),
+    }
+}
+
+/// The list's query string.
+#[derive(Debug, Deserialize)]
+pub(crate) struct ListQuery {
+    status: Option<String>,
+    tool: Option<String>,
+    q: Option<String>,
+    cursor: Option<String>,
+}
+
+/// `GET /board/api/tasks`: one page of the tasks the viewer may see, newest first.
+pub(crate) async fn list(
+    State(board): State<Board>,
+    headers: HeaderMap,
+    Query(query): Query<ListQuery>,
+) -> Result<Response, Refused> {
+    let viewer = board.viewer(&headers)?;
+    let non_empty = |s: Option<String>| s.map(|s| s.trim().to_string()).filter(|s| !s.is_empty());
+    let status = non_empty(query.status)
+        .map(|s| {
+            s.parse::<TaskStatus>().map_err(|_| {
+                Refused::new(
+                    StatusCode::BAD_REQUEST,
+                    format!("unknown status '{s}': use working, input_required, completed, failed or cancelled"),
+                )
+            })
+        })
+        .transpose()?;
+    let filter = TaskFilter {
+        status,
+        tool: non_empty(query.tool),
+        id_prefix: non_empty(query.q),
+        cursor: non_empty(query.cursor),
+        limit: PAGE_SIZE,
+    };
+    let page = board
+        .server()
+        .engine()
+        .board_list(&viewer.caller, &filter)
+        .await
+        .map_err(engine_refusal)?;
+    let live = &board.inner.live;
+    let tasks: Vec<_> = page
+        .tasks
+        .iter()
+        .map(|r| view::summary(r, live.progress(&r.id).as_ref(), viewer.caller.operator))
+        .collect();
+    Ok(Json(json!({ "tasks": tasks, "nextCursor": page.next_cursor })).into_response())
+}
+
+/// `GET /board/api/tasks/{id}`: everything about one task.
+pub(crate) async fn detail(
+    State(board): State<Board>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+) -> Result<Response, Refused> {
+    let viewer = board.viewer(&headers)?;
+    let id = TaskId::from_string(id);
+    let engine = board.server().engine();
+    let record = engine
+        .get(&id, &viewer.caller)
+        .await
+        .map_err(engine_refusal)?;
+    let timeline = engine
+        .timeline(&id, &viewer.caller)
+        .await
+        .map_err(engine_refusal)?;
+    let progress = board.inner.live.progress(&id);
+    Ok(Json(view::detail(
+        &record,
+        progress.as_ref(),
+        &timeline,
+        viewer.caller.operator,
+        chrono::Utc::now(),
+    ))
+    .into_response())
+}
+
+/// `POST /board/api/tasks/{id}/answer`: a person's answer to one pending question.
+pub(crate) async fn answer(
+    State(board): State<Board>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+    Json(form): Json<AnswerForm>,
+) -> Result<Response, Refused> {
+    let viewer = board.acting_viewer(&headers)?;
+    let id = TaskId::from_string(id);
+    let engine = board.server().engine();
+    let record = engine
+        .get(&id, &viewer.caller)
+        .await
+        .map_err(engine_refusal)?;
+    let already = || {
+        Refused::new(
+            StatusCode::CONFLICT,
+            "this question is no longer waiting for an answer (answered already, or the task moved on): reload the task",
+        )
+    };
+    let request = record
+        .input_requests
+        .get(&form.key)
+        .filter(|r| r.is_outstanding())
+        .ok_or_else(already)?;
+    let kind = QuestionKind::of(&request.method, &request.params);
+    let outcome = to_outcome(kind, &request.params, &form, &viewer.caller.principal)
+        .map_err(|message| Refused::new(StatusCode::UNPROCESSABLE_ENTITY, message))?;
+    let applied = engine
+        .answer_input(&id, &form.key, outcome, &viewer.caller)
+        .await
+        .map_err(engine_refusal)?;
+    if !applied {
+        return Err(already());
+    }
+    audit(&viewer, &format!("answer:{}", form.action), &id, &record.owner);
+    Ok(Json(json!({ "ok": true })).into_response())
+}
+
+/// `POST /board/api/tasks/{id}/cancel`: cancels a working or waiting task.
+pub(crate) async fn cancel(
+    State(board): State<Board>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+) -> Result<Response, Refused> {
+    let viewer = board.acting_viewer(&headers)?;
+    let id = TaskId::from_string(id);
+    let reason = format!(
+        "cancelled on the task board by {}",
+        viewer.caller.principal
+    );
+    let record = board
+        .server()
+        .engine()
+        .cancel_saying(&id, &viewer.caller, &reason)
+        .await
+        .map_err(engine_refusal)?;
+    audit(&viewer, "cancel", &id, &record.owner);
+    Ok(Json(json!({ "ok": true, "status": record.status.as_str() })).into_response())
+}

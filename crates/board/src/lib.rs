@@ -1,0 +1,146 @@
+//! # mcp-tasks-board
+//!
+//! The human side of tasks: a page in the browser where people see the tasks of the
+//! agents they run, answer the questions a task asks (`input_required`), and cancel
+//! work; and webhooks that tell them when a task needs them.
+//!
+//! The board is a client of the same engine the MCP wires use: an answer given here is
+//! [`mcp_tasks_engine::Engine::answer_input`], exactly as a `tasks/update` or an
+//! elicitation response, so the task resumes on whichever replica runs it.
+//!
+//! | module | what it owns |
+//! |---|---|
+//! | [`Board`] | the shared state and the axum router under `/board` |
+//! | `viewer` | who is looking: signed session cookies, CSRF tokens, operators |
+//! | `pages` | the HTML shell, the login page and the embedded assets (plain JS, no build step) |
+//! | `api` | the JSON the page reads and the actions it posts (answer, cancel) |
+//! | `view` | tasks as the page shows them: summaries, details, questions |
+//! | `answer` | a person's answer checked against the question and turned into the engine's answer |
+//! | `live` | changes of tasks fanned out to the pages over SSE |
+//! | `reader` | with a board, a task may ask what its client did not declare: a person answers |
+//! | [`notify`] | webhooks: events to people when a task needs them, durable and retried |
+//!
+//! Why plain JavaScript and no template engine or library: the page is one list, one
+//! detail pane and one form renderer. A few hundred lines of DOM code, built with
+//! `textContent` (never `innerHTML` from data, so task data cannot inject markup), need
+//! no build step, no vendored framework to keep patched, and load under a strict
+//! Content-Security-Policy (`script-src 'self'`).
+#![deny(missing_docs)]
+
+mod answer;
+mod api;
+mod live;
+pub mod notify;
+mod pages;
+mod reader;
+mod view;
+mod viewer;
+
+use axum::routing::{get, post};
+use axum::Router;
+use mcp_tasks_server::Server;
+use std::sync::Arc;
+use std::time::Duration;
+
+pub use notify::{NotifyConfig, NotifyFormat, NotifyOn, NotifySink, Notifier};
+
+/// The path the board is served under.
+pub const BOARD_PATH: &str = "/board";
+
+/// How the board is run.
+#[derive(Debug, Clone)]
+pub struct BoardConfig {
+    /// Principals who see and act on every principal's tasks (`--operators`). Each of
+    /// their actions is an audit event naming them.
+    pub operators: Vec<String>,
+    /// The address people reach the server at (`--public-url`), for links in
+    /// notifications and in the CLI; cookies are marked `Secure` when it is `https`.
+    pub public_url: Option<String>,
+    /// How long a login lasts.
+    pub session_ttl: Duration,
+    /// The key that signs session cookies. Replicas behind one address must share it
+    /// (`--board-secret`), or a login on one is unknown to the others; `None` picks a
+    /// random key at start (logins then end with the process).
+    pub secret: Option<Vec<u8>>,
+}
+
+impl Default for BoardConfig {
+    fn default() -> Self {
+        BoardConfig {
+            operators: Vec::new(),
+            public_url: None,
+            session_ttl: Duration::from_secs(12 * 3600),
+            secret: None,
+        }
+    }
+}
+
+/// The task board: cheap to clone, one per server.
+#[derive(Clone, Debug)]
+pub struct Board {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    server: Server,
+    config: BoardConfig,
+    keys: viewer::Keys,
+    live: live::Live,
+}
+
+impl Board {
+    /// A board over `server`'s tasks. Starts listening to the engine's events at once,
+    /// so progress reported before a page opens is already known; from now on a task
+    /// may ask questions (elicitation, sampling) its client did not declare it can
+    /// answer, since a person can answer them here.
+    pub fn new(server: Server, config: BoardConfig) -> Self {
+        let keys = viewer::Keys::new(config.secret.as_deref());
+        server
+            .engine()
+            .set_reader(std::sync::Arc::new(reader::PeopleAnswer));
+        let live = live::Live::start(&server);
+        Board {
+            inner: Arc::new(Inner {
+                server,
+                config,
+                keys,
+                live,
+            }),
+        }
+    }
+
+    /// The routes of the board (pages, assets, JSON API, live events) under
+    /// [`BOARD_PATH`], to merge beside MCP's router
+    /// ([`mcp_tasks_server::Server::serve_http_with`]).
+    pub fn router(&self) -> Router {
+        Router::new()
+            .route(BOARD_PATH, get(pages::board))
+            .route("/board/", get(pages::board))
+            .route("/board/tasks/{id}", get(pages::board))
+            .route("/board/login", get(pages::login_form).post(pages::login))
+            .route("/board/logout", post(pages::logout))
+            .route("/board/assets/{file}", get(pages::asset))
+            .route("/board/api/me", get(api::me))
+            .route("/board/api/tasks", get(api::list))
+            .route("/board/api/tasks/{id}", get(api::detail))
+            .route("/board/api/tasks/{id}/answer", post(api::answer))
+            .route("/board/api/tasks/{id}/cancel", post(api::cancel))
+            .route("/board/api/events", get(live::events))
+            .with_state(self.clone())
+    }
+
+    /// The board's link to task `id` under `public_url` (what notifications and the
+    /// CLI print).
+    pub fn task_link(public_url: &str, id: &str) -> String {
+        format!("{}/board/tasks/{id}", public_url.trim_end_matches('/'))
+    }
+
+    fn server(&self) -> &Server {
+        &self.inner.server
+    }
+
+    fn config(&self) -> &BoardConfig {
+        &self.inner.config
+    }
+}

@@ -1,0 +1,84 @@
+//! The bodies webhooks receive.
+//!
+//! Our JSON event:
+//!
+//! ```json
+//! {
+//!   "event": "task.input_required",
+//!   "task": { "id": "…", "tool": "deploy", "status": "input_required",
+//!             "statusMessage": "…", "owner": "alice", "createdAt": "…", "updatedAt": "…" },
+//!   "questions": ["Deploy to production?"],
+//!   "link": "https://tasks.example.com/board/tasks/…"
+//! }
+//! ```
+//!
+//! `link` is null when no `--public-url` is configured. Slack's shape is one `text`
+//! with the same facts and a `<link|Open on the task board>`.
+
+use mcp_tasks_engine::TaskRecord;
+use mcp_tasks_protocol::TaskStatus;
+use serde_json::{json, Value};
+
+use super::NotifyFormat;
+use crate::view::{question_text, tool_of};
+use crate::Board;
+
+/// The body of the event for `record` in `format`.
+pub(crate) fn body(record: &TaskRecord, format: NotifyFormat, public_url: Option<&str>) -> Value {
+    let link = public_url.map(|url| Board::task_link(url, record.id.as_str()));
+    let questions: Vec<String> = record
+        .input_requests
+        .values()
+        .filter(|r| r.is_outstanding())
+        .map(|r| question_text(&r.method, &r.params))
+        .collect();
+    match format {
+        NotifyFormat::Json => json!({
+            "event": format!("task.{}", record.status.as_str()),
+            "task": {
+                "id": record.id.as_str(),
+                "tool": tool_of(record),
+                "status": record.status.as_str(),
+                "statusMessage": record.status_message,
+                "owner": record.owner,
+                "createdAt": record.created_at.to_rfc3339(),
+                "updatedAt": record.last_updated_at.to_rfc3339(),
+            },
+            "questions": questions,
+            "link": link,
+        }),
+        NotifyFormat::Slack => json!({ "text": slack_text(record, &questions, link.as_deref()) }),
+    }
+}
+
+/// Slack's mrkdwn treats `&`, `<` and `>` as markup.
+fn slack_escape(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
+
+fn slack_text(record: &TaskRecord, questions: &[String], link: Option<&str>) -> String {
+    let tool = slack_escape(&tool_of(record));
+    let headline = match record.status {
+        TaskStatus::InputRequired => format!(":raising_hand: Task *{tool}* needs an answer"),
+        TaskStatus::Failed => format!(":x: Task *{tool}* failed"),
+        TaskStatus::Completed => format!(":white_check_mark: Task *{tool}* completed"),
+        TaskStatus::Cancelled => format!(":no_entry_sign: Task *{tool}* was cancelled"),
+        TaskStatus::Working => format!("Task *{tool}* is working"),
+    };
+    let mut text = headline;
+    for question in questions {
+        text.push_str(&format!("\n> {}", slack_escape(question)));
+    }
+    if let Some(message) = &record.status_message {
+        if questions.is_empty() {
+            text.push_str(&format!("\n{}", slack_escape(message)));
+        }
+    }
+    match link {
+        Some(link) => text.push_str(&format!("\n<{link}|Open on the task board>")),
+        None => text.push_str(&format!("\ntask `{}`", record.id)),
+    }
+    text
+}

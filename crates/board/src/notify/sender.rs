@@ -1,0 +1,241 @@
+//! The outbox loop: deliveries written when a task changes, then claimed, posted and
+//! retried by every process sharing the store.
+
+use chrono::Utc;
+use mcp_tasks_engine::TaskRecord;
+use mcp_tasks_server::Server;
+use mcp_tasks_store::{ClaimDeliveriesParams, Delivery, DeliveryResult, NewDelivery, TaskStore};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::{mpsc, Notify};
+use tokio_util::sync::CancellationToken;
+
+use super::{payload, NotifyConfig, NotifyOn};
+
+/// Deliveries claimed per round.
+const CLAIM_BATCH: usize = 16;
+/// How long an idle sender waits before looking for deliveries another process left
+/// (its claim expired) when nothing woke it.
+const IDLE_RECHECK: Duration = Duration::from_secs(15);
+
+/// Sends webhook events; stops with the server.
+#[derive(Debug, Clone)]
+pub struct Notifier {
+    wake: Arc<Notify>,
+}
+
+impl Notifier {
+    /// Starts telling `config`'s sinks of `server`'s tasks: registers a transition
+    /// observer (which only queues) and spawns the enqueue and send loops.
+    ///
+    /// # Errors
+    /// When the configuration is invalid ([`NotifyConfig::check`]) or the HTTP client
+    /// cannot be built.
+    pub fn start(server: &Server, config: NotifyConfig) -> Result<Self, String> {
+        config.check()?;
+        let http = reqwest::Client::builder()
+            .timeout(config.request_timeout)
+            .user_agent(concat!("mcp-tasks/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(|e| format!("building the webhook HTTP client: {e}"))?;
+        let wake = Arc::new(Notify::new());
+        let notifier = Notifier {
+            wake: Arc::clone(&wake),
+        };
+        if config.sinks.is_empty() {
+            return Ok(notifier);
+        }
+        let config = Arc::new(config);
+        let store = Arc::clone(server.engine().store());
+        let stop = server.shutdown_token();
+        let (queue, changes) = mpsc::unbounded_channel::<TaskRecord>();
+        let wanted = Arc::clone(&config);
+        server
+            .engine()
+            .add_transition_observer(Arc::new(move |record: &TaskRecord| {
+                let wants = NotifyOn::of(record.status)
+                    .is_some_and(|on| wanted.sinks.iter().any(|s| s.on.contains(&on)));
+                if wants {
+                    let _ = queue.send(record.clone());
+                }
+            }));
+        tokio::spawn(enqueue_loop(
+            Arc::clone(&store),
+            Arc::clone(&config),
+            changes,
+            Arc::clone(&wake),
+        ));
+        let runner = format!("notifier-{}", mcp_tasks_protocol::TaskId::generate());
+        tokio::spawn(send_loop(store, config, http, wake, runner, stop));
+        Ok(notifier)
+    }
+
+    /// Makes the sender look for due deliveries now (tests, and after a receiver is
+    /// known to be back).
+    pub fn wake(&self) {
+        self.wake.notify_one();
+    }
+}
+
+/// Writes one delivery per interested sink for each change that entered a status
+/// (not for a message-only update in the same status: the store's timeline tells).
+async fn enqueue_loop(
+    store: Arc<dyn TaskStore>,
+    config: Arc<NotifyConfig>,
+    mut changes: mpsc::UnboundedReceiver<TaskRecord>,
+    wake: Arc<Notify>,
+) {
+    while let Some(record) = changes.recv().await {
+        let entered = match store.timeline(&record.id).await {
+            Ok(timeline) => timeline
+                .iter()
+                .any(|e| e.version == record.version && e.status == record.status),
+            Err(e) => {
+                tracing::warn!(task_id = %record.id, error = %e, "webhook: reading the task's timeline failed; event not queued");
+                continue;
+            }
+        };
+        if !entered {
+            continue;
+        }
+        let Some(on) = NotifyOn::of(record.status) else {
+            continue;
+        };
+        for sink in config.sinks.iter().filter(|s| s.on.contains(&on)) {
+            let body = payload::body(&record, sink.format, config.public_url.as_deref());
+            let delivery = NewDelivery {
+                key: format!("{}:{}:{}", record.id, record.version, sink.name),
+                sink: sink.name.clone(),
+                payload: body.to_string(),
+                created_at: Utc::now(),
+            };
+            match store.enqueue_delivery(&delivery).await {
+                Ok(_) => {}
+                Err(e) => tracing::warn!(
+                    task_id = %record.id, sink = %sink.name, error = %e,
+                    "webhook: storing the delivery failed; event not sent"
+                ),
+            }
+        }
+        wake.notify_one();
+    }
+}
+
+/// Claims due deliveries, posts them, records the result; sleeps until woken, a retry
+/// falls due, or the idle recheck.
+async fn send_loop(
+    store: Arc<dyn TaskStore>,
+    config: Arc<NotifyConfig>,
+    http: reqwest::Client,
+    wake: Arc<Notify>,
+    runner: String,
+    stop: CancellationToken,
+) {
+    let claim_for = chrono::Duration::from_std(config.request_timeout * 2 + Duration::from_secs(5))
+        .unwrap_or(chrono::Duration::seconds(30));
+    loop {
+        let now = Utc::now();
+        let claimed = store
+            .claim_deliveries(&ClaimDeliveriesParams {
+                runner: runner.clone(),
+                now,
+                until: now + claim_for,
+                limit: CLAIM_BATCH,
+            })
+            .await;
+        let claimed = match claimed {
+            Ok(claimed) => claimed,
+            Err(e) => {
+                tracing::warn!(error = %e, "webhook: claiming deliveries failed");
+                Vec::new()
+            }
+        };
+        let busy = claimed.len() == CLAIM_BATCH;
+        for delivery in claimed {
+            let result = post(&http, &config, &delivery).await;
+            if let Err(e) = store.finish_delivery(&delivery.key, &runner, &result).await {
+                tracing::warn!(key = %delivery.key, error = %e, "webhook: recording the delivery's result failed");
+            }
+        }
+        if busy {
+            continue;
+        }
+        // Retries fall due on their own schedule: while any delivery is pending, look
+        // again after the shortest retry wait.
+        let pending = store.pending_deliveries().await.unwrap_or(1);
+        let wait = if pending > 0 {
+            config.retry_initial.clamp(Duration::from_millis(50), IDLE_RECHECK)
+        } else {
+            IDLE_RECHECK
+        };
+        tokio::select! {
+            _ = stop.cancelled() => return,
+            _ = wake.notified() => {}
+            _ = tokio::time::sleep(wait) => {}
+        }
+    }
+}
+
+/// Posts one delivery and says what happens next.
+async fn post(http: &reqwest::Client, config: &NotifyConfig, delivery: &Delivery) -> DeliveryResult {
+    let now = Utc::now();
+    let Some(sink) = config.sinks.iter().find(|s| s.name == delivery.sink) else {
+        return DeliveryResult::GaveUp {
+            at: now,
+            error: format!("no [[notify]] entry is named '{}' any more", delivery.sink),
+        };
+    };
+    let mut request = http
+        .post(&sink.url)
+        .header("content-type", "application/json")
+        .header("x-mcp-tasks-delivery", delivery.key.as_str())
+        .body(delivery.payload.clone());
+    for (name, value) in &sink.headers {
+        request = request.header(name.as_str(), value.as_str());
+    }
+    let error = match request.send().await {
+        Ok(response) if response.status().is_success() => {
+            tracing::debug!(key = %delivery.key, sink = %sink.name, "webhook delivered");
+            return DeliveryResult::Delivered { at: now };
+        }
+        Ok(response) => format!("the receiver answered {}", response.status()),
+        Err(e) => format!("posting failed: {e}"),
+    };
+    let age = (now - delivery.created_at).to_std().unwrap_or_default();
+    if age >= config.give_up_after {
+        tracing::warn!(key = %delivery.key, sink = %sink.name, %error, attempts = delivery.attempts, "webhook given up");
+        return DeliveryResult::GaveUp { at: now, error };
+    }
+    let backoff = backoff(config, delivery.attempts);
+    tracing::info!(key = %delivery.key, sink = %sink.name, %error, attempts = delivery.attempts, retry_in = ?backoff, "webhook failed; will retry");
+    DeliveryResult::Retry {
+        next_attempt_at: now + chrono::Duration::from_std(backoff).unwrap_or(chrono::Duration::seconds(60)),
+        error,
+    }
+}
+
+/// The wait after the `attempts`-th failed attempt: doubling from the initial wait, at
+/// most the configured maximum.
+fn backoff(config: &NotifyConfig, attempts: u32) -> Duration {
+    let doublings = attempts.saturating_sub(1).min(20);
+    config
+        .retry_initial
+        .saturating_mul(1u32 << doublings)
+        .min(config.retry_max)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_doubles_up_to_the_maximum() {
+        let config = NotifyConfig {
+            retry_initial: Duration::from_secs(1),
+            retry_max: Duration::from_secs(10),
+            ..NotifyConfig::default()
+        };
+        let waits: Vec<u64> = (1..=6).map(|a| backoff(&config, a).as_secs()).collect();
+        assert_eq!(waits, vec![1, 2, 4, 8, 10, 10]);
+    }
+}

@@ -1,0 +1,233 @@
+//! The HTML the board serves: the page shell (the same for the list and for a task's
+//! link), the login form, and the embedded assets. The assets are compiled into the
+//! binary (`include_str!`): nothing is fetched from anywhere else.
+
+use axum::extract::{Path, State};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::response::{Html, IntoResponse, Redirect, Response};
+use axum::Form;
+use serde::Deserialize;
+
+use crate::viewer::Refused;
+use crate::Board;
+
+const BOARD_JS: &str = include_str!("../assets/board.js");
+const BOARD_CSS: &str = include_str!("../assets/board.css");
+
+/// The policy every board page is served under: scripts, styles and connections only
+/// from this server, images also inline (results may carry base64 images), no framing.
+const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
+
+/// Escapes text for HTML element content and attribute values.
+pub(crate) fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+fn page(status: StatusCode, html: String) -> Response {
+    let mut response = (status, Html(html)).into_response();
+    let headers = response.headers_mut();
+    headers.insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(CSP));
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    headers.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
+    headers.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    response
+}
+
+fn shell(title: &str, body: &str, meta: &str) -> String {
+    format!(
+        "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n{meta}\
+         <title>{title}</title>\n<link rel=\"stylesheet\" href=\"/board/assets/board.css\">\n\
+         </head>\n<body>\n{body}\n</body>\n</html>\n"
+    )
+}
+
+/// `GET /board` and `GET /board/tasks/{id}`: the page; its script reads the rest.
+pub(crate) async fn board(State(board): State<Board>, headers: HeaderMap) -> Response {
+    let viewer = match board.viewer(&headers) {
+        Ok(viewer) => viewer,
+        Err(refused) if refused.status == StatusCode::UNAUTHORIZED => {
+            return Redirect::to("/board/login").into_response()
+        }
+        Err(refused) => return page(refused.status, error_page(&refused.message)),
+    };
+    let who = escape(&viewer.caller.principal);
+    let role = if viewer.caller.operator {
+        " <span class=\"role\">operator</span>"
+    } else {
+        ""
+    };
+    let logout = if viewer.logged_in {
+        format!(
+            "<form method=\"post\" action=\"/board/logout\" id=\"logout\"><input type=\"hidden\" name=\"csrf\" value=\"{}\"><button type=\"submit\">Log out</button></form>",
+            escape(&viewer.csrf)
+        )
+    } else {
+        String::new()
+    };
+    let meta = format!(
+        "<meta name=\"csrf-token\" content=\"{}\">\n<meta name=\"operator\" content=\"{}\">\n",
+        escape(&viewer.csrf),
+        viewer.caller.operator
+    );
+    let body = format!(
+        "<header><h1><a href=\"/board\">Tasks</a></h1><div class=\"who\">{who}{role}{logout}</div></header>\n\
+         <main>\n<section id=\"list-pane\">\n<form id=\"filters\">\
+         <select name=\"status\" id=\"filter-status\" aria-label=\"Status\"><option value=\"\">any status</option>\
+         <option value=\"working\">working</option><option value=\"input_required\">input required</option>\
+         <option value=\"completed\">completed</option><option value=\"failed\">failed</option>\
+         <option value=\"cancelled\">cancelled</option></select>\
+         <input name=\"tool\" id=\"filter-tool\" placeholder=\"tool\" aria-label=\"Tool\">\
+         <input name=\"q\" id=\"filter-q\" placeholder=\"task id\" aria-label=\"Search by task id\">\
+         <button type=\"submit\">Filter</button></form>\n\
+         <p id=\"live\" class=\"live\">connecting…</p>\n\
+         <table id=\"tasks\"><thead><tr><th>status</th><th>tool</th><th>message / progress</th>\
+         <th>created</th><th>updated</th>{owner}</tr></thead><tbody></tbody></table>\n\
+         <button id=\"more\" hidden>Older tasks</button>\n</section>\n\
+         <section id=\"detail-pane\" hidden></section>\n</main>\n\
+         <script src=\"/board/assets/board.js\"></script>",
+        owner = if viewer.caller.operator {
+            "<th>owner</th>"
+        } else {
+            ""
+        },
+    );
+    page(StatusCode::OK, shell("Tasks · mcp-tasks", &body, &meta))
+}
+
+fn error_page(message: &str) -> String {
+    shell(
+        "Task board",
+        &format!(
+            "<main class=\"narrow\"><h1>Task board</h1><p class=\"error\">{}</p></main>",
+            escape(message)
+        ),
+        "",
+    )
+}
+
+fn login_page(status: StatusCode, problem: Option<&str>) -> Response {
+    let problem = problem
+        .map(|p| format!("<p class=\"error\" role=\"alert\">{}</p>", escape(p)))
+        .unwrap_or_default();
+    let body = format!(
+        "<main class=\"narrow\"><h1>Task board</h1>{problem}\
+         <form method=\"post\" action=\"/board/login\" id=\"login\">\
+         <label for=\"token\">Token (or bearer JWT)</label>\
+         <input type=\"password\" name=\"token\" id=\"token\" autocomplete=\"off\" required autofocus>\
+         <button type=\"submit\">Log in</button></form>\
+         <p class=\"hint\">Paste the token you use with this server. It is checked once; the \
+         browser keeps only a signed session cookie.</p></main>"
+    );
+    page(status, shell("Log in · Task board", &body, ""))
+}
+
+/// `GET /board/login`.
+pub(crate) async fn login_form(State(board): State<Board>) -> Response {
+    if !board.needs_login() {
+        return Redirect::to("/board").into_response();
+    }
+    login_page(StatusCode::OK, None)
+}
+
+/// The login form's fields.
+#[derive(Debug, Deserialize)]
+pub(crate) struct LoginForm {
+    token: String,
+}
+
+/// `POST /board/login`: checks the token once and sets the session cookie.
+pub(crate) async fn login(
+    State(board): State<Board>,
+    headers: HeaderMap,
+    Form(form): Form<LoginForm>,
+) -> Response {
+    if let Err(refused) = board.check_origin(&headers) {
+        return page(refused.status, error_page(&refused.message));
+    }
+    if !board.needs_login() {
+        return Redirect::to("/board").into_response();
+    }
+    match board.authenticate(&form.token) {
+        Ok(principal) => {
+            tracing::info!(target: "mcp_tasks::audit", event = "board_login", principal = %principal, "board login");
+            let mut response = Redirect::to("/board").into_response();
+            if let Ok(cookie) = HeaderValue::from_str(&board.login_cookie(&principal)) {
+                response.headers_mut().insert(header::SET_COOKIE, cookie);
+            }
+            response
+        }
+        Err(reason) => {
+            tracing::info!(target: "mcp_tasks::audit", event = "board_login_refused", reason = %reason, "board login refused");
+            login_page(
+                StatusCode::UNAUTHORIZED,
+                Some(&format!("That token was not accepted ({reason}).")),
+            )
+        }
+    }
+}
+
+/// The logout form's fields: the CSRF token travels in the form, as a form cannot set
+/// headers.
+#[derive(Debug, Deserialize)]
+pub(crate) struct LogoutForm {
+    #[serde(default)]
+    csrf: String,
+}
+
+/// `POST /board/logout`: ends the login and clears the cookie.
+pub(crate) async fn logout(
+    State(board): State<Board>,
+    mut headers: HeaderMap,
+    Form(form): Form<LogoutForm>,
+) -> Response {
+    if let Ok(value) = HeaderValue::from_str(&form.csrf) {
+        headers
+            .entry(crate::viewer::CSRF_HEADER)
+            .or_insert(value);
+    }
+    let viewer = match board.acting_viewer(&headers) {
+        Ok(viewer) => viewer,
+        Err(refused) => return page(refused.status, error_page(&refused.message)),
+    };
+    let mut response = Redirect::to("/board/login").into_response();
+    if let Ok(cookie) = HeaderValue::from_str(&board.logout_cookie(&viewer)) {
+        response.headers_mut().insert(header::SET_COOKIE, cookie);
+    }
+    response
+}
+
+/// `GET /board/assets/{file}`: the script and the style sheet.
+pub(crate) async fn asset(Path(file): Path<String>) -> Response {
+    let (body, kind) = match file.as_str() {
+        "board.js" => (BOARD_JS, "text/javascript; charset=utf-8"),
+        "board.css" => (BOARD_CSS, "text/css; charset=utf-8"),
+        _ => {
+            return Refused::new(StatusCode::NOT_FOUND, format!("no asset '{file}'"))
+                .into_response()
+        }
+    };
+    (
+        [
+            (header::CONTENT_TYPE, kind),
+            (header::CACHE_CONTROL, "no-cache"),
+            (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+        ],
+        body,
+    )
+        .into_response()
+}

@@ -1,0 +1,179 @@
+//! Tasks as the page shows them: a summary per row of the list, and the detail of one
+//! task with its questions. Only what a person needs; the owner only for operators.
+
+use chrono::{DateTime, Utc};
+use mcp_tasks_engine::{Outcome, Progress, TaskRecord};
+use mcp_tasks_store::TimelineEntry;
+use serde_json::{json, Map, Value};
+
+/// The tool a task runs: the `name` of a `tools/call`, else the method itself.
+pub(crate) fn tool_of(record: &TaskRecord) -> String {
+    record.request["name"]
+        .as_str()
+        .map(str::to_string)
+        .unwrap_or_else(|| record.method.clone())
+}
+
+fn millis(at: DateTime<Utc>) -> i64 {
+    at.timestamp_millis()
+}
+
+/// One row of the list.
+pub(crate) fn summary(record: &TaskRecord, progress: Option<&Progress>, operator: bool) -> Value {
+    let mut row = json!({
+        "id": record.id.as_str(),
+        "status": record.status.as_str(),
+        "tool": tool_of(record),
+        "statusMessage": record.status_message,
+        "createdAt": millis(record.created_at),
+        "updatedAt": millis(record.last_updated_at),
+        "expiresAt": record.expires_at.map(millis),
+        "questions": record.input_requests.values().filter(|r| r.is_outstanding()).count(),
+        "progress": progress.map(progress_json),
+    });
+    if operator {
+        row["owner"] = json!(record.owner);
+    }
+    row
+}
+
+/// A progress report as the page reads it.
+pub(crate) fn progress_json(progress: &Progress) -> Value {
+    json!({
+        "progress": progress.progress,
+        "total": progress.total,
+        "message": progress.message,
+    })
+}
+
+/// Everything the detail pane shows.
+pub(crate) fn detail(
+    record: &TaskRecord,
+    progress: Option<&Progress>,
+    timeline: &[TimelineEntry],
+    operator: bool,
+    now: DateTime<Utc>,
+) -> Value {
+    let mut detail = summary(record, progress, operator);
+    detail["arguments"] = record
+        .request
+        .get("arguments")
+        .cloned()
+        .unwrap_or_else(|| json!({}));
+    detail["timeline"] = timeline
+        .iter()
+        .map(|entry| {
+            json!({
+                "version": entry.version,
+                "at": millis(entry.at),
+                "status": entry.status.as_str(),
+                "statusMessage": entry.status_message,
+            })
+        })
+        .collect();
+    detail["ttlLeftMs"] = json!(record
+        .expires_at
+        .map(|at| (at - now).num_milliseconds().max(0)));
+    let (result, error) = match &record.outcome {
+        None => (Value::Null, Value::Null),
+        Some(Outcome::Result { value }) => (value.clone(), Value::Null),
+        Some(Outcome::Error { code, message, .. }) => {
+            (Value::Null, json!({ "code": code, "message": message }))
+        }
+        Some(Outcome::Failed { failure, message }) => (
+            Value::Null,
+            json!({ "failure": failure.as_str(), "message": message }),
+        ),
+    };
+    detail["result"] = result;
+    detail["error"] = error;
+    detail["questions"] = record
+        .input_requests
+        .iter()
+        .filter(|(_, request)| request.is_outstanding())
+        .map(|(key, request)| question(key, &request.method, &request.params))
+        .collect();
+    detail
+}
+
+/// What kind of question an input request is, as the page renders it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum QuestionKind {
+    /// An elicitation with a form (`requestedSchema`).
+    Form,
+    /// An elicitation that sends the person to a URL.
+    Url,
+    /// A sampling request: the person writes the model's reply.
+    Sampling,
+    /// Anything else (roots): shown, not answerable here.
+    Other,
+}
+
+impl QuestionKind {
+    pub(crate) fn of(method: &str, params: &Value) -> Self {
+        match method {
+            "elicitation/create" if params["mode"] == "url" || params["url"].is_string() => {
+                QuestionKind::Url
+            }
+            "elicitation/create" => QuestionKind::Form,
+            "sampling/createMessage" => QuestionKind::Sampling,
+            _ => QuestionKind::Other,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            QuestionKind::Form => "form",
+            QuestionKind::Url => "url",
+            QuestionKind::Sampling => "sampling",
+            QuestionKind::Other => "other",
+        }
+    }
+}
+
+/// One pending question: what the page needs to render it, and nothing it does not.
+pub(crate) fn question(key: &str, method: &str, params: &Value) -> Value {
+    let kind = QuestionKind::of(method, params);
+    let mut q = Map::new();
+    q.insert("key".into(), json!(key));
+    q.insert("method".into(), json!(method));
+    q.insert("kind".into(), json!(kind.name()));
+    q.insert("message".into(), json!(question_text(method, params)));
+    let copy = |q: &mut Map<String, Value>, field: &str| {
+        if let Some(v) = params.get(field) {
+            q.insert(field.into(), v.clone());
+        }
+    };
+    match kind {
+        QuestionKind::Form => copy(&mut q, "requestedSchema"),
+        QuestionKind::Url => copy(&mut q, "url"),
+        QuestionKind::Sampling => {
+            for field in ["messages", "systemPrompt", "maxTokens"] {
+                copy(&mut q, field);
+            }
+        }
+        QuestionKind::Other => {}
+    }
+    Value::Object(q)
+}
+
+/// A question in one line of text (the notification's "questions' messages").
+pub(crate) fn question_text(method: &str, params: &Value) -> String {
+    match QuestionKind::of(method, params) {
+        QuestionKind::Form | QuestionKind::Url => params["message"]
+            .as_str()
+            .unwrap_or("the task asks a question")
+            .to_string(),
+        QuestionKind::Sampling => {
+            let last = params["messages"]
+                .as_array()
+                .and_then(|m| m.last())
+                .and_then(|m| m["content"]["text"].as_str());
+            match last {
+                Some(text) => format!("the task asks for a model reply to: {text}"),
+                None => "the task asks for a model reply".to_string(),
+            }
+        }
+        QuestionKind::Other => format!("the task asks the client for '{method}'"),
+    }
+}

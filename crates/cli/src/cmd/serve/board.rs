@@ -1,0 +1,149 @@
+//! The task board and webhook settings of `serve`: flags, the `[board]` section and
+//! `[[notify]]` entries, turned into the board crate's configurations.
+
+use anyhow::{Context, Result};
+use mcp_tasks_board::{BoardConfig, NotifyConfig, NotifyFormat, NotifyOn, NotifySink};
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::config::{parse_duration, ConfigFile};
+
+/// Flags of the task board and of notifications.
+#[derive(Debug, Clone, clap::Args)]
+pub struct BoardArgs {
+    /// Do not serve the task board at /board. It is served by default wherever HTTP
+    /// is: behind a login when authentication is configured, else only on a loopback
+    /// address.
+    #[arg(long)]
+    no_board: bool,
+
+    /// Principals who see and act on everyone's tasks on the board (comma-separated);
+    /// every action of theirs is an audit event naming them. Others see their own.
+    #[arg(long, value_delimiter = ',', value_name = "PRINCIPALS")]
+    operators: Vec<String>,
+
+    /// The address people reach this server at (https://tasks.example.com), for the
+    /// board links in notifications; board cookies are `Secure` when it is https.
+    #[arg(long, env = "MCP_TASKS_PUBLIC_URL", value_name = "URL")]
+    public_url: Option<String>,
+
+    /// A file holding the key that signs board logins. Replicas behind one address
+    /// must share it; without it each process picks a random key and logins end with
+    /// the process.
+    #[arg(long, env = "MCP_TASKS_BOARD_SECRET_FILE", value_name = "FILE")]
+    board_secret_file: Option<PathBuf>,
+
+    /// POST a JSON event to this URL when a task waits for input or fails (repeat for
+    /// several; [[notify]] in the config chooses events and the Slack format).
+    /// Deliveries are stored, retried with backoff, and survive restarts.
+    #[arg(long = "notify-webhook", value_name = "URL")]
+    notify_webhooks: Vec<String>,
+
+    /// Wait before the first retry of a failed webhook; each further retry doubles it,
+    /// up to 5 minutes. [default: 1s]
+    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
+    notify_retry: Option<Duration>,
+}
+
+impl BoardArgs {
+    /// Whether the board is wanted at all.
+    pub fn enabled(&self, file: &ConfigFile) -> bool {
+        !self.no_board && !file.board.disabled
+    }
+
+    /// The public URL, flag before file.
+    pub fn public_url(&self, file: &ConfigFile) -> Option<String> {
+        self.public_url
+            .clone()
+            .or_else(|| file.board.public_url.clone())
+            .map(|u| u.trim_end_matches('/').to_string())
+    }
+
+    /// The board's configuration.
+    pub fn board_config(&self, file: &ConfigFile) -> Result<BoardConfig> {
+        let mut operators = self.operators.clone();
+        operators.extend(file.board.operators.iter().cloned());
+        operators.retain(|o| !o.trim().is_empty());
+        let secret = match self
+            .board_secret_file
+            .as_ref()
+            .or(file.board.secret_file.as_ref())
+        {
+            Some(path) => {
+                let bytes = std::fs::read(path)
+                    .with_context(|| format!("reading the board secret {}", path.display()))?;
+                let secret = String::from_utf8_lossy(&bytes).trim().as_bytes().to_vec();
+                if secret.len() < 16 {
+                    anyhow::bail!(
+                        "the board secret in {} is {} bytes; use at least 16 random bytes (e.g. `openssl rand -hex 32`)",
+                        path.display(),
+                        secret.len()
+                    );
+                }
+                Some(secret)
+            }
+            None => None,
+        };
+        Ok(BoardConfig {
+            operators,
+            public_url: self.public_url(file),
+            secret,
+            ..BoardConfig::default()
+        })
+    }
+
+    /// The webhooks: `--notify-webhook` URLs and `[[notify]]` entries.
+    pub fn notify_config(&self, file: &ConfigFile) -> Result<NotifyConfig> {
+        let mut sinks = Vec::new();
+        for url in &self.notify_webhooks {
+            sinks.push(NotifySink {
+                name: url.clone(),
+                url: url.clone(),
+                on: vec![NotifyOn::InputRequired, NotifyOn::Failed],
+                format: NotifyFormat::Json,
+                headers: Vec::new(),
+            });
+        }
+        for entry in &file.notify {
+            let name = entry.name.clone().unwrap_or_else(|| entry.url.clone());
+            let on = if entry.on.is_empty() {
+                vec![NotifyOn::InputRequired, NotifyOn::Failed]
+            } else {
+                entry
+                    .on
+                    .iter()
+                    .map(|e| e.parse())
+                    .collect::<Result<Vec<NotifyOn>, String>>()
+                    .map_err(|e| anyhow::anyhow!("[[notify]] '{name}': {e}"))?
+            };
+            let format = entry
+                .format
+                .as_deref()
+                .map(str::parse)
+                .transpose()
+                .map_err(|e: String| anyhow::anyhow!("[[notify]] '{name}': {e}"))?
+                .unwrap_or_default();
+            sinks.push(NotifySink {
+                name,
+                url: entry.url.clone(),
+                on,
+                format,
+                headers: entry
+                    .headers
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect(),
+            });
+        }
+        let mut config = NotifyConfig {
+            sinks,
+            public_url: self.public_url(file),
+            ..NotifyConfig::default()
+        };
+        if let Some(retry) = self.notify_retry {
+            config.retry_initial = retry;
+        }
+        config.check().map_err(|e| anyhow::anyhow!(e))?;
+        Ok(config)
+    }
+}

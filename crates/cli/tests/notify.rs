@@ -1,0 +1,131 @@
+//! Webhooks against the real binary: an event per transition with the board link, in
+//! both formats; a receiver that is down gets its events when it is back, across a
+//! restart; and two processes on one database send each event once.
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+
+mod board_support;
+mod common;
+
+use board_support::{Ext, Person, Receiver};
+use common::serve;
+use serde_json::json;
+use std::collections::HashSet;
+
+fn config(dir: &std::path::Path, port: u16) -> String {
+    let path = dir.join("tasks.toml");
+    std::fs::write(
+        &path,
+        format!(
+            r#"
+[board]
+public_url = "https://tasks.example.com"
+
+[[notify]]
+name = "people"
+url = "http://127.0.0.1:{port}/json"
+on = ["input_required", "completed"]
+
+[[notify]]
+name = "chat"
+url = "http://127.0.0.1:{port}/slack"
+on = ["input_required"]
+format = "slack"
+"#
+        ),
+    )
+    .unwrap();
+    path.display().to_string()
+}
+
+#[tokio::test]
+async fn events_wait_for_a_receiver_that_is_down_across_a_restart_and_are_sent_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = Receiver::free_port().await;
+    let config = config(dir.path(), port);
+    let db = format!("sqlite://{}", dir.path().join("tasks.db").display());
+    let args = [
+        "--database",
+        db.as_str(),
+        "--config",
+        config.as_str(),
+        "--notify-retry",
+        "50ms",
+    ];
+
+    // The receiver is down while the task asks its question, and the server stops.
+    let first = serve(&args);
+    let mut mcp = Ext::new(&first.url, None);
+    let task = mcp.start("book_meeting", json!({"subject": "offsite"})).await;
+    mcp.wait(&task, "input_required").await;
+    drop(first);
+
+    // Two processes start on the same database, then the receiver comes back.
+    let a = serve(&args);
+    let b = serve(&args);
+    let receiver = Receiver::start(port).await;
+    let (json_event, slack_event) = receiver
+        .until(|got| {
+            let json = got.iter().find(|r| r.path == "/json")?;
+            let slack = got.iter().find(|r| r.path == "/slack")?;
+            Some((json.clone(), slack.clone()))
+        })
+        .await;
+    assert_eq!(json_event.body["event"], "task.input_required");
+    assert_eq!(json_event.body["task"]["id"], task.as_str());
+    assert_eq!(json_event.body["task"]["tool"], "book_meeting");
+    assert_eq!(
+        json_event.body["questions"],
+        json!(["Details for the meeting 'offsite'?"])
+    );
+    let link = format!("https://tasks.example.com/board/tasks/{task}");
+    assert_eq!(json_event.body["link"], link.as_str());
+    let text = slack_event.body["text"].as_str().unwrap();
+    assert!(text.contains("book_meeting") && text.contains(&format!("<{link}|")), "{text}");
+
+    // A new task on one of the two: its question and, once a person answers on the
+    // board, its completion arrive, each once.
+    let mut mcp = Ext::new(&a.url, None);
+    let second = mcp.start("book_meeting", json!({"subject": "launch"})).await;
+    let person = Person::login_local(&board_support::base_of(&a.url)).await;
+    let key = person.question(&second).await;
+    let (status, _) = person
+        .post(
+            &format!("/board/api/tasks/{second}/answer"),
+            json!({"key": key, "action": "decline"}),
+            true,
+        )
+        .await;
+    assert_eq!(status, 200);
+    mcp.wait(&second, "completed").await;
+    let completed = receiver
+        .until(|got| {
+            got.iter()
+                .find(|r| r.body["event"] == "task.completed" && r.body["task"]["id"] == second.as_str())
+                .cloned()
+        })
+        .await;
+    assert_eq!(completed.path, "/json", "the chat sink did not ask for completions");
+
+    let got = receiver.got.lock().unwrap().clone();
+    let keys: Vec<&str> = got.iter().map(|r| r.delivery.as_str()).collect();
+    let unique: HashSet<&str> = keys.iter().copied().collect();
+    assert_eq!(keys.len(), unique.len(), "a delivery arrived twice: {keys:?}");
+    let json_events = |id: &str, event: &str| {
+        got.iter()
+            .filter(|r| r.path == "/json")
+            .filter(|r| r.body["task"]["id"] == id && r.body["event"] == event)
+            .count()
+    };
+    let slack_events = |id: &str| {
+        got.iter()
+            .filter(|r| r.path == "/slack")
+            .filter(|r| r.body["text"].as_str().unwrap_or("").contains(id))
+            .count()
+    };
+    assert_eq!(json_events(&task, "task.input_required"), 1);
+    assert_eq!(json_events(&second, "task.input_required"), 1);
+    assert_eq!(json_events(&second, "task.completed"), 1);
+    assert_eq!(slack_events(&task), 1);
+    assert_eq!(slack_events(&second), 1);
+    drop((a, b));
+}
