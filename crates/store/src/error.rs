@@ -24,6 +24,17 @@ pub enum StoreError {
         /// The record as it is now.
         current: Box<TaskRecord>,
     },
+    /// A delivery sender reported on a delivery it does not hold: its claim was taken
+    /// over after it expired (or ended with a retry), the delivery is already finished,
+    /// or no delivery has that key. The sender must not report on it again; whoever
+    /// holds it now reports instead (see [`crate::delivery`]).
+    #[error(
+        "delivery {key:?} is not claimed by this runner (claim lost, already finished, or unknown)"
+    )]
+    DeliveryClaimLost {
+        /// The delivery's key.
+        key: String,
+    },
     /// An id that already exists was created again.
     #[error("a task with this id already exists")]
     Duplicate,

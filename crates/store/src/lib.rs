@@ -10,7 +10,8 @@
 //! | `postgres` (feature `postgres`) | PostgreSQL via sqlx: several replicas share one database |
 //! | `suite` (feature `test-suite`) | the parity cases every backend must pass |
 //! | `sql` | what SQLite and PostgreSQL share: statements, store methods, value conversions |
-//! | [`record`] | the task record ([`TaskRecord`]) and the parameter structs of store calls |
+//! | [`record`] | the task record ([`TaskRecord`]), its [`TimelineEntry`]s, and the parameter structs of store calls |
+//! | [`delivery`] | the durable outbox of webhook deliveries ([`NewDelivery`], [`Delivery`], [`DeliveryResult`]) |
 //! | [`change`] | the change feed several processes use to hear of each other's writes |
 //! | [`error`] | [`StoreError`] |
 //! | `explain` | why a compare-and-set did not apply, told from the record as it is now |
@@ -26,9 +27,17 @@
 //! and a **change feed** ([`TaskStore::subscribe_changes`], [`change`]). Their default
 //! implementations describe a single process, where the process itself is every lease
 //! and there is nobody else to hear from.
+//!
+//! For operators and notifications it keeps, on every backend, the **timeline** of each
+//! task (every status it entered, written in the same atomic step as the change:
+//! [`TaskStore::timeline`]), a **board** listing across owners with filters
+//! ([`TaskStore::board_list`]), and an **outbox** of webhook deliveries that several
+//! processes share without sending an event twice ([`delivery`],
+//! [`TaskStore::enqueue_delivery`], [`TaskStore::claim_deliveries`]).
 #![deny(missing_docs)]
 
 pub mod change;
+pub mod delivery;
 pub mod error;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod explain;
@@ -44,14 +53,16 @@ pub mod sqlite;
 pub mod suite;
 
 pub use change::{Change, ChangeFeed};
+pub use delivery::{ClaimDeliveriesParams, Delivery, DeliveryResult, NewDelivery};
 pub use error::StoreError;
 pub use memory::MemoryStore;
 #[cfg(feature = "postgres")]
 pub use postgres::PgStore;
 pub use record::SessionRecord;
 pub use record::{
-    ClaimExpiredParams, ClaimLeaseParams, ExpiredTask, ExternalJob, Failure, InputRequest,
-    InputRequests, ListPage, ListParams, Outcome, RenewLeaseParams, TaskRecord, TransitionParams,
+    BoardQuery, ClaimExpiredParams, ClaimLeaseParams, ExpiredTask, ExternalJob, Failure,
+    InputRequest, InputRequests, ListPage, ListParams, Outcome, RenewLeaseParams, TaskRecord,
+    TimelineEntry, TransitionParams,
 };
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteStore;
@@ -69,7 +80,9 @@ use std::sync::Arc;
 #[async_trait]
 pub trait TaskStore: Send + Sync + std::fmt::Debug {
     /// Inserts a new record. Returns only once the record is durable for durable
-    /// backends, because a client may be told about the task right after.
+    /// backends, because a client may be told about the task right after. Appends the
+    /// first [`TimelineEntry`] (the record's version, `created_at`, status and message)
+    /// in the same atomic step.
     ///
     /// # Errors
     /// [`StoreError::Duplicate`] if the id exists; [`StoreError::Backend`] on I/O failure.
@@ -94,6 +107,10 @@ pub trait TaskStore: Send + Sync + std::fmt::Debug {
     /// record) when the record is already terminal or its version differs from
     /// `expected_version` (when given). Returns the updated record, version bumped.
     ///
+    /// When the status changes, a [`TimelineEntry`] (new version, `now`, new status and
+    /// message) is appended in the same atomic step; an update that keeps the status (a
+    /// progress message) appends none.
+    ///
     /// With `expected_lease_generation` the write is fenced: it applies only while the
     /// lease generation is still that one, in the same atomic step, and otherwise fails
     /// with [`StoreError::LeaseConflict`] (checked before the other conditions, since a
@@ -105,8 +122,8 @@ pub trait TaskStore: Send + Sync + std::fmt::Debug {
     /// [`StoreError::Backend`].
     async fn transition(&self, params: &TransitionParams) -> Result<TaskRecord, StoreError>;
 
-    /// Deletes up to `limit` records whose `expires_at <= now`, returning each one's id,
-    /// status and external job (the engine stops what an expired task left running,
+    /// Deletes up to `limit` records whose `expires_at <= now` (with their timelines),
+    /// returning each one's id, status and external job (the engine stops what an expired task left running,
     /// in this process or in an external system). Costs O(expired) thanks to an index
     /// on `expires_at`, never a scan of all tasks.
     ///
@@ -120,7 +137,8 @@ pub trait TaskStore: Send + Sync + std::fmt::Debug {
 
     /// Moves every non-terminal record whose `runner` is not `current_runner` to
     /// `failed` with `status_message` and `error`, returning how many. Called at start-up
-    /// so that no task is left `working` after the process that ran it died.
+    /// so that no task is left `working` after the process that ran it died. Each one
+    /// gets a [`TimelineEntry`] for `failed` at `now`, as a transition would.
     ///
     /// Records under a live lease (`lease_until > now`) are skipped: another replica
     /// is running them and will renew or lose that lease; once it expires they are
@@ -139,6 +157,91 @@ pub trait TaskStore: Send + Sync + std::fmt::Debug {
         error: &Outcome,
         now: DateTime<Utc>,
     ) -> Result<u64, StoreError>;
+
+    /// The statuses task `id` went through, oldest first (by version): one entry for its
+    /// creation and one per status change, each written atomically with the change.
+    /// Empty for an unknown (or deleted) task. Like the record, the history goes when
+    /// the task is deleted; it takes no `now`, so call [`get`](TaskStore::get) first
+    /// when an expired task must look absent.
+    ///
+    /// Why: a board shows how a task got where it is (how long it waited for input,
+    /// when it failed), which the record alone, holding only the present, cannot.
+    ///
+    /// # Errors
+    /// [`StoreError::Backend`] on I/O failure or a stored entry that does not decode.
+    async fn timeline(&self, id: &TaskId) -> Result<Vec<TimelineEntry>, StoreError>;
+
+    /// Lists tasks of every owner (or of one), newest first by `(created_at, id)`,
+    /// narrowed by the filters of `query` and paged by keyset on the same pair,
+    /// skipping expired ones.
+    ///
+    /// Why: [`list`](TaskStore::list) serves a client its own tasks, oldest first; an
+    /// operator's board wants the latest work of everyone, and to find one task by a
+    /// prefix of its id, its status or its tool.
+    ///
+    /// # Errors
+    /// [`StoreError::Backend`] on I/O failure.
+    async fn board_list(&self, query: &BoardQuery) -> Result<ListPage, StoreError>;
+
+    /// Adds a pending delivery, due at its `created_at`, unless one with its key exists:
+    /// then nothing changes and this returns false. So several processes that each see
+    /// the same event and enqueue it produce one delivery (see [`delivery`]).
+    ///
+    /// # Errors
+    /// [`StoreError::Backend`] on I/O failure.
+    async fn enqueue_delivery(&self, delivery: &NewDelivery) -> Result<bool, StoreError>;
+
+    /// Atomically takes up to `limit` deliveries that are unfinished, due
+    /// (`next_attempt_at <= now`) and not under a live claim (none, or
+    /// `claimed_until <= now`): each is claimed by `runner` until `until` and its
+    /// `attempts` is incremented. Returns them oldest-due first (by `next_attempt_at`,
+    /// then key). Concurrent claimers, in this process or others, never receive the same
+    /// delivery while its claim lives.
+    ///
+    /// Why: several processes send webhooks from one store; each delivery must be in
+    /// the hands of one sender at a time, and return to the others if that sender dies.
+    ///
+    /// # Errors
+    /// [`StoreError::Backend`] on I/O failure.
+    async fn claim_deliveries(
+        &self,
+        params: &ClaimDeliveriesParams,
+    ) -> Result<Vec<Delivery>, StoreError>;
+
+    /// Records the result of an attempt on the delivery `key`, if `runner` still holds
+    /// it (it made the latest claim, and the delivery is neither finished nor handed
+    /// back by a retry). [`DeliveryResult::Delivered`] and [`DeliveryResult::GaveUp`]
+    /// finish it (the row stays until purged, so its key stays taken);
+    /// [`DeliveryResult::Retry`] stores the error, makes it due at `next_attempt_at` and
+    /// releases the claim. A claim that expired but that nobody took over still counts
+    /// as held: the attempt happened, and its result is worth keeping.
+    ///
+    /// # Errors
+    /// [`StoreError::DeliveryClaimLost`] when `runner` does not hold it (another runner
+    /// took it over, it is finished, or the key is unknown), changing nothing;
+    /// [`StoreError::Backend`] on I/O failure.
+    async fn finish_delivery(
+        &self,
+        key: &str,
+        runner: &str,
+        result: &DeliveryResult,
+    ) -> Result<(), StoreError>;
+
+    /// How many deliveries are unfinished (due, claimed or waiting for a retry): a
+    /// gauge for metrics, and what tests wait on.
+    ///
+    /// # Errors
+    /// [`StoreError::Backend`] on I/O failure.
+    async fn pending_deliveries(&self) -> Result<u64, StoreError>;
+
+    /// Deletes the deliveries that finished strictly before `finished_before`, returning
+    /// how many: the outbox would otherwise grow forever. Their keys are free again, so
+    /// purge only what no process can still enqueue (well past the retention of the
+    /// events that produce them).
+    ///
+    /// # Errors
+    /// [`StoreError::Backend`] on I/O failure.
+    async fn purge_deliveries(&self, finished_before: DateTime<Utc>) -> Result<u64, StoreError>;
 
     /// Takes the lease of one non-terminal task for `runner` until `until`, if nobody
     /// holds a live one (`lease_until` is unset or `<= now`). Sets `runner`, the expiry,

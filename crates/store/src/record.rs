@@ -299,13 +299,58 @@ pub struct ListParams {
     pub now: DateTime<Utc>,
 }
 
-/// One page of [`crate::TaskStore::list`].
+/// One page of [`crate::TaskStore::list`] (oldest first) or
+/// [`crate::TaskStore::board_list`] (newest first).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ListPage {
-    /// The records, oldest first.
+    /// The records, in the order of the call that listed them.
     pub records: Vec<TaskRecord>,
     /// Whether more records follow the last one.
     pub has_more: bool,
+}
+
+/// What a task board shows: every task (or one owner's), newest first, narrowed by
+/// filters; see [`crate::TaskStore::board_list`]. Unlike [`ListParams`], which serves a
+/// client's own `tasks/list`, this serves operators looking across owners.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BoardQuery {
+    /// Only this owner's tasks; `None` lists every owner's (an operator's view).
+    pub owner: Option<String>,
+    /// Only tasks in this status.
+    pub status: Option<TaskStatus>,
+    /// Only tasks whose request params have this string as their `name` (the tool name
+    /// of a `tools/call`). A `name` that is not a string never matches.
+    pub request_name: Option<String>,
+    /// Only tasks whose id starts with this text, taken literally (`%` and `_` are
+    /// not wildcards): what an operator pastes from a log line.
+    pub id_prefix: Option<String>,
+    /// Keyset: only tasks strictly older than this `(created_at, id)` position (the
+    /// last record of the previous page); `None` starts from the newest.
+    pub before: Option<(DateTime<Utc>, TaskId)>,
+    /// Page size.
+    pub limit: usize,
+    /// Records expired at this time are skipped, as in [`crate::TaskStore::list`].
+    pub now: DateTime<Utc>,
+}
+
+/// One status a task went through: an entry of [`crate::TaskStore::timeline`].
+///
+/// The store writes these itself, in the same atomic step as the change that caused
+/// them (a create, a status change), so the history cannot disagree with the record.
+/// Status-message-only updates (progress) write none, so a chatty tool cannot grow it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TimelineEntry {
+    /// The task.
+    pub task: TaskId,
+    /// The record's version right after the change (unique within a task).
+    pub version: u64,
+    /// When the change happened: `created_at` for the first entry, the transition's
+    /// `now` afterwards.
+    pub at: DateTime<Utc>,
+    /// The status the task entered.
+    pub status: TaskStatus,
+    /// The status message it had right after the change.
+    pub status_message: Option<String>,
 }
 
 /// A 2025-11-25 session (`Mcp-Session-Id`), kept in a shared database so that any

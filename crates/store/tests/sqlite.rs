@@ -4,9 +4,10 @@
 #![allow(clippy::unwrap_used)]
 
 use mcp_tasks_protocol::{TaskId, TaskStatus};
-use mcp_tasks_store::suite::{at, base_time, ok_outcome, record, to_status, Guarded};
+use mcp_tasks_store::suite::{at, base_time, new_delivery, ok_outcome, record, to_status, Guarded};
 use mcp_tasks_store::{
-    ListParams, SqliteStore, StoreError, TaskRecord, TaskStore, TransitionParams,
+    ClaimDeliveriesParams, DeliveryResult, ListParams, SqliteStore, StoreError, TaskRecord,
+    TaskStore, TransitionParams,
 };
 use std::sync::Arc;
 use std::time::Duration;
@@ -98,6 +99,93 @@ async fn records_survive_reopen() {
             .unwrap();
         assert_eq!(page.records, before);
     }
+}
+
+/// The outbox and the timelines are on disk when calls return: after a reopen (no
+/// orderly close) a claimed delivery is still claimed (hidden until its claim expires,
+/// then due with its attempts counted), a retried one keeps its error and due time, a
+/// delivered one stays finished with its key taken, and a task's history is intact.
+#[tokio::test]
+async fn deliveries_and_timelines_survive_reopen() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("outbox.db").display());
+    let claim = |runner: &str, now: i64, limit: usize| ClaimDeliveriesParams {
+        runner: runner.to_string(),
+        now: at(now),
+        until: at(now + 100),
+        limit,
+    };
+
+    let store = SqliteStore::open(&url).await.unwrap();
+    for key in ["claimed", "delivered", "retried"] {
+        assert!(store.enqueue_delivery(&new_delivery(key, 0)).await.unwrap());
+    }
+    let claimed = store.claim_deliveries(&claim("r1", 1, 3)).await.unwrap();
+    assert_eq!(claimed.len(), 3);
+    store
+        .finish_delivery("delivered", "r1", &DeliveryResult::Delivered { at: at(2) })
+        .await
+        .unwrap();
+    let retry = DeliveryResult::Retry {
+        next_attempt_at: at(500),
+        error: "timeout".to_string(),
+    };
+    store
+        .finish_delivery("retried", "r1", &retry)
+        .await
+        .unwrap();
+    let rec = record("alice", None, at(0));
+    store.create(&rec).await.unwrap();
+    store
+        .transition(&to_status(&rec.id, TaskStatus::InputRequired, at(3)))
+        .await
+        .unwrap();
+    let timeline = store.timeline(&rec.id).await.unwrap();
+    assert_eq!(timeline.len(), 2);
+    drop(store);
+
+    let reopened = SqliteStore::open(&url).await.unwrap();
+    assert_eq!(reopened.timeline(&rec.id).await.unwrap(), timeline);
+    assert_eq!(reopened.pending_deliveries().await.unwrap(), 2);
+    assert!(!reopened
+        .enqueue_delivery(&new_delivery("delivered", 0))
+        .await
+        .unwrap());
+    // r1's claim on "claimed" lives until 101.
+    assert!(reopened
+        .claim_deliveries(&claim("r2", 100, 10))
+        .await
+        .unwrap()
+        .is_empty());
+    let taken = reopened
+        .claim_deliveries(&claim("r2", 101, 10))
+        .await
+        .unwrap();
+    assert_eq!(
+        taken
+            .iter()
+            .map(|d| (d.key.as_str(), d.attempts))
+            .collect::<Vec<_>>(),
+        [("claimed", 2)]
+    );
+    reopened
+        .finish_delivery("claimed", "r2", &DeliveryResult::Delivered { at: at(102) })
+        .await
+        .unwrap();
+    let retried = reopened
+        .claim_deliveries(&claim("r2", 500, 10))
+        .await
+        .unwrap();
+    assert_eq!(retried.len(), 1);
+    assert_eq!(
+        (
+            retried[0].key.as_str(),
+            retried[0].attempts,
+            retried[0].last_error.as_deref()
+        ),
+        ("retried", 2, Some("timeout"))
+    );
+    assert_eq!(retried[0].next_attempt_at, at(500));
 }
 
 #[tokio::test]

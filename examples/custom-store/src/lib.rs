@@ -9,8 +9,9 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use mcp_tasks::protocol::TaskId;
 use mcp_tasks::store::{
-    ChangeFeed, ClaimExpiredParams, ClaimLeaseParams, ExpiredTask, ListPage, ListParams,
-    MemoryStore, Outcome, RenewLeaseParams, SessionRecord, StoreError, TaskRecord, TaskStore,
+    BoardQuery, ChangeFeed, ClaimDeliveriesParams, ClaimExpiredParams, ClaimLeaseParams, Delivery,
+    DeliveryResult, ExpiredTask, ListPage, ListParams, MemoryStore, NewDelivery, Outcome,
+    RenewLeaseParams, SessionRecord, StoreError, TaskRecord, TaskStore, TimelineEntry,
     TransitionParams,
 };
 use std::sync::{Arc, Mutex};
@@ -92,6 +93,45 @@ impl TaskStore for JournalStore {
             self.note(format!("recover {n} orphaned"));
         }
         Ok(n)
+    }
+
+    // Reads for a task board delegate as is: the inner store keeps each task's
+    // timeline itself, written with the change, as every store must.
+    async fn timeline(&self, id: &TaskId) -> Result<Vec<TimelineEntry>, StoreError> {
+        self.records.timeline(id).await
+    }
+
+    async fn board_list(&self, query: &BoardQuery) -> Result<ListPage, StoreError> {
+        self.records.board_list(query).await
+    }
+
+    // The webhook outbox delegates as is too: deliveries are not task changes.
+    async fn enqueue_delivery(&self, delivery: &NewDelivery) -> Result<bool, StoreError> {
+        self.records.enqueue_delivery(delivery).await
+    }
+
+    async fn claim_deliveries(
+        &self,
+        params: &ClaimDeliveriesParams,
+    ) -> Result<Vec<Delivery>, StoreError> {
+        self.records.claim_deliveries(params).await
+    }
+
+    async fn finish_delivery(
+        &self,
+        key: &str,
+        runner: &str,
+        result: &DeliveryResult,
+    ) -> Result<(), StoreError> {
+        self.records.finish_delivery(key, runner, result).await
+    }
+
+    async fn pending_deliveries(&self) -> Result<u64, StoreError> {
+        self.records.pending_deliveries().await
+    }
+
+    async fn purge_deliveries(&self, finished_before: DateTime<Utc>) -> Result<u64, StoreError> {
+        self.records.purge_deliveries(finished_before).await
     }
 
     // The rest delegates as is: leases, sessions and the change feed only matter to

@@ -18,6 +18,11 @@
 //!
 //! The statements and store methods this backend shares with the other SQL backend
 //! are in `crate::sql`; this module binds their values and reads their rows.
+//!
+//! Task timelines are written by triggers of the schema (`migrations/0007_timeline_board.sql`)
+//! inside the statement that changes the task, whichever replica (or version) runs it;
+//! the webhook outbox (`migrations/0008_deliveries.sql`) is claimed with
+//! `FOR UPDATE SKIP LOCKED`, like expired leases.
 
 mod listen;
 mod queries;
@@ -26,13 +31,14 @@ mod row;
 pub use listen::RECONNECT_DELAY;
 
 use crate::change::ChangeFeed;
+use crate::delivery::{ClaimDeliveriesParams, Delivery, DeliveryResult, NewDelivery};
 use crate::error::StoreError;
 use crate::record::SessionRecord;
 use crate::record::{
-    ClaimExpiredParams, ClaimLeaseParams, ExpiredTask, ListPage, ListParams, Outcome,
-    RenewLeaseParams, TaskRecord, TransitionParams,
+    BoardQuery, ClaimExpiredParams, ClaimLeaseParams, ExpiredTask, ListPage, ListParams, Outcome,
+    RenewLeaseParams, TaskRecord, TimelineEntry, TransitionParams,
 };
-use crate::sql::values::{decode_error, row_to_expired, to_json};
+use crate::sql::values::{decode_error, row_to_count, row_to_expired, to_json};
 use crate::sql::{self, Backend as _, Call, Statements};
 use crate::TaskStore;
 use async_trait::async_trait;
@@ -167,6 +173,42 @@ impl TaskStore for PgStore {
         sql::store::fail_orphaned(self, current_runner, status_message, error, now).await
     }
 
+    async fn timeline(&self, id: &TaskId) -> Result<Vec<TimelineEntry>, StoreError> {
+        sql::store::timeline(self, id).await
+    }
+
+    async fn board_list(&self, query: &BoardQuery) -> Result<ListPage, StoreError> {
+        sql::store::board_list(self, query).await
+    }
+
+    async fn enqueue_delivery(&self, delivery: &NewDelivery) -> Result<bool, StoreError> {
+        sql::delivery::enqueue(self, delivery).await
+    }
+
+    async fn claim_deliveries(
+        &self,
+        params: &ClaimDeliveriesParams,
+    ) -> Result<Vec<Delivery>, StoreError> {
+        sql::delivery::claim(self, params).await
+    }
+
+    async fn finish_delivery(
+        &self,
+        key: &str,
+        runner: &str,
+        result: &DeliveryResult,
+    ) -> Result<(), StoreError> {
+        sql::delivery::finish(self, key, runner, result).await
+    }
+
+    async fn pending_deliveries(&self) -> Result<u64, StoreError> {
+        sql::delivery::pending(self).await
+    }
+
+    async fn purge_deliveries(&self, finished_before: DateTime<Utc>) -> Result<u64, StoreError> {
+        sql::delivery::purge(self, finished_before).await
+    }
+
     async fn claim_lease(&self, params: &ClaimLeaseParams) -> Result<TaskRecord, StoreError> {
         sql::store::claim_lease(self, params).await
     }
@@ -276,6 +318,18 @@ impl sql::Backend for PgStore {
         row_to_expired(row)
     }
 
+    fn read_timeline(row: &PgRow) -> Result<TimelineEntry, StoreError> {
+        row::row_to_timeline_entry(row)
+    }
+
+    fn read_delivery(row: &PgRow) -> Result<Delivery, StoreError> {
+        row::row_to_delivery(row)
+    }
+
+    fn read_count(row: &PgRow) -> Result<u64, StoreError> {
+        row_to_count(row)
+    }
+
     async fn fetch_optional(&self, call: Call<'_>) -> Result<Option<PgRow>, StoreError> {
         query(call)
             .fetch_optional(&self.pool)
@@ -322,6 +376,15 @@ mod tests {
             &s.claim_lease,
             &s.renew_lease,
             s.claim_expired,
+            &s.timeline,
+            &s.board_all,
+            &s.board_by_owner,
+            &s.enqueue_delivery,
+            s.claim_deliveries,
+            &s.finish_delivery,
+            &s.retry_delivery,
+            &s.pending_deliveries,
+            &s.purge_deliveries,
         ] {
             let used: std::collections::BTreeSet<usize> = sql
                 .split('$')
@@ -341,6 +404,7 @@ mod tests {
     #[derive(Clone, Copy)]
     enum Param {
         Text,
+        NoText,
         Time,
         NoTime,
         Int,
@@ -348,8 +412,8 @@ mod tests {
         Bool,
     }
 
-    /// With sequential scans priced out (an empty table would always be scanned),
-    /// every statement walks the index meant for it and sorts nothing; the keyset
+    /// With sequential scans and sorts priced out (an empty table would always be
+    /// scanned), every statement walks the index meant for it and sorts nothing; the keyset
     /// position of a list is an index condition, so a deep page costs what the first
     /// does.
     #[cfg(feature = "test-suite")]
@@ -368,9 +432,13 @@ mod tests {
         let list = [Text, Time, NoTime, Text, Int];
         let list_after = [Text, Time, Time, Text, Int];
         // CHANGE_CHANNEL is left out: a one-row catalog lookup at open, whose plan
-        // follows the catalog's statistics, not our indexes.
+        // follows the catalog's statistics, not our indexes. So are the inserts
+        // (create, enqueue_delivery): they scan nothing.
         let s = &*STATEMENTS;
-        let cases: [(&str, &[Param], &str); 10] = [
+        let board = [Time, NoTime, Text, NoText, NoText, NoText, Int];
+        let board_filtered = [Time, Time, Text, Text, Text, Text, Int];
+        let board_owner = [Time, NoTime, Text, NoText, NoText, NoText, Int, Text];
+        let cases: [(&str, &[Param], &str); 19] = [
             (&s.get, &[Text, Time], "tasks_pkey"),
             (&s.transition, &transition, "tasks_pkey"),
             (&s.list_by_owner, &list, "tasks_owner_created"),
@@ -389,12 +457,38 @@ mod tests {
                 &[Text, Time, Time, Int],
                 "tasks_lease_until",
             ),
+            (&s.timeline, &[Text], "task_timeline_pkey"),
+            (&s.board_all, &board, "tasks_created"),
+            (&s.board_all, &board_filtered, "tasks_created"),
+            (&s.board_by_owner, &board_owner, "tasks_owner_created"),
+            (
+                s.claim_deliveries,
+                &[Text, Time, Time, Int],
+                "deliveries_due",
+            ),
+            // Finishing finds its row by key: through the primary key, or through the
+            // partial index of unfinished deliveries (which holds the key, and is all a
+            // finish can match), as the planner finds cheaper.
+            (
+                &s.finish_delivery,
+                &[Text, Text, Time, NoText],
+                "deliveries_pkey|deliveries_due",
+            ),
+            (
+                &s.retry_delivery,
+                &[Text, Text, Time, Text],
+                "deliveries_pkey|deliveries_due",
+            ),
+            (&s.pending_deliveries, &[], "deliveries_due"),
+            (&s.purge_deliveries, &[Time], "deliveries_finished"),
         ];
         let mut conn = store.pool().acquire().await.unwrap();
-        sqlx::query("SET enable_seqscan = off")
-            .execute(&mut *conn)
-            .await
-            .unwrap();
+        // Sorts too: on empty tables the planner's guesses make a bitmap scan and a
+        // sort look as cheap as walking the index in order; priced out, a sort appears
+        // only where no index gives the order.
+        for setting in ["SET enable_seqscan = off", "SET enable_sort = off"] {
+            sqlx::query(setting).execute(&mut *conn).await.unwrap();
+        }
         let now = crate::suite::base_time();
         for (sql, params, index) in cases {
             let explain = format!("EXPLAIN {sql}");
@@ -402,6 +496,7 @@ mod tests {
             for param in params {
                 query = match param {
                     Text => query.bind("x"),
+                    NoText => query.bind(None::<String>),
                     Time => query.bind(now),
                     NoTime => query.bind(None::<DateTime<Utc>>),
                     Int => query.bind(10_i64),
@@ -417,17 +512,25 @@ mod tests {
                 .map(|row| row.get::<String, _>(0))
                 .collect();
             let plan = plan.join("\n");
-            // "Index Scan using tasks_x" or "Bitmap Index Scan on tasks_x".
+            // "Index Scan using tasks_x" or "Bitmap Index Scan on tasks_x"; `a|b` accepts
+            // either index.
             assert!(
-                plan.contains(&format!("using {index} ")) || plan.contains(&format!("on {index} ")),
+                index
+                    .split('|')
+                    .any(|index| plan.contains(&format!("using {index} "))
+                        || plan.contains(&format!("on {index} "))),
                 "{sql}\n{plan}"
             );
             assert!(!plan.contains("Seq Scan"), "{sql}\n{plan}");
             assert!(!plan.contains("Sort"), "{sql} sorts\n{plan}");
-            if sql.contains("(created_at, id) >") {
+            if let Some(keyset) = ["(created_at, id) >", "(created_at, id) <"]
+                .into_iter()
+                .find(|keyset| sql.contains(keyset))
+            {
+                let condition = format!("ROW{keyset}");
                 assert!(
                     plan.lines()
-                        .any(|l| l.contains("Index Cond") && l.contains("ROW(created_at, id) >")),
+                        .any(|l| l.contains("Index Cond") && l.contains(&condition)),
                     "{sql}: the keyset is not an index condition\n{plan}"
                 );
             }

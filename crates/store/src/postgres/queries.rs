@@ -8,6 +8,7 @@
 //! `FOR UPDATE SKIP LOCKED`: two replicas running them at once split the rows instead of
 //! waiting on (or deadlocking over) each other. See `migrations/` for the schema.
 
+use crate::sql::statements::delivery_columns;
 use crate::sql::{Dialect, Statements};
 use std::sync::LazyLock;
 
@@ -16,9 +17,18 @@ pub(super) static STATEMENTS: LazyLock<Statements> = LazyLock::new(|| {
     Statements::new(&Dialect {
         parameter: "$",
         earliest_time: "'-infinity'::timestamptz",
+        latest_time: "'infinity'::timestamptz",
+        // The request is TEXT (see 0001_init.sql). PostgreSQL's JSON types refuse the
+        // escape \u0000 anywhere in a document, even outside `name`, so it is replaced
+        // (with U+FFFD, which keeps the text valid JSON) before parsing: one task with a
+        // NUL in its arguments must not break every board search. jsonb equality then
+        // matches strings only, as the other backends do.
+        request_name_is: "(replace(request, E'\\\\u0000', E'\\\\ufffd')::jsonb -> 'name') \
+             = to_jsonb(CAST(?6 AS TEXT))",
         delete_expired: DELETE_EXPIRED,
         fail_orphaned: FAIL_ORPHANED,
         claim_expired: CLAIM_EXPIRED,
+        claim_deliveries: CLAIM_DELIVERIES,
     })
 });
 
@@ -59,6 +69,23 @@ const CLAIM_EXPIRED: &str = concat!(
     "t.id, t.owner, t.session, t.status, t.status_message, t.created_at, t.last_updated_at,",
     " t.ttl_ms, t.expires_at, t.poll_interval_ms, t.method, t.request, t.outcome, t.runner,",
     " t.version, t.lease_until, t.lease_generation, t.input_requests, t.external"
+);
+
+/// [`Dialect::claim_deliveries`]: $1 runner, $2 until, $3 now, $4 limit. As with
+/// [`CLAIM_EXPIRED`], `SKIP LOCKED` hands each due row to one claimer, and a row
+/// another claimer committed first no longer matches when re-checked (its claim lives).
+/// The CTE names its column `due_key` so that the returned columns name only the
+/// updated table's.
+const CLAIM_DELIVERIES: &str = concat!(
+    "WITH due AS (SELECT key AS due_key FROM deliveries",
+    " WHERE finished_at IS NULL AND next_attempt_at <= $3",
+    " AND (claimed_until IS NULL OR claimed_until <= $3)",
+    " ORDER BY next_attempt_at, key LIMIT $4 FOR UPDATE SKIP LOCKED)",
+    " UPDATE deliveries d SET claimed_by = $1, claimed_until = $2,",
+    " attempts = d.attempts + 1",
+    " FROM due WHERE d.key = due.due_key",
+    " RETURNING ",
+    delivery_columns!()
 );
 
 /// The NOTIFY channel of the `tasks` table this connection sees (the same expression

@@ -2,8 +2,9 @@
 //! the classification of sqlx errors into [`StoreError`]s. Times are `TIMESTAMPTZ`, so
 //! they bind and read as they are.
 
+use crate::delivery::Delivery;
 use crate::error::StoreError;
-use crate::record::TaskRecord;
+use crate::record::{TaskRecord, TimelineEntry};
 use crate::sql::values;
 use crate::sql::{Arg, Call};
 use chrono::{DateTime, Utc};
@@ -56,4 +57,14 @@ pub(super) fn query(call: Call<'_>) -> Query<'_, Postgres, PgArguments> {
 /// Reads one full row back into a record.
 pub(super) fn row_to_record(row: &PgRow) -> Result<TaskRecord, StoreError> {
     values::row_to_record(row, |_, at: DateTime<Utc>| Ok(at))
+}
+
+/// Reads one timeline row back into an entry.
+pub(super) fn row_to_timeline_entry(row: &PgRow) -> Result<TimelineEntry, StoreError> {
+    values::row_to_timeline_entry(row, |_, at: DateTime<Utc>| Ok(at))
+}
+
+/// Reads one claimed delivery back.
+pub(super) fn row_to_delivery(row: &PgRow) -> Result<Delivery, StoreError> {
+    values::row_to_delivery(row, |_, at: DateTime<Utc>| Ok(at))
 }

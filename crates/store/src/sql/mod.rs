@@ -1,6 +1,7 @@
 //! What the SQLite and PostgreSQL backends share: the statements they write alike
-//! ([`statements`]), the store methods they run alike ([`store`]), and the conversions
-//! between records and column values ([`values`]).
+//! ([`statements`]), the store methods they run alike ([`store`] for tasks, [`delivery`]
+//! for the webhook outbox), and the conversions between records and column values
+//! ([`values`]).
 //!
 //! The backends differ in the parameter syntax (`?1` / `$1`), in how a time is stored
 //! (integer milliseconds / `TIMESTAMPTZ`) and in how batch changes pick their rows
@@ -8,12 +9,14 @@
 //! once with `?N` parameters, its values are collected as [`Arg`]s, and each backend
 //! binds those the way it stores them ([`Backend`]).
 
+pub(crate) mod delivery;
 pub(crate) mod statements;
 pub(crate) mod store;
 pub(crate) mod values;
 
+use crate::delivery::Delivery;
 use crate::error::StoreError;
-use crate::record::{ExpiredTask, TaskRecord};
+use crate::record::{ExpiredTask, TaskRecord, TimelineEntry};
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use std::borrow::Cow;
@@ -89,6 +92,15 @@ pub(crate) trait Backend: Send + Sync {
 
     /// Reads a row of [`Statements::delete_expired`].
     fn read_expired(row: &Self::Row) -> Result<ExpiredTask, StoreError>;
+
+    /// Reads a row of [`Statements::timeline`].
+    fn read_timeline(row: &Self::Row) -> Result<TimelineEntry, StoreError>;
+
+    /// Reads a row of [`Statements::claim_deliveries`].
+    fn read_delivery(row: &Self::Row) -> Result<Delivery, StoreError>;
+
+    /// Reads the row of a count ([`Statements::pending_deliveries`]).
+    fn read_count(row: &Self::Row) -> Result<u64, StoreError>;
 
     async fn fetch_optional(&self, call: Call<'_>) -> Result<Option<Self::Row>, StoreError>;
 

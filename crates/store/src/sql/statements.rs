@@ -4,6 +4,11 @@
 //! The shared text numbers its parameters `?1`, `?2`, ... (so a value can be used
 //! twice); [`Dialect::parameter`] replaces the `?`. Each change is one statement, so it
 //! is atomic (the backends' `queries.rs` say why).
+//!
+//! No statement here writes a task's timeline: triggers of the schema append it
+//! whenever a task is inserted or its status changes, inside the writing statement (see
+//! the backends' `migrations/`), so every status change is recorded, whichever
+//! statement (or older replica) makes it.
 
 /// The columns of a full record (the readers look them up by name).
 macro_rules! columns {
@@ -15,6 +20,14 @@ macro_rules! columns {
 }
 pub(crate) use columns;
 
+/// The columns of a delivery as a claim returns it (the readers look them up by name).
+macro_rules! delivery_columns {
+    () => {
+        "key, sink, payload, attempts, created_at, next_attempt_at, last_error"
+    };
+}
+pub(crate) use delivery_columns;
+
 /// What the SQL of one backend does its own way.
 #[derive(Debug)]
 pub(crate) struct Dialect {
@@ -22,6 +35,11 @@ pub(crate) struct Dialect {
     pub(crate) parameter: &'static str,
     /// A time literal before every stored time: where a list without a cursor starts.
     pub(crate) earliest_time: &'static str,
+    /// A time literal after every stored time: where a board without a cursor starts.
+    pub(crate) latest_time: &'static str,
+    /// A condition true when the stored request's `name` is a string equal to ?6 (the
+    /// board's tool filter). Evaluated only when ?6 is set.
+    pub(crate) request_name_is: &'static str,
     /// The batch changes, which pick their rows as the backend's locking allows:
     /// deletes up to ?2 records expired at ?1, returning `id, status, external`.
     pub(crate) delete_expired: &'static str,
@@ -33,6 +51,10 @@ pub(crate) struct Dialect {
     /// lease expired at ?3 (now), oldest lease first, returning them. ?1 runner,
     /// ?2 until.
     pub(crate) claim_expired: &'static str,
+    /// Claims up to ?4 unfinished deliveries due at ?3 (now) under no live claim,
+    /// oldest due first, for ?1 (runner) until ?2, counting an attempt; returns
+    /// `delivery_columns!` (in no particular order).
+    pub(crate) claim_deliveries: &'static str,
 }
 
 impl Dialect {
@@ -75,6 +97,30 @@ pub(crate) struct Statements {
     pub(crate) fail_orphaned: &'static str,
     /// See [`Dialect::claim_expired`].
     pub(crate) claim_expired: &'static str,
+    /// A task's timeline, oldest first. ?1 id.
+    pub(crate) timeline: String,
+    /// One board page across owners, newest first, before a keyset position. ?1 now,
+    /// ?2 before created_at (NULL: from the newest), ?3 before id, ?4 status or NULL,
+    /// ?5 id prefix or NULL, ?6 request name or NULL, ?7 limit (one more than the page).
+    /// Walks `tasks_created` backwards; the filters are checked on the rows it meets.
+    pub(crate) board_all: String,
+    /// As `board_all`, for one owner (?8), walking `tasks_owner_created` backwards.
+    pub(crate) board_by_owner: String,
+    /// Inserts a delivery unless its key exists. ?1 key, ?2 sink, ?3 payload,
+    /// ?4 created at (also when it is due).
+    pub(crate) enqueue_delivery: String,
+    /// See [`Dialect::claim_deliveries`].
+    pub(crate) claim_deliveries: &'static str,
+    /// Finishes the delivery ?1 if ?2 (runner) holds it: finished at ?3, with the error
+    /// ?4 (NULL keeps the last one).
+    pub(crate) finish_delivery: String,
+    /// Hands the delivery ?1 back if ?2 (runner) holds it: due again at ?3, failed
+    /// with ?4, claim released.
+    pub(crate) retry_delivery: String,
+    /// Counts the unfinished deliveries, as `n`.
+    pub(crate) pending_deliveries: String,
+    /// Deletes the deliveries finished before ?1.
+    pub(crate) purge_deliveries: String,
 }
 
 const CREATE: &str = concat!(
@@ -126,6 +172,26 @@ const RENEW_LEASE: &str = concat!(
     columns!()
 );
 
+const TIMELINE: &str = "SELECT task_id, version, changed_at, status, status_message \
+     FROM task_timeline WHERE task_id = ?1 ORDER BY version";
+
+const ENQUEUE_DELIVERY: &str = "INSERT INTO deliveries \
+     (key, sink, payload, attempts, created_at, next_attempt_at) \
+     VALUES (?1, ?2, ?3, 0, ?4, ?4) ON CONFLICT (key) DO NOTHING";
+
+const FINISH_DELIVERY: &str = "UPDATE deliveries \
+     SET finished_at = ?3, last_error = COALESCE(?4, last_error) \
+     WHERE key = ?1 AND claimed_by = ?2 AND finished_at IS NULL";
+
+const RETRY_DELIVERY: &str = "UPDATE deliveries \
+     SET next_attempt_at = ?3, last_error = ?4, claimed_by = NULL, claimed_until = NULL \
+     WHERE key = ?1 AND claimed_by = ?2 AND finished_at IS NULL";
+
+const PENDING_DELIVERIES: &str = "SELECT COUNT(*) AS n FROM deliveries WHERE finished_at IS NULL";
+
+const PURGE_DELIVERIES: &str =
+    "DELETE FROM deliveries WHERE finished_at IS NOT NULL AND finished_at < ?1";
+
 impl Statements {
     pub(crate) fn new(dialect: &Dialect) -> Self {
         Self {
@@ -139,6 +205,15 @@ impl Statements {
             delete_expired: dialect.delete_expired,
             fail_orphaned: dialect.fail_orphaned,
             claim_expired: dialect.claim_expired,
+            timeline: dialect.numbered(TIMELINE),
+            board_all: dialect.numbered(&board(dialect, "")),
+            board_by_owner: dialect.numbered(&board(dialect, "owner = ?8 AND ")),
+            enqueue_delivery: dialect.numbered(ENQUEUE_DELIVERY),
+            claim_deliveries: dialect.claim_deliveries,
+            finish_delivery: dialect.numbered(FINISH_DELIVERY),
+            retry_delivery: dialect.numbered(RETRY_DELIVERY),
+            pending_deliveries: dialect.numbered(PENDING_DELIVERIES),
+            purge_deliveries: dialect.numbered(PURGE_DELIVERIES),
         }
     }
 }
@@ -152,5 +227,24 @@ fn list(dialect: &Dialect, filter: &str) -> String {
          ORDER BY created_at, id LIMIT ?5",
         columns = columns!(),
         earliest = dialect.earliest_time,
+    )
+}
+
+/// A page of [`Statements::board_all`], narrowed by `owner` (a condition and `AND`, or
+/// nothing). The id prefix is compared as a substring, never as a `LIKE` pattern, so
+/// `%` and `_` in it are literal. The tool filter sits in a `CASE` so that the request
+/// JSON is parsed only when that filter is set.
+fn board(dialect: &Dialect, owner: &str) -> String {
+    format!(
+        "SELECT {columns} FROM tasks WHERE {owner}\
+         (created_at, id) < (COALESCE(?2, {latest}), ?3) \
+         AND (expires_at IS NULL OR expires_at > ?1) \
+         AND (CAST(?4 AS TEXT) IS NULL OR status = ?4) \
+         AND (CAST(?5 AS TEXT) IS NULL OR substr(id, 1, length(?5)) = ?5) \
+         AND CASE WHEN CAST(?6 AS TEXT) IS NULL THEN TRUE ELSE ({request_name}) END \
+         ORDER BY created_at DESC, id DESC LIMIT ?7",
+        columns = columns!(),
+        latest = dialect.latest_time,
+        request_name = dialect.request_name_is,
     )
 }

@@ -6,8 +6,8 @@ use super::{Backend, Call, Statements};
 use crate::error::StoreError;
 use crate::explain;
 use crate::record::{
-    ClaimExpiredParams, ClaimLeaseParams, ExpiredTask, ListPage, ListParams, Outcome,
-    RenewLeaseParams, TaskRecord, TransitionParams,
+    BoardQuery, ClaimExpiredParams, ClaimLeaseParams, ExpiredTask, ListPage, ListParams, Outcome,
+    RenewLeaseParams, TaskRecord, TimelineEntry, TransitionParams,
 };
 use chrono::{DateTime, Utc};
 use mcp_tasks_protocol::TaskId;
@@ -82,6 +82,53 @@ pub(crate) async fn list<B: Backend>(db: &B, params: &ListParams) -> Result<List
     let records = rows
         .iter()
         .take(params.limit)
+        .map(B::read_record)
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(ListPage { records, has_more })
+}
+
+pub(crate) async fn timeline<B: Backend>(
+    db: &B,
+    id: &TaskId,
+) -> Result<Vec<TimelineEntry>, StoreError> {
+    let call = Call::new(&db.statements().timeline).bind(id.as_str());
+    let rows = db.fetch_all(call).await?;
+    rows.iter().map(B::read_timeline).collect()
+}
+
+pub(crate) async fn board_list<B: Backend>(
+    db: &B,
+    query: &BoardQuery,
+) -> Result<ListPage, StoreError> {
+    let statements = db.statements();
+    // With no cursor, start after every possible key.
+    let (before_at, before_id) = match &query.before {
+        Some((at, id)) => (Some(*at), id.as_str()),
+        None => (None, ""),
+    };
+    let fetch = i64::try_from(query.limit)
+        .unwrap_or(i64::MAX)
+        .saturating_add(1);
+    let sql = match query.owner {
+        Some(_) => &statements.board_by_owner,
+        None => &statements.board_all,
+    };
+    let mut call = Call::new(sql)
+        .bind(query.now)
+        .bind(before_at)
+        .bind(before_id)
+        .bind(query.status.map(|s| s.as_str()))
+        .bind(query.id_prefix.as_deref())
+        .bind(query.request_name.as_deref())
+        .bind(fetch);
+    if let Some(owner) = &query.owner {
+        call = call.bind(owner.as_str());
+    }
+    let rows = db.fetch_all(call).await?;
+    let has_more = rows.len() > query.limit;
+    let records = rows
+        .iter()
+        .take(query.limit)
         .map(B::read_record)
         .collect::<Result<Vec<_>, _>>()?;
     Ok(ListPage { records, has_more })

@@ -2,8 +2,9 @@
 //! conversions with errors that name the field, and reading rows back into records.
 //! Only the drivers' types differ (and how a time is stored), so this is written once.
 
+use crate::delivery::Delivery;
 use crate::error::StoreError;
-use crate::record::{ExpiredTask, TaskRecord};
+use crate::record::{ExpiredTask, TaskRecord, TimelineEntry};
 use chrono::{DateTime, Utc};
 use mcp_tasks_protocol::{TaskId, TaskStatus};
 use sqlx::{ColumnIndex, Decode, Row, Type};
@@ -155,4 +156,70 @@ where
             .map(|e| from_json("external", &e))
             .transpose()?,
     })
+}
+
+/// Reads one row of `Statements::timeline` back into an entry; `time` as in
+/// [`row_to_record`].
+pub(crate) fn row_to_timeline_entry<R, T>(
+    row: &R,
+    time: fn(&str, T) -> Result<DateTime<Utc>, StoreError>,
+) -> Result<TimelineEntry, StoreError>
+where
+    R: Row,
+    for<'c> &'c str: ColumnIndex<R>,
+    for<'r> String: Decode<'r, R::Database> + Type<R::Database>,
+    for<'r> i64: Decode<'r, R::Database> + Type<R::Database>,
+    for<'r> T: Decode<'r, R::Database> + Type<R::Database>,
+{
+    let status: String = row.try_get("status").map_err(decode_error)?;
+    Ok(TimelineEntry {
+        task: TaskId::from_string(row.try_get::<String, _>("task_id").map_err(decode_error)?),
+        version: counter_from_db(
+            "timeline version",
+            row.try_get("version").map_err(decode_error)?,
+        )?,
+        at: time(
+            "changed_at",
+            row.try_get("changed_at").map_err(decode_error)?,
+        )?,
+        status: TaskStatus::from_str(&status).map_err(|e| corrupt("timeline status", e))?,
+        status_message: row.try_get("status_message").map_err(decode_error)?,
+    })
+}
+
+/// Reads one row of a delivery claim (`statements::delivery_columns!`) back into a
+/// delivery; `time` as in [`row_to_record`].
+pub(crate) fn row_to_delivery<R, T>(
+    row: &R,
+    time: fn(&str, T) -> Result<DateTime<Utc>, StoreError>,
+) -> Result<Delivery, StoreError>
+where
+    R: Row,
+    for<'c> &'c str: ColumnIndex<R>,
+    for<'r> String: Decode<'r, R::Database> + Type<R::Database>,
+    for<'r> i64: Decode<'r, R::Database> + Type<R::Database>,
+    for<'r> T: Decode<'r, R::Database> + Type<R::Database>,
+{
+    let text = |column: &str| row.try_get::<String, _>(column).map_err(decode_error);
+    let at = |column: &str| time(column, row.try_get(column).map_err(decode_error)?);
+    let attempts: i64 = row.try_get("attempts").map_err(decode_error)?;
+    Ok(Delivery {
+        key: text("key")?,
+        sink: text("sink")?,
+        payload: text("payload")?,
+        attempts: u32::try_from(attempts).map_err(|_| corrupt("delivery attempts", attempts))?,
+        created_at: at("created_at")?,
+        next_attempt_at: at("next_attempt_at")?,
+        last_error: row.try_get("last_error").map_err(decode_error)?,
+    })
+}
+
+/// Reads the count `n` of a `COUNT(*) AS n` row.
+pub(crate) fn row_to_count<R>(row: &R) -> Result<u64, StoreError>
+where
+    R: Row,
+    for<'c> &'c str: ColumnIndex<R>,
+    for<'r> i64: Decode<'r, R::Database> + Type<R::Database>,
+{
+    counter_from_db("count", row.try_get("n").map_err(decode_error)?)
 }

@@ -12,6 +12,11 @@
 //! The statements and store methods this backend shares with the other SQL backend
 //! are in `crate::sql`; this module binds their values and reads their rows.
 //!
+//! Task timelines are written by triggers of the schema (`migrations/0005_timeline_board.sql`)
+//! inside the statement that changes the task, so a grouped create commits its first
+//! entry with it. The webhook outbox (`migrations/0006_deliveries.sql`) is claimed one
+//! statement at a time under the write lock, like expired leases.
+//!
 //! Leases work as on any backend (each claim is one `UPDATE` under SQLite's single
 //! write lock), and a database file is [`TaskStore::shared_by_processes`]: several
 //! processes on one file (a desktop host starting the same stdio server twice) behave
@@ -22,12 +27,13 @@ mod queries;
 mod row;
 pub mod writer;
 
+use crate::delivery::{ClaimDeliveriesParams, Delivery, DeliveryResult, NewDelivery};
 use crate::error::StoreError;
 use crate::record::{
-    ClaimExpiredParams, ClaimLeaseParams, ExpiredTask, ListPage, ListParams, Outcome,
-    RenewLeaseParams, TaskRecord, TransitionParams,
+    BoardQuery, ClaimExpiredParams, ClaimLeaseParams, ExpiredTask, ListPage, ListParams, Outcome,
+    RenewLeaseParams, TaskRecord, TimelineEntry, TransitionParams,
 };
-use crate::sql::values::row_to_expired;
+use crate::sql::values::{row_to_count, row_to_expired};
 use crate::sql::{self, Call, Statements};
 use crate::TaskStore;
 use async_trait::async_trait;
@@ -169,6 +175,42 @@ impl TaskStore for SqliteStore {
         sql::store::fail_orphaned(self, current_runner, status_message, error, now).await
     }
 
+    async fn timeline(&self, id: &TaskId) -> Result<Vec<TimelineEntry>, StoreError> {
+        sql::store::timeline(self, id).await
+    }
+
+    async fn board_list(&self, query: &BoardQuery) -> Result<ListPage, StoreError> {
+        sql::store::board_list(self, query).await
+    }
+
+    async fn enqueue_delivery(&self, delivery: &NewDelivery) -> Result<bool, StoreError> {
+        sql::delivery::enqueue(self, delivery).await
+    }
+
+    async fn claim_deliveries(
+        &self,
+        params: &ClaimDeliveriesParams,
+    ) -> Result<Vec<Delivery>, StoreError> {
+        sql::delivery::claim(self, params).await
+    }
+
+    async fn finish_delivery(
+        &self,
+        key: &str,
+        runner: &str,
+        result: &DeliveryResult,
+    ) -> Result<(), StoreError> {
+        sql::delivery::finish(self, key, runner, result).await
+    }
+
+    async fn pending_deliveries(&self) -> Result<u64, StoreError> {
+        sql::delivery::pending(self).await
+    }
+
+    async fn purge_deliveries(&self, finished_before: DateTime<Utc>) -> Result<u64, StoreError> {
+        sql::delivery::purge(self, finished_before).await
+    }
+
     async fn claim_lease(&self, params: &ClaimLeaseParams) -> Result<TaskRecord, StoreError> {
         sql::store::claim_lease(self, params).await
     }
@@ -203,6 +245,18 @@ impl sql::Backend for SqliteStore {
 
     fn read_expired(row: &SqliteRow) -> Result<ExpiredTask, StoreError> {
         row_to_expired(row)
+    }
+
+    fn read_timeline(row: &SqliteRow) -> Result<TimelineEntry, StoreError> {
+        row::row_to_timeline_entry(row)
+    }
+
+    fn read_delivery(row: &SqliteRow) -> Result<Delivery, StoreError> {
+        row::row_to_delivery(row)
+    }
+
+    fn read_count(row: &SqliteRow) -> Result<u64, StoreError> {
+        row_to_count(row)
     }
 
     async fn fetch_optional(&self, call: Call<'_>) -> Result<Option<SqliteRow>, StoreError> {
@@ -253,7 +307,7 @@ mod tests {
     async fn every_query_uses_an_index() {
         let store = SqliteStore::open("sqlite::memory:").await.unwrap();
         let s = &*STATEMENTS;
-        let cases: [(&str, &str); 9] = [
+        let cases: [(&str, &str); 17] = [
             (&s.get, "USING INDEX sqlite_autoindex_tasks_1"),
             (&s.transition, "USING INDEX sqlite_autoindex_tasks_1"),
             (&s.list_by_owner, "USING INDEX tasks_owner_created"),
@@ -266,6 +320,20 @@ mod tests {
             (&s.claim_lease, "USING INDEX sqlite_autoindex_tasks_1"),
             (&s.renew_lease, "USING INDEX sqlite_autoindex_tasks_1"),
             (s.claim_expired, "USING INDEX tasks_lease_until"),
+            (&s.timeline, "USING PRIMARY KEY"),
+            (&s.board_all, "USING INDEX tasks_created"),
+            (&s.board_by_owner, "USING INDEX tasks_owner_created"),
+            (s.claim_deliveries, "USING INDEX deliveries_due"),
+            (
+                &s.finish_delivery,
+                "USING INDEX sqlite_autoindex_deliveries_1",
+            ),
+            (
+                &s.retry_delivery,
+                "USING INDEX sqlite_autoindex_deliveries_1",
+            ),
+            (&s.pending_deliveries, "USING INDEX deliveries_due"),
+            (&s.purge_deliveries, "USING INDEX deliveries_finished"),
         ];
         for (sql, wanted) in cases {
             let explain = format!("EXPLAIN QUERY PLAN {sql}");

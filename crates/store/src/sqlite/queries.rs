@@ -4,9 +4,10 @@
 //! concurrent callers never take the same record.
 //!
 //! Times and durations are integer milliseconds; see `migrations/0001_init.sql` and
-//! `migrations/0002_leases.sql`.
+//! `migrations/0002_leases.sql` (and `0005_timeline_board.sql`, `0006_deliveries.sql`
+//! for the timeline triggers and the outbox).
 
-use crate::sql::statements::columns;
+use crate::sql::statements::{columns, delivery_columns};
 use crate::sql::{Dialect, Statements};
 use std::sync::LazyLock;
 
@@ -16,9 +17,15 @@ pub(super) static STATEMENTS: LazyLock<Statements> = LazyLock::new(|| {
         parameter: "?",
         // i64::MIN milliseconds.
         earliest_time: "-9223372036854775808",
+        // i64::MAX milliseconds.
+        latest_time: "9223372036854775807",
+        // JSON text of a string is 'text'; json_extract then returns the decoded string.
+        request_name_is: "json_type(request, '$.name') = 'text' \
+             AND json_extract(request, '$.name') = ?6",
         delete_expired: DELETE_EXPIRED,
         fail_orphaned: FAIL_ORPHANED,
         claim_expired: CLAIM_EXPIRED,
+        claim_deliveries: CLAIM_DELIVERIES,
     })
 });
 
@@ -49,4 +56,17 @@ const CLAIM_EXPIRED: &str = concat!(
     " ORDER BY lease_until LIMIT ?4)",
     " RETURNING ",
     columns!()
+);
+
+/// [`Dialect::claim_deliveries`]: ?1 runner, ?2 until, ?3 now, ?4 limit. One statement
+/// under SQLite's write lock (taken before it reads), so two claimers, in this process
+/// or another on the same file, never take the same delivery.
+const CLAIM_DELIVERIES: &str = concat!(
+    "UPDATE deliveries SET claimed_by = ?1, claimed_until = ?2, attempts = attempts + 1",
+    " WHERE key IN (SELECT key FROM deliveries INDEXED BY deliveries_due",
+    " WHERE finished_at IS NULL AND next_attempt_at <= ?3",
+    " AND (claimed_until IS NULL OR claimed_until <= ?3)",
+    " ORDER BY next_attempt_at, key LIMIT ?4)",
+    " RETURNING ",
+    delivery_columns!()
 );

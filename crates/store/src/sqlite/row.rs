@@ -3,8 +3,9 @@
 //! [`StoreError`]s.
 
 use super::queries::STATEMENTS;
+use crate::delivery::Delivery;
 use crate::error::StoreError;
-use crate::record::TaskRecord;
+use crate::record::{TaskRecord, TimelineEntry};
 use crate::sql::values::{self, corrupt};
 use crate::sql::{Arg, Call};
 use chrono::{DateTime, Utc};
@@ -71,4 +72,14 @@ pub(super) fn insert(record: &TaskRecord) -> Result<OwnedQuery, StoreError> {
 /// Reads one full row back into a record.
 pub(super) fn row_to_record(row: &SqliteRow) -> Result<TaskRecord, StoreError> {
     values::row_to_record(row, from_ms)
+}
+
+/// Reads one timeline row back into an entry.
+pub(super) fn row_to_timeline_entry(row: &SqliteRow) -> Result<TimelineEntry, StoreError> {
+    values::row_to_timeline_entry(row, from_ms)
+}
+
+/// Reads one claimed delivery back.
+pub(super) fn row_to_delivery(row: &SqliteRow) -> Result<Delivery, StoreError> {
+    values::row_to_delivery(row, from_ms)
 }

@@ -2,10 +2,11 @@
 //! and a store that carries its test resources along.
 
 use crate::change::ChangeFeed;
+use crate::delivery::{ClaimDeliveriesParams, Delivery, DeliveryResult, NewDelivery};
 use crate::error::StoreError;
 use crate::record::{
-    ClaimExpiredParams, ClaimLeaseParams, ExpiredTask, ListPage, ListParams, Outcome,
-    RenewLeaseParams, SessionRecord, TaskRecord, TransitionParams,
+    BoardQuery, ClaimExpiredParams, ClaimLeaseParams, ExpiredTask, ListPage, ListParams, Outcome,
+    RenewLeaseParams, SessionRecord, TaskRecord, TimelineEntry, TransitionParams,
 };
 use crate::TaskStore;
 use async_trait::async_trait;
@@ -86,6 +87,35 @@ impl<G: Send + Sync + std::fmt::Debug> TaskStore for Guarded<G> {
         self.store
             .fail_orphaned(current_runner, status_message, error, now)
             .await
+    }
+    async fn timeline(&self, id: &TaskId) -> Result<Vec<TimelineEntry>, StoreError> {
+        self.store.timeline(id).await
+    }
+    async fn board_list(&self, query: &BoardQuery) -> Result<ListPage, StoreError> {
+        self.store.board_list(query).await
+    }
+    async fn enqueue_delivery(&self, delivery: &NewDelivery) -> Result<bool, StoreError> {
+        self.store.enqueue_delivery(delivery).await
+    }
+    async fn claim_deliveries(
+        &self,
+        params: &ClaimDeliveriesParams,
+    ) -> Result<Vec<Delivery>, StoreError> {
+        self.store.claim_deliveries(params).await
+    }
+    async fn finish_delivery(
+        &self,
+        key: &str,
+        runner: &str,
+        result: &DeliveryResult,
+    ) -> Result<(), StoreError> {
+        self.store.finish_delivery(key, runner, result).await
+    }
+    async fn pending_deliveries(&self) -> Result<u64, StoreError> {
+        self.store.pending_deliveries().await
+    }
+    async fn purge_deliveries(&self, finished_before: DateTime<Utc>) -> Result<u64, StoreError> {
+        self.store.purge_deliveries(finished_before).await
     }
     async fn claim_lease(&self, params: &ClaimLeaseParams) -> Result<TaskRecord, StoreError> {
         self.store.claim_lease(params).await

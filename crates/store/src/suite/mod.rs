@@ -21,7 +21,9 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod board;
 mod changes;
+mod delivery;
 mod expiry;
 mod external;
 mod guarded;
@@ -32,9 +34,19 @@ mod orphans;
 #[cfg(feature = "postgres")]
 pub mod postgres;
 mod records;
+mod timeline;
 mod transition;
 
+pub use board::{
+    board_list_filters_and_pages_newest_first, board_list_id_prefix_wildcards_are_literal,
+};
 pub use changes::change_feed_reports_visible_changes;
+pub use delivery::{
+    claimed_deliveries_are_hidden_until_the_claim_expires,
+    concurrent_claimers_get_disjoint_deliveries, enqueue_delivery_is_idempotent_by_key,
+    finished_deliveries_are_never_claimed_again_and_purged, new_delivery,
+    retried_deliveries_are_due_again_at_their_time,
+};
 pub use expiry::{
     concurrent_sweeps_delete_each_record_once, expired_records_are_invisible_and_deleted_in_batches,
 };
@@ -54,6 +66,11 @@ pub use orphans::{fail_orphaned_fails_only_other_runners, fail_orphaned_spares_l
 pub use records::{
     concurrent_creates_of_one_id_have_one_winner, create_duplicate_id_is_duplicate,
     create_then_get_round_trips, get_unknown_is_none,
+};
+pub use timeline::{
+    racing_status_changes_are_recorded_once,
+    timeline_is_written_by_fail_orphaned_and_deleted_with_the_task,
+    timeline_records_creation_and_status_changes_only,
 };
 pub use transition::{
     cancel_vs_complete_race_has_one_winner, compare_and_set_race_has_one_winner,
@@ -104,6 +121,16 @@ macro_rules! store_suite {
             fail_orphaned_skips_external_jobs,
             claim_expired_leases_skips_external_jobs,
             delete_expired_returns_external_jobs,
+            timeline_records_creation_and_status_changes_only,
+            timeline_is_written_by_fail_orphaned_and_deleted_with_the_task,
+            racing_status_changes_are_recorded_once,
+            board_list_filters_and_pages_newest_first,
+            board_list_id_prefix_wildcards_are_literal,
+            enqueue_delivery_is_idempotent_by_key,
+            claimed_deliveries_are_hidden_until_the_claim_expires,
+            concurrent_claimers_get_disjoint_deliveries,
+            retried_deliveries_are_due_again_at_their_time,
+            finished_deliveries_are_never_claimed_again_and_purged,
         );
     };
     (@cases $make:expr; $($case:ident),* $(,)?) => {

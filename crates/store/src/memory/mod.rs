@@ -6,18 +6,28 @@
 //!
 //! - an expiry index `(expires_at, id)` makes [`TaskStore::delete_expired`] O(expired);
 //! - per-owner and per-(owner, session) indexes `(created_at, id)` make
-//!   [`TaskStore::list`] O(page) (plus any expired records it skips);
+//!   [`TaskStore::list`] O(page) (plus any expired records it skips), and with an
+//!   index of every record in creation order they make [`TaskStore::board_list`]
+//!   O(page) plus the records its filters skip;
+//! - each task's timeline is kept beside its record, appended by the same locked
+//!   change and removed with it;
 //! - the set of non-terminal ids makes [`TaskStore::fail_orphaned`] and
 //!   [`TaskStore::claim_expired_leases`] O(running).
+//!
+//! Webhook deliveries live apart, in an `outbox` behind a lock of their own: they
+//! never change together with a task.
 //!
 //! Only this process can write the maps, so its change feed (an in-process broadcast)
 //! sees every write and [`TaskStore::supports_notify`] is true.
 
+mod outbox;
+
 use crate::change::{Change, ChangeFeed, ChangeHub};
+use crate::delivery::{ClaimDeliveriesParams, Delivery, DeliveryResult, NewDelivery};
 use crate::error::StoreError;
 use crate::record::{
-    ClaimExpiredParams, ClaimLeaseParams, ExpiredTask, ListPage, ListParams, Outcome,
-    RenewLeaseParams, TaskRecord, TransitionParams,
+    BoardQuery, ClaimExpiredParams, ClaimLeaseParams, ExpiredTask, ListPage, ListParams, Outcome,
+    RenewLeaseParams, TaskRecord, TimelineEntry, TransitionParams,
 };
 use crate::TaskStore;
 use async_trait::async_trait;
@@ -39,6 +49,8 @@ type CreatedKey = (DateTime<Utc>, TaskId);
 #[derive(Debug, Default)]
 pub struct MemoryStore {
     inner: Mutex<Inner>,
+    /// The webhook deliveries, under their own lock.
+    outbox: Mutex<outbox::Outbox>,
     /// Where writes are announced, after the lock is released.
     changes: ChangeHub,
 }
@@ -54,6 +66,10 @@ struct Inner {
     by_owner: HashMap<String, BTreeSet<CreatedKey>>,
     /// Creation order per (owner, session).
     by_session: HashMap<(String, String), BTreeSet<CreatedKey>>,
+    /// Creation order of every record (the board across owners).
+    by_created: BTreeSet<CreatedKey>,
+    /// Each record's timeline, oldest first; present exactly while the record is.
+    timelines: HashMap<TaskId, Vec<TimelineEntry>>,
     /// Ids of records that are not terminal.
     active: HashSet<TaskId>,
 }
@@ -69,6 +85,11 @@ impl MemoryStore {
     /// lock is simply taken over.
     fn lock(&self) -> MutexGuard<'_, Inner> {
         self.inner.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Takes the outbox's lock; poisoning is harmless for the same reason.
+    fn outbox(&self) -> MutexGuard<'_, outbox::Outbox> {
+        self.outbox.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Announces changed tasks (called without the lock held).
@@ -96,6 +117,35 @@ fn lease_conflict(record: &TaskRecord) -> StoreError {
     }
 }
 
+/// The timeline entry of `record` as it is right after a change.
+fn entry(record: &TaskRecord, at: DateTime<Utc>) -> TimelineEntry {
+    TimelineEntry {
+        task: record.id.clone(),
+        version: record.version,
+        at,
+        status: record.status,
+        status_message: record.status_message.clone(),
+    }
+}
+
+/// Whether `record` passes the filters of a board query (not the owner nor the
+/// keyset: the index walked already applies those).
+fn on_board(record: &TaskRecord, query: &BoardQuery) -> bool {
+    !is_expired(record, query.now)
+        && query.status.is_none_or(|status| record.status == status)
+        && query.request_name.as_deref().is_none_or(|name| {
+            record
+                .request
+                .get("name")
+                .and_then(serde_json::Value::as_str)
+                == Some(name)
+        })
+        && query
+            .id_prefix
+            .as_deref()
+            .is_none_or(|prefix| record.id.as_str().starts_with(prefix))
+}
+
 /// The unchanged record as the reason a status change failed.
 fn conflict(record: &TaskRecord) -> StoreError {
     StoreError::Conflict {
@@ -104,8 +154,12 @@ fn conflict(record: &TaskRecord) -> StoreError {
 }
 
 impl Inner {
+    /// Adds a new record, its first timeline entry and its index entries.
     fn insert(&mut self, record: TaskRecord) {
         let key = (record.created_at, record.id.clone());
+        self.by_created.insert(key.clone());
+        self.timelines
+            .insert(record.id.clone(), vec![entry(&record, record.created_at)]);
         if let Some(at) = record.expires_at {
             self.expiry.insert((at, record.id.clone()));
         }
@@ -125,9 +179,12 @@ impl Inner {
         self.records.insert(record.id.clone(), record);
     }
 
+    /// Removes a record with its timeline and index entries.
     fn remove(&mut self, id: &TaskId) -> Option<TaskRecord> {
         let record = self.records.remove(id)?;
         let key = (record.created_at, record.id.clone());
+        self.by_created.remove(&key);
+        self.timelines.remove(id);
         if let Some(at) = record.expires_at {
             self.expiry.remove(&(at, record.id.clone()));
         }
@@ -173,16 +230,28 @@ impl Inner {
         Some(record.clone())
     }
 
-    /// Applies a change to a record already checked to be non-terminal. Only status,
-    /// message, outcome, time and version change, so no ordering index moves; only the
-    /// active set may.
-    fn apply(&mut self, id: &TaskId, change: impl FnOnce(&mut TaskRecord)) -> Option<TaskRecord> {
+    /// Applies a change made at `now` to a record already checked to be non-terminal.
+    /// Only status, message, outcome, time and version change, so no ordering index
+    /// moves; only the active set may, and the timeline grows when the status changed.
+    fn apply(
+        &mut self,
+        id: &TaskId,
+        now: DateTime<Utc>,
+        change: impl FnOnce(&mut TaskRecord),
+    ) -> Option<TaskRecord> {
         let record = self.records.get_mut(id)?;
+        let before = record.status;
         change(record);
         record.version += 1;
         let updated = record.clone();
         if updated.status.is_terminal() {
             self.active.remove(id);
+        }
+        if updated.status != before {
+            self.timelines
+                .entry(id.clone())
+                .or_default()
+                .push(entry(&updated, now));
         }
         Some(updated)
     }
@@ -254,7 +323,7 @@ impl TaskStore for MemoryStore {
             return Err(conflict(current));
         }
         let updated = inner
-            .apply(&params.id, |r| {
+            .apply(&params.id, params.now, |r| {
                 r.status = params.status;
                 if let Some(message) = &params.status_message {
                     r.status_message.clone_from(message);
@@ -324,7 +393,7 @@ impl TaskStore for MemoryStore {
             .cloned()
             .collect();
         for id in &orphans {
-            inner.apply(id, |r| {
+            inner.apply(id, now, |r| {
                 r.status = TaskStatus::Failed;
                 r.status_message = Some(status_message.to_string());
                 r.outcome = Some(error.clone());
@@ -335,6 +404,64 @@ impl TaskStore for MemoryStore {
         drop(inner);
         self.announce(&orphans);
         Ok(orphans.len() as u64)
+    }
+
+    async fn timeline(&self, id: &TaskId) -> Result<Vec<TimelineEntry>, StoreError> {
+        Ok(self.lock().timelines.get(id).cloned().unwrap_or_default())
+    }
+
+    async fn board_list(&self, query: &BoardQuery) -> Result<ListPage, StoreError> {
+        let inner = self.lock();
+        let index = match &query.owner {
+            Some(owner) => inner.by_owner.get(owner),
+            None => Some(&inner.by_created),
+        };
+        let Some(index) = index else {
+            return Ok(ListPage {
+                records: Vec::new(),
+                has_more: false,
+            });
+        };
+        let end = match &query.before {
+            Some(before) => Bound::Excluded(before.clone()),
+            None => Bound::Unbounded,
+        };
+        let mut shown = index
+            .range((Bound::Unbounded, end))
+            .rev()
+            .filter_map(|(_, id)| inner.records.get(id))
+            .filter(|r| on_board(r, query));
+        let records: Vec<TaskRecord> = shown.by_ref().take(query.limit).cloned().collect();
+        let has_more = shown.next().is_some();
+        Ok(ListPage { records, has_more })
+    }
+
+    async fn enqueue_delivery(&self, delivery: &NewDelivery) -> Result<bool, StoreError> {
+        Ok(self.outbox().enqueue(delivery))
+    }
+
+    async fn claim_deliveries(
+        &self,
+        params: &ClaimDeliveriesParams,
+    ) -> Result<Vec<Delivery>, StoreError> {
+        Ok(self.outbox().claim(params))
+    }
+
+    async fn finish_delivery(
+        &self,
+        key: &str,
+        runner: &str,
+        result: &DeliveryResult,
+    ) -> Result<(), StoreError> {
+        self.outbox().finish(key, runner, result)
+    }
+
+    async fn pending_deliveries(&self) -> Result<u64, StoreError> {
+        Ok(self.outbox().pending())
+    }
+
+    async fn purge_deliveries(&self, finished_before: DateTime<Utc>) -> Result<u64, StoreError> {
+        Ok(self.outbox().purge(finished_before))
     }
 
     async fn claim_lease(&self, params: &ClaimLeaseParams) -> Result<TaskRecord, StoreError> {
