@@ -137,16 +137,23 @@ mod tests {
 
     #[test]
     fn valid_values_pass() {
-        let content = form(json!({"email": "a@example.com", "age": 30, "day": "2026-11-23", "colours": ["red"], "ok": true}));
+        let content = form(
+            json!({"email": "a@example.com", "age": 30, "day": "2026-11-23", "colours": ["red"], "ok": true}),
+        );
         assert_eq!(check_form(&schema(), &content), Ok(()));
     }
 
     #[test]
     fn each_problem_is_named() {
-        let content = form(json!({"email": "not-an-email", "age": 12, "day": "yesterday", "colours": ["blue"], "extra": 1}));
+        let content = form(
+            json!({"email": "not-an-email", "age": 12, "day": "yesterday", "colours": ["blue"], "extra": 1}),
+        );
         let problems = check_form(&schema(), &content).unwrap_err();
         for needle in ["email", "age", "day", "colours", "'extra' is not a field"] {
-            assert!(problems.contains(needle), "{needle} missing from: {problems}");
+            assert!(
+                problems.contains(needle),
+                "{needle} missing from: {problems}"
+            );
         }
         let missing = check_form(&schema(), &form(json!({"age": 20}))).unwrap_err();
         assert!(missing.contains("email"), "{missing}");
@@ -174,15 +181,51 @@ mod tests {
                 value: json!({"action": "accept", "content": {"email": "a@b.co", "age": 40}})
             }
         );
-        let declined = to_outcome(QuestionKind::Form, &params, &answer("decline", None, None), "op");
-        assert_eq!(declined.unwrap(), Outcome::Result { value: json!({"action": "decline"}) });
-        assert!(to_outcome(QuestionKind::Form, &params, &answer("accept", None, None), "op").is_err());
-        let reply = to_outcome(QuestionKind::Sampling, &json!({}), &answer("reply", None, Some("hi")), "op").unwrap();
-        let Outcome::Result { value } = reply else { panic!("a reply is a result") };
+        let declined = to_outcome(
+            QuestionKind::Form,
+            &params,
+            &answer("decline", None, None),
+            "op",
+        );
+        assert_eq!(
+            declined.unwrap(),
+            Outcome::Result {
+                value: json!({"action": "decline"})
+            }
+        );
+        assert!(to_outcome(
+            QuestionKind::Form,
+            &params,
+            &answer("accept", None, None),
+            "op"
+        )
+        .is_err());
+        let reply = to_outcome(
+            QuestionKind::Sampling,
+            &json!({}),
+            &answer("reply", None, Some("hi")),
+            "op",
+        )
+        .unwrap();
+        let Outcome::Result { value } = reply else {
+            panic!("a reply is a result")
+        };
         assert_eq!(value["role"], "assistant");
         assert_eq!(value["content"]["text"], "hi");
-        let rejected = to_outcome(QuestionKind::Sampling, &json!({}), &answer("reject", None, None), "op").unwrap();
+        let rejected = to_outcome(
+            QuestionKind::Sampling,
+            &json!({}),
+            &answer("reject", None, None),
+            "op",
+        )
+        .unwrap();
         assert!(rejected.is_error());
-        assert!(to_outcome(QuestionKind::Other, &json!({}), &answer("accept", None, None), "op").is_err());
+        assert!(to_outcome(
+            QuestionKind::Other,
+            &json!({}),
+            &answer("accept", None, None),
+            "op"
+        )
+        .is_err());
     }
 }

@@ -179,7 +179,12 @@ pub(crate) async fn answer(
     if !applied {
         return Err(already());
     }
-    audit(&viewer, &format!("answer:{}", form.action), &id, &record.owner);
+    audit(
+        &viewer,
+        &format!("answer:{}", form.action),
+        &id,
+        &record.owner,
+    );
     Ok(Json(json!({ "ok": true })).into_response())
 }
 
@@ -191,10 +196,7 @@ pub(crate) async fn cancel(
 ) -> Result<Response, Refused> {
     let viewer = board.acting_viewer(&headers)?;
     let id = TaskId::from_string(id);
-    let reason = format!(
-        "cancelled on the task board by {}",
-        viewer.caller.principal
-    );
+    let reason = format!("cancelled on the task board by {}", viewer.caller.principal);
     let record = board
         .server()
         .engine()

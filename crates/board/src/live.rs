@@ -161,8 +161,8 @@ pub(crate) async fn events(State(board): State<Board>, headers: HeaderMap) -> Re
     let caller = viewer.caller;
     // Open pages end with the server, so that a graceful shutdown is not held open.
     let stop = board.server().shutdown_token().cancelled_owned();
-    let stream = BroadcastStream::new(board.inner.live.events.subscribe()).filter_map(
-        move |item| {
+    let stream = BroadcastStream::new(board.inner.live.events.subscribe())
+        .filter_map(move |item| {
             let event = match item {
                 Ok(BoardEvent::Task(record)) if caller.may_access(&record.owner) => {
                     let progress = board.inner.live.progress(&record.id);
@@ -186,9 +186,8 @@ pub(crate) async fn events(State(board): State<Board>, headers: HeaderMap) -> Re
                 }
             };
             std::future::ready(event.map(Ok::<_, Infallible>))
-        },
-    )
-    .take_until(stop);
+        })
+        .take_until(stop);
     Sse::new(stream)
         .keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
         .into_response()

@@ -37,9 +37,15 @@ pub(crate) fn escape(text: &str) -> String {
 fn page(status: StatusCode, html: String) -> Response {
     let mut response = (status, Html(html)).into_response();
     let headers = response.headers_mut();
-    headers.insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(CSP));
+    headers.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(CSP),
+    );
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    headers.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
+    headers.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("no-referrer"),
+    );
     headers.insert(
         header::X_CONTENT_TYPE_OPTIONS,
         HeaderValue::from_static("nosniff"),
@@ -196,9 +202,7 @@ pub(crate) async fn logout(
     Form(form): Form<LogoutForm>,
 ) -> Response {
     if let Ok(value) = HeaderValue::from_str(&form.csrf) {
-        headers
-            .entry(crate::viewer::CSRF_HEADER)
-            .or_insert(value);
+        headers.entry(crate::viewer::CSRF_HEADER).or_insert(value);
     }
     let viewer = match board.acting_viewer(&headers) {
         Ok(viewer) => viewer,

@@ -210,17 +210,20 @@ impl Board {
         // Without authentication only the origins /mcp accepts pass: a page of any
         // name resolving to this loopback server (DNS rebinding) is same-origin with
         // itself. With authentication such a page has no session cookie.
-        let same_origin = self.needs_login() && match (origin, host) {
-            (Some(origin), Some(host)) => origin
-                .split_once("://")
-                .is_some_and(|(_, authority)| authority.eq_ignore_ascii_case(host)),
-            _ => false,
-        };
+        let same_origin = self.needs_login()
+            && match (origin, host) {
+                (Some(origin), Some(host)) => origin
+                    .split_once("://")
+                    .is_some_and(|(_, authority)| authority.eq_ignore_ascii_case(host)),
+                _ => false,
+            };
         let public = match (origin, self.config().public_url.as_deref()) {
-            (Some(origin), Some(public)) => public
-                .trim_end_matches('/')
-                .eq_ignore_ascii_case(origin.trim_end_matches('/'))
-                || public.starts_with(&format!("{origin}/")),
+            (Some(origin), Some(public)) => {
+                public
+                    .trim_end_matches('/')
+                    .eq_ignore_ascii_case(origin.trim_end_matches('/'))
+                    || public.starts_with(&format!("{origin}/"))
+            }
             _ => false,
         };
         if same_origin || public {
@@ -265,7 +268,10 @@ impl Board {
             URL_SAFE_NO_PAD.encode(&body),
             URL_SAFE_NO_PAD.encode(self.inner.keys.sign(&body))
         );
-        format!("{COOKIE}={value}; Max-Age={ttl}{}", self.cookie_attributes())
+        format!(
+            "{COOKIE}={value}; Max-Age={ttl}{}",
+            self.cookie_attributes()
+        )
     }
 
     /// A `Set-Cookie` value ending `viewer`'s login.
@@ -338,7 +344,10 @@ mod tests {
     #[test]
     fn cookies_are_found_among_others() {
         let mut headers = HeaderMap::new();
-        headers.insert(header::COOKIE, "a=1; mcp_tasks_board=xyz; b=2".parse().unwrap());
+        headers.insert(
+            header::COOKIE,
+            "a=1; mcp_tasks_board=xyz; b=2".parse().unwrap(),
+        );
         assert_eq!(cookie(&headers, COOKIE), Some("xyz"));
         assert_eq!(cookie(&headers, "c"), None);
     }

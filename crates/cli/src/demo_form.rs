@@ -79,7 +79,10 @@ async fn run_book_meeting(
     ctx.set_status_message(format!("waiting for the details of '{}'", args.subject))
         .await;
     let answer = ctx
-        .elicit(&format!("Details for the meeting '{}'?", args.subject), form())
+        .elicit(
+            &format!("Details for the meeting '{}'?", args.subject),
+            form(),
+        )
         .await
         .map_err(|e| format!("book_meeting: {e}"))?;
     let action = match answer.action {

@@ -12,7 +12,8 @@ use futures::StreamExt;
 use reqwest::header::{COOKIE, LOCATION};
 use serde_json::{json, Value};
 
-const TOKENS: &str = "\"tok-alice\" = \"alice\"\n\"tok-bob\" = \"bob\"\n\"tok-ops\" = \"ops-lead\"\n";
+const TOKENS: &str =
+    "\"tok-alice\" = \"alice\"\n\"tok-bob\" = \"bob\"\n\"tok-ops\" = \"ops-lead\"\n";
 
 struct Setup {
     _dir: tempfile::TempDir,
@@ -47,10 +48,18 @@ fn start(extra: &[&str]) -> Setup {
 async fn people_see_their_own_tasks_operators_see_all_and_actions_need_the_csrf_token() {
     let s = start(&[]);
     // Not logged in: the page sends people to the login form, the API answers 401.
-    let page = http().get(format!("{}/board", s.base)).send().await.unwrap();
+    let page = http()
+        .get(format!("{}/board", s.base))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(page.status(), 303);
     assert_eq!(page.headers()[LOCATION], "/board/login");
-    let api = http().get(format!("{}/board/api/tasks", s.base)).send().await.unwrap();
+    let api = http()
+        .get(format!("{}/board/api/tasks", s.base))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(api.status(), 401);
     let refused = http()
         .post(format!("{}/board/login", s.base))
@@ -90,9 +99,15 @@ async fn people_see_their_own_tasks_operators_see_all_and_actions_need_the_csrf_
         .iter()
         .map(|t| (t["id"].as_str().unwrap(), t["owner"].as_str().unwrap()))
         .collect();
-    assert_eq!(owners, vec![(slow.as_str(), "bob"), (meeting.as_str(), "alice")]);
+    assert_eq!(
+        owners,
+        vec![(slow.as_str(), "bob"), (meeting.as_str(), "alice")]
+    );
     let (_, mine) = alice.get("/board/api/tasks").await;
-    assert!(mine["tasks"][0].get("owner").is_none(), "owners are for operators");
+    assert!(
+        mine["tasks"][0].get("owner").is_none(),
+        "owners are for operators"
+    );
 
     // Another's task is answered exactly like a task that does not exist.
     let (status, foreign) = alice.get(&format!("/board/api/tasks/{slow}")).await;
@@ -141,7 +156,10 @@ async fn people_see_their_own_tasks_operators_see_all_and_actions_need_the_csrf_
     let (status, refused) = alice.post(&path, bad, true).await;
     assert_eq!(status, 422, "{refused}");
     let problems = refused["error"].as_str().unwrap();
-    assert!(problems.contains("email") && problems.contains("attendees"), "{problems}");
+    assert!(
+        problems.contains("email") && problems.contains("attendees"),
+        "{problems}"
+    );
     alice_mcp.wait(&meeting, "input_required").await;
     let (status, ok) = alice.post(&path, answer.clone(), true).await;
     assert_eq!((status, ok), (200, json!({"ok": true})));
@@ -285,7 +303,10 @@ async fn pages_watch_tasks_change_live() {
     })
     .await;
     assert!(completed.is_ok(), "no live event of the task: {text}");
-    assert!(!text.contains(&bobs), "another principal's task was streamed");
+    assert!(
+        !text.contains(&bobs),
+        "another principal's task was streamed"
+    );
     let row: Value = text
         .split("\n\n")
         .find(|e| e.contains(&hers))
@@ -323,13 +344,20 @@ async fn other_sites_are_refused_and_the_board_can_be_turned_off() {
         .send()
         .await
         .unwrap();
-    let csp = page.headers()["content-security-policy"].to_str().unwrap().to_string();
+    let csp = page.headers()["content-security-policy"]
+        .to_str()
+        .unwrap()
+        .to_string();
     assert!(csp.contains("script-src 'self'") && csp.contains("frame-ancestors 'none'"));
     let html = page.text().await.unwrap();
     assert!(html.contains(&alice.csrf) && html.contains("alice"));
 
     let off = start(&["--no-board"]);
-    let response = http().get(format!("{}/board", off.base)).send().await.unwrap();
+    let response = http()
+        .get(format!("{}/board", off.base))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(response.status(), 404);
 }
 
@@ -349,7 +377,11 @@ async fn without_authentication_the_loopback_board_is_the_local_users() {
         .unwrap();
     assert_eq!(me["operator"], true);
     assert_eq!(me["loggedIn"], false);
-    let login = http().get(format!("{base}/board/login")).send().await.unwrap();
+    let login = http()
+        .get(format!("{base}/board/login"))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(login.status(), 303, "no login without authentication");
     // Two anonymous MCP clients: the local user sees both.
     let mut a = Ext::new(&server.url, None);

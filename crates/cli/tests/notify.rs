@@ -55,7 +55,9 @@ async fn events_wait_for_a_receiver_that_is_down_across_a_restart_and_are_sent_o
     // The receiver is down while the task asks its question, and the server stops.
     let first = serve(&args);
     let mut mcp = Ext::new(&first.url, None);
-    let task = mcp.start("book_meeting", json!({"subject": "offsite"})).await;
+    let task = mcp
+        .start("book_meeting", json!({"subject": "offsite"}))
+        .await;
     mcp.wait(&task, "input_required").await;
     drop(first);
 
@@ -80,12 +82,17 @@ async fn events_wait_for_a_receiver_that_is_down_across_a_restart_and_are_sent_o
     let link = format!("https://tasks.example.com/board/tasks/{task}");
     assert_eq!(json_event.body["link"], link.as_str());
     let text = slack_event.body["text"].as_str().unwrap();
-    assert!(text.contains("book_meeting") && text.contains(&format!("<{link}|")), "{text}");
+    assert!(
+        text.contains("book_meeting") && text.contains(&format!("<{link}|")),
+        "{text}"
+    );
 
     // A new task on one of the two: its question and, once a person answers on the
     // board, its completion arrive, each once.
     let mut mcp = Ext::new(&a.url, None);
-    let second = mcp.start("book_meeting", json!({"subject": "launch"})).await;
+    let second = mcp
+        .start("book_meeting", json!({"subject": "launch"}))
+        .await;
     let person = Person::login_local(&board_support::base_of(&a.url)).await;
     let key = person.question(&second).await;
     let (status, _) = person
@@ -100,16 +107,25 @@ async fn events_wait_for_a_receiver_that_is_down_across_a_restart_and_are_sent_o
     let completed = receiver
         .until(|got| {
             got.iter()
-                .find(|r| r.body["event"] == "task.completed" && r.body["task"]["id"] == second.as_str())
+                .find(|r| {
+                    r.body["event"] == "task.completed" && r.body["task"]["id"] == second.as_str()
+                })
                 .cloned()
         })
         .await;
-    assert_eq!(completed.path, "/json", "the chat sink did not ask for completions");
+    assert_eq!(
+        completed.path, "/json",
+        "the chat sink did not ask for completions"
+    );
 
     let got = receiver.got.lock().unwrap().clone();
     let keys: Vec<&str> = got.iter().map(|r| r.delivery.as_str()).collect();
     let unique: HashSet<&str> = keys.iter().copied().collect();
-    assert_eq!(keys.len(), unique.len(), "a delivery arrived twice: {keys:?}");
+    assert_eq!(
+        keys.len(),
+        unique.len(),
+        "a delivery arrived twice: {keys:?}"
+    );
     let json_events = |id: &str, event: &str| {
         got.iter()
             .filter(|r| r.path == "/json")

@@ -92,7 +92,9 @@ impl std::str::FromStr for NotifyFormat {
         match s {
             "json" => Ok(NotifyFormat::Json),
             "slack" => Ok(NotifyFormat::Slack),
-            other => Err(format!("unknown notification format '{other}': use json or slack")),
+            other => Err(format!(
+                "unknown notification format '{other}': use json or slack"
+            )),
         }
     }
 }

@@ -164,7 +164,9 @@ async fn send_loop(
         // again after the shortest retry wait.
         let pending = store.pending_deliveries().await.unwrap_or(1);
         let wait = if pending > 0 {
-            config.retry_initial.clamp(Duration::from_millis(50), IDLE_RECHECK)
+            config
+                .retry_initial
+                .clamp(Duration::from_millis(50), IDLE_RECHECK)
         } else {
             IDLE_RECHECK
         };
@@ -177,7 +179,11 @@ async fn send_loop(
 }
 
 /// Posts one delivery and says what happens next.
-async fn post(http: &reqwest::Client, config: &NotifyConfig, delivery: &Delivery) -> DeliveryResult {
+async fn post(
+    http: &reqwest::Client,
+    config: &NotifyConfig,
+    delivery: &Delivery,
+) -> DeliveryResult {
     let now = Utc::now();
     let Some(sink) = config.sinks.iter().find(|s| s.name == delivery.sink) else {
         return DeliveryResult::GaveUp {
@@ -209,7 +215,8 @@ async fn post(http: &reqwest::Client, config: &NotifyConfig, delivery: &Delivery
     let backoff = backoff(config, delivery.attempts);
     tracing::info!(key = %delivery.key, sink = %sink.name, %error, attempts = delivery.attempts, retry_in = ?backoff, "webhook failed; will retry");
     DeliveryResult::Retry {
-        next_attempt_at: now + chrono::Duration::from_std(backoff).unwrap_or(chrono::Duration::seconds(60)),
+        next_attempt_at: now
+            + chrono::Duration::from_std(backoff).unwrap_or(chrono::Duration::seconds(60)),
         error,
     }
 }

@@ -68,7 +68,9 @@ impl Ext {
             request = request.bearer_auth(token);
         }
         let body: Value = request
-            .body(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string())
+            .body(
+                json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string(),
+            )
             .send()
             .await
             .expect("send")
@@ -121,9 +123,16 @@ impl Person {
             .send()
             .await
             .expect("login");
-        assert_eq!(response.status(), 303, "a good token redirects to the board");
+        assert_eq!(
+            response.status(),
+            303,
+            "a good token redirects to the board"
+        );
         assert_eq!(response.headers()[LOCATION], "/board");
-        let set = response.headers()[SET_COOKIE].to_str().expect("cookie").to_string();
+        let set = response.headers()[SET_COOKIE]
+            .to_str()
+            .expect("cookie")
+            .to_string();
         for attribute in ["HttpOnly", "SameSite=Strict", "Path=/board"] {
             assert!(set.contains(attribute), "{attribute} missing: {set}");
         }
@@ -265,7 +274,9 @@ impl Receiver {
                 }
             },
         );
-        let listener = TcpListener::bind(("127.0.0.1", port)).await.expect("bind receiver");
+        let listener = TcpListener::bind(("127.0.0.1", port))
+            .await
+            .expect("bind receiver");
         tokio::spawn(async move { axum::serve(listener, app).await });
         receiver
     }
