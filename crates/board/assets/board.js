@@ -89,7 +89,7 @@ function rowCells(task) {
     task.statusMessage || "",
     task.progress ? el("span", { class: "progress" }, progressText(task.progress)) : null);
   const cells = [
-    el("td", {}, status, task.questions ? el("span", { class: "badge" }, `${task.questions}?`) : null),
+    el("td", {}, status, task.questions ? el("span", { class: "badge" }, task.questions === 1 ? "1 question" : `${task.questions} questions`) : null),
     el("td", { class: "tool" }, task.tool),
     message,
     el("td", { class: "time" }, when(task.createdAt)),

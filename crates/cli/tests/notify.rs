@@ -50,6 +50,8 @@ async fn events_wait_for_a_receiver_that_is_down_across_a_restart_and_are_sent_o
         config.as_str(),
         "--notify-retry",
         "50ms",
+        "--notify-timeout",
+        "1s",
     ];
 
     // The receiver is down while the task asks its question, and the server stops.

@@ -131,7 +131,9 @@ async fn send_loop(
     runner: String,
     stop: CancellationToken,
 ) {
-    let claim_for = chrono::Duration::from_std(config.request_timeout * 2 + Duration::from_secs(5))
+    // A claim outlives one POST by a margin; a process that dies while posting holds
+    // its deliveries no longer than that.
+    let claim_for = chrono::Duration::from_std(config.request_timeout + Duration::from_secs(2))
         .unwrap_or(chrono::Duration::seconds(30));
     loop {
         let now = Utc::now();
@@ -151,12 +153,14 @@ async fn send_loop(
             }
         };
         let busy = claimed.len() == CLAIM_BATCH;
-        for delivery in claimed {
-            let result = post(&http, &config, &delivery).await;
+        // All at once: each claim covers one POST's time, not a queue of them.
+        let attempts = claimed.iter().map(|delivery| async {
+            let result = post(&http, &config, delivery).await;
             if let Err(e) = store.finish_delivery(&delivery.key, &runner, &result).await {
                 tracing::warn!(key = %delivery.key, error = %e, "webhook: recording the delivery's result failed");
             }
-        }
+        });
+        futures::future::join_all(attempts).await;
         if busy {
             continue;
         }

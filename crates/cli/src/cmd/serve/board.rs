@@ -43,6 +43,12 @@ pub struct BoardArgs {
     /// up to 5 minutes. [default: 1s]
     #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
     notify_retry: Option<Duration>,
+
+    /// Time one webhook POST may take before it counts as failed (and is retried).
+    /// A delivery is claimed for a little longer than this, so a process that dies
+    /// while sending holds it no longer. [default: 10s]
+    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
+    notify_timeout: Option<Duration>,
 }
 
 impl BoardArgs {
@@ -142,6 +148,9 @@ impl BoardArgs {
         };
         if let Some(retry) = self.notify_retry {
             config.retry_initial = retry;
+        }
+        if let Some(timeout) = self.notify_timeout {
+            config.request_timeout = timeout;
         }
         config.check().map_err(|e| anyhow::anyhow!(e))?;
         Ok(config)
