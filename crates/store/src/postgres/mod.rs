@@ -19,6 +19,7 @@
 //! The statements and store methods this backend shares with the other SQL backend
 //! are in `crate::sql`; this module binds their values and reads their rows.
 
+mod counts;
 mod listen;
 mod queries;
 mod row;
@@ -257,6 +258,17 @@ impl TaskStore for PgStore {
 
     fn shared_by_processes(&self) -> bool {
         true
+    }
+
+    fn backend_name(&self) -> &'static str {
+        "postgresql"
+    }
+
+    async fn count_by_status(
+        &self,
+        now: DateTime<Utc>,
+    ) -> Result<Option<Vec<(mcp_tasks_protocol::TaskStatus, u64)>>, StoreError> {
+        counts::count_by_status(&self.pool, now).await.map(Some)
     }
 }
 

@@ -18,6 +18,7 @@
 //! like replicas, each renewing the leases of the tasks it runs. There is no change feed: other processes may write the same file, and
 //! SQLite cannot tell this one, so [`TaskStore::supports_notify`] stays false.
 
+mod counts;
 mod queries;
 mod row;
 pub mod writer;
@@ -187,6 +188,17 @@ impl TaskStore for SqliteStore {
     fn shared_by_processes(&self) -> bool {
         self.shared
     }
+
+    fn backend_name(&self) -> &'static str {
+        "sqlite"
+    }
+
+    async fn count_by_status(
+        &self,
+        now: DateTime<Utc>,
+    ) -> Result<Option<Vec<(mcp_tasks_protocol::TaskStatus, u64)>>, StoreError> {
+        counts::count_by_status(&self.pool, now).await.map(Some)
+    }
 }
 
 #[async_trait]
@@ -262,7 +274,8 @@ mod tests {
                 "USING INDEX tasks_owner_session_created",
             ),
             (s.delete_expired, "USING INDEX tasks_expires_at"),
-            (s.fail_orphaned, "USING INDEX tasks_active"),
+            // tasks_active or tasks_status_expires: either searches by status.
+            (s.fail_orphaned, "(status=?)"),
             (&s.claim_lease, "USING INDEX sqlite_autoindex_tasks_1"),
             (&s.renew_lease, "USING INDEX sqlite_autoindex_tasks_1"),
             (s.claim_expired, "USING INDEX tasks_lease_until"),

@@ -22,6 +22,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod changes;
+mod counts;
 mod expiry;
 mod external;
 mod guarded;
@@ -35,6 +36,7 @@ mod records;
 mod transition;
 
 pub use changes::change_feed_reports_visible_changes;
+pub use counts::count_by_status_counts_visible_tasks;
 pub use expiry::{
     concurrent_sweeps_delete_each_record_once, expired_records_are_invisible_and_deleted_in_batches,
 };
@@ -104,6 +106,7 @@ macro_rules! store_suite {
             fail_orphaned_skips_external_jobs,
             claim_expired_leases_skips_external_jobs,
             delete_expired_returns_external_jobs,
+            count_by_status_counts_visible_tasks,
         );
     };
     (@cases $make:expr; $($case:ident),* $(,)?) => {
