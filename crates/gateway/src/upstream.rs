@@ -175,6 +175,49 @@ impl Upstream {
         as_upstream_task: bool,
         ctx: &TaskContext,
     ) -> Result<Value, RpcError> {
+        use tracing::Instrument;
+        // A client span after OpenTelemetry's MCP conventions, inside the task's span;
+        // its context travels upstream in `_meta.traceparent` (see `Connection::call`).
+        let span = tracing::info_span!(
+            target: mcp_tasks_server::telemetry::TARGET,
+            "mcp.upstream",
+            otel.name = %format_args!("tools/call {tool}"),
+            otel.kind = "client",
+            mcp.method.name = "tools/call",
+            gen_ai.operation.name = "execute_tool",
+            gen_ai.tool.name = tool,
+            mcp_tasks.upstream.name = %self.config.name,
+            rpc.response.status_code = tracing::field::Empty,
+            error.type = tracing::field::Empty,
+            otel.status_code = tracing::field::Empty,
+        );
+        let answer = self
+            .call_traced(tool, arguments, as_upstream_task, ctx)
+            .instrument(span.clone())
+            .await;
+        match &answer {
+            Err(e) => {
+                span.record("rpc.response.status_code", e.code.to_string());
+                span.record("error.type", e.code.to_string());
+                span.record("otel.status_code", "error");
+            }
+            Ok(result) if result.get("isError") == Some(&Value::Bool(true)) => {
+                span.record("error.type", "tool_error");
+                span.record("otel.status_code", "error");
+            }
+            Ok(_) => {}
+        }
+        answer
+    }
+
+    /// [`Upstream::call`] inside its span.
+    async fn call_traced(
+        &self,
+        tool: &str,
+        arguments: Value,
+        as_upstream_task: bool,
+        ctx: &TaskContext,
+    ) -> Result<Value, RpcError> {
         let _permit = self.slots.acquire().await.map_err(|_| self.gone())?;
         let conn = self.take().await?;
         let answer = if as_upstream_task {
