@@ -42,6 +42,9 @@ pub struct Upstream {
     /// The capabilities the upstream declared on its newest connection.
     capabilities: Mutex<Value>,
     pub(crate) forward: Forward,
+    /// The server whose metrics count this upstream's failed calls (set by
+    /// [`crate::Gateway::attach`]).
+    pub(crate) counted_by: std::sync::OnceLock<mcp_tasks_server::Server>,
 }
 
 #[derive(Default)]
@@ -76,6 +79,7 @@ impl Upstream {
             capabilities: Mutex::new(Value::Null),
             listing_error: Mutex::new(None),
             forward: Forward::default(),
+            counted_by: std::sync::OnceLock::new(),
         }))
     }
 
@@ -197,6 +201,11 @@ impl Upstream {
             .await;
         match &answer {
             Err(e) => {
+                if !ctx.is_cancelled() {
+                    if let Some(server) = self.counted_by.get() {
+                        server.count_upstream_error(&self.config.name);
+                    }
+                }
                 span.record("rpc.response.status_code", e.code.to_string());
                 span.record("error.type", e.code.to_string());
                 span.record("otel.status_code", "error");

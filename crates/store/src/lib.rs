@@ -48,7 +48,7 @@ pub mod suite;
 pub use change::{Change, ChangeFeed};
 pub use error::StoreError;
 pub use memory::MemoryStore;
-pub use observed::{ObservedStore, StoreObserver};
+pub use observed::{ObservedStore, ObserverSlot, StoreObserver};
 #[cfg(feature = "postgres")]
 pub use postgres::PgStore;
 pub use record::SessionRecord;
@@ -334,6 +334,16 @@ pub trait TaskStore: Send + Sync + std::fmt::Debug {
     ) -> Result<Option<Vec<(TaskStatus, u64)>>, StoreError> {
         let _ = now;
         Ok(None)
+    }
+
+    /// Hands the backend the observer of what only it can see: SQLite reports the size
+    /// of each group commit ([`StoreObserver::observe_batch`]). Replaces an earlier one.
+    /// The default ignores it.
+    ///
+    /// Why: batch sizes tell an operator whether the disk's `fsync` rate or the load
+    /// limits creates, and they exist only inside the backend's writer.
+    fn set_store_observer(&self, observer: Arc<dyn StoreObserver>) {
+        let _ = observer;
     }
 }
 

@@ -38,7 +38,17 @@ pub trait StoreObserver: Send + Sync + std::fmt::Debug {
     /// failed for a reason other than the record's state (I/O, an unreachable
     /// database): a compare-and-set that lost, or an absent record, is a normal answer.
     fn observe(&self, operation: &'static str, backend: &'static str, took: Duration, ok: bool);
+
+    /// One group commit of `size` creates (SQLite: one transaction, one `fsync`, for
+    /// every create queued at that moment). The default ignores it.
+    fn observe_batch(&self, backend: &'static str, size: usize) {
+        let _ = (backend, size);
+    }
 }
+
+/// Where a backend finds the observer of what only it sees (see
+/// [`TaskStore::set_store_observer`]); empty until one is set.
+pub type ObserverSlot = Arc<RwLock<Option<Arc<dyn StoreObserver>>>>;
 
 /// The collection a store operation reads or writes, for span names.
 const TASKS: &str = "tasks";
@@ -65,6 +75,7 @@ impl ObservedStore {
 
     /// Sets who is told of each operation's duration, replacing an earlier one.
     pub fn set_observer(&self, observer: Arc<dyn StoreObserver>) {
+        self.inner.set_store_observer(Arc::clone(&observer));
         *self.observer.write().unwrap_or_else(|p| p.into_inner()) = Some(observer);
     }
 
@@ -233,6 +244,10 @@ impl TaskStore for ObservedStore {
 
     fn backend_name(&self) -> &'static str {
         self.backend
+    }
+
+    fn set_store_observer(&self, observer: Arc<dyn StoreObserver>) {
+        self.set_observer(observer);
     }
 
     async fn count_by_status(

@@ -66,6 +66,8 @@ pub struct SqliteStore {
     writer: Writer,
     /// A file other processes may open too (false for `sqlite::memory:`).
     shared: bool,
+    /// Who hears of each group commit (the writer reads it).
+    observer: crate::ObserverSlot,
 }
 
 impl SqliteStore {
@@ -119,11 +121,13 @@ impl SqliteStore {
             .run(&pool)
             .await
             .map_err(|e| StoreError::Backend(Box::new(e)))?;
-        let writer = Writer::spawn(pool.clone());
+        let observer = crate::ObserverSlot::default();
+        let writer = Writer::spawn(pool.clone(), std::sync::Arc::clone(&observer));
         Ok(Self {
             pool,
             writer,
             shared: !in_memory,
+            observer,
         })
     }
 
@@ -198,6 +202,10 @@ impl TaskStore for SqliteStore {
         now: DateTime<Utc>,
     ) -> Result<Option<Vec<(mcp_tasks_protocol::TaskStatus, u64)>>, StoreError> {
         counts::count_by_status(&self.pool, now).await.map(Some)
+    }
+
+    fn set_store_observer(&self, observer: std::sync::Arc<dyn crate::StoreObserver>) {
+        *self.observer.write().unwrap_or_else(|p| p.into_inner()) = Some(observer);
     }
 }
 

@@ -129,4 +129,7 @@ impl<G: Send + Sync + std::fmt::Debug> TaskStore for Guarded<G> {
     ) -> Result<Option<Vec<(mcp_tasks_protocol::TaskStatus, u64)>>, StoreError> {
         self.store.count_by_status(now).await
     }
+    fn set_store_observer(&self, observer: Arc<dyn crate::StoreObserver>) {
+        self.store.set_store_observer(observer);
+    }
 }
