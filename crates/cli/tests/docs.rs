@@ -81,7 +81,9 @@ fn relative_links(text: &str) -> Vec<String> {
     let mut rest = text;
     while let Some(start) = rest.find("<!--") {
         visible.push_str(&rest[..start]);
-        rest = rest[start..].split_once("-->").map_or("", |(_, after)| after);
+        rest = rest[start..]
+            .split_once("-->")
+            .map_or("", |(_, after)| after);
     }
     visible.push_str(rest);
     visible
@@ -115,9 +117,7 @@ fn the_bench_commands_use_real_flags_and_paths() {
     let text = std::fs::read_to_string(root().join("docs/benchmarks.md")).unwrap();
     let commands: Vec<&str> = text
         .lines()
-        .filter(|l| {
-            l.starts_with("target/release/mcp-tasks bench") || l.starts_with("cargo build")
-        })
+        .filter(|l| l.starts_with("target/release/mcp-tasks bench") || l.starts_with("cargo build"))
         .collect();
     assert!(commands.len() >= 3, "{commands:?}");
     for line in commands {

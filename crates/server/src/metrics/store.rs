@@ -36,8 +36,9 @@ const STATUSES: [TaskStatus; 5] = [
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct StoreLabels {
-    operation: String,
-    backend: String,
+    // Static strings: the store's hot path allocates nothing to count.
+    operation: &'static str,
+    backend: &'static str,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -164,10 +165,7 @@ impl StoreMetrics {
 
 impl StoreObserver for super::Metrics {
     fn observe(&self, operation: &'static str, backend: &'static str, took: Duration, ok: bool) {
-        let labels = StoreLabels {
-            operation: operation.to_string(),
-            backend: backend.to_string(),
-        };
+        let labels = StoreLabels { operation, backend };
         self.store
             .duration
             .get_or_create(&labels)
