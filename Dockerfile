@@ -16,13 +16,18 @@ RUN cargo build --release --locked -p mcp-tasks-cli \
     && strip target/release/mcp-tasks
 
 FROM debian:bookworm-slim
+# ca-certificates is left unpinned on purpose: it must follow Debian's updates (a pinned
+# version would keep revoked roots, and stop building once the archive drops it).
+# hadolint ignore=DL3008
 RUN apt-get update \
     && apt-get install -y --no-install-recommends ca-certificates \
     && rm -rf /var/lib/apt/lists/* \
-    && useradd --system --uid 10001 --home-dir /data --shell /usr/sbin/nologin mcp-tasks \
-    && mkdir -p /data && chown mcp-tasks:mcp-tasks /data
+    && groupadd --system --gid 10001 mcp-tasks \
+    && useradd --system --uid 10001 --gid 10001 --home-dir /data --shell /usr/sbin/nologin mcp-tasks \
+    && mkdir -p /data && chown 10001:10001 /data
 COPY --from=build /src/target/release/mcp-tasks /usr/local/bin/mcp-tasks
-USER mcp-tasks
+# Numeric, so that the host and orchestrators (runAsNonRoot) can check it.
+USER 10001:10001
 WORKDIR /data
 VOLUME ["/data"]
 ENV MCP_TASKS_LISTEN=0.0.0.0:8080 \

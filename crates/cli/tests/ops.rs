@@ -134,7 +134,10 @@ fn deployment_examples_use_only_what_serve_knows() {
 async fn metrics_count_every_outcome_and_pass_promtool() {
     use mcp_tasks_client::{Client, Target, TaskOptions, WirePreference};
     use serde_json::json;
-    let server = common::serve(&["--database", "memory:"]);
+    // SQLite, so that group commits and the sqlite store backend show up.
+    let dir = tempfile::tempdir().unwrap();
+    let database = format!("sqlite://{}", dir.path().join("tasks.db").display());
+    let server = common::serve(&["--database", &database]);
     let client = Client::builder()
         .wire(WirePreference::V2025_11_25)
         .connect(&Target::Http(server.url.clone()))
@@ -189,6 +192,17 @@ async fn metrics_count_every_outcome_and_pass_promtool() {
         "mcp_tasks_tasks_finished_total{tool=\"failing_job\",status=\"failed\"} 1",
         "mcp_tasks_requests_total{method=\"tools/call\",outcome=\"ok\"} 4",
         "mcp_tasks_sessions 1",
+        // Read from the store at scrape time.
+        "mcp_tasks_tasks{status=\"working\"} 0",
+        // failing_job's tool error is a completed task on this wire.
+        "mcp_tasks_tasks{status=\"completed\"} 2",
+        "mcp_tasks_tasks{status=\"failed\"} 0",
+        "mcp_tasks_tasks{status=\"cancelled\"} 1",
+        "mcp_tasks_store_operation_duration_seconds_count{operation=\"create\",backend=\"sqlite\"} 3",
+        "mcp_tasks_store_operation_duration_seconds_sum{operation=\"transition\",backend=\"sqlite\"}",
+        // Three creates, in however many group commits.
+        "mcp_tasks_sqlite_group_commit_batch_size_sum 3",
+        "mcp_tasks_lease_losses_total 0",
     ] {
         assert!(text.contains(line), "missing {line}:\n{text}");
     }

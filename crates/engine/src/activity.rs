@@ -26,6 +26,10 @@ pub struct Activity {
     pub quota_refusals: u64,
     /// Tasks taken over from a process whose lease expired (re-run or failed here).
     pub lease_takeovers: u64,
+    /// Tasks this process was running when another process took their lease (this
+    /// process had stopped renewing in time: paused, partitioned, overloaded); the work
+    /// here is stopped and its outcome not recorded.
+    pub lease_losses: u64,
 }
 
 /// The sending side, kept by the engine's core.

@@ -75,6 +75,8 @@ pub(crate) struct Inner {
     waiters: InputWaiters,
     pub(crate) externals: Externals,
     leases: Leases,
+    /// The store as the engine uses it: timed and traced (see `observability`).
+    pub(crate) observed: Arc<mcp_tasks_store::ObservedStore>,
 }
 
 #[async_trait::async_trait]
@@ -150,7 +152,11 @@ impl Engine {
                 .max(Duration::from_millis(1));
         }
         let quota = Quota::new(config.max_tasks_per_principal, config.max_active_tasks);
-        let core = Arc::new(Core::new(store, config));
+        let observed = Arc::new(mcp_tasks_store::ObservedStore::new(store));
+        let core = Arc::new(Core::new(
+            Arc::clone(&observed) as Arc<dyn TaskStore>,
+            config,
+        ));
         let failed = core
             .store
             .fail_orphaned(
@@ -176,6 +182,7 @@ impl Engine {
                 waiters: InputWaiters::default(),
                 externals: Externals::default(),
                 leases: Leases::default(),
+                observed,
             }),
         };
         match engine.inner.core.store.subscribe_changes().await {

@@ -11,6 +11,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use tokio::task::AbortHandle;
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
 
 use crate::context::{LogSink, ProgressSink, TaskContext, TaskHost};
 use crate::core::{now_ms, Core};
@@ -107,7 +108,9 @@ impl Executor {
                 generation,
             },
         );
-        let job = tokio::spawn(work(ctx));
+        // Made here, inside the creating request's span: the execution is its child.
+        let span = crate::observability::task_span(record);
+        let job = tokio::spawn(work(ctx).instrument(span.clone()));
         let abort = job.abort_handle();
         if let Some(r) = self.lock().get_mut(&record.id) {
             r.abort = Some(abort);
@@ -115,7 +118,8 @@ impl Executor {
         let executor = Arc::clone(self);
         let core = Arc::clone(core);
         let id = record.id.clone();
-        tokio::spawn(async move {
+        let finished_span = span.clone();
+        let outcome_recorded = async move {
             let _slot = slot; // the quota slot is held until the work stops
             let outcome = match job.await {
                 Ok(outcome) => outcome,
@@ -128,11 +132,17 @@ impl Executor {
                 }
                 Err(_) => None, // aborted after cancellation, expiry or a lost lease
             };
-            if let Some(outcome) = outcome {
-                let _ = executor.finish(&core, &id, outcome).await;
+            let last = match outcome {
+                Some(outcome) => executor.finish(&core, &id, outcome).await,
+                // Stopped from outside (cancelled, expired, lease lost): read how it ended.
+                None => core.store.get(&id, now_ms()).await.ok().flatten(),
+            };
+            if let Some(record) = last {
+                crate::observability::record_end(&finished_span, &record, &*core.reader());
             }
             executor.lock().remove(&id);
-        });
+        };
+        tokio::spawn(outcome_recorded.instrument(span));
     }
 
     /// Records the work's outcome. Loses quietly against an earlier terminal transition
@@ -178,6 +188,7 @@ impl Executor {
             }
             Err(StoreError::LeaseConflict { .. }) => {
                 tracing::warn!(task_id = %id, "outcome dropped: another replica took this task over");
+                core.activity.count(|a| a.lease_losses += 1);
                 None
             }
             Err(StoreError::NotFound) => {

@@ -75,6 +75,7 @@ impl Leases {
                 Ok(_) => {}
                 Err(StoreError::LeaseConflict { .. }) => {
                     tracing::warn!(task_id = %id, "lease lost to another replica; stopping the work here");
+                    core.activity.count(|a| a.lease_losses += 1);
                     executor.abort_now(&id);
                 }
                 Err(StoreError::NotFound) | Err(StoreError::Conflict { .. }) => {

@@ -32,6 +32,7 @@
 //! | [`caller`] | [`Caller`]: who is asking, for owner binding |
 //! | [`error`] | [`EngineError`] |
 //! | [`audit`] | audit events on the `mcp_tasks::audit` tracing target |
+//! | `observability` | the store's timing observer, tasks counted by status, the span of a task's execution |
 //!
 //! Failures the engine decides are [`Failure`]s (cancelled, server restarted, lease
 //! lost, input timed out, result too large, tool panicked, ...), never protocol codes:
@@ -59,6 +60,7 @@ pub mod external;
 mod external_tasks;
 pub mod input;
 pub mod leases;
+mod observability;
 mod quota;
 pub mod reader;
 mod replicas;
@@ -77,5 +79,8 @@ pub use error::EngineError;
 pub use events::{LogRouter, TaskEvent, TaskLog};
 pub use external::{ExternalPoller, JobPoll};
 pub use input::InputError;
-pub use mcp_tasks_store::{ExternalJob, Failure, InputRequest, Outcome, SessionRecord, TaskRecord};
+pub use mcp_tasks_store::{
+    ExternalJob, Failure, InputRequest, Outcome, SessionRecord, StoreObserver, TaskRecord,
+    TRACE_TARGET,
+};
 pub use reader::WireReader;

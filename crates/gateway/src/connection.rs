@@ -184,11 +184,16 @@ impl Connection {
             ctx: ctx.clone(),
             progress_token: Some(token.clone()),
         });
-        let params = json!({
+        let mut params = json!({
             "name": name,
             "arguments": arguments,
             "_meta": { "progressToken": token },
         });
+        // The trace goes on upstream (W3C Trace Context in `_meta`, as OpenTelemetry's
+        // MCP conventions propagate it).
+        if let Some(traceparent) = mcp_tasks_server::telemetry::current_traceparent() {
+            params["_meta"]["traceparent"] = Value::String(traceparent);
+        }
         self.client
             .request_cancellable(
                 m::TOOLS_CALL,

@@ -131,6 +131,7 @@ impl Gateway {
                 format!("upstream {}", upstream.config().name),
                 Arc::new(move || probe.listing_error()),
             );
+            let _ = upstream.counted_by.set(server.clone());
             let target = server.clone();
             *upstream.forward.lock().unwrap_or_else(|p| p.into_inner()) =
                 Some(Arc::new(move |method: &str, params: &serde_json::Value| {

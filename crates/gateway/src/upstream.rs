@@ -42,6 +42,9 @@ pub struct Upstream {
     /// The capabilities the upstream declared on its newest connection.
     capabilities: Mutex<Value>,
     pub(crate) forward: Forward,
+    /// The server whose metrics count this upstream's failed calls (set by
+    /// [`crate::Gateway::attach`]).
+    pub(crate) counted_by: std::sync::OnceLock<mcp_tasks_server::Server>,
 }
 
 #[derive(Default)]
@@ -76,6 +79,7 @@ impl Upstream {
             capabilities: Mutex::new(Value::Null),
             listing_error: Mutex::new(None),
             forward: Forward::default(),
+            counted_by: std::sync::OnceLock::new(),
         }))
     }
 
@@ -169,6 +173,54 @@ impl Upstream {
     /// The upstream's JSON-RPC error; when it cannot be reached, or dies during the
     /// call, an internal error naming the upstream and how it ended.
     pub async fn call(
+        &self,
+        tool: &str,
+        arguments: Value,
+        as_upstream_task: bool,
+        ctx: &TaskContext,
+    ) -> Result<Value, RpcError> {
+        use tracing::Instrument;
+        // A client span after OpenTelemetry's MCP conventions, inside the task's span;
+        // its context travels upstream in `_meta.traceparent` (see `Connection::call`).
+        let span = tracing::info_span!(
+            target: mcp_tasks_server::telemetry::TARGET,
+            "mcp.upstream",
+            otel.name = %format_args!("tools/call {tool}"),
+            otel.kind = "client",
+            mcp.method.name = "tools/call",
+            gen_ai.operation.name = "execute_tool",
+            gen_ai.tool.name = tool,
+            mcp_tasks.upstream.name = %self.config.name,
+            rpc.response.status_code = tracing::field::Empty,
+            error.type = tracing::field::Empty,
+            otel.status_code = tracing::field::Empty,
+        );
+        let answer = self
+            .call_traced(tool, arguments, as_upstream_task, ctx)
+            .instrument(span.clone())
+            .await;
+        match &answer {
+            Err(e) => {
+                if !ctx.is_cancelled() {
+                    if let Some(server) = self.counted_by.get() {
+                        server.count_upstream_error(&self.config.name);
+                    }
+                }
+                span.record("rpc.response.status_code", e.code.to_string());
+                span.record("error.type", e.code.to_string());
+                span.record("otel.status_code", "error");
+            }
+            Ok(result) if result.get("isError") == Some(&Value::Bool(true)) => {
+                span.record("error.type", "tool_error");
+                span.record("otel.status_code", "error");
+            }
+            Ok(_) => {}
+        }
+        answer
+    }
+
+    /// [`Upstream::call`] inside its span.
+    async fn call_traced(
         &self,
         tool: &str,
         arguments: Value,

@@ -8,6 +8,7 @@ use mcp_tasks_protocol::{RpcError, TaskId};
 use serde_json::Value;
 use std::sync::Arc;
 use tokio::sync::mpsc;
+use tracing::Instrument;
 
 use crate::outgoing::Exchange;
 use crate::server::Server;
@@ -28,6 +29,19 @@ impl Server {
             Incoming::Request { id, method, params } => {
                 let _busy = session.busy();
                 let started = std::time::Instant::now();
+                let version = session.protocol_version();
+                let version = version.as_deref().or_else(|| {
+                    // initialize: the version the client asks for.
+                    params.get("protocolVersion").and_then(Value::as_str)
+                });
+                let span = crate::telemetry::request_span(&crate::telemetry::RequestInfo {
+                    method: &method,
+                    params: &params,
+                    id: &id,
+                    protocol_version: version,
+                    session: Some(session.id()),
+                    known_tool: self.knows_tool(&params),
+                });
                 let outcome = crate::wire::v2025_11_25::request(
                     self,
                     session,
@@ -36,8 +50,10 @@ impl Server {
                     params,
                     request_stream,
                 )
+                .instrument(span.clone())
                 .await;
                 if let Some(result) = &outcome {
+                    crate::telemetry::record_response(&span, result);
                     self.metrics()
                         .observe_request(&method, result.is_ok(), started.elapsed());
                 }
@@ -73,6 +89,15 @@ impl Server {
                 None
             }
         }
+    }
+
+    /// Whether the `name` in `params` is a tool registered here (span names use only
+    /// those).
+    pub(crate) fn knows_tool(&self, params: &Value) -> bool {
+        params
+            .get("name")
+            .and_then(Value::as_str)
+            .is_some_and(|n| self.tools().get(n).is_some())
     }
 
     /// Sends a request of the server's own to the client (on the task's stream when

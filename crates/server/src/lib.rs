@@ -32,6 +32,7 @@
 //! | [`mcp_reader`] | the engine's `WireReader`: progress tokens and `isError`, read for it |
 //! | [`auth`] | bearer tokens: static table or JWT (JWKS), the subject tasks are bound to |
 //! | [`metrics`] | Prometheus metrics: tasks by tool and outcome, durations, requests, sessions |
+//! | [`telemetry`] | spans for traces: one per MCP request after OpenTelemetry's MCP conventions, trace context from `_meta` |
 //! | [`http_limits`] | HTTP connection limits and timeouts ([`http_limits::HttpLimits`]) |
 //! | [`transport`] | stdio and Streamable HTTP (our own hyper accept loop under an axum router) |
 #![deny(missing_docs)]
@@ -59,6 +60,7 @@ mod start;
 mod sync_input;
 mod task_input;
 mod task_start;
+pub mod telemetry;
 mod tool_call;
 pub mod transport;
 pub mod typed;

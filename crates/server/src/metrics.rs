@@ -1,5 +1,7 @@
 //! Prometheus metrics at `/metrics` (OpenMetrics text), with the `prometheus-client`
 //! crate: the Prometheus project's own Rust client, typed label sets, no global state.
+//! The store's (latency, group commits, tasks by status) and the gateway's upstream
+//! errors are in `metrics/store.rs`.
 //!
 //! Labels stay bounded: `tool` is a registered tool's name (else `other`), `method` a
 //! known MCP method (else `other`), `status` a task status; never task ids or principals.
@@ -19,6 +21,8 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use crate::mcp_reader::McpReader;
+
+mod store;
 
 /// Methods named in the `method` label; any other is `other`.
 const KNOWN_METHODS: &[&str] = &[
@@ -75,7 +79,10 @@ pub struct Metrics {
     sessions: Gauge,
     quota_refusals: Counter,
     lease_takeovers: Counter,
+    lease_losses: Counter,
     sweeps: Counter,
+    /// Store, group commits, tasks by status, upstream errors (`metrics/store.rs`).
+    pub(crate) store: store::StoreMetrics,
     /// Activity already turned into counter increments.
     counted: Mutex<Activity>,
     /// Tasks that entered `input_required` here, and when.
@@ -147,8 +154,15 @@ impl Default for Metrics {
             "Tasks taken over from a process whose lease expired",
             lease_takeovers.clone(),
         );
+        let lease_losses = Counter::default();
+        registry.register(
+            "lease_losses",
+            "Tasks this process was running when another process took their lease over (the work here stopped)",
+            lease_losses.clone(),
+        );
         let sweeps = Counter::default();
         registry.register("expiry_sweeps", "Expiry sweeps run", sweeps.clone());
+        let store = store::StoreMetrics::register(&mut registry);
         Metrics {
             registry,
             created,
@@ -160,7 +174,9 @@ impl Default for Metrics {
             sessions,
             quota_refusals,
             lease_takeovers,
+            lease_losses,
             sweeps,
+            store,
             counted: Mutex::new(Activity::default()),
             waiting: Mutex::new(HashMap::new()),
         }
@@ -247,6 +263,8 @@ impl Metrics {
                     .lease_takeovers
                     .saturating_sub(counted.lease_takeovers),
             );
+            self.lease_losses
+                .inc_by(activity.lease_losses.saturating_sub(counted.lease_losses));
             self.sweeps
                 .inc_by(activity.sweeps.saturating_sub(counted.sweeps));
             *counted = activity;

@@ -132,6 +132,12 @@ impl Server {
         &self.inner.metrics
     }
 
+    /// Counts a failed call to a gateway's upstream `upstream` (a configured name) in
+    /// the `mcp_tasks_upstream_errors_total` metric.
+    pub fn count_upstream_error(&self, upstream: &str) {
+        self.inner.metrics.store.upstream_error(upstream);
+    }
+
     /// The metrics in the Prometheus text format (what `/metrics` serves), for
     /// embedders that expose them elsewhere.
     pub fn metrics_text(&self) -> String {

@@ -66,6 +66,10 @@ impl Server {
             server.inner.shutdown.clone(),
         ));
         let _ = resumer_tools.set(Arc::downgrade(&server.inner));
+        server
+            .inner
+            .engine
+            .set_store_observer(Arc::clone(&server.inner.metrics) as _);
         let observed = Arc::downgrade(&server.inner);
         server
             .inner

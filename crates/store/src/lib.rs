@@ -15,6 +15,7 @@
 //! | [`change`] | the change feed several processes use to hear of each other's writes |
 //! | [`error`] | [`StoreError`] |
 //! | `explain` | why a compare-and-set did not apply, told from the record as it is now |
+//! | [`observed`] | [`ObservedStore`]: any store, timed and traced per operation (metrics, OTLP spans) |
 //!
 //! Records hold JSON blobs (request params, result) but the store knows nothing of
 //! JSON-RPC. Every status change is one atomic compare-and-set ([`TaskStore::transition`]),
@@ -42,6 +43,7 @@ pub mod error;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod explain;
 pub mod memory;
+pub mod observed;
 #[cfg(feature = "postgres")]
 pub mod postgres;
 pub mod record;
@@ -56,6 +58,7 @@ pub use change::{Change, ChangeFeed};
 pub use delivery::{ClaimDeliveriesParams, Delivery, DeliveryResult, NewDelivery};
 pub use error::StoreError;
 pub use memory::MemoryStore;
+pub use observed::{ObservedStore, ObserverSlot, StoreObserver};
 #[cfg(feature = "postgres")]
 pub use postgres::PgStore;
 pub use record::SessionRecord;
@@ -69,8 +72,14 @@ pub use sqlite::SqliteStore;
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
-use mcp_tasks_protocol::TaskId;
+use mcp_tasks_protocol::{TaskId, TaskStatus};
 use std::sync::Arc;
+
+/// The `tracing` target of the spans meant for export (OTLP): MCP requests, task
+/// executions, store operations, upstream calls. A subscriber that exports traces
+/// enables this target and nothing else; the stderr log leaves it out, so these spans
+/// add no noise to log lines.
+pub const TRACE_TARGET: &str = "mcp_tasks::otel";
 
 /// The storage seam under the engine. Object safe, so a server holds an
 /// `Arc<dyn TaskStore>` chosen at start-up (by URL or passed in by an embedder).
@@ -396,6 +405,48 @@ pub trait TaskStore: Send + Sync + std::fmt::Debug {
     /// on its own in-process events and on polling.
     fn supports_notify(&self) -> bool {
         false
+    }
+
+    // Operations (issue #20): methods below serve metrics and traces. Kept at the end of
+    // the trait, each on its own, so that other additions merge beside them.
+
+    /// A short, fixed name of the backend (`memory`, `sqlite`, `postgresql`), used as
+    /// the `backend` label of store metrics and the `db.system.name` of store spans.
+    ///
+    /// Why: an operator comparing latencies must know which backend produced them, and
+    /// a label must stay one of a few values. The default, for backends outside this
+    /// crate, is `custom`.
+    fn backend_name(&self) -> &'static str {
+        "custom"
+    }
+
+    /// How many visible (unexpired) tasks there are in each status, for the
+    /// `mcp_tasks_tasks` gauge. Statuses with no task may be left out. Returns `None`
+    /// when the backend cannot count (the default), and the gauge is then not shown.
+    ///
+    /// Why: "how many tasks wait for a person right now" is the first question of
+    /// whoever runs the service, and only the store knows it across replicas. The SQL
+    /// backends answer from an index on `(status, expires_at)`; callers still cache the
+    /// answer for a few seconds, since it is read on every scrape.
+    ///
+    /// # Errors
+    /// [`StoreError::Backend`] on I/O failure.
+    async fn count_by_status(
+        &self,
+        now: DateTime<Utc>,
+    ) -> Result<Option<Vec<(TaskStatus, u64)>>, StoreError> {
+        let _ = now;
+        Ok(None)
+    }
+
+    /// Hands the backend the observer of what only it can see: SQLite reports the size
+    /// of each group commit ([`StoreObserver::observe_batch`]). Replaces an earlier one.
+    /// The default ignores it.
+    ///
+    /// Why: batch sizes tell an operator whether the disk's `fsync` rate or the load
+    /// limits creates, and they exist only inside the backend's writer.
+    fn set_store_observer(&self, observer: Arc<dyn StoreObserver>) {
+        let _ = observer;
     }
 }
 

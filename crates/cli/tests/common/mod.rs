@@ -45,8 +45,14 @@ pub fn serve_tools(tools: &str, extra: &[&str]) -> Server {
 /// --listen 127.0.0.1:0` or `wrap ... --listen 127.0.0.1:0 -- ...`) and waits for the
 /// address it prints.
 pub fn spawn_listening(args: &[&str]) -> Server {
+    spawn_listening_with_env(args, &[])
+}
+
+/// [`spawn_listening`] with extra environment variables for the server.
+pub fn spawn_listening_with_env(args: &[&str], env: &[(&str, &str)]) -> Server {
     let mut child = Command::new(BIN)
         .args(args)
+        .envs(env.iter().copied())
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())

@@ -528,4 +528,27 @@ impl TaskStore for MemoryStore {
     fn supports_notify(&self) -> bool {
         true
     }
+
+    fn backend_name(&self) -> &'static str {
+        "memory"
+    }
+
+    async fn count_by_status(
+        &self,
+        now: DateTime<Utc>,
+    ) -> Result<Option<Vec<(TaskStatus, u64)>>, StoreError> {
+        Ok(Some(count_visible(&self.lock(), now)))
+    }
+}
+
+/// Visible records per status: one pass over the map (O(tasks), under the lock; the
+/// caller caches the answer, so a scrape does not hold the lock often).
+fn count_visible(inner: &Inner, now: DateTime<Utc>) -> Vec<(TaskStatus, u64)> {
+    let mut counts: HashMap<TaskStatus, u64> = HashMap::new();
+    for record in inner.records.values() {
+        if record.expires_at.is_none_or(|at| at > now) {
+            *counts.entry(record.status).or_default() += 1;
+        }
+    }
+    counts.into_iter().collect()
 }

@@ -19,11 +19,12 @@
 //! The statements and store methods this backend shares with the other SQL backend
 //! are in `crate::sql`; this module binds their values and reads their rows.
 //!
-//! Task timelines are written by triggers of the schema (`migrations/0007_timeline_board.sql`)
+//! Task timelines are written by triggers of the schema (`migrations/0008_timeline_board.sql`)
 //! inside the statement that changes the task, whichever replica (or version) runs it;
-//! the webhook outbox (`migrations/0008_deliveries.sql`) is claimed with
+//! the webhook outbox (`migrations/0009_deliveries.sql`) is claimed with
 //! `FOR UPDATE SKIP LOCKED`, like expired leases.
 
+mod counts;
 mod listen;
 mod queries;
 mod row;
@@ -299,6 +300,17 @@ impl TaskStore for PgStore {
 
     fn shared_by_processes(&self) -> bool {
         true
+    }
+
+    fn backend_name(&self) -> &'static str {
+        "postgresql"
+    }
+
+    async fn count_by_status(
+        &self,
+        now: DateTime<Utc>,
+    ) -> Result<Option<Vec<(mcp_tasks_protocol::TaskStatus, u64)>>, StoreError> {
+        counts::count_by_status(&self.pool, now).await.map(Some)
     }
 }
 

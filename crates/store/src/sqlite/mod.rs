@@ -12,9 +12,9 @@
 //! The statements and store methods this backend shares with the other SQL backend
 //! are in `crate::sql`; this module binds their values and reads their rows.
 //!
-//! Task timelines are written by triggers of the schema (`migrations/0005_timeline_board.sql`)
+//! Task timelines are written by triggers of the schema (`migrations/0006_timeline_board.sql`)
 //! inside the statement that changes the task, so a grouped create commits its first
-//! entry with it. The webhook outbox (`migrations/0006_deliveries.sql`) is claimed one
+//! entry with it. The webhook outbox (`migrations/0007_deliveries.sql`) is claimed one
 //! statement at a time under the write lock, like expired leases.
 //!
 //! Leases work as on any backend (each claim is one `UPDATE` under SQLite's single
@@ -23,6 +23,7 @@
 //! like replicas, each renewing the leases of the tasks it runs. There is no change feed: other processes may write the same file, and
 //! SQLite cannot tell this one, so [`TaskStore::supports_notify`] stays false.
 
+mod counts;
 mod queries;
 mod row;
 pub mod writer;
@@ -71,6 +72,8 @@ pub struct SqliteStore {
     writer: Writer,
     /// A file other processes may open too (false for `sqlite::memory:`).
     shared: bool,
+    /// Who hears of each group commit (the writer reads it).
+    observer: crate::ObserverSlot,
 }
 
 impl SqliteStore {
@@ -124,11 +127,13 @@ impl SqliteStore {
             .run(&pool)
             .await
             .map_err(|e| StoreError::Backend(Box::new(e)))?;
-        let writer = Writer::spawn(pool.clone());
+        let observer = crate::ObserverSlot::default();
+        let writer = Writer::spawn(pool.clone(), std::sync::Arc::clone(&observer));
         Ok(Self {
             pool,
             writer,
             shared: !in_memory,
+            observer,
         })
     }
 
@@ -229,6 +234,21 @@ impl TaskStore for SqliteStore {
     fn shared_by_processes(&self) -> bool {
         self.shared
     }
+
+    fn backend_name(&self) -> &'static str {
+        "sqlite"
+    }
+
+    async fn count_by_status(
+        &self,
+        now: DateTime<Utc>,
+    ) -> Result<Option<Vec<(mcp_tasks_protocol::TaskStatus, u64)>>, StoreError> {
+        counts::count_by_status(&self.pool, now).await.map(Some)
+    }
+
+    fn set_store_observer(&self, observer: std::sync::Arc<dyn crate::StoreObserver>) {
+        *self.observer.write().unwrap_or_else(|p| p.into_inner()) = Some(observer);
+    }
 }
 
 #[async_trait]
@@ -316,7 +336,8 @@ mod tests {
                 "USING INDEX tasks_owner_session_created",
             ),
             (s.delete_expired, "USING INDEX tasks_expires_at"),
-            (s.fail_orphaned, "USING INDEX tasks_active"),
+            // tasks_active or tasks_status_expires: either searches by status.
+            (s.fail_orphaned, "(status=?)"),
             (&s.claim_lease, "USING INDEX sqlite_autoindex_tasks_1"),
             (&s.renew_lease, "USING INDEX sqlite_autoindex_tasks_1"),
             (s.claim_expired, "USING INDEX tasks_lease_until"),

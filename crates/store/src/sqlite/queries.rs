@@ -4,7 +4,7 @@
 //! concurrent callers never take the same record.
 //!
 //! Times and durations are integer milliseconds; see `migrations/0001_init.sql` and
-//! `migrations/0002_leases.sql` (and `0005_timeline_board.sql`, `0006_deliveries.sql`
+//! `migrations/0002_leases.sql` (and `0006_timeline_board.sql`, `0007_deliveries.sql`
 //! for the timeline triggers and the outbox).
 
 use crate::sql::statements::{columns, delivery_columns};

@@ -11,6 +11,7 @@
 
 use super::row::{classify, insert};
 use crate::error::StoreError;
+use crate::observed::ObserverSlot;
 use crate::record::TaskRecord;
 use sqlx::SqlitePool;
 use tokio::sync::{mpsc, oneshot};
@@ -37,9 +38,10 @@ pub(super) struct Writer {
 
 impl Writer {
     /// Starts the writer task on the current tokio runtime.
-    pub(super) fn spawn(pool: SqlitePool) -> Self {
+    /// Each batch's size goes to the observer in `observer`, once one is set.
+    pub(super) fn spawn(pool: SqlitePool, observer: ObserverSlot) -> Self {
         let (queue, rx) = mpsc::channel(QUEUE_CAPACITY);
-        tokio::spawn(run(pool, rx));
+        tokio::spawn(run(pool, rx, observer));
         Self { queue }
     }
 
@@ -61,9 +63,13 @@ fn stopped() -> StoreError {
     StoreError::Unavailable("the SQLite writer task has stopped".to_string())
 }
 
-async fn run(pool: SqlitePool, mut rx: mpsc::Receiver<Pending>) {
+async fn run(pool: SqlitePool, mut rx: mpsc::Receiver<Pending>, observer: ObserverSlot) {
     let mut batch = Vec::with_capacity(MAX_BATCH);
     while rx.recv_many(&mut batch, MAX_BATCH).await > 0 {
+        let told = observer.read().unwrap_or_else(|p| p.into_inner()).clone();
+        if let Some(told) = told {
+            told.observe_batch("sqlite", batch.len());
+        }
         write(&pool, std::mem::take(&mut batch)).await;
     }
 }

@@ -150,4 +150,16 @@ impl<G: Send + Sync + std::fmt::Debug> TaskStore for Guarded<G> {
     fn supports_notify(&self) -> bool {
         self.store.supports_notify()
     }
+    fn backend_name(&self) -> &'static str {
+        self.store.backend_name()
+    }
+    async fn count_by_status(
+        &self,
+        now: DateTime<Utc>,
+    ) -> Result<Option<Vec<(mcp_tasks_protocol::TaskStatus, u64)>>, StoreError> {
+        self.store.count_by_status(now).await
+    }
+    fn set_store_observer(&self, observer: Arc<dyn crate::StoreObserver>) {
+        self.store.set_store_observer(observer);
+    }
 }

@@ -23,6 +23,7 @@
 
 mod board;
 mod changes;
+mod counts;
 mod delivery;
 mod expiry;
 mod external;
@@ -41,6 +42,7 @@ pub use board::{
     board_list_filters_and_pages_newest_first, board_list_id_prefix_wildcards_are_literal,
 };
 pub use changes::change_feed_reports_visible_changes;
+pub use counts::count_by_status_counts_visible_tasks;
 pub use delivery::{
     claimed_deliveries_are_hidden_until_the_claim_expires,
     concurrent_claimers_get_disjoint_deliveries, enqueue_delivery_is_idempotent_by_key,
@@ -131,6 +133,7 @@ macro_rules! store_suite {
             concurrent_claimers_get_disjoint_deliveries,
             retried_deliveries_are_due_again_at_their_time,
             finished_deliveries_are_never_claimed_again_and_purged,
+            count_by_status_counts_visible_tasks,
         );
     };
     (@cases $make:expr; $($case:ident),* $(,)?) => {

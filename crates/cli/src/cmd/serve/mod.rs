@@ -15,16 +15,20 @@ use crate::config::{parse_duration, ConfigFile};
 mod board;
 mod fd_limit;
 mod gateway;
+mod logging;
 mod settings;
 pub mod wrap;
+
+pub use logging::LogFormat;
 
 /// Default HTTP listen address: loopback only.
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:8080";
 /// Default database: an SQLite file in the working directory.
 pub const DEFAULT_DATABASE: &str = "sqlite://./mcp-tasks.db";
 
-/// Options of `serve`. Each (but --config, --stdio, --demo, --conformance-fixtures and
-/// --log) can also come from the config file's `[server]` table, under the flag's name
+/// Options of `serve`. Each (but --config, --stdio, --demo, --conformance-fixtures,
+/// --log, --log-format and --otlp-endpoint, which apply before the file is read) can
+/// also come from the config file's `[server]` table, under the flag's name
 /// with `_` for `-`; some also from an environment variable. Flags win over the file,
 /// the file over the defaults; on/off flags are on when either turns them on.
 #[derive(Debug, Args)]
@@ -229,34 +233,14 @@ pub struct ServeArgs {
 
     #[command(flatten)]
     board: board::BoardArgs,
-}
 
-/// `--log-format`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum LogFormat {
-    /// Human-readable lines (colours on a terminal).
-    Text,
-    /// One JSON object per line.
-    Json,
-}
-
-/// The stderr log, filtered by `--log`, in `--log-format`.
-fn init_logging(args: &ServeArgs) -> Result<()> {
-    let filter = tracing_subscriber::EnvFilter::try_new(&args.log).context("parsing --log")?;
-    let builder = tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_env_filter(filter);
-    match args.log_format {
-        LogFormat::Text => builder
-            .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-            .init(),
-        LogFormat::Json => builder
-            .json()
-            .with_current_span(true)
-            .with_span_list(false)
-            .init(),
-    }
-    Ok(())
+    /// Export traces over OTLP/HTTP (protobuf) to this collector, e.g.
+    /// http://127.0.0.1:4318 (`/v1/traces` is appended). Without it, traces are
+    /// exported when OTEL_EXPORTER_OTLP_TRACES_ENDPOINT (used as is) or
+    /// OTEL_EXPORTER_OTLP_ENDPOINT is set; OTEL_SERVICE_NAME names the service
+    /// (default mcp-tasks).
+    #[arg(long, env = "MCP_TASKS_OTLP_ENDPOINT", value_name = "URL")]
+    otlp_endpoint: Option<String>,
 }
 
 /// Runs the server until Ctrl-C / SIGTERM (HTTP) or end of input (stdio).
@@ -269,8 +253,14 @@ pub async fn run_with_upstreams(
     args: ServeArgs,
     extra: Vec<mcp_tasks_gateway::UpstreamConfig>,
 ) -> Result<()> {
-    init_logging(&args)?;
+    let telemetry = logging::init(&args)?;
+    let served = serve(args, extra).await;
+    telemetry.shutdown().await;
+    served
+}
 
+/// `serve` once logging is set up.
+async fn serve(args: ServeArgs, extra: Vec<mcp_tasks_gateway::UpstreamConfig>) -> Result<()> {
     let file = match &args.config {
         Some(p) => ConfigFile::load(p)?,
         None => ConfigFile::default(),

@@ -24,6 +24,7 @@ use mcp_tasks_protocol::jsonrpc::{self, RequestId, RpcError};
 use mcp_tasks_protocol::methods as m;
 use mcp_tasks_protocol::version;
 use serde_json::{json, Value};
+use tracing::Instrument;
 
 use crate::server::Server;
 
@@ -109,7 +110,22 @@ pub async fn handle(
     params: Value,
 ) -> (u16, Value) {
     let started = std::time::Instant::now();
-    let result = dispatch(server, subject, headers, method, params).await;
+    let version = params
+        .get("_meta")
+        .and_then(|m| m.get(META_PROTOCOL_VERSION))
+        .and_then(Value::as_str);
+    let span = crate::telemetry::request_span(&crate::telemetry::RequestInfo {
+        method,
+        params: &params,
+        id,
+        protocol_version: version,
+        session: None, // no sessions on this wire
+        known_tool: server.knows_tool(&params),
+    });
+    let result = dispatch(server, subject, headers, method, params)
+        .instrument(span.clone())
+        .await;
+    crate::telemetry::record_response(&span, &result);
     server
         .metrics()
         .observe_request(method, result.is_ok(), started.elapsed());

@@ -1,0 +1,100 @@
+//! What the engine offers whoever watches it run (metrics, traces): the store's
+//! timing observer, tasks counted by status, and the span a task's execution runs in.
+//!
+//! The span is made when the task is created, inside the request that created it, so
+//! the execution is a child of that request's span even though it outlives it; work,
+//! store calls and upstream calls made by the task nest under it. Its attributes follow
+//! OpenTelemetry's `execute_tool` span for tool calls (`gen_ai.operation.name`,
+//! `gen_ai.tool.name`); the task itself is described under our own namespace,
+//! `mcp_tasks.task.id` and `mcp_tasks.task.status`, since the conventions have no task
+//! attributes yet.
+
+use mcp_tasks_protocol::TaskStatus;
+use mcp_tasks_store::{Outcome, StoreError, StoreObserver, TaskRecord, TaskStore, TRACE_TARGET};
+use serde_json::Value;
+use std::sync::Arc;
+use tracing::field::Empty;
+use tracing::Span;
+
+use crate::core::now_ms;
+use crate::engine::Engine;
+use crate::reader::WireReader;
+
+impl Engine {
+    /// Registers who is told how long each store operation took (the server's
+    /// metrics). Replaces an earlier one.
+    pub fn set_store_observer(&self, observer: Arc<dyn StoreObserver>) {
+        self.inner.observed.set_observer(observer);
+    }
+
+    /// Visible tasks per status in the store (every process's tasks), or `None` when
+    /// the store cannot count. For the tasks-by-status gauge; cache the answer.
+    ///
+    /// # Errors
+    /// What the store said.
+    pub async fn count_by_status(&self) -> Result<Option<Vec<(TaskStatus, u64)>>, StoreError> {
+        self.inner.observed.count_by_status(now_ms()).await
+    }
+
+    /// The store's backend name (`memory`, `sqlite`, `postgresql`, `custom`).
+    pub fn store_backend(&self) -> &'static str {
+        self.inner.observed.backend_name()
+    }
+}
+
+/// The span of a task's execution, a child of the current span (the request that
+/// creates the task, or none for a task taken over from another process).
+pub(crate) fn task_span(record: &TaskRecord) -> Span {
+    let tool = (record.method == mcp_tasks_protocol::methods::TOOLS_CALL)
+        .then(|| record.request.get("name").and_then(Value::as_str))
+        .flatten();
+    let span = tracing::info_span!(
+        target: TRACE_TARGET,
+        "task",
+        otel.name = Empty,
+        otel.kind = "internal",
+        gen_ai.operation.name = Empty,
+        gen_ai.tool.name = Empty,
+        mcp_tasks.task.id = %record.id,
+        mcp_tasks.task.status = Empty,
+        error.type = Empty,
+        otel.status_code = Empty,
+        otel.status_description = Empty,
+    );
+    match tool {
+        Some(tool) => {
+            span.record("otel.name", format!("execute_tool {tool}"));
+            span.record("gen_ai.operation.name", "execute_tool");
+            span.record("gen_ai.tool.name", tool);
+        }
+        None => {
+            span.record("otel.name", format!("task {}", record.method));
+        }
+    }
+    span
+}
+
+/// Records how the task ended on its span: the status, and for a failure a
+/// low-cardinality `error.type` (`tool_error` for a tool result flagged `isError`, the
+/// JSON-RPC code for a protocol error, the engine's failure kind otherwise).
+pub(crate) fn record_end(span: &Span, record: &TaskRecord, reader: &dyn WireReader) {
+    span.record("mcp_tasks.task.status", record.status.as_str());
+    let error_type = match &record.outcome {
+        Some(Outcome::Result { value }) if reader.result_reports_error(value) => {
+            Some("tool_error".to_string())
+        }
+        Some(Outcome::Error { code, .. }) => Some(code.to_string()),
+        Some(Outcome::Failed { failure, .. }) => Some(failure.as_str().to_string()),
+        _ => None,
+    };
+    if record.status == TaskStatus::Cancelled {
+        return;
+    }
+    if let Some(error_type) = error_type {
+        span.record("error.type", error_type.as_str());
+        span.record("otel.status_code", "error");
+        if let Some(message) = record.status_message.as_deref() {
+            span.record("otel.status_description", message);
+        }
+    }
+}

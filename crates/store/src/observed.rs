@@ -1,0 +1,342 @@
+//! [`ObservedStore`]: a [`TaskStore`] around another one that times every operation
+//! for metrics ([`StoreObserver`]) and wraps it in a span for traces.
+//!
+//! Why a wrapper: the latency of the store is what an operator suspects first when
+//! tasks feel slow, and it must be measured the same way for every backend, ours or an
+//! embedder's. The engine wraps whatever store it is given, so nothing else needs to
+//! remember to.
+//!
+//! Every method of the trait is delegated here, the defaulted ones too: a default left
+//! in place would run against the wrapper instead of the backend (a lease claim
+//! answered by a plain `get`). A test reads the trait's source and fails when a method
+//! is missing here.
+//!
+//! Spans use the [`crate::TRACE_TARGET`] target and OpenTelemetry's database
+//! conventions: the name `{db.operation.name} {db.collection.name}` (`transition
+//! tasks`), `db.system.name` for SQLite and PostgreSQL, and `mcp_tasks.store.backend`
+//! (our namespace) for every backend, the in-memory one included.
+
+use crate::change::ChangeFeed;
+use crate::delivery::{ClaimDeliveriesParams, Delivery, DeliveryResult, NewDelivery};
+use crate::error::StoreError;
+use crate::record::{
+    BoardQuery, ClaimExpiredParams, ClaimLeaseParams, ExpiredTask, ListPage, ListParams, Outcome,
+    RenewLeaseParams, SessionRecord, TaskRecord, TimelineEntry, TransitionParams,
+};
+use crate::{TaskStore, TRACE_TARGET};
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use mcp_tasks_protocol::{TaskId, TaskStatus};
+use std::future::Future;
+use std::sync::{Arc, RwLock};
+use std::time::{Duration, Instant};
+use tracing::Instrument;
+
+/// Told how long each store operation took. Implemented by the server's metrics.
+pub trait StoreObserver: Send + Sync + std::fmt::Debug {
+    /// One finished operation: its name (a method of [`TaskStore`], e.g. `transition`),
+    /// the backend's [`TaskStore::backend_name`], how long it took, and whether it
+    /// failed for a reason other than the record's state (I/O, an unreachable
+    /// database): a compare-and-set that lost, or an absent record, is a normal answer.
+    fn observe(&self, operation: &'static str, backend: &'static str, took: Duration, ok: bool);
+
+    /// One group commit of `size` creates (SQLite: one transaction, one `fsync`, for
+    /// every create queued at that moment). The default ignores it.
+    fn observe_batch(&self, backend: &'static str, size: usize) {
+        let _ = (backend, size);
+    }
+}
+
+/// Where a backend finds the observer of what only it sees (see
+/// [`TaskStore::set_store_observer`]); empty until one is set.
+pub type ObserverSlot = Arc<RwLock<Option<Arc<dyn StoreObserver>>>>;
+
+/// The collection a store operation reads or writes, for span names.
+const TASKS: &str = "tasks";
+const SESSIONS: &str = "sessions";
+const TIMELINE: &str = "task_timeline";
+const DELIVERIES: &str = "deliveries";
+
+/// A store that times and traces every call to the store inside it.
+#[derive(Debug)]
+pub struct ObservedStore {
+    inner: Arc<dyn TaskStore>,
+    backend: &'static str,
+    observer: RwLock<Option<Arc<dyn StoreObserver>>>,
+}
+
+impl ObservedStore {
+    /// Wraps `inner`; no observer yet (spans are made regardless).
+    pub fn new(inner: Arc<dyn TaskStore>) -> Self {
+        let backend = inner.backend_name();
+        ObservedStore {
+            inner,
+            backend,
+            observer: RwLock::new(None),
+        }
+    }
+
+    /// Sets who is told of each operation's duration, replacing an earlier one.
+    pub fn set_observer(&self, observer: Arc<dyn StoreObserver>) {
+        self.inner.set_store_observer(Arc::clone(&observer));
+        *self.observer.write().unwrap_or_else(|p| p.into_inner()) = Some(observer);
+    }
+
+    /// The wrapped store.
+    pub fn inner(&self) -> &Arc<dyn TaskStore> {
+        &self.inner
+    }
+
+    /// Runs one operation inside its span, then reports its duration.
+    async fn run<T>(
+        &self,
+        operation: &'static str,
+        collection: &'static str,
+        call: impl Future<Output = Result<T, StoreError>>,
+    ) -> Result<T, StoreError> {
+        let system = match self.backend {
+            "sqlite" => "sqlite",
+            "postgresql" => "postgresql",
+            _ => "",
+        };
+        let span = tracing::info_span!(
+            target: TRACE_TARGET,
+            "store",
+            otel.name = %format_args!("{operation} {collection}"),
+            otel.kind = "client",
+            db.operation.name = operation,
+            db.collection.name = collection,
+            db.system.name = tracing::field::Empty,
+            mcp_tasks.store.backend = self.backend,
+            error.type = tracing::field::Empty,
+            otel.status_code = tracing::field::Empty,
+        );
+        if !system.is_empty() {
+            span.record("db.system.name", system);
+        }
+        let started = Instant::now();
+        let result = call.instrument(span.clone()).await;
+        let failed = match &result {
+            Err(e @ (StoreError::Backend(_) | StoreError::Unavailable(_))) => {
+                span.record("error.type", error_type(e));
+                span.record("otel.status_code", "error");
+                true
+            }
+            _ => false,
+        };
+        let observer = self
+            .observer
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        if let Some(observer) = observer {
+            observer.observe(operation, self.backend, started.elapsed(), !failed);
+        }
+        result
+    }
+}
+
+/// The `error.type` of a failed operation: low cardinality, never the message.
+fn error_type(e: &StoreError) -> &'static str {
+    match e {
+        StoreError::Unavailable(_) => "unavailable",
+        _ => "backend",
+    }
+}
+
+#[async_trait]
+impl TaskStore for ObservedStore {
+    async fn create(&self, record: &TaskRecord) -> Result<(), StoreError> {
+        self.run("create", TASKS, self.inner.create(record)).await
+    }
+
+    async fn get(&self, id: &TaskId, now: DateTime<Utc>) -> Result<Option<TaskRecord>, StoreError> {
+        self.run("get", TASKS, self.inner.get(id, now)).await
+    }
+
+    async fn list(&self, params: &ListParams) -> Result<ListPage, StoreError> {
+        self.run("list", TASKS, self.inner.list(params)).await
+    }
+
+    async fn transition(&self, params: &TransitionParams) -> Result<TaskRecord, StoreError> {
+        self.run("transition", TASKS, self.inner.transition(params))
+            .await
+    }
+
+    async fn delete_expired(
+        &self,
+        now: DateTime<Utc>,
+        limit: usize,
+    ) -> Result<Vec<ExpiredTask>, StoreError> {
+        self.run(
+            "delete_expired",
+            TASKS,
+            self.inner.delete_expired(now, limit),
+        )
+        .await
+    }
+
+    async fn fail_orphaned(
+        &self,
+        current_runner: &str,
+        status_message: &str,
+        error: &Outcome,
+        now: DateTime<Utc>,
+    ) -> Result<u64, StoreError> {
+        let call = self
+            .inner
+            .fail_orphaned(current_runner, status_message, error, now);
+        self.run("fail_orphaned", TASKS, call).await
+    }
+
+    async fn claim_lease(&self, params: &ClaimLeaseParams) -> Result<TaskRecord, StoreError> {
+        self.run("claim_lease", TASKS, self.inner.claim_lease(params))
+            .await
+    }
+
+    async fn renew_lease(&self, params: &RenewLeaseParams) -> Result<TaskRecord, StoreError> {
+        self.run("renew_lease", TASKS, self.inner.renew_lease(params))
+            .await
+    }
+
+    async fn claim_expired_leases(
+        &self,
+        params: &ClaimExpiredParams,
+    ) -> Result<Vec<TaskRecord>, StoreError> {
+        let call = self.inner.claim_expired_leases(params);
+        self.run("claim_expired_leases", TASKS, call).await
+    }
+
+    async fn save_session(&self, session: &SessionRecord) -> Result<(), StoreError> {
+        self.run("save_session", SESSIONS, self.inner.save_session(session))
+            .await
+    }
+
+    async fn load_session(&self, id: &str) -> Result<Option<SessionRecord>, StoreError> {
+        self.run("load_session", SESSIONS, self.inner.load_session(id))
+            .await
+    }
+
+    async fn delete_session(&self, id: &str) -> Result<(), StoreError> {
+        self.run("delete_session", SESSIONS, self.inner.delete_session(id))
+            .await
+    }
+
+    async fn keep_sessions(&self, ids: &[String], now: DateTime<Utc>) -> Result<(), StoreError> {
+        let call = self.inner.keep_sessions(ids, now);
+        self.run("keep_sessions", SESSIONS, call).await
+    }
+
+    async fn delete_idle_sessions(&self, cutoff: DateTime<Utc>) -> Result<u64, StoreError> {
+        let call = self.inner.delete_idle_sessions(cutoff);
+        self.run("delete_idle_sessions", SESSIONS, call).await
+    }
+
+    async fn subscribe_changes(&self) -> Result<Option<ChangeFeed>, StoreError> {
+        // Setting up a feed is rare and long-lived: no span, no timing.
+        self.inner.subscribe_changes().await
+    }
+
+    fn shared_by_processes(&self) -> bool {
+        self.inner.shared_by_processes()
+    }
+
+    fn supports_notify(&self) -> bool {
+        self.inner.supports_notify()
+    }
+
+    fn backend_name(&self) -> &'static str {
+        self.backend
+    }
+
+    fn set_store_observer(&self, observer: Arc<dyn StoreObserver>) {
+        self.set_observer(observer);
+    }
+
+    async fn count_by_status(
+        &self,
+        now: DateTime<Utc>,
+    ) -> Result<Option<Vec<(TaskStatus, u64)>>, StoreError> {
+        self.run("count_by_status", TASKS, self.inner.count_by_status(now))
+            .await
+    }
+
+    async fn timeline(&self, id: &TaskId) -> Result<Vec<TimelineEntry>, StoreError> {
+        self.run("timeline", TIMELINE, self.inner.timeline(id))
+            .await
+    }
+
+    async fn board_list(&self, query: &BoardQuery) -> Result<ListPage, StoreError> {
+        self.run("board_list", TASKS, self.inner.board_list(query))
+            .await
+    }
+
+    async fn enqueue_delivery(&self, delivery: &NewDelivery) -> Result<bool, StoreError> {
+        let call = self.inner.enqueue_delivery(delivery);
+        self.run("enqueue_delivery", DELIVERIES, call).await
+    }
+
+    async fn claim_deliveries(
+        &self,
+        params: &ClaimDeliveriesParams,
+    ) -> Result<Vec<Delivery>, StoreError> {
+        let call = self.inner.claim_deliveries(params);
+        self.run("claim_deliveries", DELIVERIES, call).await
+    }
+
+    async fn finish_delivery(
+        &self,
+        key: &str,
+        runner: &str,
+        result: &DeliveryResult,
+    ) -> Result<(), StoreError> {
+        let call = self.inner.finish_delivery(key, runner, result);
+        self.run("finish_delivery", DELIVERIES, call).await
+    }
+
+    async fn pending_deliveries(&self) -> Result<u64, StoreError> {
+        let call = self.inner.pending_deliveries();
+        self.run("pending_deliveries", DELIVERIES, call).await
+    }
+
+    async fn purge_deliveries(&self, finished_before: DateTime<Utc>) -> Result<u64, StoreError> {
+        let call = self.inner.purge_deliveries(finished_before);
+        self.run("purge_deliveries", DELIVERIES, call).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// The names of the methods of `trait TaskStore` in `lib.rs`.
+    fn trait_methods(source: &str) -> Vec<String> {
+        let start = source
+            .find("pub trait TaskStore")
+            .expect("the trait is in lib.rs");
+        let body = &source[start..];
+        let end = body.find("\n}\n").expect("the trait ends");
+        body[..end]
+            .lines()
+            .map(str::trim_start)
+            .filter_map(|l| {
+                l.strip_prefix("async fn ")
+                    .or_else(|| l.strip_prefix("fn "))
+            })
+            .filter_map(|rest| rest.split(['(', '<']).next())
+            .map(str::to_string)
+            .collect()
+    }
+
+    #[test]
+    fn every_trait_method_is_delegated() {
+        let lib = include_str!("lib.rs");
+        let here = include_str!("observed.rs");
+        let methods = trait_methods(lib);
+        assert!(methods.len() >= 19, "{methods:?}");
+        for m in methods {
+            assert!(
+                here.contains(&format!("fn {m}(")),
+                "ObservedStore does not delegate TaskStore::{m}: a default would run against the wrapper"
+            );
+        }
+    }
+}
