@@ -172,6 +172,9 @@ impl Drop for AbortOnDrop {
     }
 }
 
+// One per followed task, held while it runs: the size of the ready variant is not
+// worth a box.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug)]
 enum Outcome {
     Ready(Result<TaskOutcome, ClientError>),
