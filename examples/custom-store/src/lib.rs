@@ -7,7 +7,7 @@
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
-use mcp_tasks::protocol::TaskId;
+use mcp_tasks::protocol::{TaskId, TaskStatus};
 use mcp_tasks::store::{
     BoardQuery, ChangeFeed, ClaimDeliveriesParams, ClaimExpiredParams, ClaimLeaseParams, Delivery,
     DeliveryResult, ExpiredTask, ListPage, ListParams, MemoryStore, NewDelivery, Outcome,
@@ -132,6 +132,13 @@ impl TaskStore for JournalStore {
 
     async fn purge_deliveries(&self, finished_before: DateTime<Utc>) -> Result<u64, StoreError> {
         self.records.purge_deliveries(finished_before).await
+    }
+
+    async fn count_by_status(
+        &self,
+        now: DateTime<Utc>,
+    ) -> Result<Option<Vec<(TaskStatus, u64)>>, StoreError> {
+        self.records.count_by_status(now).await
     }
 
     // The rest delegates as is: leases, sessions and the change feed only matter to
