@@ -129,17 +129,43 @@ async fn stateless(
     answer["result"].clone()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_task_is_traced_from_the_request_through_its_execution() {
-    let (tx, mut rx) = mpsc::unbounded_channel();
+/// An OTLP/HTTP receiver on a free loopback port: its base URL, the spans it receives,
+/// and its task (abort it at the end).
+async fn collector() -> (
+    String,
+    mpsc::UnboundedReceiver<Seen>,
+    tokio::task::JoinHandle<std::io::Result<()>>,
+) {
+    let (tx, rx) = mpsc::unbounded_channel();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let collector = listener.local_addr().unwrap();
+    let addr = listener.local_addr().unwrap();
     let app = axum::Router::new()
         .route("/v1/traces", post(receive))
         .with_state(tx);
-    let receiver = tokio::spawn(async move { axum::serve(listener, app).await });
+    let task = tokio::spawn(async move { axum::serve(listener, app).await });
+    (format!("http://{addr}"), rx, task)
+}
 
-    let endpoint = format!("http://{collector}");
+/// Receives spans until `complete` says the ones needed are there (30 s bound, only
+/// reached when a test fails).
+async fn spans_until(
+    rx: &mut mpsc::UnboundedReceiver<Seen>,
+    complete: impl Fn(&[Seen]) -> bool,
+) -> Vec<Seen> {
+    let mut seen: Vec<Seen> = Vec::new();
+    while !complete(&seen) {
+        let span = tokio::time::timeout(Duration::from_secs(30), rx.recv())
+            .await
+            .unwrap_or_else(|_| panic!("spans missing after 30 s; got {seen:#?}"))
+            .expect("the receiver runs");
+        seen.push(span);
+    }
+    seen
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_is_traced_from_the_request_through_its_execution() {
+    let (endpoint, mut rx, receiver) = collector().await;
     let server = common::spawn_listening_with_env(
         &[
             "serve",
@@ -182,7 +208,6 @@ async fn a_task_is_traced_from_the_request_through_its_execution() {
         .unwrap();
 
     // Spans arrive as the exporter sends them; wait for the ones this test needs.
-    let mut seen: Vec<Seen> = Vec::new();
     let complete = |seen: &[Seen]| {
         let has = |name: &str| seen.iter().any(|s| s.name == name);
         has("tools/call slow_compute")
@@ -192,13 +217,7 @@ async fn a_task_is_traced_from_the_request_through_its_execution() {
                 .iter()
                 .any(|s| s.name == "transition tasks" && s.trace_id == TRACE_ID)
     };
-    while !complete(&seen) {
-        let span = tokio::time::timeout(Duration::from_secs(30), rx.recv())
-            .await
-            .unwrap_or_else(|_| panic!("spans missing after 30 s; got {seen:#?}"))
-            .expect("the receiver runs");
-        seen.push(span);
-    }
+    let seen = spans_until(&mut rx, complete).await;
     let find = |name: &str| {
         seen.iter()
             .find(|s| s.name == name)
@@ -254,6 +273,87 @@ async fn a_task_is_traced_from_the_request_through_its_execution() {
     assert_eq!(greet.attr("mcp.protocol.version"), Some("2025-11-25"));
     assert!(greet.attr("mcp.session.id").is_some_and(|s| !s.is_empty()));
     assert_eq!(greet.status_code, 0, "unset: the call succeeded");
+
+    drop(server);
+    receiver.abort();
+}
+
+/// A gateway's upstream call is a client span under the task, and its context reaches
+/// the upstream: here another mcp-tasks over stdio, exporting to the same receiver,
+/// whose request span is the child of the gateway's client span in the same trace.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_upstream_call_carries_the_trace_to_the_upstream() {
+    let (endpoint, mut rx, receiver) = collector().await;
+    let server = common::spawn_listening_with_env(
+        &[
+            "wrap",
+            "--database",
+            "memory:",
+            "--listen",
+            "127.0.0.1:0",
+            "--log",
+            "warn",
+            "--otlp-endpoint",
+            &endpoint,
+            "--",
+            common::BIN,
+            "serve",
+            "--stdio",
+            "--demo",
+            "--database",
+            "memory:",
+            "--log",
+            "warn",
+            "--otlp-endpoint",
+            &endpoint,
+        ],
+        &[("OTEL_BSP_SCHEDULE_DELAY", "50")],
+    );
+    let traceparent = format!("00-{TRACE_ID}-{CLIENT_SPAN}-01");
+    let created = stateless(
+        &server.url,
+        1,
+        "tools/call",
+        json!({"name": "slow_compute", "arguments": {"seconds": 0}}),
+        json!({"traceparent": traceparent}),
+    )
+    .await;
+    assert_eq!(created["resultType"], "task", "{created}");
+
+    let calls = |seen: &[Seen]| {
+        seen.iter()
+            .filter(|s| s.name == "tools/call slow_compute" && s.trace_id == TRACE_ID)
+            .count()
+    };
+    // Ours (server), the upstream call (client), the upstream's own request (server).
+    let seen = spans_until(&mut rx, |seen| {
+        calls(seen) >= 3 && seen.iter().any(|s| s.name == "execute_tool slow_compute")
+    })
+    .await;
+    let ours = seen
+        .iter()
+        .find(|s| s.name == "tools/call slow_compute" && s.parent == CLIENT_SPAN)
+        .expect("the gateway's request span, under the caller's");
+    let task = seen
+        .iter()
+        .find(|s| s.name == "execute_tool slow_compute" && s.parent == ours.span_id)
+        .expect("the gateway's task span, under its request");
+    let upstream_call = seen
+        .iter()
+        .find(|s| s.kind == 3 && s.name == "tools/call slow_compute")
+        .expect("a client span for the upstream call");
+    assert_eq!(upstream_call.parent, task.span_id);
+    assert_eq!(upstream_call.trace_id, TRACE_ID);
+    assert_eq!(
+        upstream_call.attr("mcp_tasks.upstream.name"),
+        Some("mcp-tasks")
+    );
+    let theirs = seen
+        .iter()
+        .find(|s| s.kind == 2 && s.parent == upstream_call.span_id)
+        .expect("the upstream's request span, under the gateway's call");
+    assert_eq!(theirs.name, "tools/call slow_compute");
+    assert_eq!(theirs.attr("mcp.protocol.version"), Some("2025-11-25"));
 
     drop(server);
     receiver.abort();

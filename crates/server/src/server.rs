@@ -139,10 +139,22 @@ impl Server {
     }
 
     /// The metrics in the Prometheus text format (what `/metrics` serves), for
-    /// embedders that expose them elsewhere.
+    /// embedders that expose them elsewhere. The tasks-by-status gauge shows the last
+    /// count: call [`Server::refresh_task_counts`] first to bring it up to date.
     pub fn metrics_text(&self) -> String {
         let activity = *self.inner.engine.activity().borrow();
         self.inner.metrics.render(self.session_count(), activity)
+    }
+
+    /// Counts the store's tasks by status for the `mcp_tasks_tasks` gauge, unless they
+    /// were counted in the last 5 s (counting reads an index over every task, so
+    /// frequent scrapes reuse the count). `/metrics` does this before rendering.
+    pub async fn refresh_task_counts(&self) {
+        self.inner
+            .metrics
+            .store
+            .refresh_tasks(&self.inner.engine)
+            .await;
     }
 
     /// Adds a check to `/readyz` (a gateway adds one per upstream): `check` returns

@@ -33,7 +33,7 @@ pub(crate) async fn metrics(
         .get(axum::http::header::ACCEPT)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|a| a.contains("application/openmetrics-text"));
-    server.metrics().store.refresh_tasks(server.engine()).await;
+    server.refresh_task_counts().await;
     let text = server.metrics_text();
     let (content_type, body) = if openmetrics {
         (
