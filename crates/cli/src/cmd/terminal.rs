@@ -233,8 +233,14 @@ impl Terminal {
         }
     }
 
-    /// Removes the spinner before the result is printed.
+    /// Removes the spinner before the result is printed. A question still waiting at
+    /// the prompt was answered elsewhere (on the task board, by another client): the
+    /// prompt's line is ended and that said, so the result does not run into it.
     pub fn finish(&self) {
+        if self.prompting.try_lock().is_err() {
+            eprintln!();
+            eprintln!("(the question was answered elsewhere, e.g. on the task board)");
+        }
         self.spinner.finish();
     }
 
