@@ -55,8 +55,8 @@ class Server:
 
 
 class Mcp:
-    """A stateless extension-wire client with a bearer token (no elicitation or
-    sampling capability: the board answers for it)."""
+    """A stateless extension-wire client with a bearer token. It declares
+    elicitation and sampling but never answers: people answer on the board."""
 
     def __init__(self, base, token):
         self.url = f"{base}/mcp"
@@ -68,6 +68,7 @@ class Mcp:
         params["_meta"] = {
             "io.modelcontextprotocol/protocolVersion": "2026-07-28",
             "io.modelcontextprotocol/clientCapabilities": {
+                "elicitation": {}, "sampling": {},
                 "extensions": {"io.modelcontextprotocol/tasks": {}}},
         }
         body = {"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params}

@@ -17,7 +17,7 @@
 //! | `view` | tasks as the page shows them: summaries, details, questions |
 //! | `answer` | a person's answer checked against the question and turned into the engine's answer |
 //! | `live` | changes of tasks fanned out to the pages over SSE |
-//! | `reader` | with a board, a task may ask what its client did not declare: a person answers |
+//! | `reader` | with `takes_questions`, a task may ask what its client did not declare: a person answers |
 //! | [`notify`] | webhooks: events to people when a task needs them, durable and retried |
 //!
 //! Why plain JavaScript and no template engine or library: the page is one list, one
@@ -62,6 +62,11 @@ pub struct BoardConfig {
     /// (`--board-secret`), or a login on one is unknown to the others; `None` picks a
     /// random key at start (logins then end with the process).
     pub secret: Option<Vec<u8>>,
+    /// Let a task ask questions (elicitation, sampling) its client did not declare it
+    /// can answer: they wait here for a person (and go to the webhooks) instead of
+    /// failing the tool. Off by default: a client that cannot answer then learns so at
+    /// once, as the protocol has it.
+    pub takes_questions: bool,
 }
 
 impl Default for BoardConfig {
@@ -71,6 +76,7 @@ impl Default for BoardConfig {
             public_url: None,
             session_ttl: Duration::from_secs(12 * 3600),
             secret: None,
+            takes_questions: false,
         }
     }
 }
@@ -91,14 +97,16 @@ struct Inner {
 
 impl Board {
     /// A board over `server`'s tasks. Starts listening to the engine's events at once,
-    /// so progress reported before a page opens is already known; from now on a task
-    /// may ask questions (elicitation, sampling) its client did not declare it can
-    /// answer, since a person can answer them here.
+    /// so progress reported before a page opens is already known. With
+    /// [`BoardConfig::takes_questions`] a task may from now on ask questions its client
+    /// did not declare it can answer, since a person can answer them here.
     pub fn new(server: Server, config: BoardConfig) -> Self {
         let keys = viewer::Keys::new(config.secret.as_deref());
-        server
-            .engine()
-            .set_reader(std::sync::Arc::new(reader::PeopleAnswer));
+        if config.takes_questions {
+            server
+                .engine()
+                .set_reader(std::sync::Arc::new(reader::PeopleAnswer));
+        }
         let live = live::Live::start(&server);
         Board {
             inner: Arc::new(Inner {

@@ -45,6 +45,9 @@ pub struct BoardSection {
     pub public_url: Option<String>,
     /// A file holding the key that signs board logins (shared by replicas).
     pub secret_file: Option<PathBuf>,
+    /// Tasks may ask what their client cannot answer; people answer on the board.
+    #[serde(default)]
+    pub takes_questions: bool,
 }
 
 /// `[[notify]]`: one webhook.

@@ -33,6 +33,8 @@ fn start(extra: &[&str]) -> Setup {
         tokens.to_str().unwrap(),
         "--operators",
         "ops-lead",
+        // The MCP clients here declare no elicitation or sampling: people answer.
+        "--board-takes-questions",
     ];
     args.extend_from_slice(extra);
     let server = serve(&args);
@@ -403,6 +405,21 @@ async fn without_authentication_the_loopback_board_is_the_local_users() {
         .map(|t| t["id"].as_str().unwrap())
         .collect();
     assert!(ids.contains(&first.as_str()) && ids.contains(&second.as_str()));
+    // Without --board-takes-questions, a task still cannot ask what its client did not
+    // declare: the tool fails at once, as the protocol has it, rather than waiting.
+    let asks = a.start("book_meeting", json!({"subject": "x"})).await;
+    let a = tokio::sync::Mutex::new(a);
+    let ended = common::eventually(common::WAIT, || async {
+        let t = a
+            .lock()
+            .await
+            .result("tasks/get", json!({"taskId": asks}))
+            .await;
+        matches!(t["status"].as_str(), Some("failed" | "completed")).then_some(t)
+    })
+    .await;
+    assert!(ended.to_string().contains("elicitation"), "{ended}");
+
     // The same DNS-rebinding defence as /mcp.
     let foreign = http()
         .get(format!("{base}/board/api/tasks"))

@@ -56,7 +56,7 @@ async fn events_wait_for_a_receiver_that_is_down_across_a_restart_and_are_sent_o
 
     // The receiver is down while the task asks its question, and the server stops.
     let first = serve(&args);
-    let mut mcp = Ext::new(&first.url, None);
+    let mut mcp = Ext::capable(&first.url, None);
     let task = mcp
         .start("book_meeting", json!({"subject": "offsite"}))
         .await;
@@ -91,7 +91,7 @@ async fn events_wait_for_a_receiver_that_is_down_across_a_restart_and_are_sent_o
 
     // A new task on one of the two: its question and, once a person answers on the
     // board, its completion arrive, each once.
-    let mut mcp = Ext::new(&a.url, None);
+    let mut mcp = Ext::capable(&a.url, None);
     let second = mcp
         .start("book_meeting", json!({"subject": "launch"}))
         .await;

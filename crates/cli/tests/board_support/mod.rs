@@ -24,30 +24,43 @@ pub fn http() -> reqwest::Client {
         .expect("http client")
 }
 
-/// A stateless 2026-07-28 client (Tasks extension, no elicitation capability: the
-/// board answers for it), optionally with a bearer token.
+/// A stateless 2026-07-28 client (Tasks extension), optionally with a bearer token.
+/// It never answers a task's questions itself: people answer them on the board.
 pub struct Ext {
     http: reqwest::Client,
     url: String,
     token: Option<String>,
     next_id: i64,
+    capabilities: Value,
 }
 
 impl Ext {
+    /// A client that declares no elicitation or sampling (its tasks' questions reach
+    /// the board only with `--board-takes-questions`).
     pub fn new(mcp_url: &str, token: Option<&str>) -> Self {
         Ext {
             http: http(),
             url: mcp_url.to_string(),
             token: token.map(str::to_string),
             next_id: 1,
+            capabilities: json!({"extensions": {"io.modelcontextprotocol/tasks": {}}}),
         }
+    }
+
+    /// A client that declares elicitation and sampling (and leaves the answering to
+    /// people on the board).
+    pub fn capable(mcp_url: &str, token: Option<&str>) -> Self {
+        let mut ext = Ext::new(mcp_url, token);
+        ext.capabilities["elicitation"] = json!({});
+        ext.capabilities["sampling"] = json!({});
+        ext
     }
 
     /// The result of `method` (panics on an error).
     pub async fn result(&mut self, method: &str, mut params: Value) -> Value {
         params["_meta"] = json!({
             "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-            "io.modelcontextprotocol/clientCapabilities": {"extensions": {"io.modelcontextprotocol/tasks": {}}},
+            "io.modelcontextprotocol/clientCapabilities": self.capabilities.clone(),
         });
         let id = self.next_id;
         self.next_id += 1;

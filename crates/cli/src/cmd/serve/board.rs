@@ -33,6 +33,13 @@ pub struct BoardArgs {
     #[arg(long, env = "MCP_TASKS_BOARD_SECRET_FILE", value_name = "FILE")]
     board_secret_file: Option<PathBuf>,
 
+    /// Let a task ask questions (elicitation, sampling) that its client did not
+    /// declare it can answer: they wait on the board for a person (and go to the
+    /// webhooks) instead of failing the tool at once. For agents whose client has no
+    /// elicitation support, with people answering on the board.
+    #[arg(long)]
+    board_takes_questions: bool,
+
     /// POST a JSON event to this URL when a task waits for input or fails (repeat for
     /// several; [[notify]] in the config chooses events and the Slack format).
     /// Deliveries are stored, retried with backoff, and survive restarts.
@@ -94,6 +101,7 @@ impl BoardArgs {
             operators,
             public_url: self.public_url(file),
             secret,
+            takes_questions: self.board_takes_questions || file.board.takes_questions,
             ..BoardConfig::default()
         })
     }
