@@ -145,5 +145,26 @@ async fn events_wait_for_a_receiver_that_is_down_across_a_restart_and_are_sent_o
     assert_eq!(json_events(&second, "task.completed"), 1);
     assert_eq!(slack_events(&task), 1);
     assert_eq!(slack_events(&second), 1);
+    // Each delivery is counted once, by the process that sent it.
+    let mut delivered = 0;
+    for server in [&a, &b] {
+        let base = board_support::base_of(&server.url);
+        let text = reqwest::get(format!("{base}/metrics"))
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        delivered += text
+            .lines()
+            .filter(|l| l.starts_with("mcp_tasks_webhook_attempts_total{"))
+            .filter(|l| l.contains("sink=\"people\"") && l.contains("result=\"delivered\""))
+            .filter_map(|l| l.rsplit(' ').next()?.parse::<u64>().ok())
+            .sum::<u64>();
+    }
+    assert_eq!(
+        delivered, 3,
+        "three events for the people sink, each counted once"
+    );
     drop((a, b));
 }

@@ -138,6 +138,13 @@ impl Server {
         self.inner.metrics.store.upstream_error(upstream);
     }
 
+    /// Counts one webhook delivery attempt for `mcp_tasks_webhook_attempts_total`:
+    /// `sink` is the `[[notify]]` entry's name (configured, so bounded), `result` one of
+    /// `delivered`, `retry`, `gave_up`. Called by the task board's notifier.
+    pub fn count_webhook_attempt(&self, sink: &str, result: &'static str) {
+        self.inner.metrics.store.webhook_attempt(sink, result);
+    }
+
     /// The metrics in the Prometheus text format (what `/metrics` serves), for
     /// embedders that expose them elsewhere. The tasks-by-status gauge shows the last
     /// count: call [`Server::refresh_task_counts`] first to bring it up to date.

@@ -66,7 +66,11 @@ impl Notifier {
             Arc::clone(&wake),
         ));
         let runner = format!("notifier-{}", mcp_tasks_protocol::TaskId::generate());
-        tokio::spawn(send_loop(store, config, http, wake, runner, stop));
+        let counted = server.clone();
+        let count: AttemptCounter = Arc::new(move |sink: &str, result: &'static str| {
+            counted.count_webhook_attempt(sink, result)
+        });
+        tokio::spawn(send_loop(store, config, http, wake, runner, stop, count));
         Ok(notifier)
     }
 
@@ -121,6 +125,9 @@ async fn enqueue_loop(
     }
 }
 
+/// Counts an attempt in the server's metrics: the sink's name and the result.
+type AttemptCounter = Arc<dyn Fn(&str, &'static str) + Send + Sync>;
+
 /// Claims due deliveries, posts them, records the result; sleeps until woken, a retry
 /// falls due, or the idle recheck.
 async fn send_loop(
@@ -130,6 +137,7 @@ async fn send_loop(
     wake: Arc<Notify>,
     runner: String,
     stop: CancellationToken,
+    count: AttemptCounter,
 ) {
     // A claim outlives one POST by a margin; a process that dies while posting holds
     // its deliveries no longer than that.
@@ -156,6 +164,12 @@ async fn send_loop(
         // All at once: each claim covers one POST's time, not a queue of them.
         let attempts = claimed.iter().map(|delivery| async {
             let result = post(&http, &config, delivery).await;
+            let name = match &result {
+                DeliveryResult::Delivered { .. } => "delivered",
+                DeliveryResult::Retry { .. } => "retry",
+                DeliveryResult::GaveUp { .. } => "gave_up",
+            };
+            count(&delivery.sink, name);
             if let Err(e) = store.finish_delivery(&delivery.key, &runner, &result).await {
                 tracing::warn!(key = %delivery.key, error = %e, "webhook: recording the delivery's result failed");
             }

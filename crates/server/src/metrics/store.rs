@@ -51,6 +51,12 @@ struct UpstreamLabel {
     upstream: String,
 }
 
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct WebhookLabels {
+    sink: String,
+    result: &'static str,
+}
+
 fn store_seconds() -> Histogram {
     // 100 µs to ~26 s, ×4 per bucket: an in-memory get to a stalled database.
     Histogram::new(exponential_buckets(0.0001, 4.0, 10))
@@ -63,6 +69,7 @@ pub(crate) struct StoreMetrics {
     batches: Histogram,
     tasks: Family<StatusLabel, Gauge>,
     upstream_errors: Family<UpstreamLabel, Counter>,
+    webhooks: Family<WebhookLabels, Counter>,
     /// When the task counts were last taken (or a count started).
     counted_at: Mutex<Option<Instant>>,
 }
@@ -108,14 +115,31 @@ impl StoreMetrics {
             "Upstream calls of the gateway that failed (an error answer, a lost connection), by upstream",
             upstream_errors.clone(),
         );
+        let webhooks = Family::<WebhookLabels, Counter>::default();
+        registry.register(
+            "webhook_attempts",
+            "Webhook delivery attempts, by [[notify]] entry and result (delivered, retry, gave_up)",
+            webhooks.clone(),
+        );
         StoreMetrics {
             duration,
             errors,
             batches,
             tasks,
             upstream_errors,
+            webhooks,
             counted_at: Mutex::new(None),
         }
+    }
+
+    /// Counts one webhook delivery attempt of `sink` with its `result`.
+    pub(crate) fn webhook_attempt(&self, sink: &str, result: &'static str) {
+        self.webhooks
+            .get_or_create(&WebhookLabels {
+                sink: sink.to_string(),
+                result,
+            })
+            .inc();
     }
 
     /// Counts one failed upstream call of `upstream`.
