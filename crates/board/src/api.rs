@@ -7,7 +7,7 @@ use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use mcp_tasks_engine::{EngineError, TaskFilter};
+use mcp_tasks_engine::{EngineError, TaskFilter, TaskRecord};
 use mcp_tasks_protocol::{TaskId, TaskStatus};
 use serde::Deserialize;
 use serde_json::json;
@@ -116,6 +116,22 @@ pub(crate) async fn list(
     Ok(Json(json!({ "tasks": tasks, "nextCursor": page.next_cursor })).into_response())
 }
 
+/// The task `id` names, as `viewer` may see it (a foreign task is an unknown one).
+async fn read_task(
+    board: &Board,
+    viewer: &Viewer,
+    id: String,
+) -> Result<(TaskId, TaskRecord), Refused> {
+    let id = TaskId::from_string(id);
+    let record = board
+        .server()
+        .engine()
+        .get(&id, &viewer.caller)
+        .await
+        .map_err(engine_refusal)?;
+    Ok((id, record))
+}
+
 /// `GET /board/api/tasks/{id}`: everything about one task.
 pub(crate) async fn detail(
     State(board): State<Board>,
@@ -123,14 +139,11 @@ pub(crate) async fn detail(
     Path(id): Path<String>,
 ) -> Result<Response, Refused> {
     let viewer = board.viewer(&headers)?;
-    let id = TaskId::from_string(id);
-    let engine = board.server().engine();
-    let record = engine
-        .get(&id, &viewer.caller)
-        .await
-        .map_err(engine_refusal)?;
-    let timeline = engine
-        .timeline(&id, &viewer.caller)
+    let (id, record) = read_task(&board, &viewer, id).await?;
+    let timeline = board
+        .server()
+        .engine()
+        .timeline(&record)
         .await
         .map_err(engine_refusal)?;
     let progress = board.inner.live.progress(&id);
@@ -152,12 +165,8 @@ pub(crate) async fn answer(
     Json(form): Json<AnswerForm>,
 ) -> Result<Response, Refused> {
     let viewer = board.acting_viewer(&headers)?;
-    let id = TaskId::from_string(id);
+    let (id, record) = read_task(&board, &viewer, id).await?;
     let engine = board.server().engine();
-    let record = engine
-        .get(&id, &viewer.caller)
-        .await
-        .map_err(engine_refusal)?;
     let already = || {
         Refused::new(
             StatusCode::CONFLICT,

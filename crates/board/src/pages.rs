@@ -42,6 +42,8 @@ fn page(status: StatusCode, html: String) -> Response {
         HeaderValue::from_static(CSP),
     );
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    // Not `no-referrer`: under it Chromium posts the page's own forms (the login) with
+    // `Origin: null`, which the Origin check must refuse.
     headers.insert(
         header::REFERRER_POLICY,
         HeaderValue::from_static("same-origin"),

@@ -1,6 +1,7 @@
 //! With a board, a task may ask what its client cannot answer: a person can.
 
 use mcp_tasks_engine::WireReader;
+use mcp_tasks_protocol::methods::{ELICITATION_CREATE, SAMPLING_CREATE_MESSAGE};
 use mcp_tasks_server::mcp_reader::McpReader;
 use serde_json::Value;
 
@@ -30,7 +31,7 @@ impl WireReader for PeopleAnswer {
 
     fn check_task_input(&self, caps: &Value, method: &str, params: &Value) -> Result<(), String> {
         match method {
-            "elicitation/create" | "sampling/createMessage" => Ok(()),
+            ELICITATION_CREATE | SAMPLING_CREATE_MESSAGE => Ok(()),
             _ => McpReader.check_input(caps, method, params),
         }
     }

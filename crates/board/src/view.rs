@@ -3,6 +3,7 @@
 
 use chrono::{DateTime, Utc};
 use mcp_tasks_engine::{Outcome, Progress, TaskRecord};
+use mcp_tasks_protocol::methods::{ELICITATION_CREATE, SAMPLING_CREATE_MESSAGE};
 use mcp_tasks_store::TimelineEntry;
 use serde_json::{json, Map, Value};
 
@@ -112,11 +113,11 @@ pub(crate) enum QuestionKind {
 impl QuestionKind {
     pub(crate) fn of(method: &str, params: &Value) -> Self {
         match method {
-            "elicitation/create" if params["mode"] == "url" || params["url"].is_string() => {
+            ELICITATION_CREATE if params["mode"] == "url" || params["url"].is_string() => {
                 QuestionKind::Url
             }
-            "elicitation/create" => QuestionKind::Form,
-            "sampling/createMessage" => QuestionKind::Sampling,
+            ELICITATION_CREATE => QuestionKind::Form,
+            SAMPLING_CREATE_MESSAGE => QuestionKind::Sampling,
             _ => QuestionKind::Other,
         }
     }

@@ -369,14 +369,8 @@ async fn without_authentication_the_loopback_board_is_the_local_users() {
     let db = format!("sqlite://{}", dir.path().join("tasks.db").display());
     let server = serve(&["--database", &db]);
     let base = base_of(&server.url);
-    let me: Value = http()
-        .get(format!("{base}/board/api/me"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let local = Person::login_local(&base).await;
+    let (_, me) = local.get("/board/api/me").await;
     assert_eq!(me["operator"], true);
     assert_eq!(me["loggedIn"], false);
     let login = http()
@@ -390,34 +384,12 @@ async fn without_authentication_the_loopback_board_is_the_local_users() {
     let mut b = Ext::new(&server.url, None);
     let first = a.start("slow_compute", json!({"seconds": 0})).await;
     let second = b.start("slow_compute", json!({"seconds": 0})).await;
-    let listed: Value = http()
-        .get(format!("{base}/board/api/tasks"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    let ids: Vec<&str> = listed["tasks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["id"].as_str().unwrap())
-        .collect();
-    assert!(ids.contains(&first.as_str()) && ids.contains(&second.as_str()));
+    let ids = local.listed().await;
+    assert!(ids.contains(&first) && ids.contains(&second));
     // Without --board-takes-questions, a task still cannot ask what its client did not
     // declare: the tool fails at once, as the protocol has it, rather than waiting.
     let asks = a.start("book_meeting", json!({"subject": "x"})).await;
-    let a = tokio::sync::Mutex::new(a);
-    let ended = common::eventually(common::WAIT, || async {
-        let t = a
-            .lock()
-            .await
-            .result("tasks/get", json!({"taskId": asks}))
-            .await;
-        matches!(t["status"].as_str(), Some("failed" | "completed")).then_some(t)
-    })
-    .await;
+    let ended = a.wait_for(&asks, &["failed", "completed"]).await;
     assert!(ended.to_string().contains("elicitation"), "{ended}");
 
     // The same DNS-rebinding defence as /mcp.

@@ -1,8 +1,8 @@
 //! What people's views of tasks read (the task board): every task, or one principal's,
 //! newest first and filtered, and the timeline of one task's status changes.
 
-use mcp_tasks_protocol::{TaskId, TaskStatus};
-use mcp_tasks_store::{BoardQuery, TimelineEntry};
+use mcp_tasks_protocol::TaskStatus;
+use mcp_tasks_store::{BoardQuery, TaskRecord, TimelineEntry};
 
 use crate::caller::Caller;
 use crate::core::now_ms;
@@ -61,16 +61,13 @@ impl Engine {
         })
     }
 
-    /// The status changes of a task `caller` may see, oldest first.
+    /// The status changes of `record`, oldest first. It takes the record a caller
+    /// already read ([`Engine::get`] decides who may see it), so the task is not read
+    /// and authorized a second time.
     ///
     /// # Errors
-    /// [`EngineError::NotFound`] for unknown, expired or foreign tasks.
-    pub async fn timeline(
-        &self,
-        id: &TaskId,
-        caller: &Caller,
-    ) -> Result<Vec<TimelineEntry>, EngineError> {
-        self.get(id, caller).await?;
-        Ok(self.store().timeline(id).await?)
+    /// [`EngineError::Store`] when the store cannot be read.
+    pub async fn timeline(&self, record: &TaskRecord) -> Result<Vec<TimelineEntry>, EngineError> {
+        Ok(self.store().timeline(&record.id).await?)
     }
 }

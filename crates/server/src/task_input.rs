@@ -36,6 +36,7 @@ pub(crate) fn parse_request_id(id: &RequestId) -> Option<(TaskId, String)> {
 /// sent yet: on the task's pending `tasks/result` stream if one is open, else on the
 /// session's stream. Each request carries the related-task `_meta`.
 pub(crate) fn deliver(server: &Server, session: &Arc<Session>, record: &TaskRecord) {
+    let capabilities = session.client_capabilities();
     for (key, request) in record
         .input_requests
         .iter()
@@ -43,12 +44,7 @@ pub(crate) fn deliver(server: &Server, session: &Arc<Session>, record: &TaskReco
     {
         // A question the client cannot answer (it did not declare the capability) is
         // not sent to it: someone else answers it (a person on the task board).
-        if crate::mcp_reader::check_input(
-            &session.client_capabilities(),
-            &request.method,
-            &request.params,
-        )
-        .is_err()
+        if crate::mcp_reader::check_input(&capabilities, &request.method, &request.params).is_err()
         {
             continue;
         }

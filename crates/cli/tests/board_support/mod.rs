@@ -105,6 +105,11 @@ impl Ext {
 
     /// Polls `tasks/get` until the task is in `status`.
     pub async fn wait(&mut self, task: &str, status: &str) -> Value {
+        self.wait_for(task, &[status]).await
+    }
+
+    /// Polls `tasks/get` until the task is in one of `statuses`.
+    pub async fn wait_for(&mut self, task: &str, statuses: &[&str]) -> Value {
         let me = tokio::sync::Mutex::new(self);
         eventually(WAIT, || async {
             let t = me
@@ -112,7 +117,7 @@ impl Ext {
                 .await
                 .result("tasks/get", json!({"taskId": task}))
                 .await;
-            (t["status"] == status).then_some(t)
+            statuses.iter().any(|s| t["status"] == *s).then_some(t)
         })
         .await
     }
