@@ -17,6 +17,9 @@
 # clients of each language share common.mjs/common.py.
 # Then the other direction (unless INTEROP_ONLY=py): the Rust client crate against the
 # TypeScript SDK's own example servers (cargo test -p mcp-tasks-client --test ts_examples).
+# Every run is recorded (peer, version, wire, counts) in target/interop/results.tsv, and
+# render_matrix.py turns that into target/interop/interop.md; a full run (no INTEROP_*
+# narrowing) also writes docs/interop.md, the matrix the README links to.
 # Prints the clients' PASS/FAIL lines and ends with "N passed, M failed" summed over all runs.
 # Exit status is non-zero when any check failed or a client run broke down.
 set -euo pipefail
@@ -145,7 +148,22 @@ TOTAL_PASS=0
 TOTAL_FAIL=0
 CLIENT_TIMEOUT="${INTEROP_CLIENT_TIMEOUT:-90}"
 
-# run_client LABEL CMD...: runs one client, echoes its output, adds its counts to the totals.
+# The interop matrix (docs/interop.md) is rendered from one line per run, written by
+# `record`: which side of ours, the peer, its pinned version, the wire, and the counts.
+# `peer SIDE NAME VERSION WIRE` names what the runs that follow exercise.
+RESULTS="$WORK/results.tsv"
+: > "$RESULTS"
+PEER_SIDE="" PEER_NAME="" PEER_VERSION="" PEER_WIRE=""
+peer() { PEER_SIDE="$1" PEER_NAME="$2" PEER_VERSION="$3" PEER_WIRE="$4"; }
+
+# record LABEL PASSED FAILED: adds a run's counts to the totals and to the matrix.
+record() {
+  TOTAL_PASS=$((TOTAL_PASS + $2)); TOTAL_FAIL=$((TOTAL_FAIL + $3))
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$PEER_SIDE" "$PEER_NAME" "$PEER_VERSION" "$PEER_WIRE" \
+    "$1" "$2" "$3" >> "$RESULTS"
+}
+
+# run_client LABEL CMD...: runs one client, echoes its output, records its counts.
 run_client() {
   local label="$1"; shift
   local out="$WORK/$label.out" rc=0
@@ -165,7 +183,35 @@ run_client() {
     tail -n 20 "$WORK/$label.err" | sed "s/^/[$label]   /"
     f=$((f + 1))
   fi
-  TOTAL_PASS=$((TOTAL_PASS + p)); TOTAL_FAIL=$((TOTAL_FAIL + f))
+  record "$label" "$p" "$f"
+}
+
+# run_cargo_test LABEL TIMEOUT [VAR=VALUE...] -- CARGO_TEST_ARGS...: one of our Rust test
+# files against a peer (our client or CLI driving their server); each #[test] counts as a
+# check, and a run that breaks down without a summary counts as a failure.
+run_cargo_test() {
+  local label="$1" limit="$2"; shift 2
+  local envs=()
+  while [ $# -gt 0 ] && [ "$1" != -- ]; do envs+=("$1"); shift; done
+  [ "${1:-}" = -- ] && shift
+  local out="$WORK/$label.out" rc=0 summary p f
+  say "=== $label"
+  (cd "$ROOT" && env ${envs[@]+"${envs[@]}"} timeout --kill-after=5 "$limit" \
+    cargo test "$@" > "$out" 2>&1) || rc=$?
+  grep -E '^test |^test result' "$out" | sed "s/^/[$label] /"
+  summary="$(grep -E '^test result: ' "$out" | tail -n1 || true)"
+  if [ -n "$summary" ]; then
+    p="$(echo "$summary" | sed -n 's/.* \([0-9][0-9]*\) passed.*/\1/p')"
+    f="$(echo "$summary" | sed -n 's/.* \([0-9][0-9]*\) failed.*/\1/p')"
+  else
+    p=0; f=0
+  fi
+  if [ -z "$summary" ] || { [ "$rc" -ne 0 ] && [ "${f:-0}" -eq 0 ]; }; then
+    echo "FAIL [$label] cargo test broke down (exit $rc); tail:"
+    tail -n 20 "$out" | sed "s/^/[$label]   /"
+    f=$(( ${f:-0} + 1 ))
+  fi
+  record "$label" "${p:-0}" "${f:-0}"
 }
 
 STDIO_CMD="$BIN serve --demo --database memory: --stdio --log warn"
@@ -179,6 +225,7 @@ run_gateway_suite() {
   local tr
   local py=()
   [ -x "$WORK/venv/bin/python" ] && py=(env PYTHONDONTWRITEBYTECODE=1 "$WORK/venv/bin/python" "$HERE/gateway.py")
+  peer "gateway" "@modelcontextprotocol/server-everything upstream, SDK clients in front" "$EVERYTHING_VERSION" "2025-11-25"
   for tr in $TRANSPORTS; do
     case "$tr" in
       stdio)
@@ -194,7 +241,7 @@ run_gateway_suite() {
           stop_server
         else
           echo "FAIL [gateway-everything-http] server did not start"
-          TOTAL_FAIL=$((TOTAL_FAIL + 1))
+          record "gateway-everything-http" 0 1
         fi
         ;;
     esac
@@ -214,6 +261,7 @@ run_gateway_suite() {
   kill "$ev_pid" 2>/dev/null || true
   wait "$ev_pid" 2>/dev/null || true
   if [ -x "$WORK/venv/bin/python" ]; then
+    peer "gateway" "Python SDK server (mcp) upstream, TypeScript SDK client in front" "$PY_MCP_VERSION" "2025-11-25"
     printf '[[upstream]]\nname = "py"\ncommand = ["%s", "%s"]\nprefix = "py_"\n' \
       "$WORK/venv/bin/python" "$HERE/upstream_server.py" > "$WORK/gateway-py.toml"
     run_client "gateway-python-upstream-stdio" env GATEWAY_UPSTREAM=py node "$WORK/node/gateway.mjs" \
@@ -231,9 +279,11 @@ for client in ts py; do
       *) say "unknown suite $suite"; exit 2 ;;
     esac
     if [ "$client" = ts ]; then
+      peer "server" "@modelcontextprotocol/sdk client (TypeScript SDK), $suite suite" "$TS_SDK_VERSION" "2025-11-25"
       cmd=(node "$WORK/node/$suite.mjs")
     else
       # common.py is imported from the script's own folder; no __pycache__ left there.
+      peer "server" "mcp client (Python SDK), $suite suite" "$PY_MCP_VERSION" "2025-11-25"
       cmd=(env PYTHONDONTWRITEBYTECODE=1 "$WORK/venv/bin/python" "$HERE/$suite.py")
     fi
     for tr in $TRANSPORTS; do
@@ -247,12 +297,12 @@ for client in ts py; do
             if ! kill -0 "$SERVER_PID" 2>/dev/null; then
               echo "FAIL [$prefix-http] server process exited during the run; log tail:"
               tail -n 20 "$SERVER_LOG" | sed "s/^/[$prefix-http]   /"
-              TOTAL_FAIL=$((TOTAL_FAIL + 1))
+              record "$prefix-http" 0 1
             fi
             stop_server
           else
             echo "FAIL [$prefix-http] server did not start"
-            TOTAL_FAIL=$((TOTAL_FAIL + 1))
+            record "$prefix-http" 0 1
           fi
           ;;
         *) say "unknown transport $tr"; exit 2 ;;
@@ -263,24 +313,18 @@ done
 
 # ---------------------------------------------------------------- our client, their servers
 if [ -z "$ONLY" ] || [ "$ONLY" = ts ]; then
-  say "=== rust-client-vs-ts-examples"
-  out="$WORK/rust-client-ts-examples.out" rc=0
-  (cd "$ROOT" && MCP_TASKS_INTEROP_NODE="$WORK/node" timeout --kill-after=5 600 \
-    cargo test -p mcp-tasks-client --test ts_examples > "$out" 2>&1) || rc=$?
-  grep -E '^test |^test result' "$out" | sed 's/^/[rust-client-ts-examples] /'
-  summary="$(grep -E '^test result: ' "$out" | tail -n1 || true)"
-  if [ -n "$summary" ]; then
-    p="$(echo "$summary" | sed -n 's/.* \([0-9][0-9]*\) passed.*/\1/p')"
-    f="$(echo "$summary" | sed -n 's/.* \([0-9][0-9]*\) failed.*/\1/p')"
-  else
-    p=0; f=0
-  fi
-  if [ -z "$summary" ] || { [ "$rc" -ne 0 ] && [ "${f:-0}" -eq 0 ]; }; then
-    echo "FAIL [rust-client-ts-examples] cargo test broke down (exit $rc); tail:"
-    tail -n 20 "$out" | sed "s/^/[rust-client-ts-examples]   /"
-    f=$(( ${f:-0} + 1 ))
-  fi
-  TOTAL_PASS=$((TOTAL_PASS + ${p:-0})); TOTAL_FAIL=$((TOTAL_FAIL + ${f:-0}))
+  peer "client" "TypeScript SDK example servers (@modelcontextprotocol/sdk)" "$TS_SDK_VERSION" "2025-11-25"
+  run_cargo_test "rust-client-ts-examples" 600 MCP_TASKS_INTEROP_NODE="$WORK/node" -- \
+    -p mcp-tasks-client --test ts_examples
+fi
+
+# ---------------------------------------------------------------- the matrix
+# target/interop/interop.md always; docs/interop.md too when the whole matrix ran (no
+# INTEROP_* narrowing), so the committed page is the last full run's.
+python3 "$HERE/render_matrix.py" "$RESULTS" > "$WORK/interop.md"
+if [ -z "$ONLY" ] && [ -z "${INTEROP_TRANSPORTS:-}" ] && [ -z "${INTEROP_SUITES:-}" ]; then
+  cp "$WORK/interop.md" "$ROOT/docs/interop.md"
+  say "docs/interop.md rendered from this run"
 fi
 
 echo "$TOTAL_PASS passed, $TOTAL_FAIL failed"
