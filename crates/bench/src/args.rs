@@ -44,21 +44,28 @@ pub struct BenchArgs {
     pub server_bin: Option<PathBuf>,
 
     /// Also start this rmcp task server (bench/rmcp-task-server) and measure it in the
-    /// same run, on the extension wire, with --rmcp-sizes.
+    /// same run, on the extension wire (the only one rmcp speaks), with --rmcp-sizes.
+    /// Unless --wire or --wires says otherwise, ours is then measured on both wires.
     #[arg(long, value_name = "PATH", conflicts_with = "url")]
     pub compare_rmcp: Option<PathBuf>,
 
     /// Task wire to speak to our server or the --url server: 2025-11-25 (`params.task`,
-    /// `tasks/get|result`) or extension (`io.modelcontextprotocol/tasks`).
-    #[arg(long, value_enum, default_value = "2025-11-25")]
-    pub wire: Wire,
+    /// `tasks/get|result`) or 2026-07-28 (`extension`: `io.modelcontextprotocol/tasks`)
+    /// [default: 2025-11-25, or both wires with --compare-rmcp].
+    #[arg(long, value_enum, conflicts_with = "wires")]
+    pub wire: Option<Wire>,
+
+    /// Several task wires in one run, each a column value of the table: e.g.
+    /// `--wires 2025-11-25,2026-07-28`.
+    #[arg(long, value_enum, value_delimiter = ',', value_name = "WIRE,…")]
+    pub wires: Vec<Wire>,
 
     /// Live-task counts for the in-memory store (and --url).
     #[arg(
         long,
         value_delimiter = ',',
         value_name = "N,…",
-        default_value = "1000,10000,100000,1000000"
+        default_value = "1000,10000,30000,1000000"
     )]
     pub sizes: Vec<usize>,
 
@@ -67,9 +74,20 @@ pub struct BenchArgs {
         long,
         value_delimiter = ',',
         value_name = "N,…",
-        default_value = "1000,10000,100000"
+        default_value = "1000,10000,30000"
     )]
     pub durable_sizes: Vec<usize>,
+
+    /// Completed-task counts for the retained-tasks figure: our SQLite server's RSS
+    /// after that many instant tasks (`--instant-args`) completed and stayed retained.
+    /// Measured once per count (not --repeat times), on a fresh server.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        value_name = "N,…",
+        default_value = "1000000"
+    )]
+    pub completed_sizes: Vec<usize>,
 
     /// Live-task counts for the rmcp server (its cost per request grows with N).
     #[arg(
@@ -97,8 +115,8 @@ pub struct BenchArgs {
     #[arg(long)]
     pub json: bool,
 
-    /// A seconds-long smoke run: 200 tasks, 300 ms figures, one run, 4 connections.
-    /// Overrides the sizes, duration, repeat and connections.
+    /// A seconds-long smoke run: 200 tasks (and 200 completed ones), 300 ms figures,
+    /// one run, 4 connections. Overrides the sizes, duration, repeat and connections.
     #[arg(long)]
     pub quick: bool,
 
@@ -120,10 +138,19 @@ pub struct BenchArgs {
     #[arg(long)]
     pub accept_sse: bool,
 
-    /// Which timed figures to run besides create and memory (which come with every
-    /// size): get, e2e, ping.
-    #[arg(long, value_delimiter = ',', default_value = "get,e2e,ping")]
+    /// Which figures to run besides create and memory (which come with every size):
+    /// get, e2e, ping, fsync (the disk under SQLite), retained (completed tasks).
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "get,e2e,ping,fsync,retained"
+    )]
     pub figures: Vec<FigureSel>,
+
+    /// One more argument for every `mcp-tasks serve` the bench starts (repeat the flag
+    /// for several), e.g. `--serve-arg=--some-quota --serve-arg=1000000`.
+    #[arg(long, value_name = "ARG", allow_hyphen_values = true)]
+    pub serve_arg: Vec<String>,
 }
 
 /// The optional timed figures.
@@ -136,6 +163,11 @@ pub enum FigureSel {
     E2e,
     /// `ping` ceiling, at the smallest size.
     Ping,
+    /// 4 KiB write + `fdatasync` latency of the disk under the SQLite file, once per
+    /// run when a SQLite server is measured.
+    Fsync,
+    /// RSS of our SQLite server with --completed-sizes completed tasks retained.
+    Retained,
 }
 
 /// Parses `500ms`, `5s`, `2m` or a bare number of seconds.

@@ -9,22 +9,30 @@
 //! | memory | server RSS growth per live task (local servers) |
 //! | get | `tasks/get` req/s and p50/p99/p99.9 on random live ids, per N |
 //! | ping | the HTTP + JSON-RPC ceiling of the same server |
-//! | e2e | an instant task (create + get + result) against a synchronous call |
+//! | e2e | an instant task (create + `tasks/get` until done, with its polls) against a synchronous call |
+//! | fsync | 4 KiB write + `fdatasync` latency of the disk under the SQLite file |
+//! | retained | RSS of our SQLite server with N completed tasks retained |
 //!
-//! Every figure runs `--repeat` times and is reported as median and spread, with the
-//! server's CPU time per operation from `/proc/<pid>/stat`.
+//! Our servers are measured on one or both task wires (`--wires`), the wire being a
+//! column of the table. Every figure runs `--repeat` times (retained: once) and is
+//! reported as median and spread, with the server's CPU time per operation from
+//! `/proc/<pid>/stat`.
 //!
 //! Crate map: [`args`] (flags), [`plan`] (targets and sizes), [`mod@run`] (orchestration),
-//! [`load`] (closed-loop drivers), [`mcp`] (one session, either task wire), [`http`]
-//! (a minimal keep-alive HTTP/1.1 client), [`process`] (spawned servers, `/proc`),
-//! [`stats`] (percentiles, median, spread), [`report`] (figures, table, JSON), [`targets`]
+//! [`server`] (a server under measurement), [`load`] (closed-loop drivers),
+//! [`durable`] (fsync and retained figures), [`fsync`] (the disk's fsync loop), [`mcp`]
+//! (one session, either task wire), [`http`] (a minimal keep-alive HTTP/1.1 client),
+//! [`process`] (spawned servers, `/proc`), [`stats`] (percentiles, median, spread),
+//! [`report`] (figures and checks, JSON), [`table`] (the report for people), [`targets`]
 //! (the performance targets checked against the figures),
 //! [`machine`] (what the machine is, printed with the figures), [`error`] (why a run
 //! could not measure).
 #![deny(missing_docs)]
 
 pub mod args;
+pub mod durable;
 pub mod error;
+pub mod fsync;
 pub mod http;
 pub mod load;
 pub mod machine;
@@ -33,7 +41,9 @@ pub mod plan;
 pub mod process;
 pub mod report;
 pub mod run;
+pub mod server;
 pub mod stats;
+pub mod table;
 pub mod targets;
 
 pub use args::BenchArgs;
@@ -41,7 +51,7 @@ pub use error::BenchError;
 
 use std::io::Write;
 
-use crate::plan::{Plan, EXTERNAL, OURS_MEMORY, OURS_SQLITE, RMCP};
+use crate::plan::{Plan, DISK, EXTERNAL, OURS_MEMORY, OURS_SQLITE, RMCP};
 
 /// Runs `mcp-tasks bench`: measures, then prints the table (or JSON lines) on stdout.
 ///
@@ -56,27 +66,24 @@ pub async fn run(args: BenchArgs) -> Result<(), BenchError> {
         );
     }
     let samples = run::run_plan(&plan).await?;
-    let wires: Vec<(String, String)> = plan
-        .targets
-        .iter()
-        .map(|t| (t.name.clone(), t.wire.as_str().to_string()))
-        .collect();
-    let figures = report::aggregate(&samples, |name| {
-        wires
-            .iter()
-            .find(|(n, _)| n == name)
-            .map(|(_, w)| w.clone())
-            .unwrap_or_default()
-    });
-    // The targets' goals are about our in-memory store (or the server given by --url);
-    // without either, only the durable-store goal is checked.
+    let figures = report::aggregate(&samples);
+    // Most goals are about our in-memory store (or the server given by --url); the
+    // durable ones about SQLite.
     let primary = plan
         .targets
         .iter()
         .find(|t| t.name == OURS_MEMORY || t.name == EXTERNAL)
         .map(|t| t.name.clone())
         .unwrap_or_default();
-    let checks = targets::checks(&figures, &primary, OURS_SQLITE, RMCP);
+    let checks = targets::checks(
+        &figures,
+        targets::Roles {
+            primary: &primary,
+            durable: OURS_SQLITE,
+            rmcp: RMCP,
+            disk: DISK,
+        },
+    );
 
     let mut stdout = std::io::stdout().lock();
     let text = if plan.json {
@@ -95,7 +102,7 @@ pub async fn run(args: BenchArgs) -> Result<(), BenchError> {
         }
         lines.join("\n") + "\n"
     } else {
-        report::table(&machine, &plan.describe(), &figures, &checks)
+        table::table(&machine, &plan.describe(), &figures, &checks)
     };
     stdout
         .write_all(text.as_bytes())

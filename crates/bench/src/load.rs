@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use tokio::task::JoinSet;
 
 use crate::error::BenchError;
-use crate::mcp::{McpConn, Status};
+use crate::mcp::{Created, McpConn, Status};
 use crate::process::{machine_busy_s, own_usage, usage};
 use crate::stats::Latencies;
 
@@ -21,6 +21,8 @@ pub struct LoadRun {
     pub elapsed: Duration,
     /// Latency of each measured operation.
     pub latencies: Latencies,
+    /// `tasks/get` polls the measured operations sent (instant-task flows only).
+    pub polls: u64,
     /// Server CPU seconds spent in the window (local servers only).
     pub server_cpu_s: Option<f64>,
     /// Bench CPU seconds spent in the window.
@@ -45,6 +47,11 @@ impl LoadRun {
         per_op_us(self.client_cpu_s, self.ops)
     }
 
+    /// Mean `tasks/get` polls per measured operation.
+    pub fn polls_per_op(&self) -> Option<f64> {
+        (self.ops > 0).then(|| self.polls as f64 / self.ops as f64)
+    }
+
     /// Cores' worth of CPU that other processes used during the run.
     pub fn other_cores(&self) -> Option<f64> {
         self.other_cpu_s
@@ -63,14 +70,14 @@ pub enum Op {
     Ping,
     /// `tasks/get` of a random id from the list; each must still be live.
     Get(Arc<Vec<String>>),
-    /// Create a task, then (optionally) `tasks/get` it once, then collect its result.
+    /// Call a tool as a task that finishes at once, then wait for it to be done.
     TaskFlow {
         /// Tool name.
         tool: Arc<str>,
         /// Arguments (JSON object text).
         args: Arc<str>,
-        /// Whether to send one `tasks/get` between create and result.
-        with_get: bool,
+        /// How the outcome is awaited.
+        collect: Collect,
     },
     /// A synchronous `tools/call`.
     SyncCall {
@@ -79,6 +86,17 @@ pub enum Op {
         /// Arguments (JSON object text).
         args: Arc<str>,
     },
+}
+
+/// How an instant-task flow learns that its task is done.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Collect {
+    /// `tasks/get` until the status is terminal (a plain result on the extension wire
+    /// counts as done with zero polls).
+    Poll,
+    /// One `tasks/result`, which the server answers once the task is terminal
+    /// (2025-11-25 only).
+    Result,
 }
 
 /// A small, fast PRNG (xorshift64*) for choosing task ids: the generator must not
@@ -107,13 +125,14 @@ impl Rng {
     }
 }
 
-async fn run_op(conn: &mut McpConn, op: &Op, rng: &mut Rng) -> Result<(), BenchError> {
+/// One operation; returns the `tasks/get` polls it sent.
+async fn run_op(conn: &mut McpConn, op: &Op, rng: &mut Rng) -> Result<u32, BenchError> {
     match op {
-        Op::Ping => conn.ping().await,
+        Op::Ping => conn.ping().await.map(|_| 0),
         Op::Get(ids) => {
             let id = &ids[rng.below(ids.len())];
             match conn.get_task(id).await? {
-                Status::Live => Ok(()),
+                Status::Live => Ok(0),
                 Status::Terminal => Err(BenchError::Rpc {
                     method: "tasks/get".into(),
                     message: format!(
@@ -125,15 +144,13 @@ async fn run_op(conn: &mut McpConn, op: &Op, rng: &mut Rng) -> Result<(), BenchE
         Op::TaskFlow {
             tool,
             args,
-            with_get,
-        } => {
-            let id = conn.create_task(tool, args).await?;
-            if *with_get {
-                conn.get_task(&id).await?;
-            }
-            conn.task_result(&id).await.map(|_| ())
-        }
-        Op::SyncCall { tool, args } => conn.call_sync(tool, args).await,
+            collect,
+        } => match (conn.call_as_task(tool, args).await?, collect) {
+            (Created::Done, _) => Ok(0),
+            (Created::Task(id), Collect::Poll) => conn.poll_until_done(&id).await,
+            (Created::Task(id), Collect::Result) => conn.task_result(&id).await.map(|_| 0),
+        },
+        Op::SyncCall { tool, args } => conn.call_sync(tool, args).await.map(|_| 0),
     }
 }
 
@@ -179,21 +196,24 @@ impl CpuWindow {
     }
 }
 
-type WorkerResult = Result<(McpConn, Latencies, u64), BenchError>;
+/// What one worker hands back: its session, latencies, operations and polls.
+type WorkerResult = Result<(McpConn, Latencies, u64, u64), BenchError>;
 
-async fn collect(
+async fn join_workers(
     mut set: JoinSet<WorkerResult>,
-) -> Result<(Vec<McpConn>, Latencies, u64), BenchError> {
+) -> Result<(Vec<McpConn>, Latencies, u64, u64), BenchError> {
     let mut conns = Vec::new();
     let mut all = Latencies::default();
     let mut ops = 0;
+    let mut polls = 0;
     let mut first_error = None;
     while let Some(joined) = set.join_next().await {
         match joined {
-            Ok(Ok((conn, lat, n))) => {
+            Ok(Ok((conn, lat, n, p))) => {
                 conns.push(conn);
                 all.merge(lat);
                 ops += n;
+                polls += p;
             }
             Ok(Err(e)) => {
                 first_error.get_or_insert(e);
@@ -205,7 +225,7 @@ async fn collect(
     }
     match first_error {
         Some(e) => Err(e),
-        None => Ok((conns, all, ops)),
+        None => Ok((conns, all, ops, polls)),
     }
 }
 
@@ -232,31 +252,34 @@ pub async fn timed(
                 Rng::new(0x5EED ^ ((i as u64 + 1) << 20) ^ start.elapsed().as_nanos() as u64);
             let mut lat = Latencies::with_capacity(64 * 1024);
             let mut ops = 0u64;
+            let mut polls = 0u64;
             loop {
                 let t0 = Instant::now();
                 if t0 >= end {
                     break;
                 }
-                run_op(&mut conn, &op, &mut rng).await?;
+                let p = run_op(&mut conn, &op, &mut rng).await?;
                 if t0 >= window_start {
                     lat.record(t0.elapsed());
                     ops += 1;
+                    polls += u64::from(p);
                 }
             }
-            Ok((conn, lat, ops))
+            Ok((conn, lat, ops, polls))
         });
     }
     tokio::time::sleep_until(window_start.into()).await;
     let cpu = CpuWindow::open(server_pid);
     tokio::time::sleep_until(end.into()).await;
     let cpu = cpu.close();
-    let (conns, latencies, ops) = collect(set).await?;
+    let (conns, latencies, ops, polls) = join_workers(set).await?;
     Ok((
         conns,
         LoadRun {
             ops,
             elapsed: measure,
             latencies,
+            polls,
             server_cpu_s: cpu.server,
             client_cpu_s: cpu.client,
             other_cpu_s: cpu.other,
@@ -295,10 +318,10 @@ pub async fn create_tasks(
             }
             let n = mine.len() as u64;
             ids.lock().unwrap_or_else(|p| p.into_inner()).extend(mine);
-            Ok((conn, lat, n))
+            Ok((conn, lat, n, 0))
         });
     }
-    let (conns, latencies, ops) = collect(set).await?;
+    let (conns, latencies, ops, _) = join_workers(set).await?;
     let elapsed = start.elapsed();
     let cpu = cpu.close();
     let ids = std::mem::take(&mut *ids.lock().unwrap_or_else(|p| p.into_inner()));
@@ -309,6 +332,7 @@ pub async fn create_tasks(
             ops,
             elapsed,
             latencies,
+            polls: 0,
             server_cpu_s: cpu.server,
             client_cpu_s: cpu.client,
             other_cpu_s: cpu.other,

@@ -68,6 +68,16 @@ pub enum Status {
     Terminal,
 }
 
+/// What a task-capable `tools/call` came back as.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Created {
+    /// A task, with its id.
+    Task(String),
+    /// A plain result (extension wire: the server ran the call synchronously), so the
+    /// call is done without any poll.
+    Done,
+}
+
 /// An initialized session on its own connection.
 #[derive(Debug)]
 pub struct McpConn {
@@ -212,8 +222,30 @@ impl McpConn {
     /// Calls `tool` with `arguments` (a JSON object text) as a task; returns the id.
     ///
     /// # Errors
-    /// Transport failures, a JSON-RPC error, or a reply that is not a task.
+    /// Transport failures, a JSON-RPC error, or a reply that is not a task (the
+    /// long-running calls of the create and get figures must become tasks).
     pub async fn create_task(&mut self, tool: &str, arguments: &str) -> Result<String, BenchError> {
+        match self.call_as_task(tool, arguments).await? {
+            Created::Task(id) => Ok(id),
+            Created::Done => Err(BenchError::Rpc {
+                method: "tools/call".into(),
+                message: "the reply is a plain result, not a task (does the tool support tasks on this wire, and does it keep working?)".into(),
+            }),
+        }
+    }
+
+    /// Calls `tool` with `arguments` as a task. On the extension wire the server decides:
+    /// it may answer a quick call with a plain `CallToolResult` (no task), which comes
+    /// back as [`Created::Done`].
+    ///
+    /// # Errors
+    /// Transport failures, a JSON-RPC error, a tool error, or (on 2025-11-25) a reply
+    /// that is not a task.
+    pub async fn call_as_task(
+        &mut self,
+        tool: &str,
+        arguments: &str,
+    ) -> Result<Created, BenchError> {
         let params = match self.wire {
             Wire::V2025_11_25 => {
                 format!(r#"{{"name":"{tool}","arguments":{arguments},"task":{{}}}}"#)
@@ -222,18 +254,22 @@ impl McpConn {
         };
         let wire = self.wire;
         let body = self.request("tools/call", &params).await?;
-        let result = check_envelope("tools/call", &body)?;
-        let id = match wire {
-            Wire::V2025_11_25 => result.task.and_then(|t| t.task_id),
-            Wire::V2026_07_28 => result.task_id,
-        };
-        id.map(Cow::into_owned).ok_or_else(|| BenchError::Rpc {
-            method: "tools/call".into(),
-            message: format!(
-                "the reply is not a task (does the tool support tasks on this wire?): {}",
-                String::from_utf8_lossy(&body)
-            ),
-        })
+        created(wire, &body)
+    }
+
+    /// `tasks/get` until the task is terminal; returns how many requests that took.
+    ///
+    /// # Errors
+    /// Transport failures or a JSON-RPC error.
+    pub async fn poll_until_done(&mut self, task_id: &str) -> Result<u32, BenchError> {
+        let mut n = 0;
+        loop {
+            n += 1;
+            if self.get_task(task_id).await? == Status::Terminal {
+                return Ok(n);
+            }
+            tokio::task::yield_now().await;
+        }
     }
 
     /// `tasks/get`: the task's status.
@@ -267,16 +303,7 @@ impl McpConn {
                 check_envelope("tasks/result", &body)?;
                 Ok(1)
             }
-            Wire::V2026_07_28 => {
-                let mut n = 0;
-                loop {
-                    n += 1;
-                    if self.get_task(task_id).await? == Status::Terminal {
-                        return Ok(n);
-                    }
-                    tokio::task::yield_now().await;
-                }
-            }
+            Wire::V2026_07_28 => self.poll_until_done(task_id).await,
         }
     }
 
@@ -301,6 +328,27 @@ impl McpConn {
             });
         }
         Ok(())
+    }
+}
+
+/// Reads the reply to a task-capable `tools/call`.
+fn created(wire: Wire, body: &[u8]) -> Result<Created, BenchError> {
+    let result = check_envelope("tools/call", body)?;
+    let is_error = result.is_error == Some(true);
+    let id = match wire {
+        Wire::V2025_11_25 => result.task.and_then(|t| t.task_id),
+        Wire::V2026_07_28 => result.task_id,
+    };
+    match (id, wire) {
+        (Some(id), _) => Ok(Created::Task(id.into_owned())),
+        (None, Wire::V2026_07_28) if !is_error => Ok(Created::Done),
+        (None, _) => Err(BenchError::Rpc {
+            method: "tools/call".into(),
+            message: format!(
+                "the reply is not a task (does the tool support tasks on this wire?): {}",
+                String::from_utf8_lossy(body)
+            ),
+        }),
     }
 }
 
@@ -372,6 +420,20 @@ mod tests {
         let flat = br#"{"jsonrpc":"2.0","id":1,"result":{"resultType":"task","taskId":"cd","status":"working","ttlMs":1}}"#;
         let r = check_envelope("tools/call", flat).expect("ok");
         assert_eq!(r.task_id.as_deref(), Some("cd"));
+    }
+
+    #[test]
+    fn a_plain_result_is_done_only_on_the_extension_wire() {
+        let plain = br#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"ok"}]}}"#;
+        assert_eq!(created(Wire::V2026_07_28, plain).ok(), Some(Created::Done));
+        assert!(created(Wire::V2025_11_25, plain).is_err());
+        let failed = br#"{"jsonrpc":"2.0","id":1,"result":{"content":[],"isError":true}}"#;
+        assert!(created(Wire::V2026_07_28, failed).is_err());
+        let task = br#"{"jsonrpc":"2.0","id":1,"result":{"resultType":"task","taskId":"t1","status":"working"}}"#;
+        assert_eq!(
+            created(Wire::V2026_07_28, task).ok(),
+            Some(Created::Task("t1".into()))
+        );
     }
 
     #[test]

@@ -18,6 +18,8 @@ pub const OURS_SQLITE: &str = "mcp-tasks/sqlite";
 pub const EXTERNAL: &str = "external";
 /// Target name of the rmcp comparison server.
 pub const RMCP: &str = "rmcp";
+/// Target name of the fsync figure: the disk under our SQLite file.
+pub const DISK: &str = "disk";
 
 /// How a target's server comes to exist.
 #[derive(Debug, Clone)]
@@ -80,8 +82,12 @@ pub struct Plan {
     pub warmup: Duration,
     /// Runs per figure.
     pub repeat: usize,
-    /// Which timed figures run.
+    /// Which optional figures run.
     pub figures: Vec<FigureSel>,
+    /// Completed-task counts of the retained figure (SQLite targets).
+    pub completed_sizes: Vec<usize>,
+    /// Extra arguments for every `mcp-tasks serve`.
+    pub serve_args: Vec<String>,
     /// Tool measured.
     pub tool: String,
     /// Arguments that keep the tool working.
@@ -112,6 +118,24 @@ fn check_json_object(flag: &str, text: &str) -> Result<(), BenchError> {
     }
 }
 
+/// The wires to speak to our servers: `--wires`, else `--wire`, else both with
+/// `--compare-rmcp` (so the comparison shows both), else 2025-11-25.
+fn resolve_wires(wire: Option<Wire>, wires: &[Wire], compare_rmcp: bool) -> Vec<Wire> {
+    let mut out: Vec<Wire> = Vec::new();
+    let chosen: Vec<Wire> = match (wires, wire) {
+        ([_, ..], _) => wires.to_vec(),
+        ([], Some(w)) => vec![w],
+        ([], None) if compare_rmcp => vec![Wire::V2025_11_25, Wire::V2026_07_28],
+        ([], None) => vec![Wire::V2025_11_25],
+    };
+    for w in chosen {
+        if !out.contains(&w) {
+            out.push(w);
+        }
+    }
+    out
+}
+
 impl Plan {
     /// Builds the plan from the flags.
     ///
@@ -123,6 +147,7 @@ impl Plan {
             args.sizes = vec![200];
             args.durable_sizes = vec![200];
             args.rmcp_sizes = vec![200];
+            args.completed_sizes = vec![200];
             args.duration = Duration::from_millis(300);
             args.repeat = 1;
             args.connections = args.connections.min(4);
@@ -137,6 +162,8 @@ impl Plan {
         let sizes = sorted(args.sizes)?;
         let durable_sizes = sorted(args.durable_sizes)?;
         let rmcp_sizes = sorted(args.rmcp_sizes)?;
+        let completed_sizes = sorted(args.completed_sizes)?;
+        let wires = resolve_wires(args.wire, &args.wires, args.compare_rmcp.is_some());
 
         let mut targets = Vec::new();
         if let Some(url) = &args.url {
@@ -146,7 +173,7 @@ impl Plan {
                     endpoint: Endpoint::parse(url)?,
                     pid: args.server_pid,
                 },
-                wire: args.wire,
+                wire: wires[0],
                 sizes: sizes.clone(),
             });
         } else {
@@ -174,15 +201,17 @@ impl Plan {
                         )
                     }
                 };
-                targets.push(Target {
-                    name,
-                    launch: Launch::Ours {
-                        program: program.clone(),
-                        database,
-                    },
-                    wire: args.wire,
-                    sizes,
-                });
+                for &wire in &wires {
+                    targets.push(Target {
+                        name: name.clone(),
+                        launch: Launch::Ours {
+                            program: program.clone(),
+                            database: database.clone(),
+                        },
+                        wire,
+                        sizes: sizes.clone(),
+                    });
+                }
             }
         }
         if let Some(program) = &args.compare_rmcp {
@@ -208,6 +237,8 @@ impl Plan {
             warmup,
             repeat: args.repeat,
             figures: args.figures,
+            completed_sizes,
+            serve_args: args.serve_arg,
             tool: args.tool,
             tool_args: args.tool_args,
             instant_args: args.instant_args,
@@ -221,6 +252,19 @@ impl Plan {
         self.figures.contains(&f)
     }
 
+    /// Whether a target is our server on SQLite (the fsync and retained figures
+    /// apply to it).
+    pub fn is_sqlite(target: &Target) -> bool {
+        match &target.launch {
+            Launch::Ours { database, .. } => match database {
+                Database::TempSqlite => true,
+                Database::Url(u) => u.starts_with("sqlite:"),
+                Database::Memory => false,
+            },
+            _ => false,
+        }
+    }
+
     /// One line describing the load shape, for the table's header.
     pub fn describe(&self) -> String {
         format!(
@@ -232,5 +276,26 @@ impl Plan {
             self.tool,
             self.tool_args
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wires_default_to_both_when_comparing_with_rmcp() {
+        let both = vec![Wire::V2025_11_25, Wire::V2026_07_28];
+        assert_eq!(resolve_wires(None, &[], true), both);
+        assert_eq!(resolve_wires(None, &[], false), vec![Wire::V2025_11_25]);
+        assert_eq!(
+            resolve_wires(Some(Wire::V2026_07_28), &[], true),
+            vec![Wire::V2026_07_28]
+        );
+        let twice = [Wire::V2026_07_28, Wire::V2026_07_28, Wire::V2025_11_25];
+        assert_eq!(
+            resolve_wires(None, &twice, false),
+            vec![Wire::V2026_07_28, Wire::V2025_11_25]
+        );
     }
 }

@@ -3,9 +3,7 @@
 
 use serde::Serialize;
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
 
-use crate::machine::Machine;
 use crate::stats::{median, LatencySummary, Spread};
 
 /// What a figure measures.
@@ -20,9 +18,11 @@ pub enum Scenario {
     Get,
     /// `ping` requests per second: the HTTP + JSON-RPC ceiling.
     Ping,
-    /// One connection: instant task created, read once, collected.
+    /// One connection: an instant task created, then `tasks/get` until it is done (a
+    /// plain result on the extension wire counts as done with zero polls).
     E2eTask,
-    /// One connection: instant task created and collected (2025-11-25 only).
+    /// One connection: an instant task created and collected with `tasks/result`
+    /// (2025-11-25 only).
     E2eTaskNoGet,
     /// One connection: the same tool called synchronously.
     E2eSync,
@@ -31,6 +31,11 @@ pub enum Scenario {
     /// client) and accepts SSE replies, as SDK clients do. A server that leaves Nagle on
     /// shows a ~40 ms delayed-ACK stall here that the tuned client never sees.
     E2eSyncOrdinary,
+    /// The disk under the SQLite file: 4 KiB written and `fdatasync`ed per operation,
+    /// the physical floor of a durable commit.
+    Fsync,
+    /// Server RSS growth per task after N instant tasks completed and retained.
+    Retained,
 }
 
 impl Scenario {
@@ -41,10 +46,12 @@ impl Scenario {
             Scenario::Memory => "memory",
             Scenario::Get => "get",
             Scenario::Ping => "ping",
-            Scenario::E2eTask => "e2e task",
-            Scenario::E2eTaskNoGet => "e2e task (no get)",
+            Scenario::E2eTask => "e2e task (create + get until done)",
+            Scenario::E2eTaskNoGet => "e2e task (create + result)",
             Scenario::E2eSync => "e2e sync",
             Scenario::E2eSyncOrdinary => "e2e sync (ordinary client, SSE)",
+            Scenario::Fsync => "fsync (4 KiB write + fdatasync)",
+            Scenario::Retained => "retained completed",
         }
     }
 
@@ -52,7 +59,8 @@ impl Scenario {
     pub fn unit(self) -> &'static str {
         match self {
             Scenario::Create => "tasks/s",
-            Scenario::Memory => "bytes/task",
+            Scenario::Memory | Scenario::Retained => "bytes/task",
+            Scenario::Fsync => "fsyncs/s",
             Scenario::Get | Scenario::Ping => "req/s",
             Scenario::E2eTask
             | Scenario::E2eTaskNoGet
@@ -67,9 +75,11 @@ impl Scenario {
 pub struct Sample {
     /// Which server (`mcp-tasks/memory`, `rmcp`, …).
     pub target: String,
+    /// Which task wire (empty for figures without one, like fsync).
+    pub wire: String,
     /// What was measured.
     pub scenario: Scenario,
-    /// Live tasks during the run.
+    /// Live tasks during the run (completed tasks for `retained`).
     pub live_tasks: usize,
     /// Connections used.
     pub connections: usize,
@@ -77,6 +87,8 @@ pub struct Sample {
     pub value: f64,
     /// Latency percentiles.
     pub latency: Option<LatencySummary>,
+    /// Mean `tasks/get` polls per operation (instant-task flows).
+    pub polls_per_op: Option<f64>,
     /// Server CPU per operation, microseconds.
     pub server_cpu_us: Option<f64>,
     /// Bench CPU per operation, microseconds.
@@ -112,6 +124,8 @@ pub struct Figure {
     pub p99_us: Option<f64>,
     /// Median over runs of each run's p99.9.
     pub p999_us: Option<f64>,
+    /// Median over runs of the mean `tasks/get` polls per operation (instant tasks).
+    pub polls_per_op: Option<f64>,
     /// Median server CPU per operation, microseconds.
     pub server_cpu_us_per_op: Option<f64>,
     /// Median bench CPU per operation, microseconds.
@@ -128,12 +142,14 @@ fn median_of(values: impl Iterator<Item = Option<f64>>) -> Option<f64> {
     median(&v)
 }
 
-/// Groups samples into figures, keeping the order in which figures first appeared.
-pub fn aggregate(samples: &[Sample], wire_of: impl Fn(&str) -> String) -> Vec<Figure> {
-    let mut order: Vec<(String, Scenario, usize)> = Vec::new();
-    let mut groups: BTreeMap<(String, Scenario, usize), Vec<&Sample>> = BTreeMap::new();
+/// Groups samples by target, wire, scenario and size into figures, keeping the order
+/// in which figures first appeared.
+pub fn aggregate(samples: &[Sample]) -> Vec<Figure> {
+    type Key = (String, String, Scenario, usize);
+    let mut order: Vec<Key> = Vec::new();
+    let mut groups: BTreeMap<Key, Vec<&Sample>> = BTreeMap::new();
     for s in samples {
-        let key = (s.target.clone(), s.scenario, s.live_tasks);
+        let key = (s.target.clone(), s.wire.clone(), s.scenario, s.live_tasks);
         if !groups.contains_key(&key) {
             order.push(key.clone());
         }
@@ -146,10 +162,10 @@ pub fn aggregate(samples: &[Sample], wire_of: impl Fn(&str) -> String) -> Vec<Fi
         let Some(value) = Spread::of(&values) else {
             continue;
         };
-        let (target, scenario, live_tasks) = key;
+        let (target, wire, scenario, live_tasks) = key;
         figures.push(Figure {
             kind: "figure",
-            wire: wire_of(&target),
+            wire,
             target,
             scenario,
             unit: scenario.unit(),
@@ -159,6 +175,7 @@ pub fn aggregate(samples: &[Sample], wire_of: impl Fn(&str) -> String) -> Vec<Fi
             p50_us: median_of(runs.iter().map(|s| s.latency.map(|l| l.p50_us))),
             p99_us: median_of(runs.iter().map(|s| s.latency.map(|l| l.p99_us))),
             p999_us: median_of(runs.iter().map(|s| s.latency.map(|l| l.p999_us))),
+            polls_per_op: median_of(runs.iter().map(|s| s.polls_per_op)),
             server_cpu_us_per_op: median_of(runs.iter().map(|s| s.server_cpu_us)),
             client_cpu_us_per_op: median_of(runs.iter().map(|s| s.client_cpu_us)),
             rss_bytes: median_of(runs.iter().map(|s| s.rss_bytes.map(|b| b as f64))),
@@ -178,12 +195,21 @@ pub struct Check {
     pub kind: &'static str,
     /// What is checked.
     pub name: String,
+    /// The server it was evaluated on.
+    pub target: String,
+    /// The task wire of the figures it used (empty when it does not depend on one).
+    pub wire: String,
     /// The goal, in words.
     pub goal: String,
     /// The measured value the goal applies to.
     pub value: f64,
+    /// The measured value with its unit, as printed.
+    pub measured: String,
     /// Whether the goal is met.
     pub met: bool,
+    /// How far the value is from the goal when missed, as a percentage of the goal
+    /// (`None` when met).
+    pub missed_by_pct: Option<f64>,
     /// How the value was obtained.
     pub detail: String,
 }
@@ -210,135 +236,21 @@ pub fn num(v: f64) -> String {
     out
 }
 
-fn us(v: Option<f64>) -> String {
-    match v {
-        Some(x) if x >= 1000.0 => format!("{:.2} ms", x / 1000.0),
-        Some(x) => format!("{x:.0} µs"),
-        None => "-".into(),
-    }
-}
-
-fn bytes(v: Option<f64>) -> String {
-    match v {
-        Some(b) => format!("{:.0} MiB", b / 1048576.0),
-        None => "-".into(),
-    }
-}
-
-/// The table for people.
-pub fn table(machine: &Machine, setup: &str, figures: &[Figure], checks: &[Check]) -> String {
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "machine: {} cores, {}, Linux {}, load average {} at start; bench {}{}",
-        machine.cores,
-        machine.cpu_model,
-        machine.kernel,
-        machine
-            .load_average_at_start
-            .map_or_else(|| "?".into(), |l| format!("{l:.2}")),
-        machine.bench_version,
-        if machine.optimized_build {
-            ""
-        } else {
-            " (DEBUG BUILD: figures are not representative)"
-        }
-    );
-    let _ = writeln!(out, "{setup}");
-    let _ = writeln!(out);
-    let header = [
-        "target",
-        "figure",
-        "live",
-        "conns",
-        "value",
-        "±",
-        "p50",
-        "p99",
-        "p99.9",
-        "srv CPU/op",
-        "gen CPU/op",
-        "other",
-        "RSS",
-    ];
-    let mut rows: Vec<[String; 13]> = Vec::new();
-    for f in figures {
-        let value = match f.scenario {
-            Scenario::Memory => format!("{} B/task", num(f.value.median)),
-            _ => format!("{} {}", num(f.value.median), f.unit),
-        };
-        rows.push([
-            f.target.clone(),
-            f.scenario.name().to_string(),
-            num(f.live_tasks as f64),
-            f.connections.to_string(),
-            value,
-            format!("{:.0}%", f.value.spread_pct),
-            us(f.p50_us),
-            us(f.p99_us),
-            us(f.p999_us),
-            us(f.server_cpu_us_per_op),
-            us(f.client_cpu_us_per_op),
-            f.other_cores_max
-                .map_or_else(|| "-".into(), |c| format!("{c:.2}")),
-            bytes(f.rss_bytes),
-        ]);
-    }
-    let mut widths = header.map(|h| h.chars().count());
-    for r in &rows {
-        for (w, c) in widths.iter_mut().zip(r.iter()) {
-            *w = (*w).max(c.chars().count());
-        }
-    }
-    let line = |cells: Vec<&str>, out: &mut String| {
-        let mut s = String::new();
-        for (i, (c, w)) in cells.iter().zip(widths.iter()).enumerate() {
-            let pad = w - c.chars().count();
-            if i < 2 {
-                s.push_str(c);
-                s.push_str(&" ".repeat(pad));
-            } else {
-                s.push_str(&" ".repeat(pad));
-                s.push_str(c);
-            }
-            s.push_str("  ");
-        }
-        let _ = writeln!(out, "{}", s.trim_end());
-    };
-    line(header.to_vec(), &mut out);
-    for r in &rows {
-        line(r.iter().map(String::as_str).collect(), &mut out);
-    }
-    if !checks.is_empty() {
-        let _ = writeln!(out, "\ntargets:");
-        for c in checks {
-            let v = if c.value < 100.0 {
-                format!("{:.2}", c.value)
-            } else {
-                num(c.value)
-            };
-            let _ = writeln!(
-                out,
-                "  [{}] {}: {} (goal {}; {})",
-                if c.met { "met " } else { "MISS" },
-                c.name,
-                v,
-                c.goal,
-                c.detail
-            );
-        }
-    }
-    out
-}
-
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
-    use crate::targets::{check, checks};
 
-    fn sample(target: &str, scenario: Scenario, n: usize, value: f64) -> Sample {
+    /// A sample for tests: p50 is value/1000 µs, server CPU 10 µs/op.
+    pub(crate) fn sample(
+        target: &str,
+        wire: &str,
+        scenario: Scenario,
+        n: usize,
+        value: f64,
+    ) -> Sample {
         Sample {
             target: target.into(),
+            wire: wire.into(),
             scenario,
             live_tasks: n,
             connections: 16,
@@ -348,6 +260,7 @@ mod tests {
                 p99_us: 2.0,
                 p999_us: 3.0,
             }),
+            polls_per_op: None,
             server_cpu_us: Some(10.0),
             client_cpu_us: None,
             rss_bytes: Some(1 << 20),
@@ -357,13 +270,14 @@ mod tests {
 
     #[test]
     fn aggregate_groups_runs_and_keeps_first_seen_order() {
+        let w = "2025-11-25";
         let s = vec![
-            sample("a", Scenario::Get, 10, 100.0),
-            sample("a", Scenario::Create, 10, 5.0),
-            sample("a", Scenario::Get, 10, 300.0),
-            sample("a", Scenario::Get, 10, 200.0),
+            sample("a", w, Scenario::Get, 10, 100.0),
+            sample("a", w, Scenario::Create, 10, 5.0),
+            sample("a", w, Scenario::Get, 10, 300.0),
+            sample("a", w, Scenario::Get, 10, 200.0),
         ];
-        let f = aggregate(&s, |_| "2025-11-25".into());
+        let f = aggregate(&s);
         assert_eq!(f.len(), 2);
         assert_eq!(f[0].scenario, Scenario::Get);
         assert_eq!(f[0].value.median, 200.0);
@@ -373,26 +287,16 @@ mod tests {
     }
 
     #[test]
-    fn checks_compare_sizes_and_servers() {
+    fn aggregate_keeps_wires_apart() {
         let s = vec![
-            sample("ours", Scenario::Get, 1000, 1000.0),
-            sample("ours", Scenario::Get, 10000, 900.0),
-            sample("rmcp", Scenario::Get, 10000, 100.0),
-            sample("ours", Scenario::Ping, 1000, 1100.0),
+            sample("a", "2025-11-25", Scenario::Get, 10, 100.0),
+            sample("a", "2026-07-28", Scenario::Get, 10, 300.0),
         ];
-        let f = aggregate(&s, |_| String::new());
-        let c = checks(&f, "ours", "sqlite", "rmcp");
-        let by = |n: &str| {
-            c.iter()
-                .find(|c| c.name == format!("{n} (ours)"))
-                .expect(n)
-                .clone()
-        };
-        assert!(by("tasks/get flat in N").met);
-        assert!((by("tasks/get vs rmcp").value - 9.0).abs() < 1e-9);
-        assert!(by("tasks/get vs ping ceiling").met);
-        assert!(by("server CPU per tasks/get").met);
-        assert!(checks(&f, "", "sqlite", "rmcp").is_empty());
+        let f = aggregate(&s);
+        assert_eq!(f.len(), 2);
+        assert_eq!(f[0].wire, "2025-11-25");
+        assert_eq!(f[1].wire, "2026-07-28");
+        assert_eq!(f[1].value.median, 300.0);
     }
 
     #[test]
@@ -401,15 +305,5 @@ mod tests {
         assert_eq!(num(999.4), "999");
         assert_eq!(num(12.34), "12.3");
         assert_eq!(num(-1000.0), "-1,000");
-    }
-
-    #[test]
-    fn table_lists_every_figure_and_check() {
-        let s = vec![sample("ours", Scenario::Get, 1000, 1000.0)];
-        let f = aggregate(&s, |_| String::new());
-        let c = vec![check("x", "y", 1.0, true, "z".into())];
-        let t = table(&Machine::detect(), "setup", &f, &c);
-        assert!(t.contains("1,000 req/s"));
-        assert!(t.contains("[met ] x"));
     }
 }

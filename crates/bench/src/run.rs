@@ -7,101 +7,11 @@ use std::time::Duration;
 use crate::args::FigureSel;
 use crate::error::BenchError;
 use crate::http::Endpoint;
-use crate::load::{create_tasks, timed, LoadRun, Op};
+use crate::load::{create_tasks, timed, Collect, LoadRun, Op};
 use crate::mcp::{McpConn, SessionOptions, Wire};
-use crate::plan::{Database, Launch, Plan, Target};
-use crate::process::{usage, Spawned};
+use crate::plan::{Launch, Plan, Target};
 use crate::report::{num, Sample, Scenario};
-
-/// A server being measured: ours or rmcp (owned), or an external one.
-struct Server {
-    endpoint: Endpoint,
-    pid: Option<u32>,
-    owned: Option<Spawned>,
-}
-
-impl Server {
-    async fn start(target: &Target) -> Result<Self, BenchError> {
-        match &target.launch {
-            Launch::External { endpoint, pid } => Ok(Server {
-                endpoint: endpoint.clone(),
-                pid: *pid,
-                owned: None,
-            }),
-            Launch::Ours { program, database } => {
-                let (url, dir) = match database {
-                    Database::Memory => ("memory:".to_string(), None),
-                    Database::TempSqlite => {
-                        let dir = tempfile::Builder::new()
-                            .prefix("mcp-tasks-bench")
-                            .tempdir()
-                            .map_err(|e| {
-                                BenchError::Io("creating a temporary directory".into(), e)
-                            })?;
-                        let url = format!("sqlite://{}/bench.db", dir.path().display());
-                        (url, Some(dir))
-                    }
-                    Database::Url(u) => (u.clone(), None),
-                };
-                let args: Vec<String> = [
-                    "serve",
-                    "--demo",
-                    "--listen",
-                    "127.0.0.1:0",
-                    "--database",
-                    &url,
-                    "--log",
-                    "warn",
-                    // The bench holds up to a million tasks open at once: lift the
-                    // per-principal and total quotas that protect a normal server.
-                    "--max-tasks-per-principal",
-                    "100000000",
-                    "--max-active-tasks",
-                    "100000000",
-                ]
-                .iter()
-                .map(|s| s.to_string())
-                .collect();
-                Self::spawned(Spawned::start(program, &args, dir).await?)
-            }
-            Launch::Rmcp { program } => {
-                let args = vec!["--listen".to_string(), "127.0.0.1:0".to_string()];
-                Self::spawned(Spawned::start(program, &args, None).await?)
-            }
-        }
-    }
-
-    fn spawned(s: Spawned) -> Result<Self, BenchError> {
-        Ok(Server {
-            endpoint: s.endpoint.clone(),
-            pid: Some(s.pid),
-            owned: Some(s),
-        })
-    }
-
-    fn rss(&self) -> Option<u64> {
-        self.pid.and_then(usage).map(|u| u.rss_bytes)
-    }
-
-    /// Turns an error into one that carries the server's last words when it died.
-    fn explain(&mut self, e: BenchError) -> BenchError {
-        match &mut self.owned {
-            Some(s) if s.has_exited() => {
-                let tail = s.stderr_tail();
-                BenchError::Server(format!(
-                    "the server exited during the run ({e}); its last output:\n{tail}"
-                ))
-            }
-            _ => e,
-        }
-    }
-
-    async fn stop(self) {
-        if let Some(s) = self.owned {
-            s.stop().await;
-        }
-    }
-}
+use crate::server::Server;
 
 /// Runs the plan, returning every sample.
 ///
@@ -109,6 +19,9 @@ impl Server {
 /// The first failure; samples so far are lost (a partial run is not comparable).
 pub async fn run_plan(plan: &Plan) -> Result<Vec<Sample>, BenchError> {
     let mut samples = Vec::new();
+    if plan.wants(FigureSel::Fsync) {
+        crate::durable::fsync_figure(plan, &mut samples).await?;
+    }
     for target in &plan.targets {
         eprintln!(
             "== {} ({} wire), sizes {}",
@@ -126,10 +39,14 @@ pub async fn run_plan(plan: &Plan) -> Result<Vec<Sample>, BenchError> {
             _ => run_fresh(plan, target, &mut samples).await?,
         }
     }
+    if plan.wants(FigureSel::Retained) {
+        crate::durable::retained_figures(plan, &mut samples).await?;
+    }
     Ok(samples)
 }
 
-fn session_options(plan: &Plan, wire: Wire, declare_tasks: bool) -> SessionOptions {
+/// Session options for the plan's load.
+pub(crate) fn session_options(plan: &Plan, wire: Wire, declare_tasks: bool) -> SessionOptions {
     SessionOptions {
         wire,
         declare_tasks,
@@ -138,7 +55,8 @@ fn session_options(plan: &Plan, wire: Wire, declare_tasks: bool) -> SessionOptio
     }
 }
 
-async fn open_sessions(
+/// Opens `n` initialized sessions, each warmed up with a few pings.
+pub(crate) async fn open_sessions(
     endpoint: &Endpoint,
     n: usize,
     opts: &SessionOptions,
@@ -154,12 +72,25 @@ async fn open_sessions(
     Ok(conns)
 }
 
-fn sample(target: &Target, scenario: Scenario, n: usize, conns: usize, run: LoadRun) -> Sample {
+/// A sample of a load run on a target.
+pub(crate) fn sample(
+    target: &Target,
+    scenario: Scenario,
+    n: usize,
+    conns: usize,
+    run: LoadRun,
+) -> Sample {
+    let polls_per_op = match scenario {
+        Scenario::E2eTask => run.polls_per_op(),
+        _ => None,
+    };
     Sample {
         target: target.name.clone(),
+        wire: target.wire.as_str().to_string(),
         scenario,
         live_tasks: n,
         connections: conns,
+        polls_per_op,
         value: run.rate(),
         server_cpu_us: run.server_cpu_us(),
         client_cpu_us: run.client_cpu_us(),
@@ -169,7 +100,8 @@ fn sample(target: &Target, scenario: Scenario, n: usize, conns: usize, run: Load
     }
 }
 
-fn progress(target: &Target, n: usize, rep: usize, plan: &Plan, s: &Sample) {
+/// One progress line on stderr.
+pub(crate) fn progress(target: &str, n: usize, rep: usize, plan: &Plan, s: &Sample) {
     let lat = s
         .latency
         .map(|l| format!(", p50 {:.0} µs, p99 {:.0} µs", l.p50_us, l.p99_us))
@@ -178,9 +110,14 @@ fn progress(target: &Target, n: usize, rep: usize, plan: &Plan, s: &Sample) {
         .server_cpu_us
         .map(|c| format!(", server {c:.1} µs CPU/op"))
         .unwrap_or_default();
+    let polls = s
+        .polls_per_op
+        .map(|p| format!(", {p:.2} polls/op"))
+        .unwrap_or_default();
     eprintln!(
-        "   {} N={} run {}/{}: {} {} {}{lat}{cpu}",
-        target.name,
+        "   {} [{}] N={} run {}/{}: {} {} {}{lat}{cpu}{polls}",
+        target,
+        if s.wire.is_empty() { "-" } else { &s.wire },
         num(n as f64),
         rep + 1,
         plan.repeat,
@@ -194,7 +131,7 @@ fn progress(target: &Target, n: usize, rep: usize, plan: &Plan, s: &Sample) {
 async fn run_fresh(plan: &Plan, target: &Target, out: &mut Vec<Sample>) -> Result<(), BenchError> {
     for (i, &n) in target.sizes.iter().enumerate() {
         for rep in 0..plan.repeat {
-            let mut server = Server::start(target).await?;
+            let mut server = Server::start(target, &plan.serve_args).await?;
             let result = one_size(plan, target, &server, n, rep, i == 0, out).await;
             let result = result.map_err(|e| server.explain(e));
             server.stop().await;
@@ -222,11 +159,13 @@ async fn one_size(
     let rss1 = server.rss();
     let mut s = sample(target, Scenario::Create, n, plan.connections, run);
     s.rss_bytes = rss1;
-    progress(target, n, rep, plan, &s);
+    progress(&target.name, n, rep, plan, &s);
     out.push(s);
     if let (Some(a), Some(b)) = (rss0, rss1) {
         let s = Sample {
             target: target.name.clone(),
+            wire: target.wire.as_str().to_string(),
+            polls_per_op: None,
             scenario: Scenario::Memory,
             live_tasks: n,
             connections: plan.connections,
@@ -237,7 +176,7 @@ async fn one_size(
             rss_bytes: Some(b),
             other_cores: None,
         };
-        progress(target, n, rep, plan, &s);
+        progress(&target.name, n, rep, plan, &s);
         out.push(s);
     }
     let ids = Arc::new(ids);
@@ -245,7 +184,7 @@ async fn one_size(
         let (conns, run) =
             timed(conns, &Op::Get(ids), plan.warmup, plan.duration, server.pid).await?;
         let s = sample(target, Scenario::Get, n, plan.connections, run);
-        progress(target, n, rep, plan, &s);
+        progress(&target.name, n, rep, plan, &s);
         out.push(s);
         conns
     } else {
@@ -272,7 +211,7 @@ async fn extras(
         let (c, run) = timed(conns, &Op::Ping, plan.warmup, plan.duration, server.pid).await?;
         conns = c;
         let s = sample(target, Scenario::Ping, n, plan.connections, run);
-        progress(target, n, rep, plan, &s);
+        progress(&target.name, n, rep, plan, &s);
         out.push(s);
     }
     if !plan.wants(FigureSel::E2e) {
@@ -286,7 +225,7 @@ async fn extras(
         Op::TaskFlow {
             tool: tool.clone(),
             args: args.clone(),
-            with_get: true,
+            collect: Collect::Poll,
         },
         true,
     )];
@@ -296,7 +235,7 @@ async fn extras(
             Op::TaskFlow {
                 tool: tool.clone(),
                 args: args.clone(),
-                with_get: false,
+                collect: Collect::Result,
             },
             true,
         ));
@@ -323,7 +262,7 @@ async fn extras(
         let conn = open_sessions(&server.endpoint, 1, &opts).await?;
         let (_, run) = timed(conn, &op, plan.warmup, plan.duration, server.pid).await?;
         let s = sample(target, scenario, n, 1, run);
-        progress(target, n, rep, plan, &s);
+        progress(&target.name, n, rep, plan, &s);
         out.push(s);
     }
     Ok(())
@@ -336,7 +275,7 @@ async fn run_external(
     target: &Target,
     out: &mut Vec<Sample>,
 ) -> Result<(), BenchError> {
-    let server = Server::start(target).await?;
+    let server = Server::start(target, &plan.serve_args).await?;
     let opts = session_options(plan, target.wire, true);
     let mut conns = open_sessions(&server.endpoint, plan.connections, &opts).await?;
     let rss0 = server.rss();
@@ -350,11 +289,13 @@ async fn run_external(
             conns = c;
             ids.extend(new_ids);
             let s = sample(target, Scenario::Create, n, plan.connections, run);
-            progress(target, n, 0, plan, &s);
+            progress(&target.name, n, 0, plan, &s);
             out.push(s);
             if let (Some(a), Some(b)) = (rss0, server.rss()) {
                 out.push(Sample {
                     target: target.name.clone(),
+                    wire: target.wire.as_str().to_string(),
+                    polls_per_op: None,
                     scenario: Scenario::Memory,
                     live_tasks: n,
                     connections: plan.connections,
@@ -380,7 +321,7 @@ async fn run_external(
                 .await?;
                 conns = c;
                 let s = sample(target, Scenario::Get, n, plan.connections, run);
-                progress(target, n, rep, plan, &s);
+                progress(&target.name, n, rep, plan, &s);
                 out.push(s);
             }
         }

@@ -1,57 +1,155 @@
 //! The project's performance targets, checked against the figures of a run: each
-//! check says its goal, the value measured and how it was obtained.
+//! check says its goal, the value measured, how far a miss is from the goal and how
+//! the value was obtained. Checks are evaluated per task wire.
 
 use std::fmt::Write as _;
 
 use crate::report::{num, Check, Figure, Scenario};
+use crate::table::{mib, us};
 
-/// Figure lookup for the checks.
-fn find<'a>(figures: &'a [Figure], target: &str, scenario: Scenario) -> Vec<&'a Figure> {
+/// Live tasks at which single-size targets are evaluated (the nearest size below or,
+/// failing that, the largest is used when the run has no such size).
+const REFERENCE_N: usize = 10_000;
+/// One GiB.
+const GIB: f64 = 1_073_741_824.0;
+/// One MiB.
+const MIB: f64 = 1_048_576.0;
+/// Resident memory allowed for one million live tasks.
+const RSS_1M_LIVE: f64 = 2.5 * GIB;
+/// Resident memory allowed for the durable server with one million completed tasks.
+const RSS_1M_COMPLETED: f64 = 256.0 * MIB;
+
+/// Which way a goal points.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Goal {
+    /// The value must be at least this.
+    AtLeast(f64),
+    /// The value must be at most this.
+    AtMost(f64),
+}
+
+impl Goal {
+    /// Whether `value` meets the goal.
+    pub fn met(self, value: f64) -> bool {
+        match self {
+            Goal::AtLeast(l) => value >= l,
+            Goal::AtMost(l) => value <= l,
+        }
+    }
+
+    /// How far `value` misses the goal, as a percentage of the goal; `None` when met.
+    pub fn missed_by_pct(self, value: f64) -> Option<f64> {
+        if self.met(value) {
+            return None;
+        }
+        let (l, off) = match self {
+            Goal::AtLeast(l) => (l, l - value),
+            Goal::AtMost(l) => (l, value - l),
+        };
+        Some(if l != 0.0 { off / l.abs() * 100.0 } else { 100.0 })
+    }
+
+    /// A check record with the goal in words (`goal`), the value and how it was
+    /// printed (`measured`), evaluated on `target` over figures of `wire`.
+    pub fn check(
+        self,
+        name: &str,
+        target: &str,
+        wire: &str,
+        value: f64,
+        measured: String,
+        detail: String,
+    ) -> Check {
+        Check {
+            kind: "check",
+            name: name.to_string(),
+            target: target.to_string(),
+            wire: wire.to_string(),
+            goal: String::new(),
+            value,
+            measured,
+            met: self.met(value),
+            missed_by_pct: self.missed_by_pct(value),
+            detail,
+        }
+    }
+}
+
+/// Sets a check's goal text.
+fn goal(mut c: Check, text: &str) -> Check {
+    c.goal = text.to_string();
+    c
+}
+
+/// The targets and wires a run's checks apply to.
+#[derive(Debug, Clone, Copy)]
+pub struct Roles<'a> {
+    /// Our main target: the in-memory store, or a --url server (empty for none).
+    pub primary: &'a str,
+    /// Our SQLite target.
+    pub durable: &'a str,
+    /// The rmcp comparison server.
+    pub rmcp: &'a str,
+    /// The fsync figure's target.
+    pub disk: &'a str,
+}
+
+/// The figures of one target on one wire (any wire when `wire` is `None`), by size.
+fn find<'a>(
+    figures: &'a [Figure],
+    target: &str,
+    wire: Option<&str>,
+    scenario: Scenario,
+) -> Vec<&'a Figure> {
     let mut v: Vec<&Figure> = figures
         .iter()
-        .filter(|f| f.target == target && f.scenario == scenario)
+        .filter(|f| {
+            f.target == target && f.scenario == scenario && wire.is_none_or(|w| f.wire == w)
+        })
         .collect();
     v.sort_by_key(|f| f.live_tasks);
     v
 }
 
-/// A check record.
-pub(crate) fn check(name: &str, goal: &str, value: f64, met: bool, detail: String) -> Check {
-    Check {
-        kind: "check",
-        name: name.to_string(),
-        goal: goal.into(),
-        value,
-        met,
-        detail,
-    }
+/// The figure at the reference size, else the largest below it, else the smallest.
+fn at_reference<'a>(v: &[&'a Figure]) -> Option<&'a Figure> {
+    v.iter()
+        .rev()
+        .find(|f| f.live_tasks <= REFERENCE_N)
+        .or_else(|| v.first())
+        .copied()
 }
 
-/// Evaluates the project's performance targets on whatever figures exist. `primary`
-/// is our main target (the in-memory store, or a --url server; empty for none),
-/// `durable` our SQLite one, `rmcp` the comparison server. Each check names the
-/// target it was evaluated on.
-pub fn checks(figures: &[Figure], primary: &str, durable: &str, rmcp: &str) -> Vec<Check> {
+/// Evaluates the project's performance targets on whatever figures exist.
+pub fn checks(figures: &[Figure], roles: Roles<'_>) -> Vec<Check> {
+    let mut wires: Vec<&str> = Vec::new();
+    for f in figures {
+        if (f.target == roles.primary || f.target == roles.durable)
+            && !f.wire.is_empty()
+            && !wires.contains(&f.wire.as_str())
+        {
+            wires.push(&f.wire);
+        }
+    }
     let mut out = Vec::new();
-    get_checks(figures, primary, rmcp, &mut out);
-    store_checks(figures, primary, durable, &mut out);
-    e2e_checks(figures, primary, &mut out);
+    for wire in wires {
+        get_checks(figures, roles, wire, &mut out);
+        create_checks(figures, roles, wire, &mut out);
+        e2e_checks(figures, roles, wire, &mut out);
+    }
+    memory_checks(figures, roles, &mut out);
     out
 }
 
-/// A check's name with the target it was evaluated on.
-fn on(name: &str, target: &str) -> String {
-    format!("{name} ({target})")
-}
-
 /// `tasks/get`: flat in N, against rmcp, CPU per get, against the ping ceiling.
-fn get_checks(figures: &[Figure], primary: &str, rmcp: &str, out: &mut Vec<Check>) {
-    let gets = find(figures, primary, Scenario::Get);
+fn get_checks(figures: &[Figure], roles: Roles<'_>, wire: &str, out: &mut Vec<Check>) {
+    let primary = roles.primary;
+    let gets = find(figures, primary, Some(wire), Scenario::Get);
     if let (Some(lo), Some(hi)) = (gets.first(), gets.last()) {
         if hi.live_tasks > lo.live_tasks {
             let r = hi.value.median / lo.value.median;
             let mut detail = format!(
-                "{} req/s at {} vs {} req/s at {}",
+                "{} req/s at {} vs {} req/s at {} live",
                 num(hi.value.median),
                 num(hi.live_tasks as f64),
                 num(lo.value.median),
@@ -64,53 +162,78 @@ fn get_checks(figures: &[Figure], primary: &str, rmcp: &str, out: &mut Vec<Check
                     l / h
                 );
             }
-            out.push(check(
-                &on("tasks/get flat in N", primary),
-                "rate at largest N ≥ 0.8 × rate at smallest N",
-                r,
-                r >= 0.8,
-                detail,
+            out.push(goal(
+                Goal::AtLeast(0.8).check(
+                    "tasks/get flat in N",
+                    primary,
+                    wire,
+                    r,
+                    format!("{r:.2}×"),
+                    detail,
+                ),
+                "rate at largest N ≥ 0.8 × at smallest",
             ));
         }
     }
-    let rmcp_gets = find(figures, rmcp, Scenario::Get);
-    let common = rmcp_gets.iter().rev().find_map(|r| {
-        gets.iter()
-            .find(|g| g.live_tasks == r.live_tasks)
-            .map(|g| (*g, *r))
-    });
-    if let Some((g, r)) = common {
-        let ratio = g.value.median / r.value.median;
-        out.push(check(
-            &on("tasks/get vs rmcp", primary),
-            "≥ 5 × rmcp's rate at 10,000 live tasks",
-            ratio,
-            ratio >= 5.0,
-            format!(
-                "{} vs {} req/s at {} live tasks",
-                num(g.value.median),
-                num(r.value.median),
-                num(g.live_tasks as f64)
-            ),
-        ));
+    let rmcp_gets = find(figures, roles.rmcp, None, Scenario::Get);
+    for ours in [primary, roles.durable] {
+        let mine = find(figures, ours, Some(wire), Scenario::Get);
+        let pairs: Vec<(&Figure, &Figure)> = rmcp_gets
+            .iter()
+            .filter_map(|r| {
+                mine.iter()
+                    .find(|g| g.live_tasks == r.live_tasks)
+                    .map(|g| (*g, *r))
+            })
+            .collect();
+        let pick = pairs
+            .iter()
+            .rev()
+            .find(|(g, _)| g.live_tasks <= REFERENCE_N)
+            .or_else(|| pairs.first());
+        if let Some((g, r)) = pick {
+            let ratio = g.value.median / r.value.median;
+            out.push(goal(
+                Goal::AtLeast(20.0).check(
+                    "tasks/get vs rmcp",
+                    ours,
+                    wire,
+                    ratio,
+                    format!("{ratio:.1}×"),
+                    format!(
+                        "{} vs {} req/s at {} live (rmcp on {})",
+                        num(g.value.median),
+                        num(r.value.median),
+                        num(g.live_tasks as f64),
+                        r.wire
+                    ),
+                ),
+                "≥ 20 × rmcp at 10,000 live",
+            ));
+        }
     }
     let worst_cpu = gets
         .iter()
         .filter_map(|f| f.server_cpu_us_per_op.map(|c| (c, f.live_tasks)))
         .max_by(|a, b| a.0.total_cmp(&b.0));
     if let Some((cpu, n)) = worst_cpu {
-        out.push(check(
-            &on("server CPU per tasks/get", primary),
+        out.push(goal(
+            Goal::AtMost(60.0).check(
+                "server CPU per tasks/get",
+                primary,
+                wire,
+                cpu,
+                us(Some(cpu)),
+                format!("worst over sizes, at {} live", num(n as f64)),
+            ),
             "≤ 60 µs",
-            cpu,
-            cpu <= 60.0,
-            format!("worst over sizes, at {} live tasks", num(n as f64)),
         ));
     }
-    if let (Some(ping), Some(g)) = (find(figures, primary, Scenario::Ping).first(), gets.first()) {
+    let ping = find(figures, primary, Some(wire), Scenario::Ping);
+    if let (Some(ping), Some(g)) = (ping.first(), gets.first()) {
         let r = g.value.median / ping.value.median;
         let mut detail = format!(
-            "{} get/s vs {} ping/s at {} live tasks",
+            "{} get/s vs {} ping/s at {} live",
             num(g.value.median),
             num(ping.value.median),
             num(g.live_tasks as f64)
@@ -118,97 +241,298 @@ fn get_checks(figures: &[Figure], primary: &str, rmcp: &str, out: &mut Vec<Check
         if let (Some(gc), Some(pc)) = (g.server_cpu_us_per_op, ping.server_cpu_us_per_op) {
             let _ = write!(
                 detail,
-                "; server CPU per request {gc:.1} vs {pc:.1} µs (rate ratio if CPU-bound {:.2})",
+                "; server CPU {gc:.1} vs {pc:.1} µs (CPU-bound ratio {:.2})",
                 pc / gc
             );
         }
-        out.push(check(
-            &on("tasks/get vs ping ceiling", primary),
+        out.push(goal(
+            Goal::AtLeast(0.8).check(
+                "tasks/get vs ping",
+                primary,
+                wire,
+                r,
+                format!("{r:.2}×"),
+                detail,
+            ),
             "≥ 0.8 × ping rate",
-            r,
-            r >= 0.8,
-            detail,
         ));
     }
 }
 
-/// Creation rates (durable and in memory) and memory per task.
-fn store_checks(figures: &[Figure], primary: &str, durable: &str, out: &mut Vec<Check>) {
-    if let Some(c) = find(figures, durable, Scenario::Create).last() {
-        out.push(check(
-            &on("durable create rate", durable),
-            "≥ 5,000 tasks/s",
-            c.value.median,
-            c.value.median >= 5000.0,
-            format!("creating {} tasks", num(c.live_tasks as f64)),
+/// Creation: durable rate, and the in-memory rate against our own `ping` rate.
+fn create_checks(figures: &[Figure], roles: Roles<'_>, wire: &str, out: &mut Vec<Check>) {
+    let durable = find(figures, roles.durable, Some(wire), Scenario::Create);
+    if let Some(c) = at_reference(&durable) {
+        out.push(goal(
+            Goal::AtLeast(10_000.0).check(
+                "durable create rate",
+                roles.durable,
+                wire,
+                c.value.median,
+                format!("{} tasks/s", num(c.value.median)),
+                format!(
+                    "creating {} tasks, {} connections, p50 {}",
+                    num(c.live_tasks as f64),
+                    c.connections,
+                    us(c.p50_us)
+                ),
+            ),
+            "≥ 10,000 tasks/s",
         ));
     }
-    if let Some(c) = find(figures, primary, Scenario::Create).last() {
-        out.push(check(
-            &on("create rate", primary),
-            "≥ 50,000 tasks/s",
-            c.value.median,
-            c.value.median >= 50_000.0,
-            format!("creating {} tasks", num(c.live_tasks as f64)),
-        ));
-    }
-    let mem = find(figures, primary, Scenario::Memory);
-    if let Some(m) = mem.last() {
-        out.push(check(
-            &on("memory per live task", primary),
-            "≤ 1,024 bytes",
-            m.value.median,
-            m.value.median <= 1024.0,
-            format!("RSS growth over {} live tasks", num(m.live_tasks as f64)),
-        ));
-    }
-    if let Some(m) = mem.iter().find(|m| m.live_tasks == 1_000_000) {
-        if let Some(rss) = m.rss_bytes {
-            out.push(check(
-                &on("RSS with 1M live tasks", primary),
-                "< 1 GiB",
-                rss,
-                rss < (1u64 << 30) as f64,
-                format!("{:.0} MiB", rss / 1048576.0),
-            ));
+    let creates = find(figures, roles.primary, Some(wire), Scenario::Create);
+    let ping = find(figures, roles.primary, Some(wire), Scenario::Ping);
+    if let (Some(c), Some(p)) = (at_reference(&creates), ping.first()) {
+        let r = c.value.median / p.value.median;
+        let mut detail = format!(
+            "{} tasks/s creating {} vs {} ping/s",
+            num(c.value.median),
+            num(c.live_tasks as f64),
+            num(p.value.median)
+        );
+        if let (Some(cc), Some(pc)) = (c.server_cpu_us_per_op, p.server_cpu_us_per_op) {
+            let _ = write!(
+                detail,
+                "; server CPU {cc:.1} vs {pc:.1} µs (CPU-bound ratio {:.2})",
+                pc / cc
+            );
         }
+        out.push(goal(
+            Goal::AtLeast(0.8).check(
+                "create vs ping",
+                roles.primary,
+                wire,
+                r,
+                format!("{r:.2}×"),
+                detail,
+            ),
+            "≥ 0.8 × ping rate",
+        ));
     }
 }
 
-/// Instant task against a sync call, and an ordinary client's sync call.
-fn e2e_checks(figures: &[Figure], primary: &str, out: &mut Vec<Check>) {
-    let task = find(figures, primary, Scenario::E2eTask);
-    let sync = find(figures, primary, Scenario::E2eSync);
-    let no_get = find(figures, primary, Scenario::E2eTaskNoGet);
+/// Instant task against a sync call, the durable instant task against the disk's
+/// fsync, and an ordinary client's sync call.
+fn e2e_checks(figures: &[Figure], roles: Roles<'_>, wire: &str, out: &mut Vec<Check>) {
+    let primary = roles.primary;
+    let task = find(figures, primary, Some(wire), Scenario::E2eTask);
+    let sync = find(figures, primary, Some(wire), Scenario::E2eSync);
     if let (Some(t), Some(s)) = (task.first(), sync.first()) {
         if let (Some(tp), Some(sp)) = (t.p50_us, s.p50_us) {
             let r = tp / sp;
-            let mut detail =
-                format!("p50 {tp:.0} µs (create + get + result) vs {sp:.0} µs (tools/call)");
-            if let Some(np) = no_get.first().and_then(|f| f.p50_us) {
-                let _ = write!(detail, "; create + result alone {:.2}×", np / sp);
+            let mut detail = format!("p50 {} vs {} (tools/call)", us(Some(tp)), us(Some(sp)));
+            if let Some(p) = t.polls_per_op {
+                let _ = write!(detail, "; {p:.2} polls per task");
             }
             if let (Some(tc), Some(sc)) = (t.server_cpu_us_per_op, s.server_cpu_us_per_op) {
                 let _ = write!(detail, "; server CPU {:.2}×", tc / sc);
             }
-            out.push(check(
-                &on("instant task vs sync call", primary),
-                "≤ 1.5 × latency",
-                r,
-                r <= 1.5,
-                detail,
+            out.push(goal(
+                Goal::AtMost(1.5).check(
+                    "instant task vs sync call",
+                    primary,
+                    wire,
+                    r,
+                    format!("{r:.2}×"),
+                    detail,
+                ),
+                "≤ 1.5 × p50",
             ));
         }
     }
-    if let Some(o) = find(figures, primary, Scenario::E2eSyncOrdinary).first() {
-        if let Some(op) = o.p50_us {
-            out.push(check(
-                &on("sync call, ordinary client on a reused connection", primary),
-                "< 10 ms",
-                op,
-                op < 10_000.0,
-                format!("p50 {op:.0} µs (default socket options, SSE reply)"),
+    let no_get = find(figures, roles.durable, Some(wire), Scenario::E2eTaskNoGet);
+    let fsync = find(figures, roles.disk, None, Scenario::Fsync);
+    if let (Some(t), Some(f)) = (no_get.first(), fsync.first()) {
+        if let (Some(tp), Some(fp)) = (t.p50_us, f.p50_us) {
+            let limit = fp + 1000.0;
+            out.push(goal(
+                Goal::AtMost(limit).check(
+                    "durable instant task (create + result)",
+                    roles.durable,
+                    wire,
+                    tp,
+                    us(Some(tp)),
+                    format!("p50; the disk's fsync p50 is {}", us(Some(fp))),
+                ),
+                &format!("≤ fsync p50 + 1 ms = {}", us(Some(limit))),
             ));
         }
+    }
+    if let Some(o) = find(figures, primary, Some(wire), Scenario::E2eSyncOrdinary).first() {
+        if let Some(op) = o.p50_us {
+            out.push(goal(
+                Goal::AtMost(10_000.0).check(
+                    "sync call, ordinary client",
+                    primary,
+                    wire,
+                    op,
+                    us(Some(op)),
+                    "p50 on a reused connection, default socket options, SSE reply".into(),
+                ),
+                "< 10 ms",
+            ));
+        }
+    }
+}
+
+/// Memory: per live task, one million live tasks, and retained completed tasks.
+fn memory_checks(figures: &[Figure], roles: Roles<'_>, out: &mut Vec<Check>) {
+    let per_task_limit = RSS_1M_LIVE / 1e6;
+    if let Some(wire) = first_wire(figures, roles.primary, Scenario::Memory) {
+        let mem = find(figures, roles.primary, Some(&wire), Scenario::Memory);
+        if let Some(m) = mem.last() {
+            out.push(goal(
+                Goal::AtMost(per_task_limit).check(
+                    "memory per live task",
+                    roles.primary,
+                    &wire,
+                    m.value.median,
+                    format!("{} B", num(m.value.median)),
+                    format!("RSS growth over {} live tasks", num(m.live_tasks as f64)),
+                ),
+                &format!("≤ {} B (2.5 GiB / 1M)", num(per_task_limit)),
+            ));
+        }
+        if let Some(rss) = mem
+            .iter()
+            .find(|m| m.live_tasks == 1_000_000)
+            .and_then(|m| m.rss_bytes)
+        {
+            out.push(goal(
+                Goal::AtMost(RSS_1M_LIVE).check(
+                    "RSS with 1M live tasks",
+                    roles.primary,
+                    &wire,
+                    rss,
+                    mib(Some(rss)),
+                    "server RSS after creating them".into(),
+                ),
+                "< 2.5 GiB",
+            ));
+        }
+    }
+    let retained = find(figures, roles.durable, None, Scenario::Retained);
+    if let Some(r) = retained.last() {
+        if let Some(rss) = r.rss_bytes {
+            out.push(goal(
+                Goal::AtMost(RSS_1M_COMPLETED).check(
+                    &format!("RSS with {} completed tasks", num(r.live_tasks as f64)),
+                    roles.durable,
+                    &r.wire,
+                    rss,
+                    mib(Some(rss)),
+                    format!(
+                        "server RSS after they completed ({} B per task of growth)",
+                        num(r.value.median)
+                    ),
+                ),
+                "< 256 MiB at 1M",
+            ));
+        }
+    }
+}
+
+/// The wire of a target's first figure of a scenario (memory does not depend on the
+/// wire, so it is checked once).
+fn first_wire(figures: &[Figure], target: &str, scenario: Scenario) -> Option<String> {
+    figures
+        .iter()
+        .find(|f| f.target == target && f.scenario == scenario)
+        .map(|f| f.wire.clone())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::aggregate;
+    use crate::report::tests::sample;
+
+    const W: &str = "2025-11-25";
+    const X: &str = "2026-07-28";
+    const ROLES: Roles<'static> = Roles {
+        primary: "ours",
+        durable: "sqlite",
+        rmcp: "rmcp",
+        disk: "disk",
+    };
+
+    fn by<'a>(c: &'a [Check], name: &str, target: &str, wire: &str) -> &'a Check {
+        c.iter()
+            .find(|c| c.name == name && c.target == target && c.wire == wire)
+            .unwrap_or_else(|| panic!("no check {name} on {target} {wire}: {c:#?}"))
+    }
+
+    #[test]
+    fn goals_say_how_far_they_were_missed() {
+        assert_eq!(Goal::AtLeast(10.0).missed_by_pct(8.0), Some(20.0));
+        assert_eq!(Goal::AtLeast(10.0).missed_by_pct(12.0), None);
+        assert_eq!(Goal::AtMost(1.5).missed_by_pct(3.0), Some(100.0));
+        assert_eq!(Goal::AtMost(1.5).missed_by_pct(1.5), None);
+    }
+
+    #[test]
+    fn get_checks_compare_sizes_servers_and_wires() {
+        let s = vec![
+            sample("ours", W, Scenario::Get, 1000, 1000.0),
+            sample("ours", W, Scenario::Get, 10000, 900.0),
+            sample("ours", X, Scenario::Get, 1000, 1000.0),
+            sample("ours", X, Scenario::Get, 10000, 500.0),
+            sample("rmcp", X, Scenario::Get, 10000, 100.0),
+            sample("sqlite", W, Scenario::Get, 10000, 300.0),
+            sample("ours", W, Scenario::Ping, 1000, 1100.0),
+        ];
+        let c = checks(&aggregate(&s), ROLES);
+        assert!(by(&c, "tasks/get flat in N", "ours", W).met);
+        let x = by(&c, "tasks/get flat in N", "ours", X);
+        assert!(!x.met);
+        assert!((x.missed_by_pct.expect("missed") - 37.5).abs() < 1e-9);
+        assert!((by(&c, "tasks/get vs rmcp", "ours", W).value - 9.0).abs() < 1e-9);
+        assert!(!by(&c, "tasks/get vs rmcp", "ours", W).met);
+        assert!((by(&c, "tasks/get vs rmcp", "sqlite", W).value - 3.0).abs() < 1e-9);
+        assert!(by(&c, "tasks/get vs ping", "ours", W).met);
+        assert!(by(&c, "server CPU per tasks/get", "ours", W).met);
+        assert!(checks(&aggregate(&s[4..5]), ROLES).is_empty());
+    }
+
+    #[test]
+    fn create_memory_and_durability_checks() {
+        let mut mem = sample("ours", W, Scenario::Memory, 1_000_000, 3000.0);
+        mem.rss_bytes = Some(3 << 30);
+        let mut retained = sample("sqlite", W, Scenario::Retained, 1_000_000, 100.0);
+        retained.rss_bytes = Some(100 << 20);
+        let mut fsync = sample("disk", "", Scenario::Fsync, 0, 500.0);
+        fsync.latency = Some(crate::stats::LatencySummary {
+            p50_us: 2000.0,
+            p99_us: 4000.0,
+            p999_us: 5000.0,
+        });
+        let mut no_get = sample("sqlite", W, Scenario::E2eTaskNoGet, 1000, 0.0);
+        no_get.latency = Some(crate::stats::LatencySummary {
+            p50_us: 2500.0,
+            p99_us: 4000.0,
+            p999_us: 5000.0,
+        });
+        let s = vec![
+            sample("ours", W, Scenario::Create, 10_000, 20_000.0),
+            sample("ours", W, Scenario::Ping, 1000, 40_000.0),
+            sample("sqlite", W, Scenario::Create, 1000, 20_000.0),
+            sample("sqlite", W, Scenario::Create, 10_000, 9_000.0),
+            sample("sqlite", W, Scenario::Create, 30_000, 20_000.0),
+            mem,
+            retained,
+            fsync,
+            no_get,
+        ];
+        let c = checks(&aggregate(&s), ROLES);
+        let d = by(&c, "durable create rate", "sqlite", W);
+        assert_eq!(d.value, 9_000.0, "evaluated at 10,000 tasks");
+        assert!((d.missed_by_pct.expect("missed") - 10.0).abs() < 1e-9);
+        assert!(!by(&c, "create vs ping", "ours", W).met);
+        assert!(!by(&c, "memory per live task", "ours", W).met);
+        assert!(!by(&c, "RSS with 1M live tasks", "ours", W).met);
+        assert!(by(&c, "RSS with 1,000,000 completed tasks", "sqlite", W).met);
+        let t = by(&c, "durable instant task (create + result)", "sqlite", W);
+        assert!(t.met, "2.5 ms ≤ 2 ms + 1 ms");
+        assert!(t.goal.contains("3.00 ms"), "{}", t.goal);
     }
 }
