@@ -52,7 +52,11 @@ pub async fn measure(
         .map_err(|e| BenchError::Server(format!("the fsync measurement died: {e}")))?
 }
 
-fn measure_blocking(dir: &Path, warmup: Duration, measure: Duration) -> Result<LoadRun, BenchError> {
+fn measure_blocking(
+    dir: &Path,
+    warmup: Duration,
+    measure: Duration,
+) -> Result<LoadRun, BenchError> {
     let io = |what: &str| {
         let what = format!("{what} (fsync figure, in {})", dir.display());
         move |e| BenchError::Io(what, e)
@@ -105,7 +109,10 @@ mod tests {
     #[test]
     fn sqlite_urls_name_their_directory() {
         assert_eq!(sqlite_dir("sqlite:///var/db/x.db"), Some("/var/db".into()));
-        assert_eq!(sqlite_dir("sqlite://data/x.db?mode=rwc"), Some("data".into()));
+        assert_eq!(
+            sqlite_dir("sqlite://data/x.db?mode=rwc"),
+            Some("data".into())
+        );
         assert_eq!(sqlite_dir("sqlite:x.db"), Some(".".into()));
         assert_eq!(sqlite_dir("sqlite::memory:"), None);
         assert_eq!(sqlite_dir("postgres://h/db"), None);
@@ -114,11 +121,19 @@ mod tests {
     #[tokio::test]
     async fn fsyncs_are_timed_in_the_window() {
         let dir = tempfile::tempdir().expect("temp dir");
-        let run = measure(dir.path(), Duration::from_millis(5), Duration::from_millis(50))
-            .await
-            .expect("measured");
+        let run = measure(
+            dir.path(),
+            Duration::from_millis(5),
+            Duration::from_millis(50),
+        )
+        .await
+        .expect("measured");
         assert!(run.ops > 0);
         assert_eq!(run.latencies.len() as u64, run.ops);
-        assert_eq!(std::fs::read_dir(dir.path()).expect("dir").count(), 0, "file removed");
+        assert_eq!(
+            std::fs::read_dir(dir.path()).expect("dir").count(),
+            0,
+            "file removed"
+        );
     }
 }

@@ -126,8 +126,27 @@ impl HttpConn {
     /// [`BenchError::Io`] on socket errors, [`BenchError::Http`] on a malformed
     /// response or a timeout.
     pub async fn post(&mut self, body: &[u8]) -> Result<Response<'_>, BenchError> {
+        self.post_with(body, &[]).await
+    }
+
+    /// Sends `body` with `headers` added to this request only (the 2026-07-28 wire's
+    /// `Mcp-Method` and `Mcp-Name`) and reads the whole response.
+    ///
+    /// # Errors
+    /// As [`HttpConn::post`].
+    pub async fn post_with(
+        &mut self,
+        body: &[u8],
+        headers: &[(&str, &str)],
+    ) -> Result<Response<'_>, BenchError> {
         self.out.clear();
         self.out.extend_from_slice(&self.head);
+        for (name, value) in headers {
+            self.out.extend_from_slice(name.as_bytes());
+            self.out.extend_from_slice(b": ");
+            self.out.extend_from_slice(value.as_bytes());
+            self.out.extend_from_slice(b"\r\n");
+        }
         self.out
             .extend_from_slice(format!("Content-Length: {}\r\n\r\n", body.len()).as_bytes());
         self.out.extend_from_slice(body);

@@ -2,11 +2,11 @@
 //!
 //! | | `2025-11-25` | `extension` (`io.modelcontextprotocol/tasks`) |
 //! |---|---|---|
-//! | initialize | `protocolVersion` 2025-11-25 | same, plus `capabilities.extensions["io.modelcontextprotocol/tasks"]` |
-//! | create | `tools/call` with `params.task: {}` → `{task: {taskId, status}}` | `tools/call` (the server decides) → flat `{resultType: "task", taskId, status}` |
+//! | session | `initialize` (`protocolVersion` 2025-11-25) | stateless 2026-07-28 (`server/discover`; `_meta` protocol version and capabilities with the extension in every request, `Mcp-Method`/`Mcp-Name` headers), or, for servers without it (rmcp), `initialize` declaring `capabilities.extensions["io.modelcontextprotocol/tasks"]` |
+//! | create | `tools/call` with `params.task: {}` → `{task: {taskId, status}}` | `tools/call` (the server decides) → flat `{resultType: "task", taskId, status}`, or a plain result (done, no task) |
 //! | poll | `tasks/get` → flat task | `tasks/get` → `DetailedTask` (result inlined when completed) |
 //! | result | `tasks/result` (blocks until terminal) | none: poll `tasks/get` until terminal |
-//! | sync call | `tools/call` without `task` | `tools/call` in a session that did not declare the extension |
+//! | sync call | `tools/call` without `task` | `tools/call` without the extension declared |
 
 use serde::Deserialize;
 use std::borrow::Cow;
@@ -16,6 +16,8 @@ use crate::http::{sse_response, Endpoint, HttpConn};
 
 /// The protocol version the bench proposes at `initialize`.
 pub const PROTOCOL_VERSION: &str = "2025-11-25";
+/// The stateless protocol version of the extension wire, tried before a session.
+pub const STATELESS_VERSION: &str = "2026-07-28";
 /// The Tasks extension id.
 pub const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";
 
@@ -85,6 +87,11 @@ pub struct McpConn {
     wire: Wire,
     next_id: u64,
     body: Vec<u8>,
+    /// On the stateless 2026-07-28 wire: the `"_meta":{…}` member every request's
+    /// params carry (protocol version and client capabilities); `None` in a session.
+    meta: Option<String>,
+    /// Whether the server answers `ping` (rmcp 3.9 does not on the stateless wire).
+    ping: bool,
 }
 
 #[derive(Deserialize)]
@@ -121,28 +128,26 @@ fn is_terminal(status: &str) -> bool {
 }
 
 impl McpConn {
-    /// Connects, initializes a session and sends `notifications/initialized`.
+    /// Opens a session. On the extension wire it first asks `server/discover` on the
+    /// stateless 2026-07-28 protocol (every request then carries its own `_meta`);
+    /// a server that does not speak it (rmcp) gets a 2025-11-25 session that declares
+    /// the extension at `initialize`. On 2025-11-25: `initialize` and
+    /// `notifications/initialized`.
     ///
     /// # Errors
     /// Connection failures, a refused `initialize`, or a missing session id.
     pub async fn open(endpoint: &Endpoint, opts: &SessionOptions) -> Result<Self, BenchError> {
-        let accept = if opts.accept_sse || opts.wire == Wire::V2026_07_28 {
-            "application/json, text/event-stream"
-        } else {
-            "application/json"
-        };
-        let http = HttpConn::connect(endpoint, accept, !opts.ordinary_socket).await?;
-        let mut conn = McpConn {
-            http,
-            wire: opts.wire,
-            next_id: 1,
-            body: Vec::with_capacity(512),
-        };
         let capabilities = if opts.wire == Wire::V2026_07_28 && opts.declare_tasks {
             format!(r#"{{"extensions":{{"{TASKS_EXTENSION}":{{}}}}}}"#)
         } else {
             "{}".to_string()
         };
+        if opts.wire == Wire::V2026_07_28 {
+            if let Some(conn) = Self::open_stateless(endpoint, opts, &capabilities).await? {
+                return Ok(conn);
+            }
+        }
+        let mut conn = Self::connect(endpoint, opts).await?;
         let init = format!(
             r#"{{"jsonrpc":"2.0","id":0,"method":"initialize","params":{{"protocolVersion":"{PROTOCOL_VERSION}","capabilities":{capabilities},"clientInfo":{{"name":"mcp-tasks-bench","version":"{}"}}}}}}"#,
             env!("CARGO_PKG_VERSION")
@@ -182,21 +187,99 @@ impl McpConn {
         Ok(conn)
     }
 
+    async fn connect(endpoint: &Endpoint, opts: &SessionOptions) -> Result<Self, BenchError> {
+        let accept = if opts.accept_sse || opts.wire == Wire::V2026_07_28 {
+            "application/json, text/event-stream"
+        } else {
+            "application/json"
+        };
+        let http = HttpConn::connect(endpoint, accept, !opts.ordinary_socket).await?;
+        Ok(McpConn {
+            http,
+            wire: opts.wire,
+            next_id: 1,
+            body: Vec::with_capacity(512),
+            meta: None,
+            ping: true,
+        })
+    }
+
+    /// The stateless 2026-07-28 wire, when the server answers `server/discover` with
+    /// it; `None` otherwise.
+    async fn open_stateless(
+        endpoint: &Endpoint,
+        opts: &SessionOptions,
+        capabilities: &str,
+    ) -> Result<Option<Self>, BenchError> {
+        let mut conn = Self::connect(endpoint, opts).await?;
+        conn.http
+            .add_header("Mcp-Protocol-Version", STATELESS_VERSION);
+        conn.meta = Some(format!(
+            r#""_meta":{{"io.modelcontextprotocol/protocolVersion":"{STATELESS_VERSION}","io.modelcontextprotocol/clientCapabilities":{capabilities},"io.modelcontextprotocol/clientInfo":{{"name":"mcp-tasks-bench","version":"{}"}}}}"#,
+            env!("CARGO_PKG_VERSION")
+        ));
+        let body = match conn.request("server/discover", None, "{}").await {
+            Ok(body) => body.into_owned(),
+            Err(BenchError::Rpc { .. } | BenchError::Http(_)) => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        let v: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
+        let speaks = v["result"]["supportedVersions"]
+            .as_array()
+            .is_some_and(|a| a.iter().any(|x| x == STATELESS_VERSION));
+        if !speaks {
+            return Ok(None);
+        }
+        if opts.declare_tasks {
+            check_task_support(opts.wire, &body)?;
+        }
+        conn.ping = match conn.ping().await {
+            Ok(()) => true,
+            Err(BenchError::Rpc { message, .. }) if message.contains("-32601") => false,
+            Err(e) => return Err(e),
+        };
+        Ok(Some(conn))
+    }
+
     /// The wire this session speaks.
     pub fn wire(&self) -> Wire {
         self.wire
     }
 
-    /// Sends one request and returns the JSON-RPC reply body.
-    async fn request(&mut self, method: &str, params: &str) -> Result<Cow<'_, [u8]>, BenchError> {
+    /// Whether the server answers `ping` on this session's wire.
+    pub fn supports_ping(&self) -> bool {
+        self.ping
+    }
+
+    /// Sends one request and returns the JSON-RPC reply body. `name` is what the
+    /// request is about (a tool name or task id): on the stateless wire it goes in the
+    /// `Mcp-Name` header, with the method in `Mcp-Method` and `_meta` in the params.
+    async fn request(
+        &mut self,
+        method: &str,
+        name: Option<&str>,
+        params: &str,
+    ) -> Result<Cow<'_, [u8]>, BenchError> {
         let id = self.next_id;
         self.next_id += 1;
         self.body.clear();
+        let params: Cow<'_, str> = match &self.meta {
+            None => Cow::Borrowed(params),
+            Some(meta) => Cow::Owned(with_meta(params, meta)),
+        };
         self.body.extend_from_slice(
             format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"{method}","params":{params}}}"#)
                 .as_bytes(),
         );
-        let resp = self.http.post(&self.body).await?;
+        let resp = if self.meta.is_some() {
+            let mut headers = vec![("Mcp-Method", method)];
+            if let Some(n) = name {
+                headers.push(("Mcp-Name", n));
+            }
+            self.http.post_with(&self.body, &headers).await?
+        } else {
+            self.http.post(&self.body).await?
+        };
         if resp.status != 200 {
             return Err(BenchError::Rpc {
                 method: method.into(),
@@ -215,7 +298,7 @@ impl McpConn {
     /// # Errors
     /// Transport failures or a JSON-RPC error.
     pub async fn ping(&mut self) -> Result<(), BenchError> {
-        let body = self.request("ping", "{}").await?;
+        let body = self.request("ping", None, "{}").await?;
         check_envelope("ping", &body).map(|_| ())
     }
 
@@ -253,7 +336,7 @@ impl McpConn {
             Wire::V2026_07_28 => format!(r#"{{"name":"{tool}","arguments":{arguments}}}"#),
         };
         let wire = self.wire;
-        let body = self.request("tools/call", &params).await?;
+        let body = self.request("tools/call", Some(tool), &params).await?;
         created(wire, &body)
     }
 
@@ -278,7 +361,7 @@ impl McpConn {
     /// Transport failures, a JSON-RPC error, or a reply without a status.
     pub async fn get_task(&mut self, task_id: &str) -> Result<Status, BenchError> {
         let params = format!(r#"{{"taskId":"{task_id}"}}"#);
-        let body = self.request("tasks/get", &params).await?;
+        let body = self.request("tasks/get", Some(task_id), &params).await?;
         let result = check_envelope("tasks/get", &body)?;
         match result.status.as_deref() {
             Some(s) if is_terminal(s) => Ok(Status::Terminal),
@@ -299,7 +382,7 @@ impl McpConn {
         match self.wire {
             Wire::V2025_11_25 => {
                 let params = format!(r#"{{"taskId":"{task_id}"}}"#);
-                let body = self.request("tasks/result", &params).await?;
+                let body = self.request("tasks/result", Some(task_id), &params).await?;
                 check_envelope("tasks/result", &body)?;
                 Ok(1)
             }
@@ -313,7 +396,7 @@ impl McpConn {
     /// Transport failures, a JSON-RPC error, or a reply that is a task.
     pub async fn call_sync(&mut self, tool: &str, arguments: &str) -> Result<(), BenchError> {
         let params = format!(r#"{{"name":"{tool}","arguments":{arguments}}}"#);
-        let body = self.request("tools/call", &params).await?;
+        let body = self.request("tools/call", Some(tool), &params).await?;
         let result = check_envelope("tools/call", &body)?;
         if result.task_id.is_some() || result.task.is_some() {
             return Err(BenchError::Rpc {
@@ -328,6 +411,20 @@ impl McpConn {
             });
         }
         Ok(())
+    }
+}
+
+/// `params` (a JSON object text) with the `_meta` member added first.
+fn with_meta(params: &str, meta: &str) -> String {
+    let inner = params
+        .trim()
+        .strip_prefix('{')
+        .unwrap_or(params)
+        .trim_start();
+    if inner.starts_with('}') {
+        format!("{{{meta}}}")
+    } else {
+        format!("{{{meta},{inner}")
     }
 }
 
@@ -424,7 +521,8 @@ mod tests {
 
     #[test]
     fn a_plain_result_is_done_only_on_the_extension_wire() {
-        let plain = br#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"ok"}]}}"#;
+        let plain =
+            br#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"ok"}]}}"#;
         assert_eq!(created(Wire::V2026_07_28, plain).ok(), Some(Created::Done));
         assert!(created(Wire::V2025_11_25, plain).is_err());
         let failed = br#"{"jsonrpc":"2.0","id":1,"result":{"content":[],"isError":true}}"#;
@@ -433,6 +531,15 @@ mod tests {
         assert_eq!(
             created(Wire::V2026_07_28, task).ok(),
             Some(Created::Task("t1".into()))
+        );
+    }
+
+    #[test]
+    fn meta_goes_first_into_the_params() {
+        assert_eq!(with_meta("{}", r#""_meta":{}"#), r#"{"_meta":{}}"#);
+        assert_eq!(
+            with_meta(r#"{"taskId":"a"}"#, r#""_meta":{}"#),
+            r#"{"_meta":{},"taskId":"a"}"#
         );
     }
 

@@ -108,9 +108,17 @@ pub fn table(machine: &Machine, setup: &str, figures: &[Figure], checks: &[Check
             };
             vec![
                 f.target.clone(),
-                if f.wire.is_empty() { "-".into() } else { f.wire.clone() },
+                if f.wire.is_empty() {
+                    "-".into()
+                } else {
+                    f.wire.clone()
+                },
                 f.scenario.name().to_string(),
-                num(f.live_tasks as f64),
+                if f.scenario == Scenario::Fsync {
+                    "-".into()
+                } else {
+                    num(f.live_tasks as f64)
+                },
                 f.connections.to_string(),
                 value,
                 format!("{:.0}%", f.value.spread_pct),
@@ -138,7 +146,14 @@ pub fn table(machine: &Machine, setup: &str, figures: &[Figure], checks: &[Check
 /// The targets: result, what, where, measured, goal, how far off, how measured.
 fn checks_table(checks: &[Check], out: &mut String) {
     let header = [
-        "result", "check", "target", "wire", "measured", "goal", "missed by", "how",
+        "result",
+        "check",
+        "target",
+        "wire",
+        "measured",
+        "goal",
+        "missed by",
+        "how",
     ];
     let rows: Vec<Vec<String>> = checks
         .iter()
@@ -147,7 +162,11 @@ fn checks_table(checks: &[Check], out: &mut String) {
                 if c.met { "pass" } else { "MISS" }.to_string(),
                 c.name.clone(),
                 c.target.clone(),
-                if c.wire.is_empty() { "-".into() } else { c.wire.clone() },
+                if c.wire.is_empty() {
+                    "-".into()
+                } else {
+                    c.wire.clone()
+                },
                 c.measured.clone(),
                 c.goal.clone(),
                 c.missed_by_pct

@@ -46,7 +46,11 @@ impl Goal {
             Goal::AtLeast(l) => (l, l - value),
             Goal::AtMost(l) => (l, value - l),
         };
-        Some(if l != 0.0 { off / l.abs() * 100.0 } else { 100.0 })
+        Some(if l != 0.0 {
+            off / l.abs() * 100.0
+        } else {
+            100.0
+        })
     }
 
     /// A check record with the goal in words (`goal`), the value and how it was
