@@ -16,6 +16,8 @@ const GIB: f64 = 1_073_741_824.0;
 const MIB: f64 = 1_048_576.0;
 /// Resident memory allowed for one million live tasks.
 const RSS_1M_LIVE: f64 = 2.5 * GIB;
+/// Resident memory allowed for one live task.
+const PER_LIVE_TASK: f64 = 2048.0;
 /// Resident memory allowed for the durable server with one million completed tasks.
 const RSS_1M_COMPLETED: f64 = 256.0 * MIB;
 
@@ -318,30 +320,11 @@ fn create_checks(figures: &[Figure], roles: Roles<'_>, wire: &str, out: &mut Vec
 /// Instant task against a sync call, the durable instant task against the disk's
 /// fsync, and an ordinary client's sync call.
 fn e2e_checks(figures: &[Figure], roles: Roles<'_>, wire: &str, out: &mut Vec<Check>) {
-    let primary = roles.primary;
-    let task = find(figures, primary, Some(wire), Scenario::E2eTask);
-    let sync = find(figures, primary, Some(wire), Scenario::E2eSync);
-    if let (Some(t), Some(s)) = (task.first(), sync.first()) {
-        if let (Some(tp), Some(sp)) = (t.p50_us, s.p50_us) {
-            let r = tp / sp;
-            let mut detail = format!("p50 {} vs {} (tools/call)", us(Some(tp)), us(Some(sp)));
-            if let Some(p) = t.polls_per_op {
-                let _ = write!(detail, "; {p:.2} polls per task");
-            }
-            if let (Some(tc), Some(sc)) = (t.server_cpu_us_per_op, s.server_cpu_us_per_op) {
-                let _ = write!(detail, "; server CPU {:.2}×", tc / sc);
-            }
-            out.push(goal(
-                Goal::AtMost(1.5).check(
-                    "instant task vs sync call",
-                    primary,
-                    wire,
-                    r,
-                    format!("{r:.2}×"),
-                    detail,
-                ),
-                "≤ 1.5 × p50",
-            ));
+    // The instant-task goal is the extension wire's, where the server may answer a quick
+    // call without a task; it holds on every store of ours: memory and SQLite.
+    if wire != "2025-11-25" {
+        for target in [roles.primary, roles.durable] {
+            instant_task_check(figures, target, wire, out);
         }
     }
     let no_get = find(figures, roles.durable, Some(wire), Scenario::E2eTaskNoGet);
@@ -362,6 +345,7 @@ fn e2e_checks(figures: &[Figure], roles: Roles<'_>, wire: &str, out: &mut Vec<Ch
             ));
         }
     }
+    let primary = roles.primary;
     if let Some(o) = find(figures, primary, Some(wire), Scenario::E2eSyncOrdinary).first() {
         if let Some(op) = o.p50_us {
             out.push(goal(
@@ -379,24 +363,84 @@ fn e2e_checks(figures: &[Figure], roles: Roles<'_>, wire: &str, out: &mut Vec<Ch
     }
 }
 
-/// Memory: per live task, one million live tasks, and retained completed tasks.
-fn memory_checks(figures: &[Figure], roles: Roles<'_>, out: &mut Vec<Check>) {
-    let per_task_limit = RSS_1M_LIVE / 1e6;
-    if let Some(wire) = first_wire(figures, roles.primary, Scenario::Memory) {
-        let mem = find(figures, roles.primary, Some(&wire), Scenario::Memory);
-        if let Some(m) = mem.last() {
+/// An instant task (create + get until done) against a synchronous call of the same
+/// tool on `target`: the goal is at most 1.2 × the sync p50.
+fn instant_task_check(figures: &[Figure], target: &str, wire: &str, out: &mut Vec<Check>) {
+    let task = find(figures, target, Some(wire), Scenario::E2eTask);
+    let sync = find(figures, target, Some(wire), Scenario::E2eSync);
+    if let (Some(t), Some(s)) = (task.first(), sync.first()) {
+        if let (Some(tp), Some(sp)) = (t.p50_us, s.p50_us) {
+            let r = tp / sp;
+            let mut detail = format!("p50 {} vs {} (tools/call)", us(Some(tp)), us(Some(sp)));
+            if let Some(p) = t.polls_per_op {
+                let _ = write!(detail, "; {p:.2} polls per task");
+            }
+            if let (Some(tc), Some(sc)) = (t.server_cpu_us_per_op, s.server_cpu_us_per_op) {
+                let _ = write!(detail, "; server CPU {:.2}×", tc / sc);
+            }
             out.push(goal(
-                Goal::AtMost(per_task_limit).check(
-                    "memory per live task",
-                    roles.primary,
-                    &wire,
-                    m.value.median,
-                    format!("{} B", num(m.value.median)),
-                    format!("RSS growth over {} live tasks", num(m.live_tasks as f64)),
+                Goal::AtMost(1.2).check(
+                    "instant task vs sync call",
+                    target,
+                    wire,
+                    r,
+                    format!("{r:.2}×"),
+                    detail,
                 ),
-                &format!("≤ {} B (2.5 GiB / 1M)", num(per_task_limit)),
+                "≤ 1.2 × p50",
             ));
         }
+    }
+}
+
+/// Memory: per live task, one million live tasks, and retained completed tasks.
+fn memory_checks(figures: &[Figure], roles: Roles<'_>, out: &mut Vec<Check>) {
+    // Per live task, on every wire (the wires keep different state per task), at the
+    // reference size: at most 2 KB, and less than rmcp's in the same run.
+    let mut wires: Vec<&str> = find(figures, roles.primary, None, Scenario::Memory)
+        .iter()
+        .map(|f| f.wire.as_str())
+        .collect();
+    wires.dedup();
+    wires.sort_unstable();
+    wires.dedup();
+    for wire in wires {
+        let mem = find(figures, roles.primary, Some(wire), Scenario::Memory);
+        let Some(m) = at_reference(&mem) else {
+            continue;
+        };
+        out.push(goal(
+            Goal::AtMost(PER_LIVE_TASK).check(
+                "memory per live task",
+                roles.primary,
+                wire,
+                m.value.median,
+                format!("{} B", num(m.value.median)),
+                format!("RSS growth over {} live tasks", num(m.live_tasks as f64)),
+            ),
+            "≤ 2,048 B",
+        ));
+        let rmcp = find(figures, roles.rmcp, Some(wire), Scenario::Memory);
+        if let Some(r) = rmcp.iter().find(|r| r.live_tasks == m.live_tasks) {
+            out.push(goal(
+                Goal::AtMost(r.value.median).check(
+                    "memory per live task vs rmcp",
+                    roles.primary,
+                    wire,
+                    m.value.median,
+                    format!("{} B", num(m.value.median)),
+                    format!(
+                        "rmcp {} B at {} live tasks",
+                        num(r.value.median),
+                        num(m.live_tasks as f64)
+                    ),
+                ),
+                "below rmcp's",
+            ));
+        }
+    }
+    if let Some(wire) = first_wire(figures, roles.primary, Scenario::Memory) {
+        let mem = find(figures, roles.primary, Some(&wire), Scenario::Memory);
         if let Some(rss) = mem
             .iter()
             .find(|m| m.live_tasks == 1_000_000)
@@ -538,5 +582,34 @@ mod tests {
         let t = by(&c, "durable instant task (create + result)", "sqlite", W);
         assert!(t.met, "2.5 ms ≤ 2 ms + 1 ms");
         assert!(t.goal.contains("3.00 ms"), "{}", t.goal);
+    }
+
+    #[test]
+    fn memory_and_instant_task_goals_are_per_wire_and_against_rmcp() {
+        let s = vec![
+            sample("ours", W, Scenario::Memory, 10_000, 1_900.0),
+            sample("rmcp", W, Scenario::Memory, 10_000, 2_600.0),
+            sample("ours", X, Scenario::Memory, 10_000, 2_500.0),
+            sample("rmcp", X, Scenario::Memory, 10_000, 2_400.0),
+            // p50 is value / 1000 in `sample`: 1.1 × and 1.3 × the sync call.
+            sample("ours", X, Scenario::E2eTask, 1000, 110.0),
+            sample("ours", X, Scenario::E2eSync, 1000, 100.0),
+            sample("sqlite", X, Scenario::E2eTask, 1000, 130.0),
+            sample("sqlite", X, Scenario::E2eSync, 1000, 100.0),
+            sample("ours", W, Scenario::E2eTask, 1000, 300.0),
+            sample("ours", W, Scenario::E2eSync, 1000, 100.0),
+        ];
+        let c = checks(&aggregate(&s), ROLES);
+        assert!(by(&c, "memory per live task", "ours", W).met);
+        assert!(by(&c, "memory per live task vs rmcp", "ours", W).met);
+        assert!(!by(&c, "memory per live task", "ours", X).met);
+        assert!(!by(&c, "memory per live task vs rmcp", "ours", X).met);
+        assert!(by(&c, "instant task vs sync call", "ours", X).met);
+        assert!(!by(&c, "instant task vs sync call", "sqlite", X).met);
+        assert!(
+            !c.iter()
+                .any(|c| c.name == "instant task vs sync call" && c.wire == W),
+            "the instant-task goal is the extension wire's"
+        );
     }
 }
