@@ -7,11 +7,16 @@
 #   INTEROP_TRANSPORTS="stdio http"       # default; pick one to narrow a run
 #   INTEROP_SUITES="client hitl gateway"  # default; client.* = tasks, hitl.* = elicitation/sampling,
 #                                         # gateway = `mcp-tasks wrap` in front of real upstreams
+#   INTEROP_ONLY=ext-tasks                # only the Tasks extension client package (ext_tasks.mjs)
+#   INTEROP_EXT_TASKS=0                   # skip it (it runs with every full or INTEROP_ONLY=ts run)
 #
 # Installs (idempotent, into <repo>/target/interop):
 #   node/   @modelcontextprotocol/sdk (TypeScript SDK client) and
 #           @modelcontextprotocol/server-everything (the official test server, as an upstream)
 #   venv/   Python venv with mcp (Python SDK client)
+#   ext-tasks/  @modelcontextprotocol/ext-tasks (the Tasks extension client package) with the
+#           v2 client SDK it needs, @modelcontextprotocol/client (its own folder: a different
+#           SDK line than node/)
 # Needs node + npm and python3 (with venv) on PATH; builds target/debug/mcp-tasks if missing.
 # Each suite (client.mjs/.py, hitl.mjs/.py) runs against a fresh server per transport; the
 # clients of each language share common.mjs/common.py.
@@ -27,12 +32,19 @@ set -euo pipefail
 TS_SDK_VERSION=1.32.2
 EVERYTHING_VERSION=2026.8.31
 PY_MCP_VERSION=1.30.0
+EXT_TASKS_VERSION=0.2.2
+EXT_TASKS_CLIENT_VERSION=2.4.0
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/../.." && pwd)"
 WORK="$ROOT/target/interop"
 BIN="${MCP_TASKS_BIN:-$ROOT/target/debug/mcp-tasks}"
 ONLY="${INTEROP_ONLY:-}"
+# The Tasks extension client runs with full and TypeScript runs, or alone (INTEROP_ONLY=ext-tasks).
+EXT_TASKS=0
+if [ "${INTEROP_EXT_TASKS:-1}" != 0 ] && { [ -z "$ONLY" ] || [ "$ONLY" = ts ] || [ "$ONLY" = ext-tasks ]; }; then
+  EXT_TASKS=1
+fi
 TRANSPORTS="${INTEROP_TRANSPORTS:-stdio http}"
 SUITES="${INTEROP_SUITES:-client hitl gateway}"
 
@@ -64,7 +76,7 @@ except md.PackageNotFoundError:
 EOF
 }
 
-if [ "$ONLY" != py ]; then
+if [ "$ONLY" != py ] && [ "$ONLY" != ext-tasks ]; then
   if [ "$(installed_npm_version)" != "$TS_SDK_VERSION" ]; then
     say "installing @modelcontextprotocol/sdk@$TS_SDK_VERSION into $WORK/node"
     mkdir -p "$WORK/node"
@@ -84,12 +96,33 @@ if [ "$ONLY" != py ]; then
   fi
 fi
 
-if [ "$ONLY" != ts ]; then
+if [ "$ONLY" != ts ] && [ "$ONLY" != ext-tasks ]; then
   if [ "$(installed_py_version)" != "$PY_MCP_VERSION" ]; then
     say "installing python mcp==$PY_MCP_VERSION into $WORK/venv"
     [ -x "$WORK/venv/bin/python" ] || python3 -m venv "$WORK/venv"
     "$WORK/venv/bin/python" -m pip install --quiet --disable-pip-version-check "mcp==$PY_MCP_VERSION" >&2
     [ "$(installed_py_version)" = "$PY_MCP_VERSION" ] || { say "pip did not yield mcp $PY_MCP_VERSION"; exit 2; }
+  fi
+fi
+
+installed_ext_tasks_version() {
+  local pj="$WORK/ext-tasks/node_modules/@modelcontextprotocol/$1/package.json"
+  [ -f "$pj" ] || return 0
+  node -e 'try { process.stdout.write(require(process.argv[1]).version) } catch (e) {}' "$pj" 2>/dev/null || true
+}
+if [ "$EXT_TASKS" = 1 ]; then
+  if [ "$(installed_ext_tasks_version ext-tasks)" != "$EXT_TASKS_VERSION" ] ||
+     [ "$(installed_ext_tasks_version client)" != "$EXT_TASKS_CLIENT_VERSION" ]; then
+    say "installing @modelcontextprotocol/ext-tasks@$EXT_TASKS_VERSION with @modelcontextprotocol/client@$EXT_TASKS_CLIENT_VERSION into $WORK/ext-tasks"
+    mkdir -p "$WORK/ext-tasks"
+    if [ ! -f "$WORK/ext-tasks/package.json" ]; then
+      printf '{\n  "name": "mcp-tasks-interop-ext-tasks",\n  "private": true,\n  "type": "module"\n}\n' > "$WORK/ext-tasks/package.json"
+    fi
+    (cd "$WORK/ext-tasks" && npm install --no-audit --no-fund --save-exact --loglevel=error \
+      "@modelcontextprotocol/ext-tasks@$EXT_TASKS_VERSION" \
+      "@modelcontextprotocol/client@$EXT_TASKS_CLIENT_VERSION" >&2)
+    [ "$(installed_ext_tasks_version ext-tasks)" = "$EXT_TASKS_VERSION" ] || { say "npm install did not yield ext-tasks $EXT_TASKS_VERSION"; exit 2; }
+    [ "$(installed_ext_tasks_version client)" = "$EXT_TASKS_CLIENT_VERSION" ] || { say "npm install did not yield client $EXT_TASKS_CLIENT_VERSION"; exit 2; }
   fi
 fi
 
@@ -103,7 +136,8 @@ fi
 # The ESM clients resolve '@modelcontextprotocol/sdk' from their own directory, so they run
 # from copies placed beside node_modules (refreshed on every run), with the common.mjs they
 # import.
-[ "$ONLY" = py ] || cp "$HERE/common.mjs" "$HERE/client.mjs" "$HERE/hitl.mjs" "$HERE/gateway.mjs" "$WORK/node/"
+{ [ "$ONLY" = py ] || [ "$ONLY" = ext-tasks ]; } || cp "$HERE/common.mjs" "$HERE/client.mjs" "$HERE/hitl.mjs" "$HERE/gateway.mjs" "$WORK/node/"
+[ "$EXT_TASKS" = 0 ] || cp "$HERE/ext_tasks.mjs" "$WORK/ext-tasks/"
 
 # ---------------------------------------------------------------- server lifecycle
 SERVER_PID=""
@@ -268,6 +302,28 @@ run_gateway_suite() {
       --stdio "$BIN serve --stdio --database memory: --log warn --config $WORK/gateway-py.toml"
   fi
 }
+
+# run_ext_tasks_suite: the Tasks extension's client package against the demo server over
+# Streamable HTTP on the 2026-07-28 wire. The server suggests a poll interval other than the
+# package's default (1 s) so that honouring pollIntervalMs shows, and gives up on unanswered
+# input requests after 3 s so that a failed task comes quickly.
+run_ext_tasks_suite() {
+  peer "server" "@modelcontextprotocol/ext-tasks client (TypeScript)" "$EXT_TASKS_VERSION" "2026-07-28 extension"
+  if start_http_server ext-tasks "$BIN" serve --demo --database memory: --log warn \
+      --poll-interval 300ms --input-timeout 3s --listen 127.0.0.1:0; then
+    run_client "ext-tasks-http" node "$WORK/ext-tasks/ext_tasks.mjs" --url "$URL"
+    if ! kill -0 "$SERVER_PID" 2>/dev/null; then
+      echo "FAIL [ext-tasks-http] server process exited during the run; log tail:"
+      tail -n 20 "$SERVER_LOG" | sed "s/^/[ext-tasks-http]   /"
+      record "ext-tasks-http" 0 1
+    fi
+    stop_server
+  else
+    echo "FAIL [ext-tasks-http] server did not start"
+    record "ext-tasks-http" 0 1
+  fi
+}
+[ "$EXT_TASKS" = 0 ] || run_ext_tasks_suite
 
 for client in ts py; do
   [ -z "$ONLY" ] || [ "$ONLY" = "$client" ] || continue

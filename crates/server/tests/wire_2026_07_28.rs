@@ -107,6 +107,23 @@ async fn discover_advertises_the_extension_not_the_legacy_capability() {
     assert!(r["capabilities"].get("tasks").is_none());
 }
 
+/// `tools/list` and `server/discover` are `CacheableResult`s: `ttlMs` and `cacheScope`
+/// are required (the TypeScript SDK v2 client refused a tool list without them).
+#[tokio::test]
+async fn cacheable_results_carry_ttl_and_cache_scope() {
+    let s = start_server().await;
+    let mut c = Stateless::new(&s.url);
+    for method in ["tools/list", "server/discover"] {
+        let r = c.result(method, json!({})).await;
+        assert_eq!(r["resultType"], "complete", "{method}: {r}");
+        assert!(r["ttlMs"].as_u64().is_some(), "{method} needs ttlMs: {r}");
+        assert!(
+            matches!(r["cacheScope"].as_str(), Some("public" | "private")),
+            "{method} needs cacheScope: {r}"
+        );
+    }
+}
+
 #[tokio::test]
 async fn server_directed_tasks_with_inlined_outcomes() {
     let s = start_server().await;
@@ -127,6 +144,10 @@ async fn server_directed_tasks_with_inlined_outcomes() {
     let id = created["taskId"].as_str().unwrap().to_string();
     let done = c.wait(&id, "completed").await;
     assert_eq!(done["result"]["content"][0]["text"], "slept 50 ms");
+    assert_eq!(
+        done["result"]["resultType"], "complete",
+        "the inlined result is the tools/call result this wire would have sent: {done}"
+    );
     assert!(done["result"]["_meta"]
         .get("io.modelcontextprotocol/related-task")
         .is_none());
@@ -141,6 +162,7 @@ async fn server_directed_tasks_with_inlined_outcomes() {
         t["result"]["isError"], true,
         "a tool error is completed on this wire"
     );
+    assert_eq!(t["result"]["resultType"], "complete");
 
     let created = c
         .result(

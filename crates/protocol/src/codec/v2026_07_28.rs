@@ -89,6 +89,31 @@ pub fn complete(mut result: Value) -> Value {
     result
 }
 
+/// The methods whose 2026-07-28 results are a `CacheableResult`, which must carry
+/// `ttlMs` and `cacheScope` (clients such as the official TypeScript SDK v2 reject the
+/// result without them).
+pub const CACHEABLE_METHODS: [&str; 6] = [
+    "server/discover",
+    "tools/list",
+    "prompts/list",
+    "resources/list",
+    "resources/templates/list",
+    "resources/read",
+];
+
+/// Makes `result` a complete `CacheableResult`: adds `resultType: "complete"` and the
+/// cache hints `ttlMs: 0` (stale at once: tool lists change, e.g. when a gateway's
+/// upstream does) and `cacheScope: "private"` (a result may depend on who asks, so no
+/// shared cache may hand it to another authorization context), keeping any already set.
+pub fn cacheable(result: Value) -> Value {
+    let mut result = complete(result);
+    if let Some(o) = result.as_object_mut() {
+        o.entry("ttlMs").or_insert(json!(0));
+        o.entry("cacheScope").or_insert(json!("private"));
+    }
+    result
+}
+
 /// An MRTR `InputRequiredResult`: the request cannot proceed until the client answers
 /// `input_requests` and retries with `inputResponses`.
 pub fn input_required_result(input_requests: Map<String, Value>) -> Value {
@@ -155,6 +180,17 @@ mod tests {
             poll_interval: Some(Duration::from_millis(500)),
             tool_error: false,
         }
+    }
+
+    #[test]
+    fn cacheable_results_carry_the_cache_hints_and_keep_given_ones() {
+        let v = cacheable(json!({"tools": []}));
+        assert_eq!(v["resultType"], "complete");
+        assert_eq!(v["ttlMs"], 0);
+        assert_eq!(v["cacheScope"], "private");
+        let given = cacheable(json!({"prompts": [], "ttlMs": 5000, "cacheScope": "public"}));
+        assert_eq!(given["ttlMs"], 5000);
+        assert_eq!(given["cacheScope"], "public");
     }
 
     #[test]

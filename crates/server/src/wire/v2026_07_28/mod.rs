@@ -160,7 +160,15 @@ async fn dispatch(
             "reason": "removed by the Tasks extension: results are inlined in tasks/get, and tasks are not listed"
         }))),
         other => match server.passthrough_for(other) {
-            Some(p) => p.request(other, without_stateless_meta(params)).await.map(v2026_07_28::complete),
+            Some(p) => {
+                let result = p.request(other, without_stateless_meta(params)).await?;
+                // An upstream on an older wire sends no cache hints; this wire requires them.
+                Ok(if v2026_07_28::CACHEABLE_METHODS.contains(&other) {
+                    v2026_07_28::cacheable(result)
+                } else {
+                    v2026_07_28::complete(result)
+                })
+            }
             None => Err(RpcError::method_not_found(other)),
         },
     }

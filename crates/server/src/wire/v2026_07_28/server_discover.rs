@@ -12,12 +12,9 @@ pub(super) fn handle(server: &Server) -> Value {
     let config = server.config();
     let mut capabilities = json!({ "tools": {}, "extensions": { v2026_07_28::EXTENSION_ID: {} } });
     crate::passthrough::merge_capabilities(&mut capabilities, &server.passthrough_capabilities());
-    json!({
-        "resultType": v2026_07_28::RESULT_COMPLETE,
+    v2026_07_28::cacheable(json!({
         "supportedVersions": version::STATELESS,
         "capabilities": capabilities,
-        "ttlMs": 0,
-        "cacheScope": "private",
         "_meta": { META_SERVER_INFO: { "name": config.name, "version": config.version } },
-    })
+    }))
 }

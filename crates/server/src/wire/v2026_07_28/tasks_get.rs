@@ -36,7 +36,12 @@ pub(super) fn detail(record: &TaskRecord) -> Detail {
                 .collect();
             Detail::InputRequests(requests)
         }
-        (TaskStatus::Completed, Some(Outcome::Result { value })) => Detail::Result(value.clone()),
+        // The inlined result is what the request would have returned on this wire, so it
+        // is a complete `CallToolResult` with `resultType` (the ext-tasks client validates
+        // it as one and fails the task without it).
+        (TaskStatus::Completed, Some(Outcome::Result { value })) => {
+            Detail::Result(v2026_07_28::complete(value.clone()))
+        }
         (TaskStatus::Failed, Some(outcome)) if outcome.is_error() => {
             match crate::error_map::outcome_error(outcome) {
                 Some(e) => {

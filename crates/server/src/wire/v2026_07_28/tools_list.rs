@@ -1,4 +1,5 @@
-//! `tools/list` on this wire: every tool, in a complete result.
+//! `tools/list` on this wire: every tool, in a complete `CacheableResult` (`ttlMs` and
+//! `cacheScope` are required on it).
 
 use mcp_tasks_protocol::codec::v2026_07_28;
 use serde_json::{json, Value};
@@ -7,5 +8,5 @@ use crate::server::Server;
 
 pub(super) fn handle(server: &Server) -> Value {
     let tools: Vec<Value> = server.tools().iter().map(|t| t.definition()).collect();
-    json!({ "tools": tools, "resultType": v2026_07_28::RESULT_COMPLETE })
+    v2026_07_28::cacheable(json!({ "tools": tools }))
 }
