@@ -114,15 +114,23 @@ async fn call(
     let as_task = if a.no_task {
         false
     } else {
-        a.task
-            || a.detach
-            || a.ttl.is_some()
-            || (info.task_support != TaskSupport::Forbidden && client.supports_tasks())
+        a.task || a.detach || a.ttl.is_some() || offers_task(&client, info)
     };
     let args = Value::Object(arguments);
     if !as_task {
         term.status(format!("calling {tool}…"));
-        let r = client.call_tool(tool, args).await;
+        // Tools that are not tasks report progress only on their own call.
+        let bar = Arc::clone(&term);
+        let r = client
+            .call_tool_with_progress(tool, args, move |p| match p.total {
+                Some(total) => bar.progress(p.progress, total, p.message),
+                None => {
+                    if let Some(m) = p.message {
+                        bar.status(m);
+                    }
+                }
+            })
+            .await;
         term.finish();
         return Followed::done(immediate(r, a.connect.json));
     }
@@ -160,18 +168,20 @@ async fn call(
                     watching.resume.as_deref(),
                     a.connect.json,
                     client.session_id(),
+                    client.wire(),
                 );
                 return Followed {
                     code: EXIT_OK,
                     detached: true,
                 };
             }
+            let on = wire_label(client.wire());
             term.note(&match &watching.resume {
                 Some(r) => format!(
-                    "task {id} started; to follow it again: {}",
+                    "task {id} started ({on}); to follow it again: {}",
                     r.replace("{id}", id.as_str())
                 ),
-                None => format!("task {id} started"),
+                None => format!("task {id} started ({on})"),
             });
             follow(&client, handle, &term, &watching).await
         }
@@ -183,6 +193,33 @@ async fn call(
                 Err(e) => exit_for(&e),
             })
         }
+    }
+}
+
+/// How the "task started" line names the wire the connection speaks, so a person sees
+/// what `--wire auto` chose.
+fn wire_label(wire: Wire) -> String {
+    match wire {
+        Wire::V2026_07_28 => format!("wire {}, Tasks extension", wire.protocol_version()),
+        _ => format!("wire {}", wire.protocol_version()),
+    }
+}
+
+/// Whether a call without `--task`/`--no-task` asks for a task. On 2025-11-25 the tool
+/// says (`execution.taskSupport`). On the extension wire the server decides per call
+/// which calls become tasks, and tools need not say anything (fastmcp-tasks lists none
+/// of its task tools with `taskSupport`): the call declares the extension unless the
+/// tool explicitly forbids tasks, and a tool the server runs at once simply returns.
+fn offers_task(client: &Client, info: &ToolInfo) -> bool {
+    if !client.supports_tasks() {
+        return false;
+    }
+    match client.wire() {
+        Wire::V2026_07_28 => {
+            info.task_support != TaskSupport::Forbidden
+                || info.definition["execution"]["taskSupport"].is_null()
+        }
+        _ => info.task_support != TaskSupport::Forbidden,
     }
 }
 
