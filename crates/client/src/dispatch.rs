@@ -53,7 +53,9 @@ fn notification(client: &Client, method: &str, params: &Value) {
                     .map(str::to_string),
             };
             if let Some(task) = token.and_then(|t| client.inner.progress_task(t)) {
-                client.inner.notify(&task, &WatchEvent::Progress(progress()));
+                client
+                    .inner
+                    .notify(&task, &WatchEvent::Progress(progress()));
             } else if let Some(sink) = token.and_then(|t| client.inner.call_progress(t)) {
                 sink(progress());
             } else if let Some(handler) = &client.inner.handlers.notification {

@@ -211,10 +211,15 @@ fn wire_label(wire: Wire) -> String {
 /// of its task tools with `taskSupport`): the call declares the extension unless the
 /// tool explicitly forbids tasks, and a tool the server runs at once simply returns.
 fn offers_task(client: &Client, info: &ToolInfo) -> bool {
-    if !client.supports_tasks() {
+    asks_for_task(client.wire(), client.supports_tasks(), info)
+}
+
+/// [`offers_task`] for a connection on `wire` (`supports`: the server runs tasks).
+fn asks_for_task(wire: Wire, supports: bool, info: &ToolInfo) -> bool {
+    if !supports {
         return false;
     }
-    match client.wire() {
+    match wire {
         Wire::V2026_07_28 => {
             info.task_support != TaskSupport::Forbidden
                 || info.definition["execution"]["taskSupport"].is_null()
@@ -273,6 +278,32 @@ fn coerce(tool: &ToolInfo, key: &str, value: &str) -> Result<Value, String> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    fn tool(definition: serde_json::Value) -> ToolInfo {
+        ToolInfo {
+            name: "t".into(),
+            title: None,
+            description: None,
+            task_support: TaskSupport::of_tool(&definition),
+            input_schema: json!({}),
+            definition,
+        }
+    }
+
+    /// On the extension wire a tool that says nothing about tasks is still called as
+    /// one (the server decides); on 2025-11-25 saying nothing means forbidden.
+    #[test]
+    fn the_extension_wire_leaves_the_task_to_the_server() {
+        let silent = tool(json!({"name": "t"}));
+        let forbids = tool(json!({"name": "t", "execution": {"taskSupport": "forbidden"}}));
+        let optional = tool(json!({"name": "t", "execution": {"taskSupport": "optional"}}));
+        assert!(asks_for_task(Wire::V2026_07_28, true, &silent));
+        assert!(!asks_for_task(Wire::V2026_07_28, true, &forbids));
+        assert!(asks_for_task(Wire::V2026_07_28, true, &optional));
+        assert!(!asks_for_task(Wire::V2025_11_25, true, &silent));
+        assert!(asks_for_task(Wire::V2025_11_25, true, &optional));
+        assert!(!asks_for_task(Wire::V2025_11_25, false, &optional));
+    }
 
     #[test]
     fn arguments_follow_the_schema() {
