@@ -6,7 +6,11 @@
 #   INTEROP_ONLY=ts|py bash tests/interop/run.sh
 #   INTEROP_TRANSPORTS="stdio http"       # default; pick one to narrow a run
 #   INTEROP_SUITES="client hitl gateway"  # default; client.* = tasks, hitl.* = elicitation/sampling,
-#                                         # gateway = `mcp-tasks wrap` in front of real upstreams
+#                                         # gateway = `mcp-tasks wrap` in front of real upstreams;
+#                                         # `none` runs none of them
+#   INTEROP_CLIENT_PEERS="fastmcp-tasks everything"  # default; our Rust client and CLI against
+#                                         # their servers (`none` skips them; INTEROP_ONLY=ts
+#                                         # drops fastmcp-tasks, =py drops everything)
 #   INTEROP_ONLY=ext-tasks                # only the Tasks extension client package (ext_tasks.mjs)
 #   INTEROP_EXT_TASKS=0                   # skip it (it runs with every full or INTEROP_ONLY=ts run)
 #
@@ -17,6 +21,8 @@
 #   ext-tasks/  @modelcontextprotocol/ext-tasks (the Tasks extension client package) with the
 #           v2 client SDK it needs, @modelcontextprotocol/client (its own folder: a different
 #           SDK line than node/)
+#   venv-fastmcp-tasks/  fastmcp-tasks (FastMCP's Tasks extension server; it needs mcp 2.x,
+#           which clashes with the Python SDK client's pin, hence its own venv)
 # Needs node + npm and python3 (with venv) on PATH; builds target/debug/mcp-tasks if missing.
 # Each suite (client.mjs/.py, hitl.mjs/.py) runs against a fresh server per transport; the
 # clients of each language share common.mjs/common.py.
@@ -34,6 +40,7 @@ EVERYTHING_VERSION=2026.8.31
 PY_MCP_VERSION=1.30.0
 EXT_TASKS_VERSION=0.2.2
 EXT_TASKS_CLIENT_VERSION=2.4.0
+FASTMCP_TASKS_VERSION=4.1.4
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/../.." && pwd)"
@@ -47,6 +54,7 @@ if [ "${INTEROP_EXT_TASKS:-1}" != 0 ] && { [ -z "$ONLY" ] || [ "$ONLY" = ts ] ||
 fi
 TRANSPORTS="${INTEROP_TRANSPORTS:-stdio http}"
 SUITES="${INTEROP_SUITES:-client hitl gateway}"
+CLIENT_PEERS="${INTEROP_CLIENT_PEERS:-fastmcp-tasks everything}"
 
 say() { echo "[interop] $*" >&2; }
 for tool in node npm python3 timeout; do
@@ -124,6 +132,52 @@ if [ "$EXT_TASKS" = 1 ]; then
     [ "$(installed_ext_tasks_version ext-tasks)" = "$EXT_TASKS_VERSION" ] || { say "npm install did not yield ext-tasks $EXT_TASKS_VERSION"; exit 2; }
     [ "$(installed_ext_tasks_version client)" = "$EXT_TASKS_CLIENT_VERSION" ] || { say "npm install did not yield client $EXT_TASKS_CLIENT_VERSION"; exit 2; }
   fi
+fi
+
+# fastmcp-tasks, in its own venv (FastMCP 4 needs mcp 2.x; the client venv pins 1.30.0).
+FASTMCP_VENV="$WORK/venv-fastmcp-tasks"
+installed_fastmcp_tasks_version() {
+  [ -x "$FASTMCP_VENV/bin/python" ] || return 0
+  "$FASTMCP_VENV/bin/python" - <<'EOF' 2>/dev/null || true
+import importlib.metadata as md
+try:
+    print(md.version("fastmcp-tasks"), end="")
+except md.PackageNotFoundError:
+    pass
+EOF
+}
+pip_fastmcp() { "$FASTMCP_VENV/bin/python" -m pip install --quiet --disable-pip-version-check "$@" >&2; }
+if [ "$ONLY" != ts ] && [[ " $CLIENT_PEERS " == *" fastmcp-tasks "* ]] \
+  && [ "$(installed_fastmcp_tasks_version)" != "$FASTMCP_TASKS_VERSION" ]; then
+  say "installing fastmcp-tasks==$FASTMCP_TASKS_VERSION into $FASTMCP_VENV"
+  [ -x "$FASTMCP_VENV/bin/python" ] || python3 -m venv "$FASTMCP_VENV"
+  if ! pip_fastmcp "fastmcp-tasks==$FASTMCP_TASKS_VERSION" 2> "$WORK/fastmcp-tasks-pip.log"; then
+    # Workaround (tests/interop/workarounds.md): fastmcp-slim 4.1.4, which fastmcp-tasks
+    # 4.1.4 pins, asks for certifi>=2026.10.19 in its [server] extra, a release the
+    # package index here does not serve. Install the two pinned packages without
+    # dependencies, then every requirement they declare (with the [server] extra) except
+    # that certifi floor; certifi only matters for TLS, and these servers are plain HTTP
+    # on loopback.
+    say "fastmcp-tasks did not resolve (see $WORK/fastmcp-tasks-pip.log); installing its requirements without the certifi floor"
+    pip_fastmcp --no-deps "fastmcp-slim==$FASTMCP_TASKS_VERSION" "fastmcp-tasks==$FASTMCP_TASKS_VERSION"
+    mapfile -t FASTMCP_REQS < <("$FASTMCP_VENV/bin/python" - <<'EOF'
+import importlib.metadata as md
+from pip._vendor.packaging.requirements import Requirement
+for dist, extras in (("fastmcp-slim", ("", "server")), ("fastmcp-tasks", ("",))):
+    for line in md.requires(dist) or []:
+        r = Requirement(line)
+        if r.name in ("certifi", "fastmcp-slim"):
+            continue
+        if r.marker is None or any(r.marker.evaluate({"extra": e}) for e in extras):
+            print(str(r).split(";")[0].strip())
+EOF
+)
+    pip_fastmcp certifi "${FASTMCP_REQS[@]}"
+  fi
+  [ "$(installed_fastmcp_tasks_version)" = "$FASTMCP_TASKS_VERSION" ] \
+    || { say "pip did not yield fastmcp-tasks $FASTMCP_TASKS_VERSION"; exit 2; }
+  "$FASTMCP_VENV/bin/python" -c 'import fastmcp_tasks, docket, uvicorn' \
+    || { say "fastmcp-tasks $FASTMCP_TASKS_VERSION is installed but does not import"; exit 2; }
 fi
 
 # ---------------------------------------------------------------- binary
@@ -332,6 +386,7 @@ for client in ts py; do
       client) prefix="$client" ;;
       hitl) prefix="$client-hitl" ;;
       gateway) [ "$client" = ts ] && run_gateway_suite; continue ;;
+      none) continue ;;
       *) say "unknown suite $suite"; exit 2 ;;
     esac
     if [ "$client" = ts ]; then
@@ -374,11 +429,42 @@ if [ -z "$ONLY" ] || [ "$ONLY" = ts ]; then
     -p mcp-tasks-client --test ts_examples
 fi
 
+# Our client crate and CLI against their servers (each #[test] a check):
+# - a server written with fastmcp-tasks (tests/interop/fastmcp_tasks_server.py), the
+#   2026-07-28 Tasks extension: crates/{client,cli}/tests/fastmcp_tasks.rs;
+# - the everything server on 2025-11-25, over HTTP and stdio:
+#   crates/{client,cli}/tests/everything.rs.
+# The tests find the peers through the variables set here (without them they skip).
+for client_peer in $CLIENT_PEERS; do
+  case "$client_peer" in
+    fastmcp-tasks)
+      [ "$ONLY" != ts ] || continue
+      peer "client" "fastmcp-tasks server (FastMCP, Docket memory backend)" "$FASTMCP_TASKS_VERSION" "2026-07-28 extension"
+      for crate in client cli; do
+        run_cargo_test "rust-$crate-fastmcp-tasks" 600 \
+          MCP_TASKS_INTEROP_FASTMCP_PYTHON="$FASTMCP_VENV/bin/python" -- \
+          -p "mcp-tasks-$crate" --test fastmcp_tasks
+      done
+      ;;
+    everything)
+      [ "$ONLY" != py ] || continue
+      peer "client" "@modelcontextprotocol/server-everything" "$EVERYTHING_VERSION" "2025-11-25"
+      for crate in client cli; do
+        run_cargo_test "rust-$crate-everything" 600 \
+          MCP_TASKS_INTEROP_EVERYTHING="$EVERYTHING" -- \
+          -p "mcp-tasks-$crate" --test everything
+      done
+      ;;
+    none) ;;
+    *) say "unknown client peer $client_peer"; exit 2 ;;
+  esac
+done
+
 # ---------------------------------------------------------------- the matrix
 # target/interop/interop.md always; docs/interop.md too when the whole matrix ran (no
 # INTEROP_* narrowing), so the committed page is the last full run's.
 python3 "$HERE/render_matrix.py" "$RESULTS" > "$WORK/interop.md"
-if [ -z "$ONLY" ] && [ -z "${INTEROP_TRANSPORTS:-}" ] && [ -z "${INTEROP_SUITES:-}" ]; then
+if [ -z "$ONLY" ] && [ -z "${INTEROP_TRANSPORTS:-}${INTEROP_SUITES:-}${INTEROP_CLIENT_PEERS:-}${INTEROP_EXT_TASKS:-}" ]; then
   cp "$WORK/interop.md" "$ROOT/docs/interop.md"
   say "docs/interop.md rendered from this run"
 fi

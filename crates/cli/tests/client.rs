@@ -452,3 +452,51 @@ async fn a_plain_call_is_asked_on_its_own_stream_over_http_and_stdio() {
     http.close().await;
     stdio.close().await;
 }
+
+/// A plain call (no task) with a progress token: the server's progress notifications
+/// for it reach the caller's callback, and the CLI shows them while it waits (tools
+/// that do not run as tasks report progress only so).
+#[tokio::test]
+async fn a_plain_call_reports_progress_to_its_caller() {
+    let server = start();
+    let client = Client::builder()
+        .wire(WirePreference::V2025_11_25)
+        .connect(&Target::Http(server.url.clone()))
+        .await
+        .unwrap();
+    let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let sink = Arc::clone(&seen);
+    let result = client
+        .call_tool_with_progress("slow_compute", json!({"seconds": 1}), move |p| {
+            sink.lock().unwrap().push(p);
+        })
+        .await
+        .unwrap();
+    assert_eq!(result["structuredContent"]["seconds"], 1.0);
+    let seen = seen.lock().unwrap().clone();
+    assert!(!seen.is_empty(), "no progress reached the callback");
+    assert!(
+        seen.windows(2).all(|w| w[0].progress <= w[1].progress),
+        "{seen:?}"
+    );
+    assert!(
+        seen.iter()
+            .any(|p| p.message.as_deref().is_some_and(|m| m.starts_with("job"))),
+        "{seen:?}"
+    );
+    client.close().await;
+
+    let out = cli(&[
+        "call",
+        "--no-task",
+        "--wire",
+        "2025-11-25",
+        &server.url,
+        "slow_compute",
+        "--arg",
+        "seconds=1",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(err.contains("job: 100%"), "{err}");
+}

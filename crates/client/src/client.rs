@@ -7,7 +7,7 @@ use mcp_tasks_protocol::methods as m;
 use mcp_tasks_protocol::{version, LoggingLevel, RpcError, TaskId};
 use serde_json::{json, Value};
 use std::collections::HashMap;
-use std::sync::atomic::AtomicU64;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 use tokio::sync::mpsc;
@@ -16,7 +16,7 @@ use tokio::task::JoinHandle;
 use crate::error::ClientError;
 use crate::input::Handlers;
 use crate::peer::Peer;
-use crate::task::{TaskHandle, WatchEvent};
+use crate::task::{Progress, TaskHandle, WatchEvent};
 use crate::tools::ToolInfo;
 use crate::transport::Transport;
 use crate::wire::{self, CallReply, Wire};
@@ -81,6 +81,9 @@ pub(crate) struct Inner {
     pub(crate) watchers: Mutex<HashMap<TaskId, Vec<mpsc::UnboundedSender<WatchEvent>>>>,
     /// Progress tokens of our task calls, by token text.
     pub(crate) progress: Mutex<HashMap<String, TaskId>>,
+    /// Progress tokens of plain calls that follow progress
+    /// ([`Client::call_tool_with_progress`]), by token text, with who sees it.
+    pub(crate) call_progress: Mutex<HashMap<String, ProgressSink>>,
     /// Input requests seen (2025-11-25), by id: `None` while the handler runs, then
     /// the response sent (re-sent if the server asks again).
     pub(crate) answers: Mutex<HashMap<String, Option<Value>>>,
@@ -112,6 +115,26 @@ impl Inner {
     /// The task a progress token belongs to.
     pub(crate) fn progress_task(&self, token: &Value) -> Option<TaskId> {
         lock(&self.progress).get(&token.to_string()).cloned()
+    }
+
+    /// Who follows the progress of the plain call a token belongs to.
+    pub(crate) fn call_progress(&self, token: &Value) -> Option<ProgressSink> {
+        lock(&self.call_progress).get(&token.to_string()).cloned()
+    }
+}
+
+/// Sees the progress notifications of one plain call.
+pub(crate) type ProgressSink = Arc<dyn Fn(Progress) + Send + Sync>;
+
+/// Forgets a plain call's progress token when the call ends, however it ends.
+struct ProgressGuard<'a> {
+    inner: &'a Inner,
+    token: String,
+}
+
+impl Drop for ProgressGuard<'_> {
+    fn drop(&mut self) {
+        lock(&self.inner.call_progress).remove(&self.token);
     }
 }
 
@@ -318,7 +341,12 @@ impl Client {
     /// The server's JSON-RPC error or a connection error. A tool error is a result
     /// with `isError: true`, not an error.
     pub async fn call_tool(&self, name: &str, arguments: Value) -> Result<Value, ClientError> {
-        let params = json!({ "name": name, "arguments": arguments });
+        self.call_plain(json!({ "name": name, "arguments": arguments }))
+            .await
+    }
+
+    /// `tools/call` without asking for a task, with the given params.
+    async fn call_plain(&self, params: Value) -> Result<Value, ClientError> {
         match self.call_rounds(params, false).await? {
             CallReply::Immediate(v) => Ok(v),
             CallReply::Task(view) => {
@@ -334,6 +362,40 @@ impl Client {
                 "the server kept asking for input; gave up",
             )),
         }
+    }
+
+    /// [`Client::call_tool`] with a progress token: the server's progress notifications
+    /// for this call (`notifications/progress`) go to `on_progress` while it runs.
+    /// Tools that are not tasks report their progress only this way (the everything
+    /// server's `trigger-long-running-operation`, say), so a caller that shows a
+    /// progress bar needs it.
+    ///
+    /// # Errors
+    /// As [`Client::call_tool`].
+    pub async fn call_tool_with_progress<F>(
+        &self,
+        name: &str,
+        arguments: Value,
+        on_progress: F,
+    ) -> Result<Value, ClientError>
+    where
+        F: Fn(Progress) + Send + Sync + 'static,
+    {
+        let token = json!(format!(
+            "mcp-tasks-client-{}",
+            self.inner.next_token.fetch_add(1, Ordering::Relaxed)
+        ));
+        lock(&self.inner.call_progress).insert(token.to_string(), Arc::new(on_progress));
+        let _guard = ProgressGuard {
+            inner: &self.inner,
+            token: token.to_string(),
+        };
+        let params = json!({
+            "name": name,
+            "arguments": arguments,
+            "_meta": { "progressToken": token },
+        });
+        self.call_plain(params).await
     }
 
     /// Sends a response to a server request.

@@ -260,6 +260,7 @@ impl ClientBuilder {
             timeout: self.request_timeout,
             watchers: Mutex::new(HashMap::new()),
             progress: Mutex::new(HashMap::new()),
+            call_progress: Mutex::new(HashMap::new()),
             answers: Mutex::new(HashMap::new()),
             next_token: AtomicU64::new(1),
             dispatcher: Mutex::new(None),

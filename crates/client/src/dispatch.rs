@@ -40,16 +40,8 @@ fn notification(client: &Client, method: &str, params: &Value) {
             Err(e) => tracing::debug!(error = %e, "unreadable task status notification"),
         },
         m::NOTIF_PROGRESS => {
-            let Some(task) = params
-                .get("progressToken")
-                .and_then(|t| client.inner.progress_task(t))
-            else {
-                if let Some(handler) = &client.inner.handlers.notification {
-                    handler(method, params);
-                }
-                return;
-            };
-            let progress = Progress {
+            let token = params.get("progressToken");
+            let progress = || Progress {
                 progress: params
                     .get("progress")
                     .and_then(Value::as_f64)
@@ -60,7 +52,15 @@ fn notification(client: &Client, method: &str, params: &Value) {
                     .and_then(Value::as_str)
                     .map(str::to_string),
             };
-            client.inner.notify(&task, &WatchEvent::Progress(progress));
+            if let Some(task) = token.and_then(|t| client.inner.progress_task(t)) {
+                client
+                    .inner
+                    .notify(&task, &WatchEvent::Progress(progress()));
+            } else if let Some(sink) = token.and_then(|t| client.inner.call_progress(t)) {
+                sink(progress());
+            } else if let Some(handler) = &client.inner.handlers.notification {
+                handler(method, params);
+            }
         }
         m::NOTIF_MESSAGE => {
             if let (Some(handler), Some(log)) = (

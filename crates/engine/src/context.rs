@@ -6,7 +6,7 @@ use mcp_tasks_store::InputRequest;
 use serde_json::Value;
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Weak};
+use std::sync::{Arc, Mutex, Weak};
 use tokio_util::sync::{CancellationToken, WaitForCancellationFuture};
 
 use crate::input::InputError;
@@ -98,6 +98,28 @@ impl fmt::Debug for TaskContext {
     }
 }
 
+/// Keeps the progress of a synchronous call from going back: the spec has a request's
+/// progress only grow, and a status message (sent as a progress message without
+/// figures, see [`TaskContext::set_status_message`]) would otherwise report 0 after
+/// 4 of 4. Figures below the last ones sent are raised to them, and a report without
+/// a total keeps the last total.
+fn steady(sink: ProgressSink) -> ProgressSink {
+    let last = Mutex::new((0.0_f64, None::<f64>));
+    Arc::new(move |mut p: Progress| {
+        {
+            let mut l = last.lock().unwrap_or_else(|e| e.into_inner());
+            if p.progress < l.0 {
+                p.progress = l.0;
+            }
+            if p.total.is_none() {
+                p.total = l.1;
+            }
+            *l = (p.progress, p.total);
+        }
+        sink(p);
+    })
+}
+
 impl TaskContext {
     pub(crate) fn for_task(
         id: TaskId,
@@ -126,7 +148,7 @@ impl TaskContext {
         TaskContext {
             task: None,
             cancel,
-            progress,
+            progress: progress.map(steady),
             client_capabilities: Arc::new(Value::Null),
             reader: Arc::new(OpaqueReader),
             next_key: Arc::new(AtomicU64::new(1)),
@@ -296,5 +318,36 @@ impl TaskContext {
             answer: None,
         };
         inner.ask(id, key, request, &self.cancel).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A status message of a synchronous call goes out as progress with the figures
+    /// already reported, never as 0 of nothing after 3 of 4.
+    #[tokio::test]
+    async fn a_status_message_of_a_synchronous_call_keeps_the_figures() {
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let sink = Arc::clone(&seen);
+        let ctx = TaskContext::detached(
+            CancellationToken::new(),
+            Some(Arc::new(move |p: Progress| {
+                sink.lock().unwrap().push((p.progress, p.total, p.message));
+            })),
+        );
+        ctx.report_progress(3.0, Some(4.0), Some("3 of 4".into()));
+        ctx.set_status_message("nearly there").await;
+        ctx.report_progress(4.0, Some(4.0), None);
+        let seen = seen.lock().unwrap().clone();
+        assert_eq!(
+            seen,
+            vec![
+                (3.0, Some(4.0), Some("3 of 4".to_string())),
+                (3.0, Some(4.0), Some("nearly there".to_string())),
+                (4.0, Some(4.0), None),
+            ]
+        );
     }
 }

@@ -114,15 +114,23 @@ async fn call(
     let as_task = if a.no_task {
         false
     } else {
-        a.task
-            || a.detach
-            || a.ttl.is_some()
-            || (info.task_support != TaskSupport::Forbidden && client.supports_tasks())
+        a.task || a.detach || a.ttl.is_some() || offers_task(&client, info)
     };
     let args = Value::Object(arguments);
     if !as_task {
         term.status(format!("calling {tool}…"));
-        let r = client.call_tool(tool, args).await;
+        // Tools that are not tasks report progress only on their own call.
+        let bar = Arc::clone(&term);
+        let r = client
+            .call_tool_with_progress(tool, args, move |p| match p.total {
+                Some(total) => bar.progress(p.progress, total, p.message),
+                None => {
+                    if let Some(m) = p.message {
+                        bar.status(m);
+                    }
+                }
+            })
+            .await;
         term.finish();
         return Followed::done(immediate(r, a.connect.json));
     }
@@ -160,18 +168,20 @@ async fn call(
                     watching.resume.as_deref(),
                     a.connect.json,
                     client.session_id(),
+                    client.wire(),
                 );
                 return Followed {
                     code: EXIT_OK,
                     detached: true,
                 };
             }
+            let on = wire_label(client.wire());
             term.note(&match &watching.resume {
                 Some(r) => format!(
-                    "task {id} started; to follow it again: {}",
+                    "task {id} started ({on}); to follow it again: {}",
                     r.replace("{id}", id.as_str())
                 ),
-                None => format!("task {id} started"),
+                None => format!("task {id} started ({on})"),
             });
             follow(&client, handle, &term, &watching).await
         }
@@ -183,6 +193,38 @@ async fn call(
                 Err(e) => exit_for(&e),
             })
         }
+    }
+}
+
+/// How the "task started" line names the wire the connection speaks, so a person sees
+/// what `--wire auto` chose.
+fn wire_label(wire: Wire) -> String {
+    match wire {
+        Wire::V2026_07_28 => format!("wire {}, Tasks extension", wire.protocol_version()),
+        _ => format!("wire {}", wire.protocol_version()),
+    }
+}
+
+/// Whether a call without `--task`/`--no-task` asks for a task. On 2025-11-25 the tool
+/// says (`execution.taskSupport`). On the extension wire the server decides per call
+/// which calls become tasks, and tools need not say anything (fastmcp-tasks lists none
+/// of its task tools with `taskSupport`): the call declares the extension unless the
+/// tool explicitly forbids tasks, and a tool the server runs at once simply returns.
+fn offers_task(client: &Client, info: &ToolInfo) -> bool {
+    asks_for_task(client.wire(), client.supports_tasks(), info)
+}
+
+/// [`offers_task`] for a connection on `wire` (`supports`: the server runs tasks).
+fn asks_for_task(wire: Wire, supports: bool, info: &ToolInfo) -> bool {
+    if !supports {
+        return false;
+    }
+    match wire {
+        Wire::V2026_07_28 => {
+            info.task_support != TaskSupport::Forbidden
+                || info.definition["execution"]["taskSupport"].is_null()
+        }
+        _ => info.task_support != TaskSupport::Forbidden,
     }
 }
 
@@ -236,6 +278,32 @@ fn coerce(tool: &ToolInfo, key: &str, value: &str) -> Result<Value, String> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    fn tool(definition: serde_json::Value) -> ToolInfo {
+        ToolInfo {
+            name: "t".into(),
+            title: None,
+            description: None,
+            task_support: TaskSupport::of_tool(&definition),
+            input_schema: json!({}),
+            definition,
+        }
+    }
+
+    /// On the extension wire a tool that says nothing about tasks is still called as
+    /// one (the server decides); on 2025-11-25 saying nothing means forbidden.
+    #[test]
+    fn the_extension_wire_leaves_the_task_to_the_server() {
+        let silent = tool(json!({"name": "t"}));
+        let forbids = tool(json!({"name": "t", "execution": {"taskSupport": "forbidden"}}));
+        let optional = tool(json!({"name": "t", "execution": {"taskSupport": "optional"}}));
+        assert!(asks_for_task(Wire::V2026_07_28, true, &silent));
+        assert!(!asks_for_task(Wire::V2026_07_28, true, &forbids));
+        assert!(asks_for_task(Wire::V2026_07_28, true, &optional));
+        assert!(!asks_for_task(Wire::V2025_11_25, true, &silent));
+        assert!(asks_for_task(Wire::V2025_11_25, true, &optional));
+        assert!(!asks_for_task(Wire::V2025_11_25, false, &optional));
+    }
 
     #[test]
     fn arguments_follow_the_schema() {

@@ -197,6 +197,9 @@ impl Terminal {
             self.spinner.update(message, Some(permille));
         } else if let Some(m) = message {
             self.status(m);
+        } else if total > 0.0 {
+            // Without a spinner the figures are the whole message.
+            self.status(format!("progress {done}/{total}"));
         }
     }
 

@@ -1,0 +1,194 @@
+//! Servers nobody here wrote, for the client crate's and the CLI's interop tests
+//! (`crates/client/tests/{fastmcp_tasks,everything}.rs`,
+//! `crates/cli/tests/{fastmcp_tasks,everything}.rs`, the latter including this file by
+//! path).
+//!
+//! `tests/interop/run.sh` installs the peers and points at them with environment
+//! variables; without the variable a test prints a notice and passes (the plain
+//! `cargo test --workspace` runs before anything is installed). With the variable set,
+//! a missing or broken peer fails the test, in CI or not.
+//!
+//! - `MCP_TASKS_INTEROP_FASTMCP_PYTHON`: the Python of the venv holding `fastmcp-tasks`
+//!   4.1.4; it runs `tests/interop/fastmcp_tasks_server.py` (FastMCP with the Tasks
+//!   extension on a Docket `memory://` queue).
+//! - `MCP_TASKS_INTEROP_EVERYTHING`: `dist/index.js` of
+//!   `@modelcontextprotocol/server-everything` 2026.8.31, run with `node`.
+#![allow(dead_code)] // each test file uses part of it
+
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+
+/// The pinned version of fastmcp-tasks the tests expect.
+pub const FASTMCP_TASKS_VERSION: &str = "4.1.4";
+/// The pinned version of the everything server the tests expect.
+pub const EVERYTHING_VERSION: &str = "2026.8.31";
+
+/// Variable naming the Python with fastmcp-tasks.
+pub const FASTMCP_VAR: &str = "MCP_TASKS_INTEROP_FASTMCP_PYTHON";
+/// Variable naming the everything server's `dist/index.js`.
+pub const EVERYTHING_VAR: &str = "MCP_TASKS_INTEROP_EVERYTHING";
+
+/// The repository root.
+pub fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// The path in `var`, or `None` with a notice when it is unset.
+fn configured(var: &str, what: &str) -> Option<PathBuf> {
+    match std::env::var_os(var) {
+        Some(p) if !p.is_empty() => Some(PathBuf::from(p)),
+        _ => {
+            eprintln!(
+                "skipping {what} interop test: {var} is not set (tests/interop/run.sh installs \
+                 the peer and sets it)"
+            );
+            None
+        }
+    }
+}
+
+/// A running peer server, killed when dropped.
+pub struct PeerServer {
+    child: Child,
+    /// Its MCP endpoint.
+    pub url: String,
+}
+
+impl Drop for PeerServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Reads lines of `from` until one starts with `prefix`; returns the rest of it and
+/// keeps draining the stream in the background so the peer never blocks on a full pipe.
+fn wait_for_line(from: impl Read + Send + 'static, prefix: &str, what: &str) -> String {
+    let mut lines = BufReader::new(from).lines();
+    let mut seen = Vec::new();
+    let rest = loop {
+        match lines.next() {
+            Some(Ok(line)) => {
+                if let Some(rest) = line.strip_prefix(prefix) {
+                    break rest.trim().to_string();
+                }
+                seen.push(line);
+            }
+            Some(Err(e)) => panic!("{what}: reading its output: {e}"),
+            None => panic!(
+                "{what} exited before listening; its output:\n{}",
+                seen.join("\n")
+            ),
+        }
+    };
+    std::thread::spawn(move || for _ in lines {});
+    rest
+}
+
+/// The Python with fastmcp-tasks 4.1.4, or `None` (with a notice) when not configured.
+/// Panics when configured but not that version.
+pub fn fastmcp_python() -> Option<PathBuf> {
+    let python = configured(FASTMCP_VAR, "fastmcp-tasks")?;
+    let out = Command::new(&python)
+        .args([
+            "-c",
+            "import importlib.metadata as m; print(m.version('fastmcp-tasks'))",
+        ])
+        .output()
+        .unwrap_or_else(|e| panic!("{FASTMCP_VAR}={}: cannot run it: {e}", python.display()));
+    let version = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    assert_eq!(
+        version,
+        FASTMCP_TASKS_VERSION,
+        "{FASTMCP_VAR}={} has fastmcp-tasks '{version}', {FASTMCP_TASKS_VERSION} expected; \
+         stderr: {}",
+        python.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Some(python)
+}
+
+/// Starts `tests/interop/fastmcp_tasks_server.py` on a free loopback port; `None`
+/// (with a notice) when not configured.
+pub fn fastmcp_tasks() -> Option<PeerServer> {
+    let python = fastmcp_python()?;
+    let mut child = Command::new(python)
+        .arg(root().join("tests/interop/fastmcp_tasks_server.py"))
+        .arg("0")
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("start the fastmcp-tasks server");
+    let stdout = child.stdout.take().expect("piped stdout");
+    let url = wait_for_line(stdout, "listening on ", "the fastmcp-tasks server");
+    Some(PeerServer { child, url })
+}
+
+/// The everything server's `dist/index.js`, or `None` (with a notice) when not
+/// configured. Panics when configured but not the pinned version or `node` is missing.
+pub fn everything() -> Option<PathBuf> {
+    let index = configured(EVERYTHING_VAR, "server-everything")?;
+    let package = index
+        .parent()
+        .and_then(Path::parent)
+        .map(|p| p.join("package.json"))
+        .unwrap_or_else(|| panic!("{EVERYTHING_VAR}={}: not dist/index.js", index.display()));
+    let version = std::fs::read_to_string(&package)
+        .ok()
+        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+        .and_then(|v| v["version"].as_str().map(str::to_string));
+    assert_eq!(
+        version.as_deref(),
+        Some(EVERYTHING_VERSION),
+        "{EVERYTHING_VAR}={}: no server-everything {EVERYTHING_VERSION} at {}",
+        index.display(),
+        package.display()
+    );
+    let node = Command::new("node")
+        .arg("--version")
+        .stdout(Stdio::null())
+        .status();
+    assert!(
+        node.is_ok_and(|s| s.success()),
+        "{EVERYTHING_VAR} is set but node is not on PATH"
+    );
+    Some(index)
+}
+
+/// Starts the everything server over Streamable HTTP on a free loopback port
+/// (`tests/interop/loopback.cjs` binds it to 127.0.0.1 and prints the port, since with
+/// `PORT=0` it only says "port 0"); `None` (with a notice) when not configured.
+pub fn everything_http() -> Option<PeerServer> {
+    let index = everything()?;
+    let mut child = Command::new("node")
+        .arg("-r")
+        .arg(root().join("tests/interop/loopback.cjs"))
+        .arg(index)
+        .arg("streamableHttp")
+        .env("PORT", "0")
+        .stdin(Stdio::null())
+        // It logs every request on stdout.
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start the everything server");
+    let stderr = child.stderr.take().expect("piped stderr");
+    let base = wait_for_line(stderr, "loopback: listening on ", "the everything server");
+    Some(PeerServer {
+        child,
+        url: format!("{base}/mcp"),
+    })
+}
+
+/// The command line that runs the everything server over stdio: `node`, then its
+/// arguments; `None` (with a notice) when not configured.
+pub fn everything_stdio() -> Option<(String, Vec<String>)> {
+    let index = everything()?;
+    Some((
+        "node".to_string(),
+        vec![index.display().to_string(), "stdio".to_string()],
+    ))
+}
