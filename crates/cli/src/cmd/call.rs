@@ -34,7 +34,8 @@ pub struct CallArgs {
     args_json: Option<String>,
 
     /// Run as a task even if the tool does not ask for one (the default is a task
-    /// whenever the tool allows it).
+    /// whenever the tool allows it; on the Tasks extension wire, whenever the server
+    /// offers the extension, since there the server decides).
     #[arg(long, conflicts_with = "no_task")]
     task: bool,
 
@@ -111,14 +112,14 @@ async fn call(
             Err(e) => return Followed::done(usage(&e)),
         }
     }
-    let as_task = if a.no_task {
-        false
-    } else {
-        a.task
-            || a.detach
-            || a.ttl.is_some()
-            || (info.task_support != TaskSupport::Forbidden && client.supports_tasks())
-    };
+    let asked = a.task || a.detach || a.ttl.is_some();
+    let as_task = wants_task(
+        a.no_task,
+        asked,
+        info.task_support,
+        client.wire(),
+        client.supports_tasks(),
+    );
     let args = Value::Object(arguments);
     if !as_task {
         term.status(format!("calling {tool}…"));
@@ -160,6 +161,7 @@ async fn call(
                     watching.resume.as_deref(),
                     a.connect.json,
                     client.session_id(),
+                    client.wire(),
                 );
                 return Followed {
                     code: EXIT_OK,
@@ -202,6 +204,32 @@ pub(super) fn resume_command(target: &Target, c: &ConnectArgs) -> Option<String>
     Some(format!("mcp-tasks watch{json}{wire} {url} {{id}}"))
 }
 
+/// Whether `call` asks for a task. `--no-task` never does, `--task`/`--detach`/`--ttl`
+/// (`asked`) always do. Otherwise: on 2025-11-25 when the tool's
+/// `execution.taskSupport` allows one and the server has tasks; on the Tasks extension
+/// wire whenever the server offers the extension, whatever the tool says, because
+/// there the server decides which calls become tasks and tools carry no
+/// `execution.taskSupport` (rmcp 3.11 and tower-mcp 0.25 list none, so the call must
+/// declare the extension for a task to happen at all).
+fn wants_task(
+    no_task: bool,
+    asked: bool,
+    support: TaskSupport,
+    wire: Wire,
+    server_has_tasks: bool,
+) -> bool {
+    if no_task {
+        return false;
+    }
+    if asked {
+        return true;
+    }
+    match wire {
+        Wire::V2026_07_28 => server_has_tasks,
+        _ => support != TaskSupport::Forbidden && server_has_tasks,
+    }
+}
+
 /// Reads `value` as the tool's schema types argument `key`.
 fn coerce(tool: &ToolInfo, key: &str, value: &str) -> Result<Value, String> {
     let ty = tool.input_schema["properties"][key]["type"]
@@ -236,6 +264,39 @@ fn coerce(tool: &ToolInfo, key: &str, value: &str) -> Result<Value, String> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn the_extension_wire_leaves_the_task_to_the_server() {
+        use TaskSupport::{Forbidden, Optional};
+        // A tool listed without execution.taskSupport (Forbidden by default) still runs
+        // as a task on the extension wire: only the server decides there.
+        assert!(wants_task(false, false, Forbidden, Wire::V2026_07_28, true));
+        assert!(!wants_task(
+            false,
+            false,
+            Forbidden,
+            Wire::V2026_07_28,
+            false
+        ));
+        assert!(!wants_task(true, false, Optional, Wire::V2026_07_28, true));
+        // On 2025-11-25 the tool's taskSupport decides.
+        assert!(!wants_task(
+            false,
+            false,
+            Forbidden,
+            Wire::V2025_11_25,
+            true
+        ));
+        assert!(wants_task(false, false, Optional, Wire::V2025_11_25, true));
+        assert!(!wants_task(
+            false,
+            false,
+            Optional,
+            Wire::V2025_11_25,
+            false
+        ));
+        assert!(wants_task(false, true, Forbidden, Wire::V2025_11_25, true));
+    }
 
     #[test]
     fn arguments_follow_the_schema() {

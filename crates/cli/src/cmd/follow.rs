@@ -133,7 +133,13 @@ pub async fn follow(
     let extension = client.wire() == Wire::V2026_07_28;
     let leave = |id: &mcp_tasks_client::TaskId, code: u8| {
         term.finish();
-        detached(id, w.resume.as_deref(), w.json, client.session_id());
+        detached(
+            id,
+            w.resume.as_deref(),
+            w.json,
+            client.session_id(),
+            client.wire(),
+        );
         Followed {
             code,
             detached: true,
@@ -238,15 +244,23 @@ fn show(term: &Terminal, update: TaskUpdate, extension: bool) {
 
 /// Prints that the command stopped watching and how to pick the task up again
 /// (rejoining `session` when there is one); with no `resume` command (a stdio server)
-/// says that the task stops with the server.
+/// says that the task stops with the server. With `--json` the object also names the
+/// `wire` the task was created on (the protocol version), so a script (and the interop
+/// tests) can see what `--wire auto` picked.
 pub fn detached(
     id: &mcp_tasks_client::TaskId,
     resume: Option<&str>,
     json: bool,
     session: Option<String>,
+    wire: Wire,
 ) {
     if json {
-        out(json!({ "taskId": id, "detached": true, "sessionId": session }));
+        out(json!({
+            "taskId": id,
+            "detached": true,
+            "sessionId": session,
+            "wire": wire.protocol_version(),
+        }));
     } else {
         out(id);
     }
