@@ -334,6 +334,10 @@ impl Driver {
         let mut result_retry_at = Instant::now();
         let mut failures = 0u32;
         let mut events_open = true;
+        // Set when the server answers `tasks/result` -32601 (tower-mcp 0.25.0 removed it
+        // from the 2025-11-25 wire too): the outcome is then read from what `tasks/get`
+        // inlines once the task ended, as on the extension wire.
+        let mut no_tasks_result = false;
         let mut next_poll = if wire == Wire::V2026_07_28 && self.last.status != TaskStatus::Working
         {
             Instant::now()
@@ -342,6 +346,7 @@ impl Driver {
         };
         loop {
             if wire == Wire::V2025_11_25
+                && !no_tasks_result
                 && result_call.is_none()
                 && Instant::now() >= result_retry_at
             {
@@ -363,6 +368,7 @@ impl Driver {
             }
             let retry_armed = result_call.is_none()
                 && wire == Wire::V2025_11_25
+                && !no_tasks_result
                 && result_retry_at > Instant::now();
             let result_done = async {
                 match result_call.as_mut() {
@@ -383,7 +389,9 @@ impl Driver {
                         Ok((view, detail)) => {
                             failures = 0;
                             self.observe(view);
-                            if wire == Wire::V2026_07_28 {
+                            if wire == Wire::V2026_07_28
+                                || (no_tasks_result && self.last.status.is_terminal())
+                            {
                                 if let Some(outcome) = self.extension_step(detail) {
                                     return Ok(outcome);
                                 }
@@ -403,6 +411,16 @@ impl Driver {
                     result_call = None;
                     match r {
                         Ok(Ok(value)) => return Ok(self.finish(Some(value), None).await),
+                        Ok(Err(ClientError::Rpc(e)))
+                            if e.code == mcp_tasks_protocol::error_code::METHOD_NOT_FOUND
+                                && !is_task_error(&e) =>
+                        {
+                            // No tasks/result on this server (tower-mcp 0.25.0): poll
+                            // tasks/get now and read the outcome it inlines.
+                            tracing::debug!(task_id = %id, "tasks/result is not offered; reading the outcome from tasks/get");
+                            no_tasks_result = true;
+                            next_poll = Instant::now();
+                        }
                         Ok(Err(ClientError::Rpc(e))) => {
                             if is_task_error(&e) || self.ended_on_server().await {
                                 return Ok(self.finish(None, Some(e)).await);
