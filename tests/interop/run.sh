@@ -3,7 +3,7 @@
 # pinned, over both transports.
 #
 #   bash tests/interop/run.sh            # all clients, stdio and HTTP
-#   INTEROP_ONLY=ts|py bash tests/interop/run.sh
+#   INTEROP_ONLY=ts|py|rust bash tests/interop/run.sh   # rust: only the Rust peer servers
 #   INTEROP_TRANSPORTS="stdio http"       # default; pick one to narrow a run
 #   INTEROP_SUITES="client hitl gateway"  # default; client.* = tasks, hitl.* = elicitation/sampling,
 #                                         # gateway = `mcp-tasks wrap` in front of real upstreams;
@@ -28,6 +28,12 @@
 # clients of each language share common.mjs/common.py.
 # Then the other direction (unless INTEROP_ONLY=py): the Rust client crate against the
 # TypeScript SDK's own example servers (cargo test -p mcp-tasks-client --test ts_examples).
+# Then (unless INTEROP_ONLY=ts|py) our Rust client crate and the mcp-tasks CLI against task
+# servers written with other Rust MCP libraries: tests/interop/rmcp-server (rmcp) and
+# tests/interop/tower-mcp-server (tower-mcp), each its own cargo workspace with a committed
+# lock, built (debug, --locked) into target/interop/rust-peers
+# (crates/{client,cli}/tests/rust_peers.rs, which find the binaries through
+# MCP_TASKS_INTEROP_RMCP_SERVER / MCP_TASKS_INTEROP_TOWER_MCP_SERVER).
 # Every run is recorded (peer, version, wire, counts) in target/interop/results.tsv, and
 # render_matrix.py turns that into target/interop/interop.md; a full run (no INTEROP_*
 # narrowing) also writes docs/interop.md, the matrix the README links to.
@@ -41,6 +47,9 @@ PY_MCP_VERSION=1.30.0
 EXT_TASKS_VERSION=0.2.2
 EXT_TASKS_CLIENT_VERSION=2.4.0
 FASTMCP_TASKS_VERSION=4.1.4
+# Pinned (=) in tests/interop/{rmcp,tower-mcp}-server/Cargo.toml and their Cargo.lock.
+RMCP_VERSION=3.11.0
+TOWER_MCP_VERSION=0.25.0
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/../.." && pwd)"
@@ -55,9 +64,11 @@ fi
 TRANSPORTS="${INTEROP_TRANSPORTS:-stdio http}"
 SUITES="${INTEROP_SUITES:-client hitl gateway}"
 CLIENT_PEERS="${INTEROP_CLIENT_PEERS:-fastmcp-tasks everything}"
+case "$ONLY" in rust|ext-tasks) CLIENT_PEERS=none ;; esac
 
 say() { echo "[interop] $*" >&2; }
-for tool in node npm python3 timeout; do
+if [ "$ONLY" = rust ]; then needed="cargo timeout"; else needed="node npm python3 timeout"; fi
+for tool in $needed; do
   command -v "$tool" >/dev/null || { say "needs $tool on PATH"; exit 2; }
 done
 mkdir -p "$WORK"
@@ -84,7 +95,7 @@ except md.PackageNotFoundError:
 EOF
 }
 
-if [ "$ONLY" != py ] && [ "$ONLY" != ext-tasks ]; then
+if [ "$ONLY" != py ] && [ "$ONLY" != ext-tasks ] && [ "$ONLY" != rust ]; then
   if [ "$(installed_npm_version)" != "$TS_SDK_VERSION" ]; then
     say "installing @modelcontextprotocol/sdk@$TS_SDK_VERSION into $WORK/node"
     mkdir -p "$WORK/node"
@@ -104,7 +115,7 @@ if [ "$ONLY" != py ] && [ "$ONLY" != ext-tasks ]; then
   fi
 fi
 
-if [ "$ONLY" != ts ] && [ "$ONLY" != ext-tasks ]; then
+if [ "$ONLY" != ts ] && [ "$ONLY" != ext-tasks ] && [ "$ONLY" != rust ]; then
   if [ "$(installed_py_version)" != "$PY_MCP_VERSION" ]; then
     say "installing python mcp==$PY_MCP_VERSION into $WORK/venv"
     [ -x "$WORK/venv/bin/python" ] || python3 -m venv "$WORK/venv"
@@ -190,7 +201,7 @@ fi
 # The ESM clients resolve '@modelcontextprotocol/sdk' from their own directory, so they run
 # from copies placed beside node_modules (refreshed on every run), with the common.mjs they
 # import.
-{ [ "$ONLY" = py ] || [ "$ONLY" = ext-tasks ]; } || cp "$HERE/common.mjs" "$HERE/client.mjs" "$HERE/hitl.mjs" "$HERE/gateway.mjs" "$WORK/node/"
+{ [ "$ONLY" = py ] || [ "$ONLY" = ext-tasks ] || [ "$ONLY" = rust ]; } || cp "$HERE/common.mjs" "$HERE/client.mjs" "$HERE/hitl.mjs" "$HERE/gateway.mjs" "$WORK/node/"
 [ "$EXT_TASKS" = 0 ] || cp "$HERE/ext_tasks.mjs" "$WORK/ext-tasks/"
 
 # ---------------------------------------------------------------- server lifecycle
@@ -459,6 +470,47 @@ for client_peer in $CLIENT_PEERS; do
     *) say "unknown client peer $client_peer"; exit 2 ;;
   esac
 done
+
+# ---------------------------------------------------------------- our client, Rust servers
+# build_rust_peer DIR PACKAGE VERSION: builds tests/interop/DIR (its own workspace, --locked,
+# debug) into target/interop/rust-peers, after checking its lock pins PACKAGE at VERSION;
+# prints the binary's path. Idempotent: cargo rebuilds only what changed.
+RUST_PEERS="$WORK/rust-peers"
+build_rust_peer() {
+  local dir="$HERE/$1" package="$2" version="$3" bin
+  if ! grep -A1 "^name = \"$package\"\$" "$dir/Cargo.lock" | grep -q "^version = \"$version\"\$"; then
+    say "$dir/Cargo.lock does not pin $package $version"
+    return 1
+  fi
+  say "building $1 ($package $version) into $RUST_PEERS"
+  (cd "$dir" && CARGO_TARGET_DIR="$RUST_PEERS" cargo build --locked --quiet >&2) || return 1
+  bin="$RUST_PEERS/debug/$(sed -n 's/^name = "\(.*\)"$/\1/p' "$dir/Cargo.toml" | head -n1)"
+  [ -x "$bin" ] || { say "no binary at $bin"; return 1; }
+  echo "$bin"
+}
+
+if [ -z "$ONLY" ] || [ "$ONLY" = rust ]; then
+  peer "client" "rmcp server (tests/interop/rmcp-server)" "$RMCP_VERSION" "2026-07-28 extension"
+  if RMCP_BIN="$(build_rust_peer rmcp-server rmcp "$RMCP_VERSION")"; then
+    run_cargo_test "rust-client-rmcp" 600 MCP_TASKS_INTEROP_RMCP_SERVER="$RMCP_BIN" -- \
+      -p mcp-tasks-client --test rust_peers rmcp_
+    run_cargo_test "cli-rmcp" 600 MCP_TASKS_INTEROP_RMCP_SERVER="$RMCP_BIN" -- \
+      -p mcp-tasks-cli --test rust_peers rmcp_
+  else
+    echo "FAIL [rust-peers-rmcp] building tests/interop/rmcp-server failed"
+    record "rust-peers-rmcp-build" 0 1
+  fi
+  peer "client" "tower-mcp server (tests/interop/tower-mcp-server)" "$TOWER_MCP_VERSION" "both"
+  if TOWER_BIN="$(build_rust_peer tower-mcp-server tower-mcp "$TOWER_MCP_VERSION")"; then
+    run_cargo_test "rust-client-tower-mcp" 600 MCP_TASKS_INTEROP_TOWER_MCP_SERVER="$TOWER_BIN" -- \
+      -p mcp-tasks-client --test rust_peers tower_mcp_
+    run_cargo_test "cli-tower-mcp" 600 MCP_TASKS_INTEROP_TOWER_MCP_SERVER="$TOWER_BIN" -- \
+      -p mcp-tasks-cli --test rust_peers tower_mcp_
+  else
+    echo "FAIL [rust-peers-tower-mcp] building tests/interop/tower-mcp-server failed"
+    record "rust-peers-tower-mcp-build" 0 1
+  fi
+fi
 
 # ---------------------------------------------------------------- the matrix
 # target/interop/interop.md always; docs/interop.md too when the whole matrix ran (no

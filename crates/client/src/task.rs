@@ -334,6 +334,10 @@ impl Driver {
         let mut result_retry_at = Instant::now();
         let mut failures = 0u32;
         let mut events_open = true;
+        // Set when the server answers `tasks/result` -32601 (tower-mcp 0.25.0 removed it
+        // from the 2025-11-25 wire too): the outcome is then read from what `tasks/get`
+        // inlines once the task ended, as on the extension wire.
+        let mut no_tasks_result: Option<RpcError> = None;
         let mut next_poll = if wire == Wire::V2026_07_28 && self.last.status != TaskStatus::Working
         {
             Instant::now()
@@ -342,6 +346,7 @@ impl Driver {
         };
         loop {
             if wire == Wire::V2025_11_25
+                && no_tasks_result.is_none()
                 && result_call.is_none()
                 && Instant::now() >= result_retry_at
             {
@@ -363,6 +368,7 @@ impl Driver {
             }
             let retry_armed = result_call.is_none()
                 && wire == Wire::V2025_11_25
+                && no_tasks_result.is_none()
                 && result_retry_at > Instant::now();
             let result_done = async {
                 match result_call.as_mut() {
@@ -387,6 +393,10 @@ impl Driver {
                                 if let Some(outcome) = self.extension_step(detail) {
                                     return Ok(outcome);
                                 }
+                            } else if let Some(refusal) = &no_tasks_result {
+                                if self.last.status.is_terminal() {
+                                    return Ok(self.inlined_outcome(detail, refusal));
+                                }
                             }
                         }
                         Err(e) if e.is_connection() => {
@@ -403,6 +413,16 @@ impl Driver {
                     result_call = None;
                     match r {
                         Ok(Ok(value)) => return Ok(self.finish(Some(value), None).await),
+                        Ok(Err(ClientError::Rpc(e)))
+                            if e.code == mcp_tasks_protocol::error_code::METHOD_NOT_FOUND
+                                && !is_task_error(&e) =>
+                        {
+                            // No tasks/result on this server (tower-mcp 0.25.0): poll
+                            // tasks/get now and read the outcome it inlines.
+                            tracing::debug!(task_id = %id, "tasks/result is not offered; reading the outcome from tasks/get");
+                            no_tasks_result = Some(e);
+                            next_poll = Instant::now();
+                        }
                         Ok(Err(ClientError::Rpc(e))) => {
                             if is_task_error(&e) || self.ended_on_server().await {
                                 return Ok(self.finish(None, Some(e)).await);
@@ -465,6 +485,32 @@ impl Driver {
             };
             self.observe(v);
         }
+        TaskOutcome {
+            task: Some(self.last.clone()),
+            result,
+            error,
+        }
+    }
+
+    /// The outcome of an ended 2025-11-25 task whose server has no `tasks/result`, from
+    /// what its `tasks/get` inlined; when it inlined nothing for a task that did not
+    /// end cancelled, the `tasks/result` refusal is the outcome's error, so the caller
+    /// learns why there is no result.
+    fn inlined_outcome(&mut self, detail: Detail, refusal: &RpcError) -> TaskOutcome {
+        let (result, error) = match detail {
+            Detail::Result(r) => (Some(r), None),
+            Detail::Error(e) => (
+                None,
+                Some(serde_json::from_value(e.clone()).unwrap_or_else(|_| {
+                    RpcError::new(
+                        mcp_tasks_protocol::error_code::INTERNAL_ERROR,
+                        e.to_string(),
+                    )
+                })),
+            ),
+            _ if self.last.status == TaskStatus::Cancelled => (None, None),
+            _ => (None, Some(refusal.clone())),
+        };
         TaskOutcome {
             task: Some(self.last.clone()),
             result,

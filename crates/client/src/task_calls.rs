@@ -151,7 +151,8 @@ impl Client {
     }
 
     /// `tasks/get` with what the extension wire inlines (result, error, input
-    /// requests); on 2025-11-25 the detail is always `Detail::None`.
+    /// requests); on 2025-11-25 only a result or error a server inlined there (which
+    /// the wire does not have; see `wire::task_reply`), else `Detail::None`.
     pub(crate) async fn get_detailed(
         &self,
         task_id: &TaskId,
@@ -213,6 +214,9 @@ impl Client {
             .await
             .map_err(|e| unsupported_if_unknown(e, m::TASKS_CANCEL))?;
         match self.wire() {
+            // tower-mcp 0.25.0 answers a 2025-11-25 `tasks/cancel` of a running task
+            // with `{}` rather than the task: its state is then read with `tasks/get`.
+            Wire::V2025_11_25 if v.get("status").is_none() => self.get(task_id).await,
             Wire::V2025_11_25 => Ok(wire::task_reply(Wire::V2025_11_25, &v)?.0),
             Wire::V2026_07_28 => self.get(task_id).await,
         }

@@ -122,8 +122,18 @@ pub(crate) fn task_reply(
     v: &Value,
 ) -> Result<(TaskView, v2026_07_28::Detail), ClientError> {
     match wire {
+        // 2025-11-25 `tasks/get` carries no outcome. Servers that removed
+        // `tasks/result` (tower-mcp 0.25.0 answers it -32601) inline the result or
+        // error as the extension does; that is kept, for the handle to read once
+        // `tasks/result` turned out missing. Input requests are not a 2025-11-25 thing.
         Wire::V2025_11_25 => v2025_11_25::parse_task(v)
-            .map(|t| (t, v2026_07_28::Detail::None))
+            .map(|t| {
+                let detail = match v2026_07_28::parse_detail(v) {
+                    v2026_07_28::Detail::InputRequests(_) => v2026_07_28::Detail::None,
+                    d => d,
+                };
+                (t, detail)
+            })
             .map_err(ClientError::Protocol),
         Wire::V2026_07_28 => v2026_07_28::parse_task(v)
             .map(|t| (t, v2026_07_28::parse_detail(v)))
@@ -134,6 +144,25 @@ pub(crate) fn task_reply(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_2025_task_keeps_an_inlined_outcome_but_no_input_requests() {
+        let t = json!({"taskId": "t", "status": "completed", "createdAt": "2025-11-25T10:00:00Z",
+            "lastUpdatedAt": "2025-11-25T10:00:01Z", "ttl": 1000,
+            "result": {"content": [{"type": "text", "text": "done"}]}});
+        let (view, detail) = task_reply(Wire::V2025_11_25, &t).unwrap();
+        assert_eq!(view.id.as_str(), "t");
+        assert_eq!(
+            detail,
+            v2026_07_28::Detail::Result(json!({"content": [{"type": "text", "text": "done"}]}))
+        );
+        let mut asking = t.clone();
+        asking["status"] = json!("input_required");
+        asking.as_object_mut().unwrap().remove("result");
+        asking["inputRequests"] = json!({"k": {"method": "elicitation/create"}});
+        let (_, detail) = task_reply(Wire::V2025_11_25, &asking).unwrap();
+        assert_eq!(detail, v2026_07_28::Detail::None);
+    }
 
     #[test]
     fn meta_is_merged_and_declares_the_extension_on_request() {

@@ -34,7 +34,8 @@ pub struct CallArgs {
     args_json: Option<String>,
 
     /// Run as a task even if the tool does not ask for one (the default is a task
-    /// whenever the tool allows it).
+    /// whenever the tool allows it; on the Tasks extension wire, whenever the server
+    /// offers the extension, since there the server decides).
     #[arg(long, conflicts_with = "no_task")]
     task: bool,
 

@@ -1,0 +1,266 @@
+//! The `mcp-tasks` client commands against task servers written with other Rust MCP
+//! libraries, built from `tests/interop/rmcp-server` (rmcp 3.11, Tasks extension wire
+//! only) and `tests/interop/tower-mcp-server` (tower-mcp 0.25, both wires at one URL):
+//! `call` (following a task, answering a question at the terminal), `call --detach`,
+//! `watch`, `cancel`, each wire forced with `--wire`, and `--wire auto` (the default)
+//! picking the extension wire by itself, as `call --detach --json` shows.
+//!
+//! `tests/interop/run.sh` builds the servers and points `MCP_TASKS_INTEROP_RMCP_SERVER`
+//! and `MCP_TASKS_INTEROP_TOWER_MCP_SERVER` at the binaries; without them each test
+//! prints a notice and passes (the plain `cargo test --workspace` runs before the
+//! peers are built). Each test starts its own server on a free loopback port.
+#![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
+
+use serde_json::Value;
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Output, Stdio};
+
+mod common;
+
+use common::BIN;
+
+/// A peer: its name and the env var naming its binary.
+#[derive(Clone, Copy)]
+struct Peer {
+    name: &'static str,
+    var: &'static str,
+}
+
+const RMCP: Peer = Peer {
+    name: "rmcp 3.11.0",
+    var: "MCP_TASKS_INTEROP_RMCP_SERVER",
+};
+const TOWER: Peer = Peer {
+    name: "tower-mcp 0.25.0",
+    var: "MCP_TASKS_INTEROP_TOWER_MCP_SERVER",
+};
+
+const EXTENSION: &str = "2026-07-28";
+const LEGACY: &str = "2025-11-25";
+
+/// A running peer server, killed when dropped.
+struct PeerServer {
+    child: Child,
+    url: String,
+}
+
+impl Drop for PeerServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Starts the peer's server on a free loopback port, or `None` (with a notice) when
+/// run.sh did not point at a built one.
+fn start(peer: Peer) -> Option<PeerServer> {
+    let Some(bin) = std::env::var_os(peer.var) else {
+        eprintln!(
+            "skipping {} interop test: {} is not set (tests/interop/run.sh builds the server and sets it)",
+            peer.name, peer.var
+        );
+        return None;
+    };
+    let mut child = Command::new(&bin)
+        .args(["--listen", "127.0.0.1:0"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("start {}: {e}", bin.to_string_lossy()));
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let url = loop {
+        let line = lines
+            .next()
+            .unwrap_or_else(|| panic!("{} exited before listening", peer.name))
+            .unwrap();
+        if let Some(rest) = line.split("listening on ").nth(1) {
+            break rest.trim().to_string();
+        }
+    };
+    std::thread::spawn(move || for _ in lines {});
+    Some(PeerServer { child, url })
+}
+
+/// A folder for the client's task journal, so tests never write to the real home.
+fn state_dir() -> &'static std::path::Path {
+    static DIR: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| tempfile::tempdir().unwrap()).path()
+}
+
+/// The binary with `args` (and `--wire WIRE` when given) and the test's journal.
+fn command(args: &[&str], wire: Option<&str>) -> Command {
+    let mut c = Command::new(BIN);
+    c.args(args).env("MCP_TASKS_STATE_DIR", state_dir());
+    if let Some(w) = wire {
+        c.args(["--wire", w]);
+    }
+    c
+}
+
+fn cli(args: &[&str], wire: Option<&str>) -> Output {
+    command(args, wire)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run mcp-tasks")
+}
+
+fn json_out(o: &Output) -> Value {
+    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
+        panic!(
+            "stdout is not JSON ({e}): {}\nstderr: {}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        )
+    })
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// `call` follows `slow_steps` to its end (the status lines count the steps);
+/// `call --detach` then `watch` picks a task up by id.
+fn call_detach_and_watch(peer: Peer, wire: Option<&str>, expect: &str) {
+    let Some(server) = start(peer) else { return };
+    let url = server.url.as_str();
+
+    let done = cli(
+        &[
+            "call",
+            url,
+            "slow_steps",
+            "--arg",
+            "steps=3",
+            "--arg",
+            // tower-mcp suggests polling every 2 s: steps long enough for one to show.
+            "step_ms=1500",
+        ],
+        wire,
+    );
+    assert_eq!(done.status.code(), Some(0), "{}", stderr(&done));
+    assert_eq!(String::from_utf8_lossy(&done.stdout).trim(), "done 3 steps");
+    let log = stderr(&done);
+    assert!(log.contains("task "), "not run as a task: {log}");
+    assert!(
+        log.lines()
+            .any(|l| l.contains(": step ") && l.ends_with(" of 3")),
+        "no status lines: {log}"
+    );
+
+    let detached = cli(
+        &[
+            "call",
+            url,
+            "slow_steps",
+            "--arg",
+            "steps=2",
+            "--arg",
+            "step_ms=300",
+            "--detach",
+            "--json",
+        ],
+        wire,
+    );
+    assert_eq!(detached.status.code(), Some(0), "{}", stderr(&detached));
+    let detached = json_out(&detached);
+    assert_eq!(detached["wire"], expect, "{}: {detached}", peer.name);
+    let id = detached["taskId"].as_str().unwrap();
+    let watched = cli(&["watch", url, id, "--json"], wire);
+    assert_eq!(watched.status.code(), Some(0), "{}", stderr(&watched));
+    assert_eq!(json_out(&watched)["content"][0]["text"], "done 2 steps");
+    let got = json_out(&cli(&["get", url, id, "--json"], wire));
+    assert_eq!(got["status"], "completed");
+}
+
+/// `cancel` of a detached `until_cancelled`; watching it then exits 3, `cancelled`.
+fn cancel_a_detached_task(peer: Peer, wire: Option<&str>, expect: &str) {
+    let Some(server) = start(peer) else { return };
+    let url = server.url.as_str();
+    let detached = cli(
+        &["call", url, "until_cancelled", "--detach", "--json"],
+        wire,
+    );
+    assert_eq!(detached.status.code(), Some(0), "{}", stderr(&detached));
+    let detached = json_out(&detached);
+    assert_eq!(detached["wire"], expect, "{}: {detached}", peer.name);
+    let id = detached["taskId"].as_str().unwrap();
+    let running = json_out(&cli(&["get", url, id, "--json"], wire));
+    assert_eq!(running["status"], "working");
+    let cancelled = cli(&["cancel", url, id, "--json"], wire);
+    assert_eq!(cancelled.status.code(), Some(0), "{}", stderr(&cancelled));
+    let watched = cli(&["watch", url, id, "--json"], wire);
+    assert_eq!(watched.status.code(), Some(3), "{}", stderr(&watched));
+    assert_eq!(json_out(&watched)["status"], "cancelled");
+}
+
+/// A person at the terminal answers `ask_name`'s question; the greeting is printed.
+fn answer_at_the_prompt(peer: Peer, wire: Option<&str>) {
+    let Some(server) = start(peer) else { return };
+    let cmd = command(&["call", &server.url, "ask_name"], wire);
+    let mut p = rexpect::session::spawn_command(cmd, Some(30_000)).expect("spawn in a pty");
+    p.exp_string("What is your name?").unwrap();
+    p.exp_string("Name: ").unwrap();
+    p.send_line("Ada").unwrap();
+    p.exp_string("hello Ada").unwrap();
+    p.exp_eof().unwrap();
+    let status = format!("{:?}", p.process().wait().unwrap());
+    assert!(
+        status.starts_with("Exited(") && status.ends_with(", 0)"),
+        "{status}"
+    );
+}
+
+// ---------------------------------------------------------------- rmcp (extension only)
+
+#[test]
+fn rmcp_call_detach_and_watch_with_auto_wire() {
+    call_detach_and_watch(RMCP, None, EXTENSION);
+}
+
+#[test]
+fn rmcp_cancel_with_auto_wire() {
+    cancel_a_detached_task(RMCP, None, EXTENSION);
+}
+
+#[test]
+fn rmcp_cancel_on_the_extension_wire() {
+    cancel_a_detached_task(RMCP, Some(EXTENSION), EXTENSION);
+}
+
+#[test]
+fn rmcp_question_answered_at_the_prompt() {
+    answer_at_the_prompt(RMCP, None);
+}
+
+// ---------------------------------------------------------------- tower-mcp (both wires)
+
+#[test]
+fn tower_mcp_call_detach_and_watch_with_auto_wire() {
+    call_detach_and_watch(TOWER, None, EXTENSION);
+}
+
+#[test]
+fn tower_mcp_call_detach_and_watch_on_the_2025_wire() {
+    call_detach_and_watch(TOWER, Some(LEGACY), LEGACY);
+}
+
+#[test]
+fn tower_mcp_cancel_on_the_extension_wire() {
+    cancel_a_detached_task(TOWER, Some(EXTENSION), EXTENSION);
+}
+
+#[test]
+fn tower_mcp_cancel_on_the_2025_wire() {
+    cancel_a_detached_task(TOWER, Some(LEGACY), LEGACY);
+}
+
+#[test]
+fn tower_mcp_question_answered_at_the_prompt_with_auto_wire() {
+    answer_at_the_prompt(TOWER, None);
+}
+
+#[test]
+fn tower_mcp_question_answered_at_the_prompt_on_the_extension_wire() {
+    answer_at_the_prompt(TOWER, Some(EXTENSION));
+}
