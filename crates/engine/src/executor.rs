@@ -3,13 +3,15 @@
 //! the quota slots; it spawns work, records its outcome, and stops it (cooperative
 //! cancellation first, an abort after the grace period).
 
-use futures::future::BoxFuture;
+use futures::future::{AbortHandle, Abortable, Aborted, BoxFuture};
+use futures::FutureExt;
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
 use mcp_tasks_protocol::{TaskId, TaskStatus};
 use mcp_tasks_store::{Failure, Outcome, StoreError, TaskRecord, TransitionParams};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
-use tokio::task::AbortHandle;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
@@ -21,14 +23,11 @@ use crate::quota::{Quota, Slot};
 /// The future a task runs: it resolves to what the request returns.
 pub type Work = BoxFuture<'static, Outcome>;
 
-/// Work that may end with nothing to record (`None`: it handed the task over, as the
-/// start of an external job does).
-pub(crate) type HandOffWork = BoxFuture<'static, Option<Outcome>>;
-
 /// One task's work running here.
 struct Running {
     cancel: CancellationToken,
-    abort: Option<AbortHandle>,
+    /// Stops the work (not the recording of how the task ended).
+    abort: AbortHandle,
     /// The lease generation this process holds (fencing token), with leases on.
     generation: Option<u64>,
 }
@@ -37,14 +36,17 @@ struct Running {
 pub(crate) struct Executor {
     running: Mutex<HashMap<TaskId, Running>>,
     pub(crate) quota: Quota,
+    /// Itself, for the timers of [`Executor::stop_work`] to look back in.
+    me: Weak<Executor>,
 }
 
 impl Executor {
-    pub(crate) fn new(quota: Quota) -> Self {
-        Executor {
+    pub(crate) fn new(quota: Quota) -> Arc<Self> {
+        Arc::new_cyclic(|me| Executor {
             running: Mutex::new(HashMap::new()),
             quota,
-        }
+            me: me.clone(),
+        })
     }
 
     fn lock(&self) -> MutexGuard<'_, HashMap<TaskId, Running>> {
@@ -57,37 +59,29 @@ impl Executor {
     /// generation it holds), and records its outcome when it ends. `host` answers the
     /// work's status messages and input requests; `slot` is the quota slot held until
     /// the work stops.
-    pub(crate) fn launch<F>(
+    ///
+    /// The work ends in an [`Outcome`] to record, or in `Option<Outcome>` for work that
+    /// may end with nothing to record (`None`: it handed the task over, as the start of
+    /// an external job does; the task is then left as the work left it, and only the
+    /// running entry and the quota slot go away).
+    ///
+    /// One tokio task per running task: the work and the recording of its outcome run
+    /// in the same future (the work under an abort handle of its own, so that an abort
+    /// stops the work but not the recording), and the recording's state is boxed only
+    /// once the work has ended, so an idle running task costs its work's future and
+    /// little more.
+    pub(crate) fn launch<F, W, O>(
         self: &Arc<Self>,
         core: &Arc<Core>,
         host: Weak<dyn TaskHost>,
         record: &TaskRecord,
-        client_capabilities: Value,
+        client_capabilities: Arc<Value>,
         work: F,
         slot: Option<Slot>,
     ) where
-        F: FnOnce(TaskContext) -> Work,
-    {
-        let work = move |ctx| {
-            let work = work(ctx);
-            Box::pin(async move { Some(work.await) }) as HandOffWork
-        };
-        self.launch_with(core, host, record, client_capabilities, work, slot);
-    }
-
-    /// [`Executor::launch`] for work that may end with nothing to record: the task is
-    /// then left as the work left it, and only the running entry and the quota slot
-    /// go away.
-    pub(crate) fn launch_with<F>(
-        self: &Arc<Self>,
-        core: &Arc<Core>,
-        host: Weak<dyn TaskHost>,
-        record: &TaskRecord,
-        client_capabilities: Value,
-        work: F,
-        slot: Option<Slot>,
-    ) where
-        F: FnOnce(TaskContext) -> HandOffWork,
+        F: FnOnce(TaskContext) -> W,
+        W: Future<Output = O> + Send + 'static,
+        O: Into<Option<Outcome>>,
     {
         let cancel = CancellationToken::new();
         let ctx = TaskContext::for_task(
@@ -95,54 +89,57 @@ impl Executor {
             host,
             cancel.clone(),
             progress_sink(core, record),
-            Arc::new(client_capabilities),
+            client_capabilities,
             core.reader(),
         )
         .with_log_sink(log_sink(core, record));
         let generation = core.config.lease_ttl.map(|_| record.lease_generation);
+        let (abort, registration) = AbortHandle::new_pair();
         self.lock().insert(
             record.id.clone(),
             Running {
                 cancel,
-                abort: None,
+                abort,
                 generation,
             },
         );
         // Made here, inside the creating request's span: the execution is its child.
         let span = crate::observability::task_span(record);
-        let job = tokio::spawn(work(ctx).instrument(span.clone()));
-        let abort = job.abort_handle();
-        if let Some(r) = self.lock().get_mut(&record.id) {
-            r.abort = Some(abort);
-        }
+        let work = Abortable::new(AssertUnwindSafe(work(ctx)).catch_unwind(), registration);
         let executor = Arc::clone(self);
         let core = Arc::clone(core);
         let id = record.id.clone();
-        let finished_span = span.clone();
-        let outcome_recorded = async move {
+        let job = async move {
             let _slot = slot; // the quota slot is held until the work stops
-            let outcome = match job.await {
-                Ok(outcome) => outcome,
-                Err(e) if e.is_panic() => {
+            let outcome = match work.await {
+                Ok(Ok(outcome)) => outcome.into(),
+                Ok(Err(_panic)) => {
                     tracing::error!(task_id = %id, "task work panicked");
                     Some(Outcome::failed(
                         Failure::ToolPanicked,
                         "the tool crashed while running this task",
                     ))
                 }
-                Err(_) => None, // aborted after cancellation, expiry or a lost lease
+                Err(Aborted) => None, // aborted after cancellation, expiry or a lost lease
             };
-            let last = match outcome {
-                Some(outcome) => executor.finish(&core, &id, outcome).await,
-                // Stopped from outside (cancelled, expired, lease lost): read how it ended.
-                None => core.store.get(&id, now_ms()).await.ok().flatten(),
-            };
-            if let Some(record) = last {
-                crate::observability::record_end(&finished_span, &record, &*core.reader());
-            }
-            executor.lock().remove(&id);
+            Box::pin(executor.ended(core, id, outcome)).await;
         };
-        tokio::spawn(outcome_recorded.instrument(span));
+        tokio::spawn(job.instrument(span));
+    }
+
+    /// What follows the work: records its outcome (or, when it was stopped from outside
+    /// or handed the task over, reads how the task ended), closes the task's span, and
+    /// forgets the running entry.
+    async fn ended(self: Arc<Self>, core: Arc<Core>, id: TaskId, outcome: Option<Outcome>) {
+        let last = match outcome {
+            Some(outcome) => self.finish(&core, &id, outcome).await,
+            // Stopped from outside (cancelled, expired, lease lost): read how it ended.
+            None => core.store.get(&id, now_ms()).await.ok().flatten(),
+        };
+        if let Some(record) = last {
+            crate::observability::record_end(&tracing::Span::current(), &record, &*core.reader());
+        }
+        self.lock().remove(&id);
     }
 
     /// Records the work's outcome. Loses quietly against an earlier terminal transition
@@ -241,29 +238,31 @@ impl Executor {
 
     /// Asks the work to stop, and aborts it after `grace` if it has not.
     pub(crate) fn stop_work(&self, id: &TaskId, grace: std::time::Duration) {
-        let (cancel, abort) = match self.lock().get(id) {
-            Some(r) => (r.cancel.clone(), r.abort.clone()),
+        let abort = match self.lock().get(id) {
+            Some(r) => {
+                r.cancel.cancel();
+                r.abort.clone()
+            }
             None => return,
         };
-        cancel.cancel();
-        if let Some(abort) = abort {
-            tokio::spawn(async move {
-                tokio::time::sleep(grace).await;
-                if !abort.is_finished() {
-                    tracing::warn!("work ignored cancellation for the grace period; aborting it");
-                    abort.abort();
-                }
-            });
-        }
+        let executor = self.me.clone();
+        let id = id.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(grace).await;
+            let still_running = executor.upgrade().is_some_and(|e| e.runs_here(&id));
+            if still_running && !abort.is_aborted() {
+                tracing::warn!(task_id = %id, "work ignored cancellation for the grace period; aborting it");
+            }
+            // Harmless once the work has ended: only the work is under this handle.
+            abort.abort();
+        });
     }
 
     /// Aborts local work at once, without a grace period: another replica owns it now.
     pub(crate) fn abort_now(&self, id: &TaskId) {
         if let Some(r) = self.lock().remove(id) {
             r.cancel.cancel();
-            if let Some(a) = r.abort {
-                a.abort();
-            }
+            r.abort.abort();
         }
     }
 
