@@ -36,7 +36,7 @@ use crate::leases::Leases;
 use crate::quota::Quota;
 use crate::reader::WireReader;
 use crate::waiters::InputWaiters;
-use mcp_tasks_store::InputRequest;
+use mcp_tasks_store::{InputRequest, RequestJson};
 
 pub use crate::executor::Work;
 
@@ -279,7 +279,7 @@ impl Engine {
     where
         F: FnOnce(TaskContext) -> W,
         W: std::future::Future<Output = O> + Send + 'static,
-        O: Into<Option<Outcome>>,
+        O: Into<Option<Outcome>> + Send + 'static,
     {
         let inner = &self.inner;
         let config = &inner.core.config;
@@ -308,7 +308,7 @@ impl Engine {
                 .and_then(|d| now.checked_add_signed(d)),
             poll_interval: Some(config.poll_interval),
             method: params.method,
-            request: params.request,
+            request: RequestJson::from_value(&params.request),
             outcome: None,
             runner: Some(inner.core.runner_id.clone()),
             version: 0,

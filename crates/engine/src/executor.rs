@@ -4,6 +4,7 @@
 //! cancellation first, an abort after the grace period).
 
 use futures::future::{AbortHandle, Abortable, Aborted, BoxFuture};
+use futures::future::Either;
 use futures::FutureExt;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
@@ -81,7 +82,7 @@ impl Executor {
     ) where
         F: FnOnce(TaskContext) -> W,
         W: Future<Output = O> + Send + 'static,
-        O: Into<Option<Outcome>>,
+        O: Into<Option<Outcome>> + Send + 'static,
     {
         let cancel = CancellationToken::new();
         let ctx = TaskContext::for_task(
@@ -105,7 +106,14 @@ impl Executor {
         );
         // Made here, inside the creating request's span: the execution is its child.
         let span = crate::observability::task_span(record);
-        let work = Abortable::new(AssertUnwindSafe(work(ctx)).catch_unwind(), registration);
+        // Making the work's future runs the caller's code (a tool's handler may do
+        // some before its future starts): a panic there fails the task like a panic
+        // in the future does, not the request that creates the task.
+        let work = match std::panic::catch_unwind(AssertUnwindSafe(|| work(ctx))) {
+            Ok(work) => Either::Left(AssertUnwindSafe(work).catch_unwind()),
+            Err(panic) => Either::Right(futures::future::ready(Err(panic))),
+        };
+        let work = Abortable::new(work, registration);
         let executor = Arc::clone(self);
         let core = Arc::clone(core);
         let id = record.id.clone();
@@ -298,7 +306,7 @@ impl Executor {
 /// Where a task's progress goes: an event naming the task (the task board shows it)
 /// and, when its request asked for progress, the token the creating session is sent.
 fn progress_sink(core: &Core, record: &TaskRecord) -> Option<ProgressSink> {
-    let token = core.reader().progress_token(&record.request);
+    let token = core.reader().progress_token(&record.request.to_value());
     let events = core.events.clone();
     let session = record.session.clone();
     let task = record.id.clone();

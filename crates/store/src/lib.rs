@@ -47,6 +47,7 @@ pub mod observed;
 #[cfg(feature = "postgres")]
 pub mod postgres;
 pub mod record;
+pub mod request;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod sql;
 #[cfg(feature = "sqlite")]
@@ -62,6 +63,7 @@ pub use observed::{ObservedStore, ObserverSlot, StoreObserver};
 #[cfg(feature = "postgres")]
 pub use postgres::PgStore;
 pub use record::SessionRecord;
+pub use request::RequestJson;
 pub use record::{
     BoardQuery, ClaimExpiredParams, ClaimLeaseParams, ExpiredTask, ExternalJob, Failure,
     InputRequest, InputRequests, ListPage, ListParams, Outcome, RenewLeaseParams, TaskRecord,

@@ -1,5 +1,6 @@
 //! The task record and the parameter structs of store calls.
 
+use crate::request::RequestJson;
 use chrono::{DateTime, Utc};
 use mcp_tasks_protocol::{TaskId, TaskStatus};
 use serde::{Deserialize, Serialize};
@@ -188,8 +189,9 @@ pub struct TaskRecord {
     pub poll_interval: Option<Duration>,
     /// The method of the original request (`tools/call`).
     pub method: String,
-    /// The params of the original request, minus transport-only fields.
-    pub request: Value,
+    /// The params of the original request, minus transport-only fields, as compact
+    /// JSON text (see [`RequestJson`]).
+    pub request: RequestJson,
     /// The final result or error, once terminal.
     pub outcome: Option<Outcome>,
     /// Which running process executes the task (a per-boot id); used to find tasks

@@ -133,13 +133,10 @@ fn entry(record: &TaskRecord, at: DateTime<Utc>) -> TimelineEntry {
 fn on_board(record: &TaskRecord, query: &BoardQuery) -> bool {
     !is_expired(record, query.now)
         && query.status.is_none_or(|status| record.status == status)
-        && query.request_name.as_deref().is_none_or(|name| {
-            record
-                .request
-                .get("name")
-                .and_then(serde_json::Value::as_str)
-                == Some(name)
-        })
+        && query
+            .request_name
+            .as_deref()
+            .is_none_or(|name| record.request.name().as_deref() == Some(name))
         && query
             .id_prefix
             .as_deref()
