@@ -58,8 +58,9 @@ pub struct MemoryStore {
 /// Everything behind the lock: the records and the indexes derived from them.
 #[derive(Debug, Default)]
 struct Inner {
-    /// All records, expired or not, until deleted.
-    records: HashMap<TaskId, TaskRecord>,
+    /// All records, expired or not, until deleted. Boxed: the table grows by doubling,
+    /// and its empty slots then cost a pointer each rather than a whole record.
+    records: HashMap<TaskId, Box<TaskRecord>>,
     /// `(expires_at, id)` of every record that has an expiry.
     expiry: BTreeSet<CreatedKey>,
     /// Creation order per owner.
@@ -173,12 +174,12 @@ impl Inner {
         if !record.status.is_terminal() {
             self.active.insert(record.id.clone());
         }
-        self.records.insert(record.id.clone(), record);
+        self.records.insert(record.id.clone(), Box::new(record));
     }
 
     /// Removes a record with its timeline and index entries.
     fn remove(&mut self, id: &TaskId) -> Option<TaskRecord> {
-        let record = self.records.remove(id)?;
+        let record = *self.records.remove(id)?;
         let key = (record.created_at, record.id.clone());
         self.by_created.remove(&key);
         self.timelines.remove(id);
@@ -208,6 +209,7 @@ impl Inner {
     fn visible(&self, id: &TaskId, now: DateTime<Utc>) -> Result<&TaskRecord, StoreError> {
         self.records
             .get(id)
+            .map(|r| &**r)
             .filter(|r| !is_expired(r, now))
             .ok_or(StoreError::NotFound)
     }
@@ -224,7 +226,7 @@ impl Inner {
         record.runner = Some(runner.to_string());
         record.lease_until = Some(until);
         record.lease_generation += 1;
-        Some(record.clone())
+        Some(TaskRecord::clone(record))
     }
 
     /// Applies a change made at `now` to a record already checked to be non-terminal.
@@ -240,7 +242,7 @@ impl Inner {
         let before = record.status;
         change(record);
         record.version += 1;
-        let updated = record.clone();
+        let updated = TaskRecord::clone(record);
         if updated.status.is_terminal() {
             self.active.remove(id);
         }
@@ -273,7 +275,7 @@ impl TaskStore for MemoryStore {
             .records
             .get(id)
             .filter(|r| !is_expired(r, now))
-            .cloned())
+            .map(|r| TaskRecord::clone(r)))
     }
 
     async fn list(&self, params: &ListParams) -> Result<ListPage, StoreError> {
@@ -296,7 +298,7 @@ impl TaskStore for MemoryStore {
         };
         let mut visible = index
             .range((start, Bound::Unbounded))
-            .filter_map(|(_, id)| inner.records.get(id))
+            .filter_map(|(_, id)| inner.records.get(id).map(|r| &**r))
             .filter(|r| !is_expired(r, params.now));
         let records: Vec<TaskRecord> = visible.by_ref().take(params.limit).cloned().collect();
         let has_more = visible.next().is_some();
@@ -426,7 +428,7 @@ impl TaskStore for MemoryStore {
         let mut shown = index
             .range((Bound::Unbounded, end))
             .rev()
-            .filter_map(|(_, id)| inner.records.get(id))
+            .filter_map(|(_, id)| inner.records.get(id).map(|r| &**r))
             .filter(|r| on_board(r, query));
         let records: Vec<TaskRecord> = shown.by_ref().take(query.limit).cloned().collect();
         let has_more = shown.next().is_some();
@@ -491,7 +493,7 @@ impl TaskStore for MemoryStore {
             .get_mut(&params.id)
             .ok_or(StoreError::NotFound)?;
         record.lease_until = Some(params.until);
-        Ok(record.clone())
+        Ok(TaskRecord::clone(record))
     }
 
     async fn claim_expired_leases(
@@ -503,7 +505,7 @@ impl TaskStore for MemoryStore {
         let mut expired: Vec<(DateTime<Utc>, TaskId)> = inner
             .active
             .iter()
-            .filter_map(|id| inner.records.get(id))
+            .filter_map(|id| inner.records.get(id).map(|r| &**r))
             .filter(|r| !is_expired(r, params.now) && r.external.is_none())
             .filter_map(|r| match r.lease_until {
                 Some(until) if until <= params.now => Some((until, r.id.clone())),
