@@ -85,15 +85,16 @@ impl Executor {
         O: Into<Option<Outcome>> + Send + 'static,
     {
         let cancel = CancellationToken::new();
+        let (progress, log) = sinks(core, record);
         let ctx = TaskContext::for_task(
             record.id.clone(),
             host,
             cancel.clone(),
-            progress_sink(core, record),
+            Some(progress),
             client_capabilities,
             core.reader(),
         )
-        .with_log_sink(log_sink(core, record));
+        .with_log_sink(log);
         let generation = core.config.lease_ttl.map(|_| record.lease_generation);
         let (abort, registration) = AbortHandle::new_pair();
         self.lock().insert(
@@ -119,7 +120,8 @@ impl Executor {
         let id = record.id.clone();
         let job = async move {
             let _slot = slot; // the quota slot is held until the work stops
-            let outcome = match work.await {
+            let ended = work.await;
+            let outcome = match ended {
                 Ok(Ok(outcome)) => outcome.into(),
                 Ok(Err(_panic)) => {
                     tracing::error!(task_id = %id, "task work panicked");
@@ -303,38 +305,49 @@ impl Executor {
     }
 }
 
-/// Where a task's progress goes: an event naming the task (the task board shows it)
-/// and, when its request asked for progress, the token the creating session is sent.
-fn progress_sink(core: &Core, record: &TaskRecord) -> Option<ProgressSink> {
-    let token = core.reader().progress_token(&record.request.to_value());
-    let events = core.events.clone();
-    let session = record.session.clone();
-    let task = record.id.clone();
-    Some(Arc::new(move |progress| {
-        let _ = events.send(TaskEvent::Progress {
-            task: task.clone(),
-            session: session.clone(),
-            token: token.clone(),
-            progress,
-        });
-    }))
+/// What a running task's progress reports and log messages are addressed with: one
+/// allocation shared by both sinks of its context.
+struct Route {
+    task: TaskId,
+    session: Option<String>,
+    /// The request's progress token, when it asked for progress notifications.
+    token: Option<Value>,
+    core: Weak<Core>,
 }
 
-/// Where a task's log messages go: the router the server registered, if any.
-fn log_sink(core: &Arc<Core>, record: &TaskRecord) -> LogSink {
-    let core = Arc::downgrade(core);
-    let session = record.session.clone();
-    let task = record.id.clone();
-    Arc::new(move |message| {
-        let Some(route) = core.upgrade().and_then(|c| c.log_router()) else {
+/// Where a task's progress goes, and where its log messages go: its progress is an
+/// event naming the task (the task board shows it) and, when its request asked for
+/// progress, the token the creating session is sent; its log messages go to the
+/// router the server registered, if any.
+fn sinks(core: &Arc<Core>, record: &TaskRecord) -> (ProgressSink, LogSink) {
+    let route = Arc::new(Route {
+        task: record.id.clone(),
+        session: record.session.clone(),
+        token: core.reader().progress_token(&record.request.to_value()),
+        core: Arc::downgrade(core),
+    });
+    let to_log = Arc::clone(&route);
+    let progress: ProgressSink = Arc::new(move |progress| {
+        if let Some(core) = route.core.upgrade() {
+            let _ = core.events.send(TaskEvent::Progress {
+                task: route.task.clone(),
+                session: route.session.clone(),
+                token: route.token.clone(),
+                progress,
+            });
+        }
+    });
+    let log: LogSink = Arc::new(move |message| {
+        let Some(route_log) = to_log.core.upgrade().and_then(|c| c.log_router()) else {
             return;
         };
-        route(TaskLog {
-            session: session.clone(),
-            task: task.clone(),
+        route_log(TaskLog {
+            session: to_log.session.clone(),
+            task: to_log.task.clone(),
             message,
         });
-    })
+    });
+    (progress, log)
 }
 
 /// Replaces a result too large to store by an error that says so.
