@@ -390,3 +390,24 @@ pub(crate) struct ExternalSpec {
     pub(crate) start: ExternalStart,
     pub(crate) poller: Arc<dyn ExternalPoller>,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every running task holds the tool it runs: a clone must share the tool's
+    /// schemas, not copy them.
+    #[test]
+    fn a_tool_clone_shares_everything() {
+        let tool = Tool::new(
+            "t",
+            "a tool",
+            json!({"type": "object", "properties": {"n": {"type": "integer"}}}),
+            |_args, _ctx| Box::pin(async { Ok(ToolResult::text("ok")) }) as ToolFuture,
+        )
+        .expect("a valid schema");
+        let copy = tool.clone();
+        assert!(Arc::ptr_eq(&tool.spec, &copy.spec));
+        assert_eq!(std::mem::size_of::<Tool>(), std::mem::size_of::<usize>());
+    }
+}
