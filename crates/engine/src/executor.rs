@@ -3,15 +3,15 @@
 //! the quota slots; it spawns work, records its outcome, and stops it (cooperative
 //! cancellation first, an abort after the grace period).
 
-use futures::future::{AbortHandle, Abortable, Aborted, BoxFuture};
 use futures::future::Either;
+use futures::future::{AbortHandle, Abortable, Aborted, BoxFuture};
 use futures::FutureExt;
-use std::future::Future;
-use std::panic::AssertUnwindSafe;
 use mcp_tasks_protocol::{TaskId, TaskStatus};
 use mcp_tasks_store::{Failure, Outcome, StoreError, TaskRecord, TransitionParams};
 use serde_json::Value;
 use std::collections::HashMap;
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;

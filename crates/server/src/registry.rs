@@ -298,7 +298,10 @@ impl Tool {
             Err(reason) => {
                 return Err(RpcError::new(
                     mcp_tasks_protocol::error_code::INTERNAL_ERROR,
-                    format!("tool '{}' has an invalid inputSchema: {reason}", self.spec.name),
+                    format!(
+                        "tool '{}' has an invalid inputSchema: {reason}",
+                        self.spec.name
+                    ),
                 ))
             }
         };

@@ -3,8 +3,8 @@
 //! tool's preflight questions answered either before (MRTR, extension wire) or inside
 //! the task (2025-11-25, as input requests).
 
-use mcp_tasks_engine::{CreateParams, Engine, EngineError, Outcome, TaskContext, TaskRecord};
 use futures::FutureExt;
+use mcp_tasks_engine::{CreateParams, Engine, EngineError, Outcome, TaskContext, TaskRecord};
 use serde_json::{Map, Value};
 
 use crate::registry::{Tool, ToolResult};
@@ -32,7 +32,10 @@ pub(crate) async fn create_task(
                 .create(params, move |ctx| match answers {
                     // Nothing to ask: the tool's own future, and only it, runs as long
                     // as the task does.
-                    Answers::Given(map) => tool.call(args, ctx.with_answers(map)).map(to_outcome).boxed(),
+                    Answers::Given(map) => tool
+                        .call(args, ctx.with_answers(map))
+                        .map(to_outcome)
+                        .boxed(),
                     Answers::AskInTask if tool.preflight().is_empty() => {
                         tool.call(args, ctx).map(to_outcome).boxed()
                     }

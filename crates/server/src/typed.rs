@@ -359,14 +359,14 @@ impl Tool {
         // The function's future is made here, not inside the returned one: the
         // returned future then holds only it (a running task keeps this future for as
         // long as it runs).
-        let handler = move |args: Map<String, Value>, ctx: TaskContext| {
-            match parse_args::<F::Args>(&tool_name, args) {
-                Ok(args) => {
-                    let call = f.call(args, ctx);
-                    Box::pin(async move { call.await.into_tool_result() })
-                }
-                Err(e) => futures::future::ready(Err(e)).boxed(),
+        let handler = move |args: Map<String, Value>, ctx: TaskContext| match parse_args::<F::Args>(
+            &tool_name, args,
+        ) {
+            Ok(args) => {
+                let call = f.call(args, ctx);
+                Box::pin(async move { call.await.into_tool_result() })
             }
+            Err(e) => futures::future::ready(Err(e)).boxed(),
         };
         Tool::build(
             name,

@@ -63,12 +63,12 @@ pub use observed::{ObservedStore, ObserverSlot, StoreObserver};
 #[cfg(feature = "postgres")]
 pub use postgres::PgStore;
 pub use record::SessionRecord;
-pub use request::RequestJson;
 pub use record::{
     BoardQuery, ClaimExpiredParams, ClaimLeaseParams, ExpiredTask, ExternalJob, Failure,
     InputRequest, InputRequests, ListPage, ListParams, Outcome, RenewLeaseParams, TaskRecord,
     TimelineEntry, TransitionParams,
 };
+pub use request::RequestJson;
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteStore;
 

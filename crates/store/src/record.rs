@@ -386,7 +386,10 @@ mod tests {
     #[cfg(target_pointer_width = "64")]
     fn the_record_stays_small() {
         assert!(size_of::<TaskId>() <= 16, "a task id is one shared pointer");
-        assert!(size_of::<RequestJson>() <= 16, "a request is one shared pointer");
+        assert!(
+            size_of::<RequestJson>() <= 16,
+            "a request is one shared pointer"
+        );
         assert!(
             size_of::<TaskRecord>() <= 480,
             "TaskRecord grew to {} bytes",

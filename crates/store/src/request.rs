@@ -183,7 +183,10 @@ mod tests {
             "_meta": {"progressToken": 7},
         }));
         assert_eq!(r.name().as_deref(), Some("deploy"));
-        assert_eq!(r.field("arguments"), Some(json!({"env": "prod", "n": [1, 2]})));
+        assert_eq!(
+            r.field("arguments"),
+            Some(json!({"env": "prod", "n": [1, 2]}))
+        );
         assert_eq!(r.field("_meta"), Some(json!({"progressToken": 7})));
         assert_eq!(r.field("missing"), None);
         assert_eq!(r.to_value()["arguments"]["env"], "prod");
@@ -195,7 +198,9 @@ mod tests {
         assert_eq!(RequestJson::from_value(&json!([1])).name(), None);
         assert_eq!(RequestJson::from_value(&json!("x")).field("name"), None);
         assert_eq!(
-            RequestJson::from_value(&json!({"name": "a\"b"})).name().as_deref(),
+            RequestJson::from_value(&json!({"name": "a\"b"}))
+                .name()
+                .as_deref(),
             Some("a\"b")
         );
     }

@@ -283,10 +283,7 @@ impl TaskStore for MemoryStore {
 
     async fn get(&self, id: &TaskId, now: DateTime<Utc>) -> Result<Option<TaskRecord>, StoreError> {
         let inner = self.lock();
-        Ok(inner
-            .record(id)
-            .filter(|r| !is_expired(r, now))
-            .cloned())
+        Ok(inner.record(id).filter(|r| !is_expired(r, now)).cloned())
     }
 
     async fn list(&self, params: &ListParams) -> Result<ListPage, StoreError> {
