@@ -278,7 +278,7 @@ impl Engine {
     ) -> Result<TaskRecord, EngineError>
     where
         F: FnOnce(TaskContext) -> W,
-        W: std::future::Future<Output = O> + Send + 'static,
+        W: std::future::Future<Output = O> + Send + Unpin + 'static,
         O: Into<Option<Outcome>> + Send + 'static,
     {
         let inner = &self.inner;

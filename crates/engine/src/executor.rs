@@ -12,7 +12,9 @@ use serde_json::Value;
 use std::collections::HashMap;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::task::{Context, Poll};
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
@@ -81,7 +83,7 @@ impl Executor {
         slot: Option<Slot>,
     ) where
         F: FnOnce(TaskContext) -> W,
-        W: Future<Output = O> + Send + 'static,
+        W: Future<Output = O> + Send + Unpin + 'static,
         O: Into<Option<Outcome>> + Send + 'static,
     {
         let cancel = CancellationToken::new();
@@ -114,25 +116,14 @@ impl Executor {
             Ok(work) => Either::Left(AssertUnwindSafe(work).catch_unwind()),
             Err(panic) => Either::Right(futures::future::ready(Err(panic))),
         };
-        let work = Abortable::new(work, registration);
-        let executor = Arc::clone(self);
-        let core = Arc::clone(core);
-        let id = record.id.clone();
-        let job = async move {
-            let _slot = slot; // the quota slot is held until the work stops
-            let ended = work.await;
-            let outcome = match ended {
-                Ok(Ok(outcome)) => outcome.into(),
-                Ok(Err(_panic)) => {
-                    tracing::error!(task_id = %id, "task work panicked");
-                    Some(Outcome::failed(
-                        Failure::ToolPanicked,
-                        "the tool crashed while running this task",
-                    ))
-                }
-                Err(Aborted) => None, // aborted after cancellation, expiry or a lost lease
-            };
-            Box::pin(executor.ended(core, id, outcome)).await;
+        let job = Job {
+            work: Abortable::new(work, registration),
+            then: Then::Record {
+                executor: Arc::clone(self),
+                core: Arc::clone(core),
+                id: record.id.clone(),
+            },
+            _slot: slot,
         };
         tokio::spawn(job.instrument(span));
     }
@@ -140,7 +131,23 @@ impl Executor {
     /// What follows the work: records its outcome (or, when it was stopped from outside
     /// or handed the task over, reads how the task ended), closes the task's span, and
     /// forgets the running entry.
-    async fn ended(self: Arc<Self>, core: Arc<Core>, id: TaskId, outcome: Option<Outcome>) {
+    async fn ended<O: Into<Option<Outcome>>>(
+        self: Arc<Self>,
+        core: Arc<Core>,
+        id: TaskId,
+        ended: Result<std::thread::Result<O>, Aborted>,
+    ) {
+        let outcome = match ended {
+            Ok(Ok(outcome)) => outcome.into(),
+            Ok(Err(_panic)) => {
+                tracing::error!(task_id = %id, "task work panicked");
+                Some(Outcome::failed(
+                    Failure::ToolPanicked,
+                    "the tool crashed while running this task",
+                ))
+            }
+            Err(Aborted) => None, // aborted after cancellation, expiry or a lost lease
+        };
         let last = match outcome {
             Some(outcome) => self.finish(&core, &id, outcome).await,
             // Stopped from outside (cancelled, expired, lease lost): read how it ended.
@@ -313,6 +320,65 @@ struct Route {
     /// The request's progress token, when it asked for progress notifications.
     token: Option<Value>,
     core: Weak<Core>,
+}
+
+/// A running task's one tokio task: its work, then the recording of how it ended.
+///
+/// Written out rather than an `async` block so that it holds exactly these fields for
+/// as long as the work runs (an `async` block keeps room for every local of every
+/// step, and a running task is mostly waiting), and the recording's state is boxed
+/// only once the work has ended.
+struct Job<W> {
+    work: Abortable<W>,
+    then: Then,
+    /// The quota slot, held until the work stops and its outcome is recorded.
+    _slot: Option<Slot>,
+}
+
+/// What a [`Job`] does after its work.
+enum Then {
+    /// Record the outcome (not yet started).
+    Record {
+        executor: Arc<Executor>,
+        core: Arc<Core>,
+        id: TaskId,
+    },
+    /// Recording it.
+    Recording(BoxFuture<'static, ()>),
+    /// Done (or polled after done).
+    Done,
+}
+
+impl<W, O> Future for Job<W>
+where
+    W: Future<Output = std::thread::Result<O>> + Unpin,
+    O: Into<Option<Outcome>> + Send + 'static,
+{
+    type Output = ();
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let this = &mut *self;
+        loop {
+            match &mut this.then {
+                Then::Recording(recording) => {
+                    let done = recording.as_mut().poll(cx);
+                    if done.is_ready() {
+                        this.then = Then::Done;
+                    }
+                    return done;
+                }
+                Then::Done => return Poll::Ready(()),
+                Then::Record { .. } => {
+                    let ended = std::task::ready!(Pin::new(&mut this.work).poll(cx));
+                    if let Then::Record { executor, core, id } =
+                        std::mem::replace(&mut this.then, Then::Done)
+                    {
+                        this.then = Then::Recording(Box::pin(executor.ended(core, id, ended)));
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// Where a task's progress goes, and where its log messages go: its progress is an
