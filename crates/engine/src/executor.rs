@@ -317,8 +317,9 @@ impl Executor {
 struct Route {
     task: TaskId,
     session: Option<String>,
-    /// The request's progress token, when it asked for progress notifications.
-    token: Option<Value>,
+    /// The request's progress token, when it asked for progress notifications (boxed:
+    /// most requests ask for none, and a `Value` is large).
+    token: Option<Box<Value>>,
     core: Weak<Core>,
 }
 
@@ -389,7 +390,10 @@ fn sinks(core: &Arc<Core>, record: &TaskRecord) -> (ProgressSink, LogSink) {
     let route = Arc::new(Route {
         task: record.id.clone(),
         session: record.session.clone(),
-        token: core.reader().progress_token(&record.request.to_value()),
+        token: core
+            .reader()
+            .progress_token(&record.request.to_value())
+            .map(Box::new),
         core: Arc::downgrade(core),
     });
     let to_log = Arc::clone(&route);
@@ -398,7 +402,7 @@ fn sinks(core: &Arc<Core>, record: &TaskRecord) -> (ProgressSink, LogSink) {
             let _ = core.events.send(TaskEvent::Progress {
                 task: route.task.clone(),
                 session: route.session.clone(),
-                token: route.token.clone(),
+                token: route.token.as_deref().cloned(),
                 progress,
             });
         }
