@@ -72,7 +72,7 @@ impl Live {
                 };
                 match event {
                     Ok(TaskEvent::Changed(record)) => {
-                        remember_owner(&cache, &record);
+                        forget_finished(&cache, &record);
                         let _ = out.send(BoardEvent::Task(record));
                     }
                     Ok(TaskEvent::Progress { task, progress, .. }) => {
@@ -125,11 +125,21 @@ fn known_owner(cache: &Mutex<Latest>, task: &TaskId) -> Option<String> {
         .cloned()
 }
 
+/// Forgets a finished task: it reports no more progress, and its last report stays
+/// visible only through its record. Running tasks are not remembered here: only
+/// those that report progress are (their owner is read at their first report), so a
+/// task that never reports costs the board nothing.
+fn forget_finished(cache: &Mutex<Latest>, record: &TaskRecord) {
+    if record.status.is_terminal() {
+        let mut latest = cache.lock().unwrap_or_else(|p| p.into_inner());
+        latest.owners.remove(&record.id);
+        latest.progress.remove(&record.id);
+    }
+}
+
 fn remember_owner(cache: &Mutex<Latest>, record: &TaskRecord) {
     let mut latest = cache.lock().unwrap_or_else(|p| p.into_inner());
     if record.status.is_terminal() {
-        // A finished task reports no more progress; its last report stays visible
-        // only through its record.
         latest.owners.remove(&record.id);
         latest.progress.remove(&record.id);
         return;

@@ -9,9 +9,10 @@ use serde_json::{json, Map, Value};
 
 /// The tool a task runs: the `name` of a `tools/call`, else the method itself.
 pub(crate) fn tool_of(record: &TaskRecord) -> String {
-    record.request["name"]
-        .as_str()
-        .map(str::to_string)
+    record
+        .request
+        .name()
+        .map(String::from)
         .unwrap_or_else(|| record.method.clone())
 }
 
@@ -58,8 +59,7 @@ pub(crate) fn detail(
     let mut detail = summary(record, progress, operator);
     detail["arguments"] = record
         .request
-        .get("arguments")
-        .cloned()
+        .field("arguments")
         .unwrap_or_else(|| json!({}));
     detail["timeline"] = timeline
         .iter()

@@ -8,37 +8,33 @@ use mcp_tasks_store::TaskRecord;
 /// The tracing target of every audit event.
 pub const TARGET: &str = "mcp_tasks::audit";
 
-fn tool(record: &TaskRecord) -> &str {
-    record
-        .request
-        .get("name")
-        .and_then(|n| n.as_str())
-        .unwrap_or("")
+fn tool(record: &TaskRecord) -> std::borrow::Cow<'_, str> {
+    record.request.name().unwrap_or_default()
 }
 
 pub(crate) fn created(record: &TaskRecord, with_arguments: bool) {
     if with_arguments {
         let args = record
             .request
-            .get("arguments")
+            .field("arguments")
             .map(|a| a.to_string())
             .unwrap_or_default();
-        tracing::info!(target: TARGET, event = "created", task_id = %record.id, principal = %record.owner, tool = tool(record), arguments = %args);
+        tracing::info!(target: TARGET, event = "created", task_id = %record.id, principal = %record.owner, tool = %tool(record), arguments = %args);
     } else {
-        tracing::info!(target: TARGET, event = "created", task_id = %record.id, principal = %record.owner, tool = tool(record));
+        tracing::info!(target: TARGET, event = "created", task_id = %record.id, principal = %record.owner, tool = %tool(record));
     }
 }
 
 pub(crate) fn status_changed(record: &TaskRecord) {
-    tracing::info!(target: TARGET, event = "status_changed", task_id = %record.id, principal = %record.owner, tool = tool(record), status = %record.status);
+    tracing::info!(target: TARGET, event = "status_changed", task_id = %record.id, principal = %record.owner, tool = %tool(record), status = %record.status);
 }
 
 pub(crate) fn retrieved(record: &TaskRecord, by: &str) {
-    tracing::info!(target: TARGET, event = "result_retrieved", task_id = %record.id, principal = %by, owner = %record.owner, tool = tool(record), status = %record.status);
+    tracing::info!(target: TARGET, event = "result_retrieved", task_id = %record.id, principal = %by, owner = %record.owner, tool = %tool(record), status = %record.status);
 }
 
 pub(crate) fn cancelled(record: &TaskRecord, by: &str) {
-    tracing::info!(target: TARGET, event = "cancelled", task_id = %record.id, principal = %by, owner = %record.owner, tool = tool(record));
+    tracing::info!(target: TARGET, event = "cancelled", task_id = %record.id, principal = %by, owner = %record.owner, tool = %tool(record));
 }
 
 pub(crate) fn expired(id: &TaskId) {

@@ -81,7 +81,9 @@ pub struct TaskContext {
     /// each request needs).
     reader: Arc<dyn WireReader>,
     next_key: Arc<AtomicU64>,
-    answers: Arc<serde_json::Map<String, Value>>,
+    /// The preflight answers; `None` when there are none (most tools), which saves
+    /// every running task an allocation.
+    answers: Option<Arc<serde_json::Map<String, Value>>>,
     /// How a synchronous call reaches its client; `None` for tasks (they store their
     /// input requests) and for calls whose transport cannot carry requests.
     requester: Option<ClientRequester>,
@@ -136,7 +138,7 @@ impl TaskContext {
             client_capabilities,
             reader,
             next_key: Arc::new(AtomicU64::new(1)),
-            answers: Arc::default(),
+            answers: None,
             requester: None,
             log: None,
         }
@@ -152,7 +154,7 @@ impl TaskContext {
             client_capabilities: Arc::new(Value::Null),
             reader: Arc::new(OpaqueReader),
             next_key: Arc::new(AtomicU64::new(1)),
-            answers: Arc::default(),
+            answers: None,
             requester: None,
             log: None,
         }
@@ -210,13 +212,13 @@ impl TaskContext {
     /// started (a tool's preflight questions, answered by MRTR rounds or by input
     /// requests of the task), by key.
     pub fn with_answers(mut self, answers: serde_json::Map<String, Value>) -> Self {
-        self.answers = Arc::new(answers);
+        self.answers = (!answers.is_empty()).then(|| Arc::new(answers));
         self
     }
 
     /// The answer to preflight question `key` (an `ElicitResult`), if it was answered.
     pub fn answer(&self, key: &str) -> Option<&Value> {
-        self.answers.get(key)
+        self.answers.as_deref()?.get(key)
     }
 
     /// The task this work runs as, or `None` for a synchronous call.

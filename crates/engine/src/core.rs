@@ -9,6 +9,7 @@
 use chrono::{DateTime, Utc};
 use mcp_tasks_protocol::TaskId;
 use mcp_tasks_store::{StoreError, TaskRecord, TaskStore, TransitionParams};
+use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
@@ -28,6 +29,10 @@ const EVENT_CAPACITY: usize = 4096;
 /// Most task versions remembered for de-duplicating events; the memory is cleared past
 /// it (a repeat event is harmless: subscribers re-read).
 const SEEN_CAPACITY: usize = 100_000;
+
+/// Most distinct client-capability values [`Core::capabilities`] shares; a small
+/// linear list, compared by value (they are small objects).
+const CAPABILITIES_CAPACITY: usize = 16;
 
 /// Now, truncated to milliseconds: the precision every store keeps, so a record reads
 /// back exactly as written.
@@ -49,6 +54,8 @@ pub(crate) struct Core {
     reader: RwLock<Arc<dyn WireReader>>,
     /// Where log messages of running work go (see [`LogRouter`]).
     log_router: RwLock<Option<LogRouter>>,
+    /// The client capabilities running tasks hold, shared (see [`Core::capabilities`]).
+    capabilities: Mutex<Vec<Arc<Value>>>,
     /// Counters of background work, for whoever waits on it.
     pub(crate) activity: ActivityCounters,
     /// Told of every task this process created or changed (metrics).
@@ -69,11 +76,29 @@ impl Core {
             runner_id: TaskId::generate().to_string(),
             events,
             seen: Mutex::new(HashMap::new()),
+            capabilities: Mutex::new(Vec::new()),
             reader: RwLock::new(Arc::new(OpaqueReader)),
             log_router: RwLock::new(None),
             activity: ActivityCounters::default(),
             observers: RwLock::new(Vec::new()),
         }
+    }
+
+    /// `capabilities` as a shared value: the same declared capabilities (nearly every
+    /// task's client declares what the others did) are kept once, not once per running
+    /// task. Remembers the last [`CAPABILITIES_CAPACITY`] distinct values; others are
+    /// simply not shared.
+    pub(crate) fn capabilities(&self, capabilities: Value) -> Arc<Value> {
+        let mut known = self.capabilities.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(found) = known.iter().find(|k| ***k == capabilities) {
+            return Arc::clone(found);
+        }
+        let shared = Arc::new(capabilities);
+        if known.len() >= CAPABILITIES_CAPACITY {
+            known.remove(0);
+        }
+        known.push(Arc::clone(&shared));
+        shared
     }
 
     /// The registered [`WireReader`].

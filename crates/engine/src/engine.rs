@@ -29,14 +29,14 @@ use crate::core::{now_ms, Core};
 use crate::cursor::{decode_cursor, encode_cursor};
 use crate::error::EngineError;
 use crate::events::{LogRouter, TaskEvent};
-use crate::executor::{Executor, HandOffWork};
+use crate::executor::Executor;
 use crate::external::Externals;
 use crate::input::InputError;
 use crate::leases::Leases;
 use crate::quota::Quota;
 use crate::reader::WireReader;
 use crate::waiters::InputWaiters;
-use mcp_tasks_store::InputRequest;
+use mcp_tasks_store::{InputRequest, RequestJson};
 
 pub use crate::executor::Work;
 
@@ -178,7 +178,7 @@ impl Engine {
         let engine = Engine {
             inner: Arc::new(Inner {
                 core,
-                executor: Arc::new(Executor::new(quota)),
+                executor: Executor::new(quota),
                 waiters: InputWaiters::default(),
                 externals: Externals::default(),
                 leases: Leases::default(),
@@ -265,22 +265,21 @@ impl Engine {
     where
         F: FnOnce(TaskContext) -> Work,
     {
-        self.create_task(params, move |ctx| {
-            let work = work(ctx);
-            Box::pin(async move { Some(work.await) })
-        })
-        .await
+        self.create_task(params, work).await
     }
 
-    /// [`Engine::create`] for work whose future may end without an outcome to record
-    /// (`None`: it handed the task over, as the start of an external job does).
-    pub(crate) async fn create_task<F>(
+    /// [`Engine::create`] for work whose future may also end without an outcome to
+    /// record (`Option<Outcome>`, `None`: it handed the task over, as the start of an
+    /// external job does).
+    pub(crate) async fn create_task<F, W, O>(
         &self,
         params: CreateParams,
         work: F,
     ) -> Result<TaskRecord, EngineError>
     where
-        F: FnOnce(TaskContext) -> HandOffWork,
+        F: FnOnce(TaskContext) -> W,
+        W: std::future::Future<Output = O> + Send + Unpin + 'static,
+        O: Into<Option<Outcome>> + Send + 'static,
     {
         let inner = &self.inner;
         let config = &inner.core.config;
@@ -309,7 +308,7 @@ impl Engine {
                 .and_then(|d| now.checked_add_signed(d)),
             poll_interval: Some(config.poll_interval),
             method: params.method,
-            request: params.request,
+            request: RequestJson::from_value(&params.request),
             outcome: None,
             runner: Some(inner.core.runner_id.clone()),
             version: 0,
@@ -324,11 +323,11 @@ impl Engine {
         inner.core.store.create(&record).await?;
         crate::audit::created(&record, config.audit_arguments);
         inner.core.observe(&record);
-        inner.executor.launch_with(
+        inner.executor.launch(
             &inner.core,
             self.host(),
             &record,
-            params.client_capabilities,
+            inner.core.capabilities(params.client_capabilities),
             work,
             Some(slot),
         );

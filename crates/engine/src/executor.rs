@@ -3,13 +3,18 @@
 //! the quota slots; it spawns work, records its outcome, and stops it (cooperative
 //! cancellation first, an abort after the grace period).
 
-use futures::future::BoxFuture;
+use futures::future::Either;
+use futures::future::{AbortHandle, Abortable, Aborted, BoxFuture};
+use futures::FutureExt;
 use mcp_tasks_protocol::{TaskId, TaskStatus};
 use mcp_tasks_store::{Failure, Outcome, StoreError, TaskRecord, TransitionParams};
 use serde_json::Value;
 use std::collections::HashMap;
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
-use tokio::task::AbortHandle;
+use std::task::{Context, Poll};
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
@@ -21,14 +26,11 @@ use crate::quota::{Quota, Slot};
 /// The future a task runs: it resolves to what the request returns.
 pub type Work = BoxFuture<'static, Outcome>;
 
-/// Work that may end with nothing to record (`None`: it handed the task over, as the
-/// start of an external job does).
-pub(crate) type HandOffWork = BoxFuture<'static, Option<Outcome>>;
-
 /// One task's work running here.
 struct Running {
     cancel: CancellationToken,
-    abort: Option<AbortHandle>,
+    /// Stops the work (not the recording of how the task ended).
+    abort: AbortHandle,
     /// The lease generation this process holds (fencing token), with leases on.
     generation: Option<u64>,
 }
@@ -37,14 +39,17 @@ struct Running {
 pub(crate) struct Executor {
     running: Mutex<HashMap<TaskId, Running>>,
     pub(crate) quota: Quota,
+    /// Itself, for the timers of [`Executor::stop_work`] to look back in.
+    me: Weak<Executor>,
 }
 
 impl Executor {
-    pub(crate) fn new(quota: Quota) -> Self {
-        Executor {
+    pub(crate) fn new(quota: Quota) -> Arc<Self> {
+        Arc::new_cyclic(|me| Executor {
             running: Mutex::new(HashMap::new()),
             quota,
-        }
+            me: me.clone(),
+        })
     }
 
     fn lock(&self) -> MutexGuard<'_, HashMap<TaskId, Running>> {
@@ -57,92 +62,101 @@ impl Executor {
     /// generation it holds), and records its outcome when it ends. `host` answers the
     /// work's status messages and input requests; `slot` is the quota slot held until
     /// the work stops.
-    pub(crate) fn launch<F>(
+    ///
+    /// The work ends in an [`Outcome`] to record, or in `Option<Outcome>` for work that
+    /// may end with nothing to record (`None`: it handed the task over, as the start of
+    /// an external job does; the task is then left as the work left it, and only the
+    /// running entry and the quota slot go away).
+    ///
+    /// One tokio task per running task: the work and the recording of its outcome run
+    /// in the same future (the work under an abort handle of its own, so that an abort
+    /// stops the work but not the recording), and the recording's state is boxed only
+    /// once the work has ended, so an idle running task costs its work's future and
+    /// little more.
+    pub(crate) fn launch<F, W, O>(
         self: &Arc<Self>,
         core: &Arc<Core>,
         host: Weak<dyn TaskHost>,
         record: &TaskRecord,
-        client_capabilities: Value,
+        client_capabilities: Arc<Value>,
         work: F,
         slot: Option<Slot>,
     ) where
-        F: FnOnce(TaskContext) -> Work,
-    {
-        let work = move |ctx| {
-            let work = work(ctx);
-            Box::pin(async move { Some(work.await) }) as HandOffWork
-        };
-        self.launch_with(core, host, record, client_capabilities, work, slot);
-    }
-
-    /// [`Executor::launch`] for work that may end with nothing to record: the task is
-    /// then left as the work left it, and only the running entry and the quota slot
-    /// go away.
-    pub(crate) fn launch_with<F>(
-        self: &Arc<Self>,
-        core: &Arc<Core>,
-        host: Weak<dyn TaskHost>,
-        record: &TaskRecord,
-        client_capabilities: Value,
-        work: F,
-        slot: Option<Slot>,
-    ) where
-        F: FnOnce(TaskContext) -> HandOffWork,
+        F: FnOnce(TaskContext) -> W,
+        W: Future<Output = O> + Send + Unpin + 'static,
+        O: Into<Option<Outcome>> + Send + 'static,
     {
         let cancel = CancellationToken::new();
+        let (progress, log) = sinks(core, record);
         let ctx = TaskContext::for_task(
             record.id.clone(),
             host,
             cancel.clone(),
-            progress_sink(core, record),
-            Arc::new(client_capabilities),
+            Some(progress),
+            client_capabilities,
             core.reader(),
         )
-        .with_log_sink(log_sink(core, record));
+        .with_log_sink(log);
         let generation = core.config.lease_ttl.map(|_| record.lease_generation);
+        let (abort, registration) = AbortHandle::new_pair();
         self.lock().insert(
             record.id.clone(),
             Running {
                 cancel,
-                abort: None,
+                abort,
                 generation,
             },
         );
         // Made here, inside the creating request's span: the execution is its child.
         let span = crate::observability::task_span(record);
-        let job = tokio::spawn(work(ctx).instrument(span.clone()));
-        let abort = job.abort_handle();
-        if let Some(r) = self.lock().get_mut(&record.id) {
-            r.abort = Some(abort);
-        }
-        let executor = Arc::clone(self);
-        let core = Arc::clone(core);
-        let id = record.id.clone();
-        let finished_span = span.clone();
-        let outcome_recorded = async move {
-            let _slot = slot; // the quota slot is held until the work stops
-            let outcome = match job.await {
-                Ok(outcome) => outcome,
-                Err(e) if e.is_panic() => {
-                    tracing::error!(task_id = %id, "task work panicked");
-                    Some(Outcome::failed(
-                        Failure::ToolPanicked,
-                        "the tool crashed while running this task",
-                    ))
-                }
-                Err(_) => None, // aborted after cancellation, expiry or a lost lease
-            };
-            let last = match outcome {
-                Some(outcome) => executor.finish(&core, &id, outcome).await,
-                // Stopped from outside (cancelled, expired, lease lost): read how it ended.
-                None => core.store.get(&id, now_ms()).await.ok().flatten(),
-            };
-            if let Some(record) = last {
-                crate::observability::record_end(&finished_span, &record, &*core.reader());
-            }
-            executor.lock().remove(&id);
+        // Making the work's future runs the caller's code (a tool's handler may do
+        // some before its future starts): a panic there fails the task like a panic
+        // in the future does, not the request that creates the task.
+        let work = match std::panic::catch_unwind(AssertUnwindSafe(|| work(ctx))) {
+            Ok(work) => Either::Left(AssertUnwindSafe(work).catch_unwind()),
+            Err(panic) => Either::Right(futures::future::ready(Err(panic))),
         };
-        tokio::spawn(outcome_recorded.instrument(span));
+        let job = Job {
+            work: Abortable::new(work, registration),
+            then: Then::Record {
+                executor: Arc::clone(self),
+                core: Arc::clone(core),
+                id: record.id.clone(),
+            },
+            _slot: slot,
+        };
+        tokio::spawn(job.instrument(span));
+    }
+
+    /// What follows the work: records its outcome (or, when it was stopped from outside
+    /// or handed the task over, reads how the task ended), closes the task's span, and
+    /// forgets the running entry.
+    async fn ended<O: Into<Option<Outcome>>>(
+        self: Arc<Self>,
+        core: Arc<Core>,
+        id: TaskId,
+        ended: Result<std::thread::Result<O>, Aborted>,
+    ) {
+        let outcome = match ended {
+            Ok(Ok(outcome)) => outcome.into(),
+            Ok(Err(_panic)) => {
+                tracing::error!(task_id = %id, "task work panicked");
+                Some(Outcome::failed(
+                    Failure::ToolPanicked,
+                    "the tool crashed while running this task",
+                ))
+            }
+            Err(Aborted) => None, // aborted after cancellation, expiry or a lost lease
+        };
+        let last = match outcome {
+            Some(outcome) => self.finish(&core, &id, outcome).await,
+            // Stopped from outside (cancelled, expired, lease lost): read how it ended.
+            None => core.store.get(&id, now_ms()).await.ok().flatten(),
+        };
+        if let Some(record) = last {
+            crate::observability::record_end(&tracing::Span::current(), &record, &*core.reader());
+        }
+        self.lock().remove(&id);
     }
 
     /// Records the work's outcome. Loses quietly against an earlier terminal transition
@@ -241,29 +255,31 @@ impl Executor {
 
     /// Asks the work to stop, and aborts it after `grace` if it has not.
     pub(crate) fn stop_work(&self, id: &TaskId, grace: std::time::Duration) {
-        let (cancel, abort) = match self.lock().get(id) {
-            Some(r) => (r.cancel.clone(), r.abort.clone()),
+        let abort = match self.lock().get(id) {
+            Some(r) => {
+                r.cancel.cancel();
+                r.abort.clone()
+            }
             None => return,
         };
-        cancel.cancel();
-        if let Some(abort) = abort {
-            tokio::spawn(async move {
-                tokio::time::sleep(grace).await;
-                if !abort.is_finished() {
-                    tracing::warn!("work ignored cancellation for the grace period; aborting it");
-                    abort.abort();
-                }
-            });
-        }
+        let executor = self.me.clone();
+        let id = id.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(grace).await;
+            let still_running = executor.upgrade().is_some_and(|e| e.runs_here(&id));
+            if still_running && !abort.is_aborted() {
+                tracing::warn!(task_id = %id, "work ignored cancellation for the grace period; aborting it");
+            }
+            // Harmless once the work has ended: only the work is under this handle.
+            abort.abort();
+        });
     }
 
     /// Aborts local work at once, without a grace period: another replica owns it now.
     pub(crate) fn abort_now(&self, id: &TaskId) {
         if let Some(r) = self.lock().remove(id) {
             r.cancel.cancel();
-            if let Some(a) = r.abort {
-                a.abort();
-            }
+            r.abort.abort();
         }
     }
 
@@ -296,38 +312,112 @@ impl Executor {
     }
 }
 
-/// Where a task's progress goes: an event naming the task (the task board shows it)
-/// and, when its request asked for progress, the token the creating session is sent.
-fn progress_sink(core: &Core, record: &TaskRecord) -> Option<ProgressSink> {
-    let token = core.reader().progress_token(&record.request);
-    let events = core.events.clone();
-    let session = record.session.clone();
-    let task = record.id.clone();
-    Some(Arc::new(move |progress| {
-        let _ = events.send(TaskEvent::Progress {
-            task: task.clone(),
-            session: session.clone(),
-            token: token.clone(),
-            progress,
-        });
-    }))
+/// What a running task's progress reports and log messages are addressed with: one
+/// allocation shared by both sinks of its context.
+struct Route {
+    task: TaskId,
+    session: Option<String>,
+    /// The request's progress token, when it asked for progress notifications (boxed:
+    /// most requests ask for none, and a `Value` is large).
+    token: Option<Box<Value>>,
+    core: Weak<Core>,
 }
 
-/// Where a task's log messages go: the router the server registered, if any.
-fn log_sink(core: &Arc<Core>, record: &TaskRecord) -> LogSink {
-    let core = Arc::downgrade(core);
-    let session = record.session.clone();
-    let task = record.id.clone();
-    Arc::new(move |message| {
-        let Some(route) = core.upgrade().and_then(|c| c.log_router()) else {
+/// A running task's one tokio task: its work, then the recording of how it ended.
+///
+/// Written out rather than an `async` block so that it holds exactly these fields for
+/// as long as the work runs (an `async` block keeps room for every local of every
+/// step, and a running task is mostly waiting), and the recording's state is boxed
+/// only once the work has ended.
+struct Job<W> {
+    work: Abortable<W>,
+    then: Then,
+    /// The quota slot, held until the work stops and its outcome is recorded.
+    _slot: Option<Slot>,
+}
+
+/// What a [`Job`] does after its work.
+enum Then {
+    /// Record the outcome (not yet started).
+    Record {
+        executor: Arc<Executor>,
+        core: Arc<Core>,
+        id: TaskId,
+    },
+    /// Recording it.
+    Recording(BoxFuture<'static, ()>),
+    /// Done (or polled after done).
+    Done,
+}
+
+impl<W, O> Future for Job<W>
+where
+    W: Future<Output = std::thread::Result<O>> + Unpin,
+    O: Into<Option<Outcome>> + Send + 'static,
+{
+    type Output = ();
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let this = &mut *self;
+        loop {
+            match &mut this.then {
+                Then::Recording(recording) => {
+                    let done = recording.as_mut().poll(cx);
+                    if done.is_ready() {
+                        this.then = Then::Done;
+                    }
+                    return done;
+                }
+                Then::Done => return Poll::Ready(()),
+                Then::Record { .. } => {
+                    let ended = std::task::ready!(Pin::new(&mut this.work).poll(cx));
+                    if let Then::Record { executor, core, id } =
+                        std::mem::replace(&mut this.then, Then::Done)
+                    {
+                        this.then = Then::Recording(Box::pin(executor.ended(core, id, ended)));
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Where a task's progress goes, and where its log messages go: its progress is an
+/// event naming the task (the task board shows it) and, when its request asked for
+/// progress, the token the creating session is sent; its log messages go to the
+/// router the server registered, if any.
+fn sinks(core: &Arc<Core>, record: &TaskRecord) -> (ProgressSink, LogSink) {
+    let route = Arc::new(Route {
+        task: record.id.clone(),
+        session: record.session.clone(),
+        token: core
+            .reader()
+            .progress_token(&record.request.to_value())
+            .map(Box::new),
+        core: Arc::downgrade(core),
+    });
+    let to_log = Arc::clone(&route);
+    let progress: ProgressSink = Arc::new(move |progress| {
+        if let Some(core) = route.core.upgrade() {
+            let _ = core.events.send(TaskEvent::Progress {
+                task: route.task.clone(),
+                session: route.session.clone(),
+                token: route.token.as_deref().cloned(),
+                progress,
+            });
+        }
+    });
+    let log: LogSink = Arc::new(move |message| {
+        let Some(route_log) = to_log.core.upgrade().and_then(|c| c.log_router()) else {
             return;
         };
-        route(TaskLog {
-            session: session.clone(),
-            task: task.clone(),
+        route_log(TaskLog {
+            session: to_log.session.clone(),
+            task: to_log.task.clone(),
             message,
         });
-    })
+    });
+    (progress, log)
 }
 
 /// Replaces a result too large to store by an error that says so.

@@ -121,7 +121,14 @@ impl Leases {
             .clone();
         if let Some(work) = resumer.and_then(|r| r(&record)) {
             tracing::warn!(task_id = %record.id, "took over a task from a stopped replica; re-running it");
-            executor.launch(core, host, &record, Value::Null, work, None);
+            executor.launch(
+                core,
+                host,
+                &record,
+                core.capabilities(Value::Null),
+                work,
+                None,
+            );
             return;
         }
         tracing::warn!(task_id = %record.id, "took over a task from a stopped replica; failing it");

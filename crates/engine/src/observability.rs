@@ -11,7 +11,6 @@
 
 use mcp_tasks_protocol::TaskStatus;
 use mcp_tasks_store::{Outcome, StoreError, StoreObserver, TaskRecord, TaskStore, TRACE_TARGET};
-use serde_json::Value;
 use std::sync::Arc;
 use tracing::field::Empty;
 use tracing::Span;
@@ -46,7 +45,7 @@ impl Engine {
 /// creates the task, or none for a task taken over from another process).
 pub(crate) fn task_span(record: &TaskRecord) -> Span {
     let tool = (record.method == mcp_tasks_protocol::methods::TOOLS_CALL)
-        .then(|| record.request.get("name").and_then(Value::as_str))
+        .then(|| record.request.name())
         .flatten();
     let span = tracing::info_span!(
         target: TRACE_TARGET,
@@ -65,7 +64,7 @@ pub(crate) fn task_span(record: &TaskRecord) -> Span {
         Some(tool) => {
             span.record("otel.name", format!("execute_tool {tool}"));
             span.record("gen_ai.operation.name", "execute_tool");
-            span.record("gen_ai.tool.name", tool);
+            span.record("gen_ai.tool.name", tool.as_ref());
         }
         None => {
             span.record("otel.name", format!("task {}", record.method));

@@ -14,21 +14,36 @@ use std::time::Duration;
 /// a task, so it must be unguessable and never derived from a JSON-RPC request id.
 /// Ids received from clients are kept as given (any string) so that an unknown id can be
 /// answered with "not found" rather than a parse error.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(transparent)]
-pub struct TaskId(String);
+///
+/// The text is shared (`Arc<str>`): a task's id sits in its record, in the store's
+/// indexes, in the running-work table and in every event, and a clone is a reference
+/// count, not another allocation.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct TaskId(std::sync::Arc<str>);
+
+impl Serialize for TaskId {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for TaskId {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        String::deserialize(deserializer).map(TaskId::from_string)
+    }
+}
 
 impl TaskId {
     /// A fresh random id.
     pub fn generate() -> Self {
         let mut bytes = [0u8; 16];
         rand::rngs::OsRng.fill_bytes(&mut bytes);
-        TaskId(hex::encode(bytes))
+        TaskId::from_string(hex::encode(bytes))
     }
 
     /// Wraps an id received from a peer or read from a store.
     pub fn from_string(s: impl Into<String>) -> Self {
-        TaskId(s.into())
+        TaskId(std::sync::Arc::from(s.into()))
     }
 
     /// The id as text.

@@ -201,7 +201,7 @@ impl Tool {
             J::Output::output_schema(),
             Arc::new(sync),
         );
-        tool.external = Some(ExternalSpec {
+        tool.set_external(ExternalSpec {
             start,
             poller: Arc::new(Adapter(job)),
         });

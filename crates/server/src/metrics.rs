@@ -67,6 +67,9 @@ fn seconds_histogram() -> Histogram {
     Histogram::new(exponential_buckets(0.001, 4.0, 13))
 }
 
+/// Most tasks whose time in `input_required` is being measured at once.
+const MAX_WAITING: usize = 100_000;
+
 /// The server's metrics. One per server; cheap to update from any thread.
 pub struct Metrics {
     registry: Registry,
@@ -192,6 +195,11 @@ impl Metrics {
         }
         let mut waiting = self.waiting.lock().unwrap_or_else(|p| p.into_inner());
         if record.status == TaskStatus::InputRequired {
+            if waiting.len() >= MAX_WAITING {
+                // Tasks that expired while waiting never leave the state here: keep
+                // the map bounded (their wait is simply not measured).
+                waiting.clear();
+            }
             waiting
                 .entry(record.id.clone())
                 .or_insert_with(Instant::now);

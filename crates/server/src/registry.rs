@@ -71,8 +71,19 @@ impl Preflight {
 }
 
 /// One tool.
+///
+/// Cheap to clone (one reference count): every call, and every task's running work,
+/// holds the tool it runs, and a deep copy of its schemas per running task cost
+/// kilobytes each.
 #[derive(Clone)]
 pub struct Tool {
+    spec: Arc<ToolSpec>,
+}
+
+/// What a [`Tool`] is, shared by all its clones; the builder methods change it before
+/// the tool is shared (copying it only if a clone already exists).
+#[derive(Clone)]
+struct ToolSpec {
     name: String,
     title: Option<String>,
     description: String,
@@ -87,14 +98,14 @@ pub struct Tool {
     preflight: Vec<Preflight>,
     resumable: bool,
     /// Set for tools whose work runs in another system ([`crate::external`]).
-    pub(crate) external: Option<ExternalSpec>,
+    external: Option<ExternalSpec>,
 }
 
 impl fmt::Debug for Tool {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Tool")
-            .field("name", &self.name)
-            .field("task_support", &self.task_support)
+            .field("name", &self.spec.name)
+            .field("task_support", &self.spec.task_support)
             .finish()
     }
 }
@@ -138,7 +149,7 @@ impl Tool {
         let validator = jsonschema::validator_for(&input_schema)
             .map(Arc::new)
             .map_err(|e| e.to_string());
-        Tool {
+        let spec = ToolSpec {
             name,
             title: None,
             description,
@@ -151,13 +162,21 @@ impl Tool {
             preflight: Vec::new(),
             resumable: false,
             external: None,
+        };
+        Tool {
+            spec: Arc::new(spec),
         }
+    }
+
+    /// Makes the tool an external job's (see [`Tool::external`]).
+    pub(crate) fn set_external(&mut self, external: ExternalSpec) {
+        Arc::make_mut(&mut self.spec).external = Some(external);
     }
 
     /// Sets the tool's `annotations` (`readOnlyHint`, `destructiveHint`, ... as the
     /// spec's `ToolAnnotations`), shown in `tools/list` as given.
     pub fn annotations(mut self, annotations: Value) -> Self {
-        self.annotations = Some(annotations);
+        Arc::make_mut(&mut self.spec).annotations = Some(annotations);
         self
     }
 
@@ -166,10 +185,10 @@ impl Tool {
     /// # Errors
     /// [`RegistryError::InvalidSchema`] naming the tool and the compiler's reason.
     pub fn check(&self) -> Result<(), RegistryError> {
-        match &self.validator {
+        match &self.spec.validator {
             Ok(_) => Ok(()),
             Err(reason) => Err(RegistryError::InvalidSchema {
-                tool: self.name.clone(),
+                tool: self.spec.name.clone(),
                 reason: reason.clone(),
             }),
         }
@@ -179,13 +198,13 @@ impl Tool {
     /// `structuredContent` the tool returns (typed tools returning [`crate::Json`] get
     /// it from the type).
     pub fn output_schema(mut self, schema: Value) -> Self {
-        self.output_schema = Some(schema);
+        Arc::make_mut(&mut self.spec).output_schema = Some(schema);
         self
     }
 
     /// Sets how the tool may be called.
     pub fn task_support(mut self, support: TaskSupport) -> Self {
-        self.task_support = support;
+        Arc::make_mut(&mut self.spec).task_support = support;
         self
     }
 
@@ -197,7 +216,7 @@ impl Tool {
         message: impl Into<String>,
         schema: Value,
     ) -> Self {
-        self.preflight.push(Preflight {
+        Arc::make_mut(&mut self.spec).preflight.push(Preflight {
             key: key.into(),
             message: message.into(),
             schema,
@@ -207,63 +226,63 @@ impl Tool {
 
     /// The questions asked before the work starts.
     pub fn preflight(&self) -> &[Preflight] {
-        &self.preflight
+        &self.spec.preflight
     }
 
     /// Declares the tool safe to run again from the start (idempotent or resumable):
     /// when the replica running one of its tasks dies, another replica re-runs it
     /// instead of failing it.
     pub fn resumable(mut self) -> Self {
-        self.resumable = true;
+        Arc::make_mut(&mut self.spec).resumable = true;
         self
     }
 
     /// How to start the tool as an external job, for tools made by [`Tool::external`].
     pub(crate) fn external_spec(&self) -> Option<&ExternalSpec> {
-        self.external.as_ref()
+        self.spec.external.as_ref()
     }
 
     /// Whether the tool runs its work in another system (see [`Tool::external`]).
     pub fn is_external(&self) -> bool {
-        self.external.is_some()
+        self.spec.external.is_some()
     }
 
     /// Whether the tool may be re-run after a takeover.
     pub fn is_resumable(&self) -> bool {
-        self.resumable
+        self.spec.resumable
     }
 
     /// Sets a human-friendly title.
     pub fn title(mut self, title: impl Into<String>) -> Self {
-        self.title = Some(title.into());
+        Arc::make_mut(&mut self.spec).title = Some(title.into());
         self
     }
 
     /// The tool's name.
     pub fn name(&self) -> &str {
-        &self.name
+        &self.spec.name
     }
 
     /// How the tool may be called.
     pub fn support(&self) -> TaskSupport {
-        self.task_support
+        self.spec.task_support
     }
 
     /// The `tools/list` entry.
     pub fn definition(&self) -> Value {
         let mut v = json!({
-            "name": self.name,
-            "description": self.description,
-            "inputSchema": self.input_schema,
-            "execution": { "taskSupport": self.task_support.as_str() },
+            "name": self.spec.name,
+            "description": self.spec.description,
+            "inputSchema": self.spec.input_schema,
+            "execution": { "taskSupport": self.spec.task_support.as_str() },
         });
-        if let Some(t) = &self.title {
+        if let Some(t) = &self.spec.title {
             v["title"] = json!(t);
         }
-        if let Some(schema) = &self.output_schema {
+        if let Some(schema) = &self.spec.output_schema {
             v["outputSchema"] = schema.clone();
         }
-        if let Some(a) = &self.annotations {
+        if let Some(a) = &self.spec.annotations {
             v["annotations"] = a.clone();
         }
         v
@@ -274,12 +293,15 @@ impl Tool {
     /// # Errors
     /// `-32602` listing every violation with its JSON pointer.
     pub fn validate(&self, args: &Value) -> Result<(), RpcError> {
-        let validator = match &self.validator {
+        let validator = match &self.spec.validator {
             Ok(v) => v,
             Err(reason) => {
                 return Err(RpcError::new(
                     mcp_tasks_protocol::error_code::INTERNAL_ERROR,
-                    format!("tool '{}' has an invalid inputSchema: {reason}", self.name),
+                    format!(
+                        "tool '{}' has an invalid inputSchema: {reason}",
+                        self.spec.name
+                    ),
                 ))
             }
         };
@@ -299,16 +321,16 @@ impl Tool {
         } else {
             Err(RpcError::invalid_params(format!(
                 "invalid arguments for tool '{}': {}",
-                self.name,
+                self.spec.name,
                 problems.join("; ")
             ))
-            .with_data(json!({ "inputSchema": self.input_schema })))
+            .with_data(json!({ "inputSchema": self.spec.input_schema })))
         }
     }
 
     /// Starts the handler.
     pub fn call(&self, args: Map<String, Value>, ctx: TaskContext) -> ToolFuture {
-        (self.handler)(args, ctx)
+        (self.spec.handler)(args, ctx)
     }
 }
 
@@ -370,4 +392,25 @@ pub(crate) type ExternalStart = Arc<
 pub(crate) struct ExternalSpec {
     pub(crate) start: ExternalStart,
     pub(crate) poller: Arc<dyn ExternalPoller>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every running task holds the tool it runs: a clone must share the tool's
+    /// schemas, not copy them.
+    #[test]
+    fn a_tool_clone_shares_everything() {
+        let tool = Tool::new(
+            "t",
+            "a tool",
+            json!({"type": "object", "properties": {"n": {"type": "integer"}}}),
+            |_args, _ctx| Box::pin(async { Ok(ToolResult::text("ok")) }) as ToolFuture,
+        )
+        .expect("a valid schema");
+        let copy = tool.clone();
+        assert!(Arc::ptr_eq(&tool.spec, &copy.spec));
+        assert_eq!(std::mem::size_of::<Tool>(), std::mem::size_of::<usize>());
+    }
 }

@@ -25,23 +25,21 @@ impl Server {
         let resumer_tools: Arc<std::sync::OnceLock<std::sync::Weak<ServerInner>>> = Arc::default();
         let resolve = Arc::clone(&resumer_tools);
         engine.set_resumer(Arc::new(move |record| {
-            let name = record.request.get("name")?.as_str()?;
+            let name = record.request.name()?;
             let inner = resolve.get()?.upgrade()?;
             let tool = inner
                 .tools
                 .read()
                 .unwrap_or_else(|p| p.into_inner())
-                .get(name)?
+                .get(&name)?
                 .clone();
             if !tool.is_resumable() {
                 return None;
             }
-            let args = record
-                .request
-                .get("arguments")
-                .and_then(Value::as_object)
-                .cloned()
-                .unwrap_or_default();
+            let args = match record.request.field("arguments") {
+                Some(Value::Object(args)) => args,
+                _ => Default::default(),
+            };
             Some(Box::new(move |ctx| {
                 Box::pin(async move { crate::tool_call::to_outcome(tool.call(args, ctx).await) })
                     as mcp_tasks_engine::Work
@@ -76,7 +74,7 @@ impl Server {
             .engine
             .add_transition_observer(Arc::new(move |record| {
                 if let Some(inner) = observed.upgrade() {
-                    let name = record.request.get("name").and_then(Value::as_str);
+                    let name = record.request.name();
                     let known = name.filter(|n| {
                         inner
                             .tools
@@ -85,7 +83,7 @@ impl Server {
                             .get(n)
                             .is_some()
                     });
-                    let tool = known.unwrap_or("other").to_string();
+                    let tool = known.map_or_else(|| "other".to_string(), String::from);
                     inner.metrics.observe_task(record, tool);
                 }
             }));

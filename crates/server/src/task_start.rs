@@ -3,6 +3,7 @@
 //! tool's preflight questions answered either before (MRTR, extension wire) or inside
 //! the task (2025-11-25, as input requests).
 
+use futures::FutureExt;
 use mcp_tasks_engine::{CreateParams, Engine, EngineError, Outcome, TaskContext, TaskRecord};
 use serde_json::{Map, Value};
 
@@ -28,14 +29,23 @@ pub(crate) async fn create_task(
     match tool.external_spec().cloned() {
         None => {
             engine
-                .create(params, move |ctx| {
-                    Box::pin(async move {
-                        let ctx = match with_answers(&tool, ctx, answers).await {
+                .create(params, move |ctx| match answers {
+                    // Nothing to ask: the tool's own future, and only it, runs as long
+                    // as the task does.
+                    Answers::Given(map) => tool
+                        .call(args, ctx.with_answers(map))
+                        .map(to_outcome)
+                        .boxed(),
+                    Answers::AskInTask if tool.preflight().is_empty() => {
+                        tool.call(args, ctx).map(to_outcome).boxed()
+                    }
+                    answers => Box::pin(async move {
+                        let ctx = match Box::pin(with_answers(&tool, ctx, answers)).await {
                             Ok(ctx) => ctx,
                             Err(tool_error) => return Outcome::Result { value: tool_error },
                         };
                         to_outcome(tool.call(args, ctx).await)
-                    })
+                    }),
                 })
                 .await
         }

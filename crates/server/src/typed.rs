@@ -29,6 +29,7 @@
 //! ```
 
 use futures::future::BoxFuture;
+use futures::FutureExt;
 use mcp_tasks_engine::TaskContext;
 use mcp_tasks_protocol::RpcError;
 use schemars::JsonSchema;
@@ -286,7 +287,7 @@ pub trait ToolFn<Marker>: Send + Sync + 'static {
     /// The arguments type.
     type Args: DeserializeOwned + JsonSchema + Send + 'static;
     /// The result type.
-    type Output: IntoToolResult;
+    type Output: IntoToolResult + 'static;
     /// Runs the function.
     fn call(&self, args: Self::Args, ctx: TaskContext) -> BoxFuture<'static, Self::Output>;
 }
@@ -303,7 +304,7 @@ where
     F: Fn(A) -> Fut + Send + Sync + 'static,
     A: DeserializeOwned + JsonSchema + Send + 'static,
     Fut: Future + Send + 'static,
-    Fut::Output: IntoToolResult,
+    Fut::Output: IntoToolResult + 'static,
 {
     type Args = A;
     type Output = Fut::Output;
@@ -317,7 +318,7 @@ where
     F: Fn(A, TaskContext) -> Fut + Send + Sync + 'static,
     A: DeserializeOwned + JsonSchema + Send + 'static,
     Fut: Future + Send + 'static,
-    Fut::Output: IntoToolResult,
+    Fut::Output: IntoToolResult + 'static,
 {
     type Args = A;
     type Output = Fut::Output;
@@ -355,13 +356,17 @@ impl Tool {
         let name = name.into();
         let f = Arc::new(f);
         let tool_name = name.clone();
-        let handler = move |args: Map<String, Value>, ctx: TaskContext| {
-            let parsed = parse_args::<F::Args>(&tool_name, args);
-            let f = Arc::clone(&f);
-            Box::pin(async move {
-                let args = parsed?;
-                f.call(args, ctx).await.into_tool_result()
-            }) as crate::ToolFuture
+        // The function's future is made here, not inside the returned one: the
+        // returned future then holds only it (a running task keeps this future for as
+        // long as it runs).
+        let handler = move |args: Map<String, Value>, ctx: TaskContext| match parse_args::<F::Args>(
+            &tool_name, args,
+        ) {
+            Ok(args) => {
+                let call = f.call(args, ctx);
+                Box::pin(async move { call.await.into_tool_result() })
+            }
+            Err(e) => futures::future::ready(Err(e)).boxed(),
         };
         Tool::build(
             name,

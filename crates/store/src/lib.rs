@@ -47,6 +47,7 @@ pub mod observed;
 #[cfg(feature = "postgres")]
 pub mod postgres;
 pub mod record;
+pub mod request;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod sql;
 #[cfg(feature = "sqlite")]
@@ -67,6 +68,7 @@ pub use record::{
     InputRequest, InputRequests, ListPage, ListParams, Outcome, RenewLeaseParams, TaskRecord,
     TimelineEntry, TransitionParams,
 };
+pub use request::RequestJson;
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteStore;
 

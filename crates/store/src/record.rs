@@ -1,5 +1,6 @@
 //! The task record and the parameter structs of store calls.
 
+use crate::request::RequestJson;
 use chrono::{DateTime, Utc};
 use mcp_tasks_protocol::{TaskId, TaskStatus};
 use serde::{Deserialize, Serialize};
@@ -188,8 +189,9 @@ pub struct TaskRecord {
     pub poll_interval: Option<Duration>,
     /// The method of the original request (`tools/call`).
     pub method: String,
-    /// The params of the original request, minus transport-only fields.
-    pub request: Value,
+    /// The params of the original request, minus transport-only fields, as compact
+    /// JSON text (see [`RequestJson`]).
+    pub request: RequestJson,
     /// The final result or error, once terminal.
     pub outcome: Option<Outcome>,
     /// Which running process executes the task (a per-boot id); used to find tasks
@@ -370,4 +372,28 @@ pub struct SessionRecord {
     pub client_capabilities: Value,
     /// When it was opened.
     pub created_at: DateTime<Utc>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::mem::size_of;
+
+    /// Every stored task costs this struct (the memory store keeps one per task, and
+    /// every read returns a copy): a field that makes it grow should be a conscious
+    /// choice. The bounds are today's sizes on 64-bit targets, with a little room.
+    #[test]
+    #[cfg(target_pointer_width = "64")]
+    fn the_record_stays_small() {
+        assert!(size_of::<TaskId>() <= 16, "a task id is one shared pointer");
+        assert!(
+            size_of::<RequestJson>() <= 16,
+            "a request is one shared pointer"
+        );
+        assert!(
+            size_of::<TaskRecord>() <= 480,
+            "TaskRecord grew to {} bytes",
+            size_of::<TaskRecord>()
+        );
+    }
 }

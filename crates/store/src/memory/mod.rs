@@ -58,8 +58,10 @@ pub struct MemoryStore {
 /// Everything behind the lock: the records and the indexes derived from them.
 #[derive(Debug, Default)]
 struct Inner {
-    /// All records, expired or not, until deleted.
-    records: HashMap<TaskId, TaskRecord>,
+    /// All records, expired or not, until deleted, each with its timeline (oldest
+    /// first). Boxed: the table grows by doubling, and its empty slots then cost a
+    /// pointer each rather than a whole record.
+    records: HashMap<TaskId, Box<Stored>>,
     /// `(expires_at, id)` of every record that has an expiry.
     expiry: BTreeSet<CreatedKey>,
     /// Creation order per owner.
@@ -68,8 +70,6 @@ struct Inner {
     by_session: HashMap<(String, String), BTreeSet<CreatedKey>>,
     /// Creation order of every record (the board across owners).
     by_created: BTreeSet<CreatedKey>,
-    /// Each record's timeline, oldest first; present exactly while the record is.
-    timelines: HashMap<TaskId, Vec<TimelineEntry>>,
     /// Ids of records that are not terminal.
     active: HashSet<TaskId>,
 }
@@ -133,13 +133,10 @@ fn entry(record: &TaskRecord, at: DateTime<Utc>) -> TimelineEntry {
 fn on_board(record: &TaskRecord, query: &BoardQuery) -> bool {
     !is_expired(record, query.now)
         && query.status.is_none_or(|status| record.status == status)
-        && query.request_name.as_deref().is_none_or(|name| {
-            record
-                .request
-                .get("name")
-                .and_then(serde_json::Value::as_str)
-                == Some(name)
-        })
+        && query
+            .request_name
+            .as_deref()
+            .is_none_or(|name| record.request.name().as_deref() == Some(name))
         && query
             .id_prefix
             .as_deref()
@@ -153,13 +150,28 @@ fn conflict(record: &TaskRecord) -> StoreError {
     }
 }
 
+/// One stored task: its record and its timeline, which lives and goes with it.
+#[derive(Debug)]
+struct Stored {
+    record: TaskRecord,
+    timeline: Vec<TimelineEntry>,
+}
+
 impl Inner {
+    /// The record with this id, expired or not.
+    fn record(&self, id: &TaskId) -> Option<&TaskRecord> {
+        self.records.get(id).map(|s| &s.record)
+    }
+
+    /// [`Inner::record`], to change.
+    fn record_mut(&mut self, id: &TaskId) -> Option<&mut TaskRecord> {
+        self.records.get_mut(id).map(|s| &mut s.record)
+    }
+
     /// Adds a new record, its first timeline entry and its index entries.
     fn insert(&mut self, record: TaskRecord) {
         let key = (record.created_at, record.id.clone());
         self.by_created.insert(key.clone());
-        self.timelines
-            .insert(record.id.clone(), vec![entry(&record, record.created_at)]);
         if let Some(at) = record.expires_at {
             self.expiry.insert((at, record.id.clone()));
         }
@@ -176,15 +188,16 @@ impl Inner {
         if !record.status.is_terminal() {
             self.active.insert(record.id.clone());
         }
-        self.records.insert(record.id.clone(), record);
+        let timeline = vec![entry(&record, record.created_at)];
+        self.records
+            .insert(record.id.clone(), Box::new(Stored { record, timeline }));
     }
 
     /// Removes a record with its timeline and index entries.
     fn remove(&mut self, id: &TaskId) -> Option<TaskRecord> {
-        let record = self.records.remove(id)?;
+        let record = self.records.remove(id)?.record;
         let key = (record.created_at, record.id.clone());
         self.by_created.remove(&key);
-        self.timelines.remove(id);
         if let Some(at) = record.expires_at {
             self.expiry.remove(&(at, record.id.clone()));
         }
@@ -209,8 +222,7 @@ impl Inner {
 
     /// The visible (unexpired) record with this id.
     fn visible(&self, id: &TaskId, now: DateTime<Utc>) -> Result<&TaskRecord, StoreError> {
-        self.records
-            .get(id)
+        self.record(id)
             .filter(|r| !is_expired(r, now))
             .ok_or(StoreError::NotFound)
     }
@@ -223,11 +235,11 @@ impl Inner {
         runner: &str,
         until: DateTime<Utc>,
     ) -> Option<TaskRecord> {
-        let record = self.records.get_mut(id)?;
+        let record = self.record_mut(id)?;
         record.runner = Some(runner.to_string());
         record.lease_until = Some(until);
         record.lease_generation += 1;
-        Some(record.clone())
+        Some(TaskRecord::clone(record))
     }
 
     /// Applies a change made at `now` to a record already checked to be non-terminal.
@@ -239,19 +251,18 @@ impl Inner {
         now: DateTime<Utc>,
         change: impl FnOnce(&mut TaskRecord),
     ) -> Option<TaskRecord> {
-        let record = self.records.get_mut(id)?;
+        let record = self.record_mut(id)?;
         let before = record.status;
         change(record);
         record.version += 1;
-        let updated = record.clone();
+        let updated = TaskRecord::clone(record);
         if updated.status.is_terminal() {
             self.active.remove(id);
         }
         if updated.status != before {
-            self.timelines
-                .entry(id.clone())
-                .or_default()
-                .push(entry(&updated, now));
+            if let Some(stored) = self.records.get_mut(id) {
+                stored.timeline.push(entry(&updated, now));
+            }
         }
         Some(updated)
     }
@@ -272,11 +283,7 @@ impl TaskStore for MemoryStore {
 
     async fn get(&self, id: &TaskId, now: DateTime<Utc>) -> Result<Option<TaskRecord>, StoreError> {
         let inner = self.lock();
-        Ok(inner
-            .records
-            .get(id)
-            .filter(|r| !is_expired(r, now))
-            .cloned())
+        Ok(inner.record(id).filter(|r| !is_expired(r, now)).cloned())
     }
 
     async fn list(&self, params: &ListParams) -> Result<ListPage, StoreError> {
@@ -299,7 +306,7 @@ impl TaskStore for MemoryStore {
         };
         let mut visible = index
             .range((start, Bound::Unbounded))
-            .filter_map(|(_, id)| inner.records.get(id))
+            .filter_map(|(_, id)| inner.record(id))
             .filter(|r| !is_expired(r, params.now));
         let records: Vec<TaskRecord> = visible.by_ref().take(params.limit).cloned().collect();
         let has_more = visible.next().is_some();
@@ -384,7 +391,7 @@ impl TaskStore for MemoryStore {
             .active
             .iter()
             .filter(|id| {
-                inner.records.get(*id).is_some_and(|r| {
+                inner.record(id).is_some_and(|r| {
                     r.runner.as_deref() != Some(current_runner)
                         && !lease_is_live(r, now)
                         && r.external.is_none()
@@ -407,7 +414,12 @@ impl TaskStore for MemoryStore {
     }
 
     async fn timeline(&self, id: &TaskId) -> Result<Vec<TimelineEntry>, StoreError> {
-        Ok(self.lock().timelines.get(id).cloned().unwrap_or_default())
+        Ok(self
+            .lock()
+            .records
+            .get(id)
+            .map(|s| s.timeline.clone())
+            .unwrap_or_default())
     }
 
     async fn board_list(&self, query: &BoardQuery) -> Result<ListPage, StoreError> {
@@ -429,7 +441,7 @@ impl TaskStore for MemoryStore {
         let mut shown = index
             .range((Bound::Unbounded, end))
             .rev()
-            .filter_map(|(_, id)| inner.records.get(id))
+            .filter_map(|(_, id)| inner.record(id))
             .filter(|r| on_board(r, query));
         let records: Vec<TaskRecord> = shown.by_ref().take(query.limit).cloned().collect();
         let has_more = shown.next().is_some();
@@ -489,12 +501,9 @@ impl TaskStore for MemoryStore {
         if current.status.is_terminal() {
             return Err(conflict(current));
         }
-        let record = inner
-            .records
-            .get_mut(&params.id)
-            .ok_or(StoreError::NotFound)?;
+        let record = inner.record_mut(&params.id).ok_or(StoreError::NotFound)?;
         record.lease_until = Some(params.until);
-        Ok(record.clone())
+        Ok(TaskRecord::clone(record))
     }
 
     async fn claim_expired_leases(
@@ -506,7 +515,7 @@ impl TaskStore for MemoryStore {
         let mut expired: Vec<(DateTime<Utc>, TaskId)> = inner
             .active
             .iter()
-            .filter_map(|id| inner.records.get(id))
+            .filter_map(|id| inner.record(id))
             .filter(|r| !is_expired(r, params.now) && r.external.is_none())
             .filter_map(|r| match r.lease_until {
                 Some(until) if until <= params.now => Some((until, r.id.clone())),
@@ -546,7 +555,7 @@ impl TaskStore for MemoryStore {
 /// scrape holds the lock that long at most once per cache period.
 fn count_visible(inner: &Inner, now: DateTime<Utc>) -> Vec<(TaskStatus, u64)> {
     let mut counts: HashMap<TaskStatus, u64> = HashMap::new();
-    for record in inner.records.values() {
+    for record in inner.records.values().map(|s| &s.record) {
         if record.expires_at.is_none_or(|at| at > now) {
             *counts.entry(record.status).or_default() += 1;
         }

@@ -32,7 +32,7 @@ pub(crate) fn insert<'a>(
         .bind(record.expires_at)
         .bind(ms(record.poll_interval)?)
         .bind(record.method.as_str())
-        .bind(to_json(&record.request)?)
+        .bind(record.request.as_str())
         .bind(record.outcome.as_ref().map(to_json).transpose()?)
         .bind(record.runner.as_deref())
         .bind(counter_to_db("version", record.version)?)

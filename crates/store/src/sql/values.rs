@@ -5,6 +5,7 @@
 use crate::delivery::Delivery;
 use crate::error::StoreError;
 use crate::record::{ExpiredTask, TaskRecord, TimelineEntry};
+use crate::request::RequestJson;
 use chrono::{DateTime, Utc};
 use mcp_tasks_protocol::{TaskId, TaskStatus};
 use sqlx::{ColumnIndex, Decode, Row, Type};
@@ -143,7 +144,7 @@ where
         expires_at: maybe_at("expires_at")?,
         poll_interval: maybe_duration("poll_interval_ms", "poll_interval")?,
         method: text("method")?,
-        request: from_json("request", &text("request")?)?,
+        request: RequestJson::from_json(text("request")?).map_err(|e| corrupt("request", e))?,
         outcome: maybe_text("outcome")?
             .map(|o| from_json("outcome", &o))
             .transpose()?,

@@ -69,7 +69,7 @@ fn expected(created: &[TaskRecord], query: &BoardQuery) -> Vec<TaskRecord> {
             query
                 .request_name
                 .as_deref()
-                .is_none_or(|n| r.request.get("name").and_then(|v| v.as_str()) == Some(n))
+                .is_none_or(|n| r.request.name().as_deref() == Some(n))
         })
         .filter(|r| {
             query
@@ -112,7 +112,7 @@ pub async fn board_list_filters_and_pages_newest_first(store: Arc<dyn TaskStore>
         let mut rec = TaskRecord {
             id: TaskId::from_string(format!("{prefix}{:02}-{}", i % 7, TaskId::generate())),
             status: statuses[i % 5],
-            request: requests[i % 6].clone(),
+            request: (&requests[i % 6]).into(),
             ..record(owners[(i / 5) % 3], None, at(i as i64 / 3))
         };
         if i % 8 == 1 {

@@ -179,7 +179,7 @@ pub fn record(owner: &str, session: Option<&str>, created_at: DateTime<Utc>) -> 
         expires_at: None,
         poll_interval: Some(Duration::from_secs(1)),
         method: "tools/call".to_string(),
-        request: json!({"name": "slow", "arguments": {"n": 3}}),
+        request: json!({"name": "slow", "arguments": {"n": 3}}).into(),
         outcome: None,
         runner: Some("current".to_string()),
         version: 1,

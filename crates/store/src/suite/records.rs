@@ -19,7 +19,8 @@ pub async fn create_then_get_round_trips(store: Arc<dyn TaskStore>) {
     full.expires_at = Some(at(3_600_000));
     full.poll_interval = Some(Duration::from_millis(1_250));
     full.request = json!({"name": "deploy", "arguments": {"env": "prod", "dry": false,
-        "targets": [1, 2, 3], "nested": {"a": null}}, "_meta": {"k": "v"}});
+        "targets": [1, 2, 3], "nested": {"a": null}}, "_meta": {"k": "v"}})
+    .into();
     full.outcome = Some(Outcome::Error {
         code: -32603,
         message: "boom".to_string(),
@@ -33,7 +34,7 @@ pub async fn create_then_get_round_trips(store: Arc<dyn TaskStore>) {
     let mut minimal = record("bob", None, at(1));
     minimal.poll_interval = None;
     minimal.runner = None;
-    minimal.request = json!({});
+    minimal.request = json!({}).into();
 
     for rec in [&full, &minimal] {
         store.create(rec).await.unwrap();

@@ -176,7 +176,7 @@ async fn dispatch(
 
 /// The params without the stateless `_meta` keys (protocol version, client
 /// capabilities and info), which mean nothing to whoever a request is handed on to.
-fn without_stateless_meta(mut params: Value) -> Value {
+pub(super) fn without_stateless_meta(mut params: Value) -> Value {
     if let Some(meta) = params.get_mut("_meta").and_then(Value::as_object_mut) {
         meta.retain(|k, _| !k.starts_with("io.modelcontextprotocol/"));
         if meta.is_empty() {

@@ -52,7 +52,9 @@ pub(super) async fn handle(req: &Request<'_>, params: &Value) -> Result<Value, R
             CreateParams {
                 caller: req.caller.clone(),
                 method: TOOLS_CALL.to_string(),
-                request: params.clone(),
+                // Stored without the per-request protocol version and capabilities,
+                // which are not the request's and cost every stored task their size.
+                request: super::without_stateless_meta(params.clone()),
                 requested_ttl: None,
                 client_capabilities: req.capabilities.clone(),
             },

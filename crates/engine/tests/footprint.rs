@@ -1,0 +1,75 @@
+//! What a task costs the engine's memory: a finished task leaves nothing behind in this
+//! process (no running entry, no quota slot), on the memory store and on SQLite, where
+//! its record lives only in the database.
+#![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
+
+use mcp_tasks_engine::{Caller, CreateParams, Engine, EngineConfig, Outcome, TaskEvent};
+use mcp_tasks_protocol::TaskId;
+use mcp_tasks_store::{MemoryStore, SqliteStore, TaskStore};
+use serde_json::json;
+use std::collections::HashSet;
+use std::sync::Arc;
+
+mod common;
+
+use common::{eventually, WAIT};
+
+/// Tasks per round; also the quota, so a round leaking even one slot fails the next.
+const ROUND: usize = 20;
+
+fn params() -> CreateParams {
+    CreateParams {
+        caller: Caller::anonymous("owner-a", Some("session-a".into())),
+        method: "tools/call".into(),
+        request: json!({"name": "t", "arguments": {"n": 1}}),
+        requested_ttl: None,
+        client_capabilities: json!({"elicitation": {}}),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn finished_tasks_leave_nothing_running_here() {
+    for backend in ["memory", "sqlite"] {
+        let dir = tempfile::tempdir().unwrap();
+        let store: Arc<dyn TaskStore> = if backend == "memory" {
+            Arc::new(MemoryStore::new())
+        } else {
+            let url = format!("sqlite://{}", dir.path().join("t.db").display());
+            Arc::new(SqliteStore::open(&url).await.unwrap())
+        };
+        let config = EngineConfig {
+            max_active_tasks: ROUND,
+            max_tasks_per_principal: ROUND,
+            ..EngineConfig::default()
+        };
+        let engine = Engine::start(store, config).await.unwrap();
+        let mut events = engine.subscribe();
+        for round in 0..3 {
+            let mut pending = HashSet::<TaskId>::new();
+            for _ in 0..ROUND {
+                let record = engine
+                    .create(params(), |_ctx| {
+                        Box::pin(async {
+                            Outcome::Result {
+                                value: json!({"content": []}),
+                            }
+                        })
+                    })
+                    .await
+                    .unwrap_or_else(|e| {
+                        panic!("{backend}, round {round}: a finished task kept its slot: {e}")
+                    });
+                pending.insert(record.id);
+            }
+            while !pending.is_empty() {
+                if let TaskEvent::Changed(record) = events.recv().await.unwrap() {
+                    if record.status.is_terminal() {
+                        pending.remove(&record.id);
+                    }
+                }
+            }
+            // The running entry goes right after the outcome is recorded.
+            eventually(WAIT, || async { engine.running_count() == 0 }).await;
+        }
+    }
+}
