@@ -90,48 +90,41 @@ impl Executor {
         F: FnOnce(TaskContext) -> HandOffWork,
     {
         let cancel = CancellationToken::new();
-        let ctx = TaskContext::for_task(
-            record.id.clone(),
-            host,
-            cancel.clone(),
-            progress_sink(core, record),
-            Arc::new(client_capabilities),
-            core.reader(),
-        )
-        .with_log_sink(log_sink(core, record));
+        let ctx = task_context(core, host, record, client_capabilities, cancel.clone());
+        // Made here, inside the creating request's span: the execution is its child.
+        let span = crate::observability::task_span(record);
+        let job = tokio::spawn(work(ctx).instrument(span.clone()));
+        self.adopt(core, record, job, cancel, slot, span);
+    }
+
+    /// Takes over work already running for a stored record (started before its
+    /// creation was committed, see `deferred`): registers it as running here with the
+    /// lease generation it holds, and records its outcome when it ends.
+    pub(crate) fn adopt(
+        self: &Arc<Self>,
+        core: &Arc<Core>,
+        record: &TaskRecord,
+        job: tokio::task::JoinHandle<Option<Outcome>>,
+        cancel: CancellationToken,
+        slot: Option<Slot>,
+        span: tracing::Span,
+    ) {
         let generation = core.config.lease_ttl.map(|_| record.lease_generation);
         self.lock().insert(
             record.id.clone(),
             Running {
                 cancel,
-                abort: None,
+                abort: Some(job.abort_handle()),
                 generation,
             },
         );
-        // Made here, inside the creating request's span: the execution is its child.
-        let span = crate::observability::task_span(record);
-        let job = tokio::spawn(work(ctx).instrument(span.clone()));
-        let abort = job.abort_handle();
-        if let Some(r) = self.lock().get_mut(&record.id) {
-            r.abort = Some(abort);
-        }
         let executor = Arc::clone(self);
         let core = Arc::clone(core);
         let id = record.id.clone();
         let finished_span = span.clone();
         let outcome_recorded = async move {
             let _slot = slot; // the quota slot is held until the work stops
-            let outcome = match job.await {
-                Ok(outcome) => outcome,
-                Err(e) if e.is_panic() => {
-                    tracing::error!(task_id = %id, "task work panicked");
-                    Some(Outcome::failed(
-                        Failure::ToolPanicked,
-                        "the tool crashed while running this task",
-                    ))
-                }
-                Err(_) => None, // aborted after cancellation, expiry or a lost lease
-            };
+            let outcome = joined(&id, job.await);
             let last = match outcome {
                 Some(outcome) => executor.finish(&core, &id, outcome).await,
                 // Stopped from outside (cancelled, expired, lease lost): read how it ended.
@@ -145,15 +138,8 @@ impl Executor {
         tokio::spawn(outcome_recorded.instrument(span));
     }
 
-    /// Records the work's outcome. Loses quietly against an earlier terminal transition
-    /// (a cancel, an expiry): terminal is final. Returns the record as it is after (the
-    /// finished one, or the one that won), when known.
-    pub(crate) async fn finish(
-        &self,
-        core: &Core,
-        id: &TaskId,
-        outcome: Outcome,
-    ) -> Option<TaskRecord> {
+    /// The transition that records `outcome` as the end of task `id`.
+    pub(crate) fn end_params(&self, core: &Core, id: &TaskId, outcome: Outcome) -> TransitionParams {
         let outcome = limit_result_size(core, outcome);
         let status = if outcome.is_error() {
             TaskStatus::Failed
@@ -164,18 +150,29 @@ impl Executor {
             Outcome::Result { value } => core.reader().result_error_message(value).map(Some),
             failed => failed.error_message().map(|m| Some(m.to_string())),
         };
-        let finished = core
-            .apply(TransitionParams {
-                id: id.clone(),
-                expected_version: None,
-                status,
-                status_message: message,
-                outcome: Some(outcome),
-                now: now_ms(),
-                input_requests: Some(Default::default()),
-                expected_lease_generation: self.fence(id),
-                external: None,
-            })
+        TransitionParams {
+            id: id.clone(),
+            expected_version: None,
+            status,
+            status_message: message,
+            outcome: Some(outcome),
+            now: now_ms(),
+            input_requests: Some(Default::default()),
+            expected_lease_generation: self.fence(id),
+            external: None,
+        }
+    }
+
+    /// Records the work's outcome. Loses quietly against an earlier terminal transition
+    /// (a cancel, an expiry): terminal is final. Returns the record as it is after (the
+    /// finished one, or the one that won), when known.
+    pub(crate) async fn finish(
+        &self,
+        core: &Core,
+        id: &TaskId,
+        outcome: Outcome,
+    ) -> Option<TaskRecord> {
+        let finished = core.apply(self.end_params(core, id, outcome))
             .await;
         match finished {
             Ok(r) => {
@@ -294,6 +291,46 @@ impl Executor {
     pub(crate) fn count(&self) -> usize {
         self.lock().len()
     }
+}
+
+/// What a finished job of a task leaves to record: its outcome, a crash as a failure,
+/// nothing when it was aborted (cancelled, expired, lease lost: the record says how it
+/// ended).
+pub(crate) fn joined(
+    id: &TaskId,
+    joined: Result<Option<Outcome>, tokio::task::JoinError>,
+) -> Option<Outcome> {
+    match joined {
+        Ok(outcome) => outcome,
+        Err(e) if e.is_panic() => {
+            tracing::error!(task_id = %id, "task work panicked");
+            Some(Outcome::failed(
+                Failure::ToolPanicked,
+                "the tool crashed while running this task",
+            ))
+        }
+        Err(_) => None,
+    }
+}
+
+/// The context work of `record` runs with: `host` answers its status messages and
+/// input requests; progress and log messages go where the task's go.
+pub(crate) fn task_context(
+    core: &Arc<Core>,
+    host: Weak<dyn TaskHost>,
+    record: &TaskRecord,
+    client_capabilities: Value,
+    cancel: CancellationToken,
+) -> TaskContext {
+    TaskContext::for_task(
+        record.id.clone(),
+        host,
+        cancel,
+        progress_sink(core, record),
+        Arc::new(client_capabilities),
+        core.reader(),
+    )
+    .with_log_sink(log_sink(core, record))
 }
 
 /// Where a task's progress goes: an event naming the task (the task board shows it)

@@ -49,6 +49,10 @@ pub(super) fn engine_config(args: &ServeArgs, file: &ServerSection) -> EngineCon
             .max_tasks_per_principal
             .or(file.max_tasks_per_principal)
             .unwrap_or(defaults::DEFAULT_MAX_TASKS_PER_PRINCIPAL),
+        max_tasks_per_session: args
+            .max_tasks_per_session
+            .or(file.max_tasks_per_session)
+            .unwrap_or(defaults::DEFAULT_MAX_TASKS_PER_SESSION),
         max_active_tasks: args
             .max_active_tasks
             .or(file.max_active_tasks)
@@ -94,6 +98,10 @@ pub(super) fn server_config(
             Some(timeout) => Some(timeout),
             None => Some(DEFAULT_SESSION_IDLE_TIMEOUT),
         },
+        task_after: args
+            .task_after
+            .or(file.task_after)
+            .unwrap_or(mcp_tasks_server::server::DEFAULT_TASK_AFTER),
         max_sessions: args
             .max_sessions
             .or(file.max_sessions)
