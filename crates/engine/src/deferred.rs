@@ -154,7 +154,11 @@ impl Engine {
     ///
     /// # Errors
     /// [`EngineError::QuotaExceeded`]; nothing runs then.
-    pub fn start_deferred<F>(&self, params: CreateParams, work: F) -> Result<DeferredTask, EngineError>
+    pub fn start_deferred<F>(
+        &self,
+        params: CreateParams,
+        work: F,
+    ) -> Result<DeferredTask, EngineError>
     where
         F: FnOnce(TaskContext) -> Work,
     {
@@ -195,7 +199,7 @@ impl Engine {
         Ok(DeferredTask {
             engine: self.clone(),
             record,
-                    slot: Some(slot),
+            slot: Some(slot),
             cancel,
             job: Some(job),
             shared,
@@ -229,12 +233,13 @@ impl DeferredTask {
             Some(joined) => {
                 self.shared.phase.send_replace(Phase::Abandoned);
                 self.slot.take();
-                let outcome = crate::executor::joined(&self.record.id, joined).unwrap_or_else(|| {
-                    Outcome::failed(
-                        mcp_tasks_store::Failure::Cancelled,
-                        "the call was stopped before it finished",
-                    )
-                });
+                let outcome =
+                    crate::executor::joined(&self.record.id, joined).unwrap_or_else(|| {
+                        Outcome::failed(
+                            mcp_tasks_store::Failure::Cancelled,
+                            "the call was stopped before it finished",
+                        )
+                    });
                 Ok(Settled::Done(outcome))
             }
             None => self.create(job).await.map(Settled::Task),
@@ -261,7 +266,11 @@ impl DeferredTask {
         let core = &inner.core;
         let mut record = self.record.clone();
         {
-            let mut kept = self.shared.message.lock().unwrap_or_else(|p| p.into_inner());
+            let mut kept = self
+                .shared
+                .message
+                .lock()
+                .unwrap_or_else(|p| p.into_inner());
             if let Some(message) = kept.take() {
                 record.status_message = Some(message);
             }
@@ -297,7 +306,11 @@ impl DeferredTask {
         core.observe(&record);
         self.shared.phase.send_replace(Phase::Created);
         let slot = self.slot.take();
-        match ended {
+        // Work that ended while its creation was being written, too late to go along:
+        // its end is written before the reply, so the first read after it finds it.
+        let ended = match ended {
+            Some((outcome, _)) => Some(outcome),
+            None if job.is_finished() => Some(crate::executor::joined(&record.id, job.await)),
             None => {
                 core.publish(&record);
                 inner.executor.adopt(
@@ -308,28 +321,26 @@ impl DeferredTask {
                     slot,
                     self.span.clone(),
                 );
-                Ok(record)
+                return Ok(record);
             }
-            Some((outcome, _)) if stored.status.is_terminal() => {
-                // Committed with its creation: one atomic step, one fsync.
-                crate::audit::status_changed(&stored);
-                core.observe(&stored);
-                core.publish(&stored);
-                crate::observability::record_end(&self.span, &stored, &*core.reader());
-                drop(outcome);
-                Ok(stored)
-            }
-            Some((outcome, _)) => {
-                core.publish(&record);
-                let last = match outcome {
-                    Some(outcome) => inner.executor.finish(core, &record.id, outcome).await,
-                    None => None,
-                };
-                if let Some(last) = &last {
-                    crate::observability::record_end(&self.span, last, &*core.reader());
+        };
+        drop(slot);
+        if stored.status.is_terminal() {
+            // Committed with its creation: one atomic step, one fsync.
+            crate::audit::status_changed(&stored);
+            core.observe(&stored);
+            core.publish(&stored);
+            crate::observability::record_end(&self.span, &stored, &*core.reader());
+        } else {
+            core.publish(&record);
+            if let Some(outcome) = ended.flatten() {
+                if let Some(last) = inner.executor.finish(core, &record.id, outcome).await {
+                    crate::observability::record_end(&self.span, &last, &*core.reader());
                 }
-                Ok(last.unwrap_or(record))
             }
         }
+        // The reply shows the task as created (`working`, as both wires have a new
+        // task begin); the next read finds how it ended.
+        Ok(record)
     }
 }

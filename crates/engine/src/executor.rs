@@ -139,7 +139,12 @@ impl Executor {
     }
 
     /// The transition that records `outcome` as the end of task `id`.
-    pub(crate) fn end_params(&self, core: &Core, id: &TaskId, outcome: Outcome) -> TransitionParams {
+    pub(crate) fn end_params(
+        &self,
+        core: &Core,
+        id: &TaskId,
+        outcome: Outcome,
+    ) -> TransitionParams {
         let outcome = limit_result_size(core, outcome);
         let status = if outcome.is_error() {
             TaskStatus::Failed
@@ -172,8 +177,7 @@ impl Executor {
         id: &TaskId,
         outcome: Outcome,
     ) -> Option<TaskRecord> {
-        let finished = core.apply(self.end_params(core, id, outcome))
-            .await;
+        let finished = core.apply(self.end_params(core, id, outcome)).await;
         match finished {
             Ok(r) => {
                 tracing::info!(task_id = %id, status = %r.status, "task finished");

@@ -137,10 +137,18 @@ mod tests {
         let a1 = q.acquire(&alice).unwrap();
         let _a2 = q.acquire(&alice_elsewhere).unwrap();
         let refused = q.acquire(&alice).unwrap_err();
-        assert!(refused.contains("per principal") && refused.contains("--max-tasks-per-principal"), "{refused}");
+        assert!(
+            refused.contains("per principal") && refused.contains("--max-tasks-per-principal"),
+            "{refused}"
+        );
         let _b1 = q.acquire(&Caller::authenticated("bob", None)).unwrap();
-        let full = q.acquire(&Caller::authenticated("carol", None)).unwrap_err();
-        assert!(full.contains("server-wide") && full.contains("--max-active-tasks"), "{full}");
+        let full = q
+            .acquire(&Caller::authenticated("carol", None))
+            .unwrap_err();
+        assert!(
+            full.contains("server-wide") && full.contains("--max-active-tasks"),
+            "{full}"
+        );
         drop(a1);
         assert!(q.acquire(&Caller::authenticated("carol", None)).is_ok());
     }
@@ -152,7 +160,10 @@ mod tests {
         let two = Caller::anonymous("session:two", Some("two".into()));
         let _held = q.acquire(&one).unwrap();
         let refused = q.acquire(&one).unwrap_err();
-        assert!(refused.contains("per session") && refused.contains("--max-tasks-per-session"), "{refused}");
+        assert!(
+            refused.contains("per session") && refused.contains("--max-tasks-per-session"),
+            "{refused}"
+        );
         assert!(q.acquire(&two).is_ok());
         // Stateless requests without authentication share no per-requestor count.
         let stateless = Caller::anonymous("stateless", None);

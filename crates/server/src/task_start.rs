@@ -31,7 +31,11 @@ pub(crate) async fn create_task(
     answers: Answers,
 ) -> Result<TaskRecord, EngineError> {
     match tool.external_spec().cloned() {
-        None => start(engine, tool, args, params, answers)?.into_task().await,
+        None => {
+            start(engine, tool, args, params, answers)?
+                .into_task()
+                .await
+        }
         Some(spec) => {
             let kind = tool.name().to_string();
             engine

@@ -14,8 +14,8 @@
 //! instant tool), its end is applied in the same transaction, so creation and result
 //! share one fsync and the first `tasks/get` after the reply finds the result.
 
-use super::row::{classify, insert, query, row_to_record};
 use super::queries::STATEMENTS;
+use super::row::{classify, insert, query, row_to_record};
 use crate::error::StoreError;
 use crate::observed::ObserverSlot;
 use crate::pending::PendingCreate;
@@ -87,10 +87,7 @@ impl Writer {
         pending: Arc<PendingCreate>,
     ) -> Result<TaskRecord, StoreError> {
         let record = pending.record().clone();
-        Ok(self
-            .enqueue(Job::Pending(pending))
-            .await?
-            .unwrap_or(record))
+        Ok(self.enqueue(Job::Pending(pending)).await?.unwrap_or(record))
     }
 
     async fn enqueue(&self, job: Job) -> Answer {

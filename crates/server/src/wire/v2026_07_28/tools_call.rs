@@ -3,12 +3,12 @@
 //! synchronous call.
 
 use mcp_tasks_engine::{CreateParams, Outcome, Settled, TaskContext};
-use std::time::Duration;
 use mcp_tasks_protocol::codec::v2026_07_28;
 use mcp_tasks_protocol::error_code::INTERNAL_ERROR;
 use mcp_tasks_protocol::methods::{self as m, parse_params, CallToolParams, TOOLS_CALL};
 use mcp_tasks_protocol::RpcError;
 use serde_json::{json, Map, Value};
+use std::time::Duration;
 
 use super::{missing_extension, Request};
 use crate::error_map::to_rpc;
@@ -73,9 +73,11 @@ pub(super) async fn handle(req: &Request<'_>, params: &Value) -> Result<Value, R
                 &req.server.engine().view(&record),
             )),
             Settled::Done(Outcome::Result { value }) => Ok(v2026_07_28::complete(value)),
-            Settled::Done(failed) => Err(crate::error_map::outcome_error(&failed).unwrap_or_else(|| {
-                RpcError::new(INTERNAL_ERROR, "the tool ended without a result")
-            })),
+            Settled::Done(failed) => {
+                Err(crate::error_map::outcome_error(&failed).unwrap_or_else(|| {
+                    RpcError::new(INTERNAL_ERROR, "the tool ended without a result")
+                }))
+            }
         };
     }
 
