@@ -222,14 +222,20 @@ async fn instant_work_is_committed_with_its_creation_and_survives_kill_9() {
             .create("slow_compute", json!({"seconds": 0, "label": label}))
             .await;
         let got = s.rpc("tasks/get", json!({"taskId": id})).await;
-        assert_eq!(got["result"]["status"], "completed", "the very next read: {got}");
+        assert_eq!(
+            got["result"]["status"], "completed",
+            "the very next read: {got}"
+        );
         ids.push((id, label));
     }
     // Each end went into its creation's transaction instead of a transition of its own
     // (one fsync per task, not two). Allow one that the writer sealed too early on a
     // loaded machine; without the merge there would be five.
     let transitions = store_transitions(&server.url).await - transitions_before;
-    assert!(transitions <= 1, "{transitions} separate transitions for 5 instant tasks");
+    assert!(
+        transitions <= 1,
+        "{transitions} separate transitions for 5 instant tasks"
+    );
     server.child.kill().unwrap(); // SIGKILL: no shutdown code runs
     server.child.wait().unwrap();
     drop(server);

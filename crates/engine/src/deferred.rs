@@ -221,16 +221,24 @@ impl DeferredTask {
     /// # Errors
     /// A store failure creating the task; the work is stopped then.
     pub async fn settle(mut self, window: Duration) -> Result<Settled, EngineError> {
-        let Some(mut job) = self.job.take() else {
-            return Err(EngineError::ShuttingDown);
+        // The job stays in `self` while waiting: a caller that stops waiting drops
+        // `self`, which stops the work (no task exists to carry it on).
+        let ended = {
+            let Some(job) = self.job.as_mut() else {
+                return Err(EngineError::ShuttingDown);
+            };
+            tokio::select! {
+                joined = job => Some(joined),
+                _ = tokio::time::sleep(window) => None,
+                _ = self.shared.wanted.notified() => None,
+            }
         };
-        let ended = tokio::select! {
-            joined = &mut job => Some(joined),
-            _ = tokio::time::sleep(window) => None,
-            _ = self.shared.wanted.notified() => None,
+        let Some(job) = self.job.take() else {
+            return Err(EngineError::ShuttingDown);
         };
         match ended {
             Some(joined) => {
+                drop(job);
                 self.shared.phase.send_replace(Phase::Abandoned);
                 self.slot.take();
                 let outcome =
@@ -242,7 +250,7 @@ impl DeferredTask {
                     });
                 Ok(Settled::Done(outcome))
             }
-            None => self.create(job).await.map(Settled::Task),
+            None => self.create_detached(job).await.map(Settled::Task),
         }
     }
 
@@ -255,11 +263,24 @@ impl DeferredTask {
         let Some(job) = self.job.take() else {
             return Err(EngineError::ShuttingDown);
         };
-        self.create(job).await
+        self.create_detached(job).await
+    }
+
+    /// [`DeferredTask::create`] on a tokio task of its own: a caller that stops
+    /// waiting (its client went away) must not leave a record written but its work
+    /// unowned, so once started the creation runs to its end.
+    async fn create_detached(
+        self,
+        job: JoinHandle<Option<Outcome>>,
+    ) -> Result<TaskRecord, EngineError> {
+        // In the request's span, as the creation would be without the spawn.
+        tokio::spawn(self.create(job).instrument(tracing::Span::current()))
+            .await
+            .unwrap_or(Err(EngineError::ShuttingDown))
     }
 
     async fn create(
-        &mut self,
+        mut self,
         mut job: JoinHandle<Option<Outcome>>,
     ) -> Result<TaskRecord, EngineError> {
         let inner = Arc::clone(&self.engine.inner);
@@ -334,7 +355,9 @@ impl DeferredTask {
         } else {
             core.publish(&record);
             if let Some(outcome) = ended.flatten() {
-                if let Some(last) = inner.executor.finish(core, &record.id, outcome).await {
+                // The end is the work's write: in the task's span, as for any task.
+                let finishing = inner.executor.finish(core, &record.id, outcome);
+                if let Some(last) = finishing.instrument(self.span.clone()).await {
                     crate::observability::record_end(&self.span, &last, &*core.reader());
                 }
             }
