@@ -114,7 +114,7 @@ pub enum Settled {
     Done(Outcome),
     /// The call became a task, stored durably; its work goes on (or already ended,
     /// and the record says how).
-    Task(TaskRecord),
+    Task(Box<TaskRecord>),
 }
 
 /// Work started before its task exists. Dropping it before it settled aborts the work
@@ -250,7 +250,10 @@ impl DeferredTask {
                     });
                 Ok(Settled::Done(outcome))
             }
-            None => self.create_detached(job).await.map(Settled::Task),
+            None => self
+                .create_detached(job)
+                .await
+                .map(|r| Settled::Task(Box::new(r))),
         }
     }
 

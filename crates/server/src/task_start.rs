@@ -66,7 +66,7 @@ pub(crate) async fn task_or_result(
     if tool.external_spec().is_some() || window.is_zero() {
         return create_task(engine, tool, args, params, answers)
             .await
-            .map(Settled::Task);
+            .map(|r| Settled::Task(Box::new(r)));
     }
     start(engine, tool, args, params, answers)?
         .settle(window)

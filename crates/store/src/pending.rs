@@ -22,7 +22,7 @@ pub struct PendingCreate {
 #[derive(Debug)]
 enum State {
     Open,
-    Amended(TransitionParams),
+    Amended(Box<TransitionParams>),
     Sealed,
 }
 
@@ -48,7 +48,7 @@ impl PendingCreate {
         let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
         match *state {
             State::Open => {
-                *state = State::Amended(transition);
+                *state = State::Amended(Box::new(transition));
                 true
             }
             _ => false,
@@ -60,7 +60,7 @@ impl PendingCreate {
     pub fn seal(&self) -> Option<TransitionParams> {
         let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
         match std::mem::replace(&mut *state, State::Sealed) {
-            State::Amended(t) => Some(t),
+            State::Amended(t) => Some(*t),
             _ => None,
         }
     }

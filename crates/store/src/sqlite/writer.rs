@@ -34,7 +34,7 @@ const QUEUE_CAPACITY: usize = 4 * MAX_BATCH;
 #[derive(Debug)]
 enum Job {
     /// A record, as it is.
-    Record(TaskRecord),
+    Record(Box<TaskRecord>),
     /// A record whose work runs: its end may come along (see [`PendingCreate`]).
     Pending(Arc<PendingCreate>),
 }
@@ -77,7 +77,9 @@ impl Writer {
     /// Inserts `record` in the next batch and waits until that batch committed. A
     /// caller that stops waiting does not withdraw the record: it may still be written.
     pub(super) async fn create(&self, record: &TaskRecord) -> Result<(), StoreError> {
-        self.enqueue(Job::Record(record.clone())).await.map(|_| ())
+        self.enqueue(Job::Record(Box::new(record.clone())))
+            .await
+            .map(|_| ())
     }
 
     /// [`Writer::create`] of a creation whose work runs; returns the record as
