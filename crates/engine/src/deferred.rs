@@ -308,12 +308,13 @@ impl DeferredTask {
             biased;
             stored = &mut creating => stored,
             joined = &mut job => {
+                // Offer the end to the creation; whether the store took it shows in
+                // the record it returns (ended, or still as created).
                 let outcome = crate::executor::joined(&record.id, joined);
-                let amended = outcome.as_ref().map(|o| {
-                    let end = inner.executor.end_params(core, &record.id, o.clone());
-                    pending.amend(end)
-                });
-                ended = Some((outcome, amended.unwrap_or(false)));
+                if let Some(o) = &outcome {
+                    pending.amend(inner.executor.end_params(core, &record.id, o.clone()));
+                }
+                ended = Some(outcome);
                 creating.await
             }
         };
@@ -333,7 +334,7 @@ impl DeferredTask {
         // Work that ended while its creation was being written, too late to go along:
         // its end is written before the reply, so the first read after it finds it.
         let ended = match ended {
-            Some((outcome, _)) => Some(outcome),
+            Some(outcome) => Some(outcome),
             None if job.is_finished() => Some(crate::executor::joined(&record.id, job.await)),
             None => {
                 core.publish(&record);
