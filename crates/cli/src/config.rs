@@ -93,6 +93,9 @@ pub struct ServerSection {
     /// Grace period before cancelled work is aborted.
     #[serde(default, with = "opt_duration")]
     pub cancel_grace: Option<Duration>,
+    /// Extension wire: how long a call may run before it becomes a task.
+    #[serde(default, with = "opt_duration")]
+    pub task_after: Option<Duration>,
     /// Time limit for an unanswered input request.
     #[serde(default, with = "opt_duration")]
     pub input_timeout: Option<Duration>,
@@ -136,6 +139,8 @@ pub struct ServerSection {
     pub external_call_timeout: Option<Duration>,
     /// Quota: unfinished tasks per principal.
     pub max_tasks_per_principal: Option<usize>,
+    /// Quota: unfinished tasks per session without authentication.
+    pub max_tasks_per_session: Option<usize>,
     /// Quota: unfinished tasks on the server.
     pub max_active_tasks: Option<usize>,
     /// Largest stored result in bytes.

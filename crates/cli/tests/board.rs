@@ -35,6 +35,9 @@ fn start(extra: &[&str]) -> Setup {
         "ops-lead",
         // The MCP clients here declare no elicitation or sampling: people answer.
         "--board-takes-questions",
+        // Quick calls on the extension wire are tasks too: the board shows tasks.
+        "--task-after",
+        "0s",
     ];
     args.extend_from_slice(extra);
     let server = serve(&args);
@@ -367,7 +370,8 @@ async fn other_sites_are_refused_and_the_board_can_be_turned_off() {
 async fn without_authentication_the_loopback_board_is_the_local_users() {
     let dir = tempfile::tempdir().unwrap();
     let db = format!("sqlite://{}", dir.path().join("tasks.db").display());
-    let server = serve(&["--database", &db]);
+    // Quick calls on the extension wire are tasks too: the board shows tasks.
+    let server = serve(&["--database", &db, "--task-after", "0s"]);
     let base = base_of(&server.url);
     let local = Person::login_local(&base).await;
     let (_, me) = local.get("/board/api/me").await;

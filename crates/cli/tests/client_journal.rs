@@ -12,7 +12,15 @@ mod common;
 use common::{serve, Server, BIN};
 
 fn start() -> Server {
-    serve(&["--database", "memory:", "--poll-interval", "200ms"])
+    // Every call a task, however quick: the journal is of tasks.
+    serve(&[
+        "--database",
+        "memory:",
+        "--poll-interval",
+        "200ms",
+        "--task-after",
+        "0s",
+    ])
 }
 
 /// The binary with `args`, keeping its journal in `state`.

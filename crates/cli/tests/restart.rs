@@ -186,6 +186,72 @@ async fn kill_9_then_restart_keeps_results_and_fails_interrupted_work() {
         .contains("restarted"));
 }
 
+/// How many `transition` calls the server's store answered, from `/metrics`.
+async fn store_transitions(mcp_url: &str) -> u64 {
+    let base = mcp_url.trim_end_matches("/mcp");
+    let text = reqwest::get(format!("{base}/metrics"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    text.lines()
+        .find(|l| {
+            l.starts_with("mcp_tasks_store_operation_duration_seconds_count{")
+                && l.contains("operation=\"transition\"")
+        })
+        .and_then(|l| l.rsplit(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0)
+}
+
+/// Work that ends while its creation is being committed is committed with it: the
+/// first `tasks/get` after the reply finds the result (no second commit to wait for),
+/// and a `kill -9` right after loses nothing.
+#[tokio::test]
+async fn instant_work_is_committed_with_its_creation_and_survives_kill_9() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("tasks.db");
+    let mut server = start(&db);
+    let s = Session::open(&server.url).await;
+    let transitions_before = store_transitions(&server.url).await;
+    let mut ids = Vec::new();
+    for i in 0..5 {
+        let label = format!("instant {i}");
+        let id = s
+            .create("slow_compute", json!({"seconds": 0, "label": label}))
+            .await;
+        let got = s.rpc("tasks/get", json!({"taskId": id})).await;
+        assert_eq!(
+            got["result"]["status"], "completed",
+            "the very next read: {got}"
+        );
+        ids.push((id, label));
+    }
+    // Each end went into its creation's transaction instead of a transition of its own
+    // (one fsync per task, not two). Allow one that the writer sealed too early on a
+    // loaded machine; without the merge there would be five.
+    let transitions = store_transitions(&server.url).await - transitions_before;
+    assert!(
+        transitions <= 1,
+        "{transitions} separate transitions for 5 instant tasks"
+    );
+    server.child.kill().unwrap(); // SIGKILL: no shutdown code runs
+    server.child.wait().unwrap();
+    drop(server);
+
+    let server = start(&db);
+    let s = Session::open(&server.url).await;
+    for (id, label) in ids {
+        let r = s.rpc("tasks/result", json!({"taskId": id})).await;
+        assert_eq!(
+            r["result"]["content"][0]["text"],
+            format!("slow_compute '{label}' finished after 0 s"),
+            "{r}"
+        );
+    }
+}
+
 /// Two servers on one SQLite file (a desktop host starting the same stdio server
 /// twice, or two terminals in one folder) are replicas: starting one never fails the
 /// other's live tasks, each finishes its own, either answers for the other's, and when

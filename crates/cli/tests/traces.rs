@@ -178,6 +178,9 @@ async fn a_task_is_traced_from_the_request_through_its_execution() {
             "warn",
             "--otlp-endpoint",
             &endpoint,
+            // A quick call on the extension wire a task too: its trace is the subject.
+            "--task-after",
+            "0s",
         ],
         // Export each batch within 50 ms rather than the default 5 s.
         &[("OTEL_BSP_SCHEDULE_DELAY", "50")],
@@ -295,6 +298,9 @@ async fn an_upstream_call_carries_the_trace_to_the_upstream() {
             "warn",
             "--otlp-endpoint",
             &endpoint,
+            // A quick call on the extension wire a task too: its trace is the subject.
+            "--task-after",
+            "0s",
             "--",
             common::BIN,
             "serve",

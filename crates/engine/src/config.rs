@@ -32,6 +32,9 @@ pub const DEFAULT_INPUT_TIMEOUT: Duration = Duration::from_secs(10 * 60);
 pub const DEFAULT_MAX_INPUT_REQUESTS: usize = 16;
 /// Most active (unfinished) tasks one principal may have: 100.
 pub const DEFAULT_MAX_TASKS_PER_PRINCIPAL: usize = 100;
+/// Most active tasks one session may have when there is no authentication (every
+/// client is then the same anonymous principal, so each session counts for itself): 100.
+pub const DEFAULT_MAX_TASKS_PER_SESSION: usize = 100;
 /// Most active tasks on the whole server: 10,000.
 pub const DEFAULT_MAX_ACTIVE_TASKS: usize = 10_000;
 /// Largest result stored for a task (serialized JSON): 16 MiB. Larger results are
@@ -63,8 +66,11 @@ pub struct EngineConfig {
     pub input_timeout: Duration,
     /// Cap on outstanding input requests per task.
     pub max_input_requests: usize,
-    /// Cap on active tasks per principal.
+    /// Cap on active tasks per principal (with authentication).
     pub max_tasks_per_principal: usize,
+    /// Cap on active tasks per session (without authentication; stateless requests
+    /// without authentication have no session and count only toward `max_active_tasks`).
+    pub max_tasks_per_session: usize,
     /// Cap on active tasks in total.
     pub max_active_tasks: usize,
     /// Cap on the stored size of a result.
@@ -105,6 +111,7 @@ impl Default for EngineConfig {
             input_timeout: DEFAULT_INPUT_TIMEOUT,
             max_input_requests: DEFAULT_MAX_INPUT_REQUESTS,
             max_tasks_per_principal: DEFAULT_MAX_TASKS_PER_PRINCIPAL,
+            max_tasks_per_session: DEFAULT_MAX_TASKS_PER_SESSION,
             max_active_tasks: DEFAULT_MAX_ACTIVE_TASKS,
             max_result_bytes: DEFAULT_MAX_RESULT_BYTES,
             audit_arguments: false,

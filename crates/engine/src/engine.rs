@@ -151,7 +151,11 @@ impl Engine {
                 .min(lease / 3)
                 .max(Duration::from_millis(1));
         }
-        let quota = Quota::new(config.max_tasks_per_principal, config.max_active_tasks);
+        let quota = Quota::new(
+            config.max_tasks_per_principal,
+            config.max_tasks_per_session,
+            config.max_active_tasks,
+        );
         let observed = Arc::new(mcp_tasks_store::ObservedStore::new(store));
         let core = Arc::new(Core::new(
             Arc::clone(&observed) as Arc<dyn TaskStore>,
@@ -283,15 +287,39 @@ impl Engine {
     {
         let inner = &self.inner;
         let config = &inner.core.config;
-        let slot = inner
-            .executor
-            .quota
-            .acquire(&params.caller.principal)
-            .map_err(|reason| {
-                crate::audit::refused(&params.caller.principal, &reason);
-                inner.core.activity.count(|a| a.quota_refusals += 1);
-                EngineError::QuotaExceeded(reason)
-            })?;
+        let slot = self.take_slot(&params.caller)?;
+
+        let (record, client_capabilities) = self.new_record(params);
+        inner.core.store.create(&record).await?;
+        crate::audit::created(&record, config.audit_arguments);
+        inner.core.observe(&record);
+        inner.executor.launch(
+            &inner.core,
+            self.host(),
+            &record,
+            inner.core.capabilities(client_capabilities),
+            work,
+            Some(slot),
+        );
+        inner.core.publish(&record);
+        Ok(record)
+    }
+
+    /// Takes a quota slot for `caller`, or says which limit refuses it.
+    pub(crate) fn take_slot(&self, caller: &Caller) -> Result<crate::quota::Slot, EngineError> {
+        let inner = &self.inner;
+        inner.executor.quota.acquire(caller).map_err(|reason| {
+            crate::audit::refused(&caller.principal, &reason);
+            inner.core.activity.count(|a| a.quota_refusals += 1);
+            EngineError::QuotaExceeded(reason)
+        })
+    }
+
+    /// The record of a new task (`working`, owned by the caller, with the settings in
+    /// force), not yet stored; and the capabilities its client declared.
+    pub(crate) fn new_record(&self, params: CreateParams) -> (TaskRecord, Value) {
+        let inner = &self.inner;
+        let config = &inner.core.config;
         let now = now_ms();
         let ttl = config.effective_ttl(params.requested_ttl);
         let record = TaskRecord {
@@ -320,19 +348,7 @@ impl Engine {
             lease_generation: u64::from(config.lease_ttl.is_some()),
             external: None,
         };
-        inner.core.store.create(&record).await?;
-        crate::audit::created(&record, config.audit_arguments);
-        inner.core.observe(&record);
-        inner.executor.launch(
-            &inner.core,
-            self.host(),
-            &record,
-            inner.core.capabilities(params.client_capabilities),
-            work,
-            Some(slot),
-        );
-        inner.core.publish(&record);
-        Ok(record)
+        (record, params.client_capabilities)
     }
 
     /// Reads a task the caller may see.

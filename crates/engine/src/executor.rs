@@ -87,16 +87,7 @@ impl Executor {
         O: Into<Option<Outcome>> + Send + 'static,
     {
         let cancel = CancellationToken::new();
-        let (progress, log) = sinks(core, record);
-        let ctx = TaskContext::for_task(
-            record.id.clone(),
-            host,
-            cancel.clone(),
-            Some(progress),
-            client_capabilities,
-            core.reader(),
-        )
-        .with_log_sink(log);
+        let ctx = task_context(core, host, record, client_capabilities, cancel.clone());
         let generation = core.config.lease_ttl.map(|_| record.lease_generation);
         let (abort, registration) = AbortHandle::new_pair();
         self.lock().insert(
@@ -118,6 +109,41 @@ impl Executor {
         };
         let job = Job {
             work: Abortable::new(work, registration),
+            then: Then::Record {
+                executor: Arc::clone(self),
+                core: Arc::clone(core),
+                id: record.id.clone(),
+            },
+            _slot: slot,
+        };
+        tokio::spawn(job.instrument(span));
+    }
+
+    /// Takes over work already running for a stored record (started before its
+    /// creation was committed, see `deferred`): registers it as running here with the
+    /// lease generation it holds, and records its outcome when it ends, as
+    /// [`Executor::launch`] does for work it starts itself.
+    pub(crate) fn adopt(
+        self: &Arc<Self>,
+        core: &Arc<Core>,
+        record: &TaskRecord,
+        job: tokio::task::JoinHandle<Option<Outcome>>,
+        cancel: CancellationToken,
+        slot: Option<Slot>,
+        span: tracing::Span,
+    ) {
+        let generation = core.config.lease_ttl.map(|_| record.lease_generation);
+        let (abort, registration) = AbortHandle::new_pair();
+        self.lock().insert(
+            record.id.clone(),
+            Running {
+                cancel,
+                abort,
+                generation,
+            },
+        );
+        let job = Job {
+            work: Abortable::new(Adopted(job), registration),
             then: Then::Record {
                 executor: Arc::clone(self),
                 core: Arc::clone(core),
@@ -159,15 +185,13 @@ impl Executor {
         self.lock().remove(&id);
     }
 
-    /// Records the work's outcome. Loses quietly against an earlier terminal transition
-    /// (a cancel, an expiry): terminal is final. Returns the record as it is after (the
-    /// finished one, or the one that won), when known.
-    pub(crate) async fn finish(
+    /// The transition that records `outcome` as the end of task `id`.
+    pub(crate) fn end_params(
         &self,
         core: &Core,
         id: &TaskId,
         outcome: Outcome,
-    ) -> Option<TaskRecord> {
+    ) -> TransitionParams {
         let outcome = limit_result_size(core, outcome);
         let status = if outcome.is_error() {
             TaskStatus::Failed
@@ -178,19 +202,29 @@ impl Executor {
             Outcome::Result { value } => core.reader().result_error_message(value).map(Some),
             failed => failed.error_message().map(|m| Some(m.to_string())),
         };
-        let finished = core
-            .apply(TransitionParams {
-                id: id.clone(),
-                expected_version: None,
-                status,
-                status_message: message,
-                outcome: Some(outcome),
-                now: now_ms(),
-                input_requests: Some(Default::default()),
-                expected_lease_generation: self.fence(id),
-                external: None,
-            })
-            .await;
+        TransitionParams {
+            id: id.clone(),
+            expected_version: None,
+            status,
+            status_message: message,
+            outcome: Some(outcome),
+            now: now_ms(),
+            input_requests: Some(Default::default()),
+            expected_lease_generation: self.fence(id),
+            external: None,
+        }
+    }
+
+    /// Records the work's outcome. Loses quietly against an earlier terminal transition
+    /// (a cancel, an expiry): terminal is final. Returns the record as it is after (the
+    /// finished one, or the one that won), when known.
+    pub(crate) async fn finish(
+        &self,
+        core: &Core,
+        id: &TaskId,
+        outcome: Outcome,
+    ) -> Option<TaskRecord> {
+        let finished = core.apply(self.end_params(core, id, outcome)).await;
         match finished {
             Ok(r) => {
                 tracing::info!(task_id = %id, status = %r.status, "task finished");
@@ -433,4 +467,68 @@ fn limit_result_size(core: &Core, outcome: Outcome) -> Outcome {
             "the result of {size} bytes exceeds the stored-result limit of {limit} bytes (max_result_bytes); it was discarded"
         ),
     )
+}
+
+/// Work started on a tokio task of its own before its task existed (see `deferred`),
+/// as a [`Job`]'s work: its end, a crash as a panic; dropped (the job aborted or done),
+/// it aborts that tokio task too, so an aborted task's work stops as launched work does.
+struct Adopted(tokio::task::JoinHandle<Option<Outcome>>);
+
+impl Future for Adopted {
+    type Output = std::thread::Result<Option<Outcome>>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        Poll::Ready(match std::task::ready!(Pin::new(&mut self.0).poll(cx)) {
+            Ok(outcome) => Ok(outcome),
+            Err(e) if e.is_panic() => Err(e.into_panic()),
+            Err(_) => Ok(None), // aborted after cancellation, expiry or a lost lease
+        })
+    }
+}
+
+impl Drop for Adopted {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// What a finished job of a task leaves to record: its outcome, a crash as a failure,
+/// nothing when it was aborted (cancelled, expired, lease lost: the record says how it
+/// ended).
+pub(crate) fn joined(
+    id: &TaskId,
+    joined: Result<Option<Outcome>, tokio::task::JoinError>,
+) -> Option<Outcome> {
+    match joined {
+        Ok(outcome) => outcome,
+        Err(e) if e.is_panic() => {
+            tracing::error!(task_id = %id, "task work panicked");
+            Some(Outcome::failed(
+                Failure::ToolPanicked,
+                "the tool crashed while running this task",
+            ))
+        }
+        Err(_) => None,
+    }
+}
+
+/// The context work of `record` runs with: `host` answers its status messages and
+/// input requests; progress and log messages go where the task's go.
+pub(crate) fn task_context(
+    core: &Arc<Core>,
+    host: Weak<dyn TaskHost>,
+    record: &TaskRecord,
+    client_capabilities: Arc<Value>,
+    cancel: CancellationToken,
+) -> TaskContext {
+    let (progress, log) = sinks(core, record);
+    TaskContext::for_task(
+        record.id.clone(),
+        host,
+        cancel,
+        Some(progress),
+        client_capabilities,
+        core.reader(),
+    )
+    .with_log_sink(log)
 }

@@ -1,14 +1,23 @@
-//! Limits on how many tasks may be active (not yet finished) at once, per principal
+//! Limits on how many tasks may be active (not yet finished) at once, per requestor
 //! and in total. A slot is taken before a task is stored and given back when its work
 //! stops, so a refused create leaves nothing behind.
+//!
+//! Who a requestor is depends on authentication. With it, the principal (the verified
+//! subject): one person's tasks count together whatever session created them. Without
+//! it every client of the server shares one anonymous identity, so counting by principal
+//! would make the 101st task of all clients together fail; each MCP session (an HTTP
+//! session, a stdio process) is then its own requestor. A stateless request without
+//! authentication belongs to no session and counts only toward the server-wide cap.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
+use crate::caller::Caller;
+
 /// Counts of active tasks.
 #[derive(Debug, Default)]
 struct Counts {
-    by_principal: HashMap<String, usize>,
+    by_requestor: HashMap<String, usize>,
     total: usize,
 }
 
@@ -16,6 +25,7 @@ struct Counts {
 #[derive(Debug, Clone)]
 pub(crate) struct Quota {
     per_principal: usize,
+    per_session: usize,
     total: usize,
     counts: Arc<Mutex<Counts>>,
 }
@@ -23,7 +33,7 @@ pub(crate) struct Quota {
 /// A held slot; dropping it gives the slot back.
 #[derive(Debug)]
 pub(crate) struct Slot {
-    owner: String,
+    requestor: Option<String>,
     counts: Arc<Mutex<Counts>>,
 }
 
@@ -31,44 +41,85 @@ impl Drop for Slot {
     fn drop(&mut self) {
         let mut c = self.counts.lock().unwrap_or_else(|p| p.into_inner());
         c.total = c.total.saturating_sub(1);
-        if let Some(n) = c.by_principal.get_mut(&self.owner) {
+        let Some(requestor) = &self.requestor else {
+            return;
+        };
+        if let Some(n) = c.by_requestor.get_mut(requestor) {
             *n = n.saturating_sub(1);
             if *n == 0 {
-                c.by_principal.remove(&self.owner);
+                c.by_requestor.remove(requestor);
             }
         }
     }
 }
 
+/// Which per-requestor limit applies to a caller, and under which key it counts.
+enum Requestor<'a> {
+    Principal(&'a str),
+    Session(&'a str),
+    /// A stateless request without authentication: only the server-wide cap applies.
+    Nobody,
+}
+
+impl<'a> Requestor<'a> {
+    fn of(caller: &'a Caller) -> Self {
+        if caller.authenticated {
+            Requestor::Principal(&caller.principal)
+        } else if let Some(session) = &caller.session {
+            Requestor::Session(session)
+        } else {
+            Requestor::Nobody
+        }
+    }
+}
+
 impl Quota {
-    pub(crate) fn new(per_principal: usize, total: usize) -> Self {
+    pub(crate) fn new(per_principal: usize, per_session: usize, total: usize) -> Self {
         Quota {
             per_principal,
+            per_session,
             total,
             counts: Arc::default(),
         }
     }
 
-    /// Takes a slot for `owner`, or says which limit is reached.
-    pub(crate) fn acquire(&self, owner: &str) -> Result<Slot, String> {
+    /// Takes a slot for `caller`, or says which limit is reached and the flag (and
+    /// config key) that raises it.
+    pub(crate) fn acquire(&self, caller: &Caller) -> Result<Slot, String> {
         let mut c = self.counts.lock().unwrap_or_else(|p| p.into_inner());
         if c.total >= self.total {
             return Err(format!(
-                "the server runs its maximum of {} active tasks (max_active_tasks); wait for some to finish or cancel some",
+                "the server already runs {} unfinished tasks, its server-wide limit; the operator can raise it with --max-active-tasks (max_active_tasks in the config file); otherwise wait for some to finish or cancel some",
                 self.total
             ));
         }
-        let mine = c.by_principal.get(owner).copied().unwrap_or(0);
-        if mine >= self.per_principal {
-            return Err(format!(
-                "you already have {mine} active tasks, the limit per principal (max_tasks_per_principal is {}); wait for some to finish or cancel some",
-                self.per_principal
-            ));
+        let (key, limit, which, flag) = match Requestor::of(caller) {
+            Requestor::Principal(p) => (
+                Some(format!("principal:{p}")),
+                self.per_principal,
+                "per principal",
+                "--max-tasks-per-principal (max_tasks_per_principal in the config file)",
+            ),
+            Requestor::Session(s) => (
+                Some(format!("session:{s}")),
+                self.per_session,
+                "per session",
+                "--max-tasks-per-session (max_tasks_per_session in the config file)",
+            ),
+            Requestor::Nobody => (None, usize::MAX, "", ""),
+        };
+        if let Some(key) = &key {
+            let mine = c.by_requestor.get(key).copied().unwrap_or(0);
+            if mine >= limit {
+                return Err(format!(
+                    "you already have {mine} unfinished tasks, the limit {which}; the operator can raise it with {flag}; otherwise wait for some to finish or cancel some"
+                ));
+            }
+            *c.by_requestor.entry(key.clone()).or_insert(0) += 1;
         }
         c.total += 1;
-        *c.by_principal.entry(owner.to_string()).or_insert(0) += 1;
         Ok(Slot {
-            owner: owner.to_string(),
+            requestor: key,
             counts: Arc::clone(&self.counts),
         })
     }
@@ -79,14 +130,44 @@ mod tests {
     use super::*;
 
     #[test]
-    fn slots_are_limited_and_given_back() {
-        let q = Quota::new(2, 3);
-        let a1 = q.acquire("a").unwrap();
-        let _a2 = q.acquire("a").unwrap();
-        assert!(q.acquire("a").unwrap_err().contains("limit per principal"));
-        let _b1 = q.acquire("b").unwrap();
-        assert!(q.acquire("c").unwrap_err().contains("maximum of 3"));
+    fn principals_are_limited_and_slots_given_back() {
+        let q = Quota::new(2, 50, 3);
+        let alice = Caller::authenticated("alice", Some("s1".into()));
+        let alice_elsewhere = Caller::authenticated("alice", Some("s2".into()));
+        let a1 = q.acquire(&alice).unwrap();
+        let _a2 = q.acquire(&alice_elsewhere).unwrap();
+        let refused = q.acquire(&alice).unwrap_err();
+        assert!(
+            refused.contains("per principal") && refused.contains("--max-tasks-per-principal"),
+            "{refused}"
+        );
+        let _b1 = q.acquire(&Caller::authenticated("bob", None)).unwrap();
+        let full = q
+            .acquire(&Caller::authenticated("carol", None))
+            .unwrap_err();
+        assert!(
+            full.contains("server-wide") && full.contains("--max-active-tasks"),
+            "{full}"
+        );
         drop(a1);
-        assert!(q.acquire("c").is_ok());
+        assert!(q.acquire(&Caller::authenticated("carol", None)).is_ok());
+    }
+
+    #[test]
+    fn without_authentication_each_session_is_a_requestor() {
+        let q = Quota::new(50, 1, 10);
+        let one = Caller::anonymous("session:one", Some("one".into()));
+        let two = Caller::anonymous("session:two", Some("two".into()));
+        let _held = q.acquire(&one).unwrap();
+        let refused = q.acquire(&one).unwrap_err();
+        assert!(
+            refused.contains("per session") && refused.contains("--max-tasks-per-session"),
+            "{refused}"
+        );
+        assert!(q.acquire(&two).is_ok());
+        // Stateless requests without authentication share no per-requestor count.
+        let stateless = Caller::anonymous("stateless", None);
+        let _s1 = q.acquire(&stateless).unwrap();
+        let _s2 = q.acquire(&stateless).unwrap();
     }
 }

@@ -54,7 +54,27 @@ pub struct ServerConfig {
     pub max_sessions: usize,
     /// Limits on HTTP connections (timeouts, how many at once, SSE keep-alive).
     pub http: crate::http_limits::HttpLimits,
+    /// On the Tasks extension wire the server decides which calls become tasks: a call
+    /// of an `optional` task tool whose work finishes within this window is answered
+    /// with its plain `CallToolResult` and leaves no task behind; otherwise the task is
+    /// created (durably, before the reply) and the work started in the window goes on.
+    /// `required` tools always become tasks. Zero makes every such call a task.
+    /// Default [`DEFAULT_TASK_AFTER`].
+    pub task_after: std::time::Duration,
 }
+
+/// Default [`ServerConfig::task_after`]: 20 ms.
+///
+/// Why 20 ms: an instant call answered inline costs what a synchronous call costs
+/// (tens of microseconds), while becoming a task costs at least one more round trip
+/// (`tasks/get`) and, on a durable store, one fsync of the creation (about 1-5 ms on
+/// the disks measured, see docs/benchmarks.md) plus the client's first poll, which it
+/// spaces by `pollIntervalMs` (1 s by default). Any call finishing in less than a poll
+/// interval is answered sooner inline; 20 ms keeps the reply to a call that does become
+/// a task well under human notice and under typical client request timeouts, and is
+/// four times the slowest fsync measured, so a call whose work waits on one store write
+/// of its own still fits.
+pub const DEFAULT_TASK_AFTER: std::time::Duration = std::time::Duration::from_millis(20);
 
 /// Default [`ServerConfig::max_sessions`]: 10,000.
 pub const DEFAULT_MAX_SESSIONS: usize = 10_000;
@@ -77,6 +97,7 @@ impl Default for ServerConfig {
             session_idle_timeout: Some(DEFAULT_SESSION_IDLE_TIMEOUT),
             max_sessions: DEFAULT_MAX_SESSIONS,
             http: Default::default(),
+            task_after: DEFAULT_TASK_AFTER,
         }
     }
 }

@@ -4,8 +4,11 @@
 //! the task (2025-11-25, as input requests).
 
 use futures::FutureExt;
-use mcp_tasks_engine::{CreateParams, Engine, EngineError, Outcome, TaskContext, TaskRecord};
+use mcp_tasks_engine::{
+    CreateParams, DeferredTask, Engine, EngineError, Outcome, Settled, TaskContext, TaskRecord,
+};
 use serde_json::{Map, Value};
+use std::time::Duration;
 
 use crate::registry::{Tool, ToolResult};
 use crate::tool_call::to_outcome;
@@ -18,7 +21,9 @@ pub(crate) enum Answers {
     AskInTask,
 }
 
-/// Creates the task and starts the tool's work.
+/// Creates the task and starts the tool's work. The work starts while the creation is
+/// being stored, so that work ending before the commit is committed with it (one
+/// fsync on SQLite; the first `tasks/get` or `tasks/result` finds the result).
 pub(crate) async fn create_task(
     engine: &Engine,
     tool: Tool,
@@ -28,25 +33,8 @@ pub(crate) async fn create_task(
 ) -> Result<TaskRecord, EngineError> {
     match tool.external_spec().cloned() {
         None => {
-            engine
-                .create(params, move |ctx| match answers {
-                    // Nothing to ask: the tool's own future, and only it, runs as long
-                    // as the task does.
-                    Answers::Given(map) => tool
-                        .call(args, ctx.with_answers(map))
-                        .map(to_outcome)
-                        .boxed(),
-                    Answers::AskInTask if tool.preflight().is_empty() => {
-                        tool.call(args, ctx).map(to_outcome).boxed()
-                    }
-                    answers => Box::pin(async move {
-                        let ctx = match Box::pin(with_answers(&tool, ctx, answers)).await {
-                            Ok(ctx) => ctx,
-                            Err(tool_error) => return Outcome::Result { value: tool_error },
-                        };
-                        to_outcome(tool.call(args, ctx).await)
-                    }),
-                })
+            start(engine, tool, args, params, answers)?
+                .into_task()
                 .await
         }
         Some(spec) => {
@@ -63,6 +51,55 @@ pub(crate) async fn create_task(
                 .await
         }
     }
+}
+
+/// Runs the tool, and makes the call a task only when it is still running after
+/// `window` (or asks for input before): the extension wire's server-side decision.
+/// External job tools always become tasks (their job outlives the call by design).
+pub(crate) async fn task_or_result(
+    engine: &Engine,
+    tool: Tool,
+    args: Map<String, Value>,
+    params: CreateParams,
+    answers: Answers,
+    window: Duration,
+) -> Result<Settled, EngineError> {
+    if tool.external_spec().is_some() || window.is_zero() {
+        return create_task(engine, tool, args, params, answers)
+            .await
+            .map(|r| Settled::Task(Box::new(r)));
+    }
+    start(engine, tool, args, params, answers)?
+        .settle(window)
+        .await
+}
+
+/// Starts an ordinary tool's work as a task-to-be.
+fn start(
+    engine: &Engine,
+    tool: Tool,
+    args: Map<String, Value>,
+    params: CreateParams,
+    answers: Answers,
+) -> Result<DeferredTask, EngineError> {
+    engine.start_deferred(params, move |ctx| match answers {
+        // Nothing to ask: the tool's own future, and only it, runs as long as the task
+        // does.
+        Answers::Given(map) => tool
+            .call(args, ctx.with_answers(map))
+            .map(to_outcome)
+            .boxed(),
+        Answers::AskInTask if tool.preflight().is_empty() => {
+            tool.call(args, ctx).map(to_outcome).boxed()
+        }
+        answers => Box::pin(async move {
+            let ctx = match Box::pin(with_answers(&tool, ctx, answers)).await {
+                Ok(ctx) => ctx,
+                Err(tool_error) => return Outcome::Result { value: tool_error },
+            };
+            to_outcome(tool.call(args, ctx).await)
+        }),
+    })
 }
 
 /// The context with the preflight answers, asking them first when needed. A question

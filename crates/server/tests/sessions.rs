@@ -179,3 +179,44 @@ async fn the_session_limit_forgets_the_longest_unused_session_first() {
     }
     drop(stream);
 }
+
+#[tokio::test]
+async fn without_authentication_each_session_has_its_own_quota_under_the_server_wide_cap() {
+    let engine = mcp_tasks_engine::EngineConfig {
+        max_tasks_per_session: 2,
+        max_active_tasks: 3,
+        ..common::test_engine_config()
+    };
+    let s = common::start_server_with_engine(engine, ServerConfig::default()).await;
+    let mut one = Client::connect(&s.url).await;
+    let mut two = Client::connect(&s.url).await;
+    one.create_task("sleep", json!({"ms": 60_000})).await;
+    one.create_task("sleep", json!({"ms": 60_000})).await;
+    let r = one
+        .request(
+            "tools/call",
+            json!({"name": "sleep", "arguments": {"ms": 60_000}, "task": {}}),
+        )
+        .await;
+    let message = r.body["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("per session") && message.contains("--max-tasks-per-session"),
+        "{}",
+        r.body
+    );
+    // The other session has a quota of its own...
+    two.create_task("sleep", json!({"ms": 60_000})).await;
+    // ...until the server-wide cap, which says so and names its flag.
+    let r = two
+        .request(
+            "tools/call",
+            json!({"name": "sleep", "arguments": {"ms": 60_000}, "task": {}}),
+        )
+        .await;
+    let message = r.body["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("server-wide") && message.contains("--max-active-tasks"),
+        "{}",
+        r.body
+    );
+}

@@ -4,8 +4,14 @@
 
 mod common;
 
-use common::{eventually, is_event_stream, read_until, start_server, Client, WAIT};
+use common::{
+    eventually, is_event_stream, read_until, start_server, start_server_with, Client, WAIT,
+};
+use mcp_tasks_engine::Caller;
+use mcp_tasks_server::ServerConfig;
 use serde_json::{json, Value};
+use std::sync::atomic::Ordering;
+use std::time::Duration;
 
 const EXT: &str = "io.modelcontextprotocol/tasks";
 
@@ -126,7 +132,12 @@ async fn cacheable_results_carry_ttl_and_cache_scope() {
 
 #[tokio::test]
 async fn server_directed_tasks_with_inlined_outcomes() {
-    let s = start_server().await;
+    // Every call of a task tool a task, whatever it takes: this is about tasks.
+    let s = start_server_with(ServerConfig {
+        task_after: Duration::ZERO,
+        ..ServerConfig::default()
+    })
+    .await;
     let mut c = Stateless::new(&s.url);
     let created = c
         .result(
@@ -185,6 +196,141 @@ async fn server_directed_tasks_with_inlined_outcomes() {
         .await;
     assert_eq!(sync["result"]["resultType"], "complete");
     assert!(sync["result"].get("taskId").is_none());
+}
+
+/// The tasks the stateless wire's anonymous callers own, as the engine lists them (the
+/// extension wire itself has no `tasks/list`).
+async fn stateless_tasks(s: &common::TestServer) -> usize {
+    let caller = Caller::anonymous("stateless", None);
+    s.server
+        .engine()
+        .list(&caller, None)
+        .await
+        .unwrap()
+        .tasks
+        .len()
+}
+
+#[tokio::test]
+async fn quick_calls_get_their_plain_result_and_leave_no_task() {
+    // A window no loaded test machine misses: this is about what a quick call leaves.
+    let s = start_server_with(ServerConfig {
+        task_after: Duration::from_secs(5),
+        ..ServerConfig::default()
+    })
+    .await;
+    let mut c = Stateless::new(&s.url);
+    let r = c
+        .result(
+            "tools/call",
+            json!({"name": "sleep", "arguments": {"ms": 0}}),
+        )
+        .await;
+    assert_eq!(r["resultType"], "complete", "{r}");
+    assert!(r.get("taskId").is_none(), "answered inline: {r}");
+    assert_eq!(r["content"][0]["text"], "slept 0 ms");
+    // A quick protocol error is the call's own error, as for a synchronous call.
+    let (_, body) = c
+        .send(
+            "tools/call",
+            json!({"name": "protocol_error", "arguments": {}}),
+            true,
+            None,
+        )
+        .await;
+    assert_eq!(body["error"]["code"], -32603, "{body}");
+    assert_eq!(stateless_tasks(&s).await, 0, "no task was created");
+    assert_eq!(s.server.engine().running_count(), 0);
+}
+
+#[tokio::test]
+async fn slow_calls_become_tasks_whose_work_goes_on_and_required_tools_always_do() {
+    let s = start_server_with(ServerConfig {
+        task_after: Duration::from_millis(30),
+        ..ServerConfig::default()
+    })
+    .await;
+    let mut c = Stateless::new(&s.url);
+    let created = c
+        .result(
+            "tools/call",
+            json!({"name": "sleep", "arguments": {"ms": 300}}),
+        )
+        .await;
+    assert_eq!(created["resultType"], "task", "{created}");
+    let id = created["taskId"].as_str().unwrap().to_string();
+    let done = c.wait(&id, "completed").await;
+    assert_eq!(done["result"]["content"][0]["text"], "slept 300 ms");
+    assert_eq!(
+        s.sleeps_started.load(Ordering::SeqCst),
+        1,
+        "the work started in the window went on; it was not started again"
+    );
+    // `tool_error` is `required`: a task even though it ends at once.
+    let created = c
+        .result("tools/call", json!({"name": "tool_error", "arguments": {}}))
+        .await;
+    assert_eq!(created["resultType"], "task", "{created}");
+    assert_eq!(stateless_tasks(&s).await, 2);
+}
+
+#[tokio::test]
+async fn a_zero_window_makes_every_call_of_a_task_tool_a_task() {
+    let s = start_server_with(ServerConfig {
+        task_after: Duration::ZERO,
+        ..ServerConfig::default()
+    })
+    .await;
+    let mut c = Stateless::new(&s.url);
+    let created = c
+        .result(
+            "tools/call",
+            json!({"name": "sleep", "arguments": {"ms": 0}}),
+        )
+        .await;
+    assert_eq!(created["resultType"], "task", "{created}");
+    let id = created["taskId"].as_str().unwrap().to_string();
+    c.wait(&id, "completed").await;
+}
+
+#[tokio::test]
+async fn stateless_calls_without_authentication_are_not_held_to_a_per_session_limit() {
+    let engine = mcp_tasks_engine::EngineConfig {
+        max_tasks_per_session: 1,
+        max_active_tasks: 3,
+        ..common::test_engine_config()
+    };
+    let s = common::start_server_with_engine(
+        engine,
+        ServerConfig {
+            task_after: Duration::ZERO,
+            ..ServerConfig::default()
+        },
+    )
+    .await;
+    let mut c = Stateless::new(&s.url);
+    for _ in 0..3 {
+        let created = c
+            .result(
+                "tools/call",
+                json!({"name": "sleep", "arguments": {"ms": 60000}}),
+            )
+            .await;
+        assert_eq!(created["resultType"], "task", "{created}");
+    }
+    let (_, body) = c
+        .send(
+            "tools/call",
+            json!({"name": "sleep", "arguments": {"ms": 60000}}),
+            true,
+            None,
+        )
+        .await;
+    let message = body["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("server-wide") && message.contains("--max-active-tasks"),
+        "{body}"
+    );
 }
 
 #[tokio::test]
@@ -312,7 +458,12 @@ async fn mrtr_round_then_escalation_to_a_task() {
 
 #[tokio::test]
 async fn both_wires_share_one_endpoint_and_one_store() {
-    let s = start_server().await;
+    // Every call of a task tool a task, whatever it takes: this is about tasks.
+    let s = start_server_with(ServerConfig {
+        task_after: Duration::ZERO,
+        ..ServerConfig::default()
+    })
+    .await;
     let mut modern = Stateless::new(&s.url);
     let created = modern
         .result(

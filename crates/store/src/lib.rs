@@ -44,6 +44,7 @@ pub mod error;
 mod explain;
 pub mod memory;
 pub mod observed;
+pub mod pending;
 #[cfg(feature = "postgres")]
 pub mod postgres;
 pub mod record;
@@ -60,6 +61,7 @@ pub use delivery::{ClaimDeliveriesParams, Delivery, DeliveryResult, NewDelivery}
 pub use error::StoreError;
 pub use memory::MemoryStore;
 pub use observed::{ObservedStore, ObserverSlot, StoreObserver};
+pub use pending::PendingCreate;
 #[cfg(feature = "postgres")]
 pub use postgres::PgStore;
 pub use record::SessionRecord;
@@ -98,6 +100,33 @@ pub trait TaskStore: Send + Sync + std::fmt::Debug {
     /// # Errors
     /// [`StoreError::Duplicate`] if the id exists; [`StoreError::Backend`] on I/O failure.
     async fn create(&self, record: &TaskRecord) -> Result<(), StoreError>;
+
+    /// [`TaskStore::create`] of a record whose work already runs: when the work's end
+    /// was offered ([`PendingCreate::amend`]) before the store sealed the creation, the
+    /// insert and that transition are committed in one atomic step (one fsync), and the
+    /// record returned is the one after the transition; otherwise the record as created.
+    /// The default seals at once and inserts, so the creator writes the end as an
+    /// ordinary transition; stores that group their writes do better.
+    ///
+    /// A creator that offered an end and gets back a record that is not terminal
+    /// writes the end itself (the store could not apply it with the insert).
+    ///
+    /// # Errors
+    /// As [`TaskStore::create`].
+    async fn create_pending(
+        &self,
+        pending: std::sync::Arc<PendingCreate>,
+    ) -> Result<TaskRecord, StoreError> {
+        let amendment = pending.seal();
+        self.create(pending.record()).await?;
+        match amendment {
+            Some(t) => Ok(self
+                .transition(&t)
+                .await
+                .unwrap_or_else(|_| pending.record().clone())),
+            None => Ok(pending.record().clone()),
+        }
+    }
 
     /// Reads a record by id. Expired records (`expires_at <= now`) are reported as
     /// absent even before the sweeper deletes them.

@@ -150,6 +150,14 @@ impl TaskStore for ObservedStore {
         self.run("create", TASKS, self.inner.create(record)).await
     }
 
+    async fn create_pending(
+        &self,
+        pending: std::sync::Arc<crate::PendingCreate>,
+    ) -> Result<TaskRecord, StoreError> {
+        self.run("create", TASKS, self.inner.create_pending(pending))
+            .await
+    }
+
     async fn get(&self, id: &TaskId, now: DateTime<Utc>) -> Result<Option<TaskRecord>, StoreError> {
         self.run("get", TASKS, self.inner.get(id, now)).await
     }

@@ -13,6 +13,35 @@ use chrono::{DateTime, Utc};
 use mcp_tasks_protocol::TaskId;
 use std::time::Duration;
 
+/// The compare-and-set of a transition, every value converted; its row is the record
+/// after, none when nothing changed.
+pub(crate) fn transition_call<'a>(
+    statements: &'static Statements,
+    params: &'a TransitionParams,
+) -> Result<Call<'a>, StoreError> {
+    let expected = params
+        .expected_version
+        .map(|v| counter_to_db("version", v))
+        .transpose()?;
+    let fence = params
+        .expected_lease_generation
+        .map(|g| counter_to_db("lease generation", g))
+        .transpose()?;
+    let (sets_external, external) = external_to_db(&params.external)?;
+    Ok(Call::new(&statements.transition)
+        .bind(params.id.as_str())
+        .bind(params.status.as_str())
+        .bind(params.status_message.is_some())
+        .bind(params.status_message.as_ref().and_then(|m| m.as_deref()))
+        .bind(params.outcome.as_ref().map(to_json).transpose()?)
+        .bind(params.now)
+        .bind(expected)
+        .bind(fence)
+        .bind(params.input_requests.as_ref().map(to_json).transpose()?)
+        .bind(sets_external)
+        .bind(external))
+}
+
 /// The insert of `record`, every value converted. Fails before touching the database
 /// when a value cannot be stored.
 pub(crate) fn insert<'a>(
@@ -138,27 +167,7 @@ pub(crate) async fn transition<B: Backend>(
     db: &B,
     params: &TransitionParams,
 ) -> Result<TaskRecord, StoreError> {
-    let expected = params
-        .expected_version
-        .map(|v| counter_to_db("version", v))
-        .transpose()?;
-    let fence = params
-        .expected_lease_generation
-        .map(|g| counter_to_db("lease generation", g))
-        .transpose()?;
-    let (sets_external, external) = external_to_db(&params.external)?;
-    let call = Call::new(&db.statements().transition)
-        .bind(params.id.as_str())
-        .bind(params.status.as_str())
-        .bind(params.status_message.is_some())
-        .bind(params.status_message.as_ref().and_then(|m| m.as_deref()))
-        .bind(params.outcome.as_ref().map(to_json).transpose()?)
-        .bind(params.now)
-        .bind(expected)
-        .bind(fence)
-        .bind(params.input_requests.as_ref().map(to_json).transpose()?)
-        .bind(sets_external)
-        .bind(external);
+    let call = transition_call(db.statements(), params)?;
     if let Some(row) = db.fetch_optional(call).await? {
         return B::read_record(&row);
     }

@@ -150,6 +150,13 @@ impl TaskStore for SqliteStore {
         self.writer.create(record).await
     }
 
+    async fn create_pending(
+        &self,
+        pending: std::sync::Arc<crate::PendingCreate>,
+    ) -> Result<TaskRecord, StoreError> {
+        self.writer.create_pending(pending).await
+    }
+
     async fn get(&self, id: &TaskId, now: DateTime<Utc>) -> Result<Option<TaskRecord>, StoreError> {
         sql::store::get(self, id, now).await
     }

@@ -8,12 +8,20 @@
 //! transaction, commits, and only then answers each caller. So a `create` still
 //! returns only after its record is on disk; many concurrent creates share the wait.
 //! A lone create pays nothing extra: the writer does not linger for company.
+//!
+//! A creation whose work already runs ([`PendingCreate`]) is sealed only after every
+//! insert of its batch ran, just before the commit: when the work ended by then (an
+//! instant tool), its end is applied in the same transaction, so creation and result
+//! share one fsync and the first `tasks/get` after the reply finds the result.
 
-use super::row::{classify, insert};
+use super::queries::STATEMENTS;
+use super::row::{classify, insert, query, row_to_record};
 use crate::error::StoreError;
 use crate::observed::ObserverSlot;
+use crate::pending::PendingCreate;
 use crate::record::TaskRecord;
-use sqlx::SqlitePool;
+use sqlx::{SqliteConnection, SqlitePool};
+use std::sync::Arc;
 use tokio::sync::{mpsc, oneshot};
 
 /// The most creates committed in one transaction.
@@ -22,11 +30,32 @@ pub const MAX_BATCH: usize = 256;
 /// Creates that may wait for the writer before callers wait to enqueue.
 const QUEUE_CAPACITY: usize = 4 * MAX_BATCH;
 
+/// What one queued create inserts.
+#[derive(Debug)]
+enum Job {
+    /// A record, as it is.
+    Record(Box<TaskRecord>),
+    /// A record whose work runs: its end may come along (see [`PendingCreate`]).
+    Pending(Arc<PendingCreate>),
+}
+
+impl Job {
+    fn record(&self) -> &TaskRecord {
+        match self {
+            Job::Record(r) => r,
+            Job::Pending(p) => p.record(),
+        }
+    }
+}
+
+/// What a create answers: `Some` record when an amendment was committed with it.
+type Answer = Result<Option<TaskRecord>, StoreError>;
+
 /// One queued create and where its answer goes.
 #[derive(Debug)]
 struct Pending {
-    record: TaskRecord,
-    done: oneshot::Sender<Result<(), StoreError>>,
+    job: Job,
+    done: oneshot::Sender<Answer>,
 }
 
 /// The queue into the writer task. Cloned with the store; the task ends when the last
@@ -48,12 +77,27 @@ impl Writer {
     /// Inserts `record` in the next batch and waits until that batch committed. A
     /// caller that stops waiting does not withdraw the record: it may still be written.
     pub(super) async fn create(&self, record: &TaskRecord) -> Result<(), StoreError> {
+        self.enqueue(Job::Record(Box::new(record.clone())))
+            .await
+            .map(|_| ())
+    }
+
+    /// [`Writer::create`] of a creation whose work runs; returns the record as
+    /// committed (after the work's end, when that came before the seal).
+    pub(super) async fn create_pending(
+        &self,
+        pending: Arc<PendingCreate>,
+    ) -> Result<TaskRecord, StoreError> {
+        let record = pending.record().clone();
+        Ok(self.enqueue(Job::Pending(pending)).await?.unwrap_or(record))
+    }
+
+    async fn enqueue(&self, job: Job) -> Answer {
         let (done, answer) = oneshot::channel();
-        let pending = Pending {
-            record: record.clone(),
-            done,
-        };
-        self.queue.send(pending).await.map_err(|_| stopped())?;
+        self.queue
+            .send(Pending { job, done })
+            .await
+            .map_err(|_| stopped())?;
         answer.await.map_err(|_| stopped())?
     }
 }
@@ -76,8 +120,8 @@ async fn run(pool: SqlitePool, mut rx: mpsc::Receiver<Pending>, observer: Observ
 
 /// Writes one batch and answers every caller in it.
 async fn write(pool: &SqlitePool, batch: Vec<Pending>) {
-    let records: Vec<&TaskRecord> = batch.iter().map(|p| &p.record).collect();
-    let answers = match insert_all(pool, &records).await {
+    let jobs: Vec<&Job> = batch.iter().map(|p| &p.job).collect();
+    let answers = match insert_all(pool, &jobs).await {
         Ok(answers) => answers,
         Err(err) => {
             tracing::warn!(batch = batch.len(), error = %err, "SQLite create batch failed");
@@ -93,18 +137,20 @@ async fn write(pool: &SqlitePool, batch: Vec<Pending>) {
 /// Inserts every record in one transaction and commits it. A record that cannot be
 /// stored (a duplicate id, a value out of range) gets its own error and the others go
 /// on; any other failure rolls the whole batch back.
-async fn insert_all(
-    pool: &SqlitePool,
-    records: &[&TaskRecord],
-) -> Result<Vec<Result<(), StoreError>>, StoreError> {
+///
+/// Creations whose work runs are sealed after all inserts, right before the commit:
+/// an end offered by then is applied in the transaction. One that does not apply
+/// leaves its creation as it was inserted (the answer is then the record as created,
+/// and the creator, seeing it unfinished, writes the end as an ordinary transition).
+async fn insert_all(pool: &SqlitePool, jobs: &[&Job]) -> Result<Vec<Answer>, StoreError> {
     let mut tx = pool.begin().await.map_err(classify)?;
-    let mut answers = Vec::with_capacity(records.len());
-    for record in records {
-        let answer = match insert(record) {
+    let mut answers = Vec::with_capacity(jobs.len());
+    for job in jobs {
+        let answer = match insert(job.record()) {
             // SQLite undoes only the failed statement of a constraint violation; the
             // transaction and the other inserts stay.
             Ok(query) => match query.execute(&mut *tx).await.map_err(classify) {
-                Ok(_) => Ok(()),
+                Ok(_) => Ok(None),
                 Err(StoreError::Duplicate) => Err(StoreError::Duplicate),
                 Err(err) => return Err(err),
             },
@@ -112,8 +158,34 @@ async fn insert_all(
         };
         answers.push(answer);
     }
+    for (job, answer) in jobs.iter().zip(answers.iter_mut()) {
+        let Job::Pending(pending) = job else { continue };
+        let Some(end) = pending.seal() else { continue };
+        if answer.is_ok() {
+            match apply_end(&mut tx, &end).await {
+                Ok(record) => *answer = Ok(Some(record)),
+                Err(err) => {
+                    tracing::warn!(task_id = %end.id, error = %err, "the end of a task created in the same batch did not apply; it is written on its own");
+                }
+            }
+        }
+    }
     tx.commit().await.map_err(classify)?;
     Ok(answers)
+}
+
+/// Applies a creation's amendment inside the batch's transaction.
+async fn apply_end(
+    conn: &mut SqliteConnection,
+    end: &crate::record::TransitionParams,
+) -> Result<TaskRecord, StoreError> {
+    let call = crate::sql::store::transition_call(&STATEMENTS, end)?;
+    match query(call).fetch_optional(conn).await.map_err(classify)? {
+        Some(row) => row_to_record(&row),
+        None => Err(StoreError::Backend(
+            "the end of a task created in the same batch did not apply".into(),
+        )),
+    }
 }
 
 /// The batch's error once per caller (a [`StoreError`] is not `Clone`: backend

@@ -70,7 +70,7 @@ pub use records::{
     create_then_get_round_trips, get_unknown_is_none,
 };
 pub use timeline::{
-    racing_status_changes_are_recorded_once,
+    a_pending_creation_takes_its_end_along, racing_status_changes_are_recorded_once,
     timeline_is_written_by_fail_orphaned_and_deleted_with_the_task,
     timeline_records_creation_and_status_changes_only,
 };
@@ -100,6 +100,7 @@ macro_rules! store_suite {
             create_duplicate_id_is_duplicate,
             concurrent_creates_of_one_id_have_one_winner,
             get_unknown_is_none,
+            a_pending_creation_takes_its_end_along,
             transition_to_terminal_records_outcome_and_bumps_version,
             unknown_id_transition_is_not_found,
             no_transition_out_of_terminal,

@@ -238,3 +238,37 @@ pub async fn racing_status_changes_are_recorded_once(store: Arc<dyn TaskStore>) 
     let last = store.get(&rec.id, at(100)).await.unwrap().unwrap();
     assert_eq!(timeline.last().map(|e| e.version), Some(last.version));
 }
+
+/// A creation offered its end before the store sealed it ([`crate::PendingCreate`])
+/// stores both, as if created and then ended: the record comes back ended, a read finds
+/// it ended, and the timeline has the creation and the end. An end offered after the
+/// store sealed is refused, and the record comes back as created.
+pub async fn a_pending_creation_takes_its_end_along(store: Arc<dyn TaskStore>) {
+    let rec = record("alice", None, at(0));
+    let pending = Arc::new(crate::PendingCreate::new(rec.clone()));
+    let end = TransitionParams {
+        outcome: Some(ok_outcome("done")),
+        ..to_status(&rec.id, TaskStatus::Completed, at(1))
+    };
+    assert!(pending.amend(end.clone()), "open until the store seals it");
+    let stored = store.create_pending(Arc::clone(&pending)).await.unwrap();
+    assert_eq!(stored.status, TaskStatus::Completed);
+    assert_eq!(stored.outcome, Some(ok_outcome("done")));
+    let read = store.get(&rec.id, at(2)).await.unwrap().unwrap();
+    assert_eq!(read, stored);
+    assert_eq!(
+        store.timeline(&rec.id).await.unwrap(),
+        vec![
+            entry(&rec.id, rec.version, at(0), TaskStatus::Working, None),
+            entry(&rec.id, stored.version, at(1), TaskStatus::Completed, None),
+        ]
+    );
+    assert!(!pending.amend(end), "sealed once stored");
+
+    let plain = record("bob", None, at(5));
+    let stored = store
+        .create_pending(Arc::new(crate::PendingCreate::new(plain.clone())))
+        .await
+        .unwrap();
+    assert_eq!(stored, plain);
+}

@@ -87,6 +87,14 @@ pub struct ServeArgs {
     #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
     min_ttl: Option<Duration>,
 
+    /// On the Tasks extension wire (2026-07-28), how long a call of a tool whose task
+    /// support is `optional` may run before it becomes a task: a call finishing sooner
+    /// gets its plain result and leaves no task; a longer one is created as a task and
+    /// its work goes on. `required` tools always become tasks; 0s makes every such call
+    /// a task. [default: 20ms]
+    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
+    task_after: Option<Duration>,
+
     /// Polling interval suggested to clients. [default: 1s]
     #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
     poll_interval: Option<Duration>,
@@ -203,6 +211,13 @@ pub struct ServeArgs {
     /// Most unfinished tasks one principal may have at once. [default: 100]
     #[arg(long, value_name = "N")]
     max_tasks_per_principal: Option<usize>,
+
+    /// Most unfinished tasks one session may have at once when there is no
+    /// authentication (every client is then anonymous, so each session, or stdio
+    /// process, counts for itself; stateless requests count only toward
+    /// --max-active-tasks). [default: 100]
+    #[arg(long, value_name = "N")]
+    max_tasks_per_session: Option<usize>,
 
     /// Most unfinished tasks on the server at once. [default: 10000]
     #[arg(long, value_name = "N")]

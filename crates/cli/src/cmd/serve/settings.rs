@@ -49,6 +49,10 @@ pub(super) fn engine_config(args: &ServeArgs, file: &ServerSection) -> EngineCon
             .max_tasks_per_principal
             .or(file.max_tasks_per_principal)
             .unwrap_or(defaults::DEFAULT_MAX_TASKS_PER_PRINCIPAL),
+        max_tasks_per_session: args
+            .max_tasks_per_session
+            .or(file.max_tasks_per_session)
+            .unwrap_or(defaults::DEFAULT_MAX_TASKS_PER_SESSION),
         max_active_tasks: args
             .max_active_tasks
             .or(file.max_active_tasks)
@@ -94,6 +98,10 @@ pub(super) fn server_config(
             Some(timeout) => Some(timeout),
             None => Some(DEFAULT_SESSION_IDLE_TIMEOUT),
         },
+        task_after: args
+            .task_after
+            .or(file.task_after)
+            .unwrap_or(mcp_tasks_server::server::DEFAULT_TASK_AFTER),
         max_sessions: args
             .max_sessions
             .or(file.max_sessions)
@@ -236,13 +244,14 @@ mod tests {
     #[test]
     fn every_engine_setting_comes_from_the_file_and_a_flag_wins_over_it() {
         let (_dir, s) = file(
-            "[server]\nmax_tasks_per_principal = 7\nmax_active_tasks = 70\n\
+            "[server]\nmax_tasks_per_principal = 7\nmax_active_tasks = 70\nmax_tasks_per_session = 5\n\
              max_result_bytes = 1000\nlease_ttl = \"45s\"\nexternal_call_timeout = \"3s\"\n\
              audit_arguments = true\ndefault_ttl = \"2h\"\n",
         );
         let from_file = engine_config(&flags(&[]), &s);
         assert_eq!(from_file.max_tasks_per_principal, 7);
         assert_eq!(from_file.max_active_tasks, 70);
+        assert_eq!(from_file.max_tasks_per_session, 5);
         assert_eq!(from_file.max_result_bytes, 1000);
         assert_eq!(from_file.lease_ttl, Some(Duration::from_secs(45)));
         assert_eq!(from_file.external_call_timeout, Duration::from_secs(3));
@@ -253,6 +262,8 @@ mod tests {
             &flags(&[
                 "--max-tasks-per-principal",
                 "9",
+                "--max-tasks-per-session",
+                "6",
                 "--lease-ttl",
                 "1m",
                 "--external-call-timeout",
@@ -261,6 +272,7 @@ mod tests {
             &s,
         );
         assert_eq!(flagged.max_tasks_per_principal, 9);
+        assert_eq!(flagged.max_tasks_per_session, 6);
         assert_eq!(flagged.max_active_tasks, 70);
         assert_eq!(flagged.lease_ttl, Some(Duration::from_secs(60)));
         assert_eq!(flagged.external_call_timeout, Duration::from_secs(20));
@@ -276,6 +288,30 @@ mod tests {
         );
         assert_eq!(defaults.lease_ttl, None);
         assert!(!defaults.audit_arguments);
+        assert_eq!(
+            defaults.max_tasks_per_session,
+            defaults::DEFAULT_MAX_TASKS_PER_SESSION
+        );
+    }
+
+    #[test]
+    fn task_after_comes_from_the_file_and_a_flag_wins_over_it() {
+        let (_dir, s) = file("[server]\ntask_after = \"50ms\"\n");
+        let off = AuthMode::Off;
+        let from_file = server_config(&flags(&[]), &s, "127.0.0.1:0", off.clone());
+        assert_eq!(from_file.task_after, Duration::from_millis(50));
+        let flagged = server_config(
+            &flags(&["--task-after", "0s"]),
+            &s,
+            "127.0.0.1:0",
+            off.clone(),
+        );
+        assert_eq!(flagged.task_after, Duration::ZERO);
+        let defaults = server_config(&flags(&[]), &ServerSection::default(), "127.0.0.1:0", off);
+        assert_eq!(
+            defaults.task_after,
+            mcp_tasks_server::server::DEFAULT_TASK_AFTER
+        );
     }
 
     #[test]

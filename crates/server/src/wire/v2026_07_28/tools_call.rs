@@ -2,12 +2,13 @@
 //! then a task (when the tool allows one and the request declares the extension) or a
 //! synchronous call.
 
-use mcp_tasks_engine::{CreateParams, TaskContext};
+use mcp_tasks_engine::{CreateParams, Outcome, Settled, TaskContext};
 use mcp_tasks_protocol::codec::v2026_07_28;
 use mcp_tasks_protocol::error_code::INTERNAL_ERROR;
 use mcp_tasks_protocol::methods::{self as m, parse_params, CallToolParams, TOOLS_CALL};
 use mcp_tasks_protocol::RpcError;
 use serde_json::{json, Map, Value};
+use std::time::Duration;
 
 use super::{missing_extension, Request};
 use crate::error_map::to_rpc;
@@ -45,7 +46,13 @@ pub(super) async fn handle(req: &Request<'_>, params: &Value) -> Result<Value, R
     }
 
     if req.extension && tool.support() != TaskSupport::Forbidden {
-        let record = crate::task_start::create_task(
+        // The server decides: a `required` tool always becomes a task; an `optional`
+        // one only when it is still running after the configured window.
+        let window = match tool.support() {
+            TaskSupport::Required => Duration::ZERO,
+            _ => req.server.config().task_after,
+        };
+        let settled = crate::task_start::task_or_result(
             req.server.engine(),
             tool,
             args,
@@ -59,12 +66,21 @@ pub(super) async fn handle(req: &Request<'_>, params: &Value) -> Result<Value, R
                 client_capabilities: req.capabilities.clone(),
             },
             crate::task_start::Answers::Given(answers),
+            window,
         )
         .await
         .map_err(to_rpc)?;
-        return Ok(v2026_07_28::create_task_result(
-            &req.server.engine().view(&record),
-        ));
+        return match settled {
+            Settled::Task(record) => Ok(v2026_07_28::create_task_result(
+                &req.server.engine().view(&record),
+            )),
+            Settled::Done(Outcome::Result { value }) => Ok(v2026_07_28::complete(value)),
+            Settled::Done(failed) => {
+                Err(crate::error_map::outcome_error(&failed).unwrap_or_else(|| {
+                    RpcError::new(INTERNAL_ERROR, "the tool ended without a result")
+                }))
+            }
+        };
     }
 
     // No session to cancel through on this wire: the call ends when its HTTP request
