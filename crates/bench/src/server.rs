@@ -50,8 +50,11 @@ impl Server {
                     "--log",
                     "warn",
                     // The bench holds up to a million tasks open at once: lift the
-                    // per-principal and total quotas that protect a normal server.
+                    // per-principal, per-session and total quotas that protect a
+                    // normal server.
                     "--max-tasks-per-principal",
+                    "100000000",
+                    "--max-tasks-per-session",
                     "100000000",
                     "--max-active-tasks",
                     "100000000",
