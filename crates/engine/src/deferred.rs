@@ -7,7 +7,7 @@
 //! creation is being committed is committed with it ([`DeferredTask::into_task`]): one
 //! fsync on SQLite instead of two, and the first read after the reply finds the result.
 //!
-//! Before the record exists the work's context answers through [`DeferredHost`]: a
+//! Before the record exists the work's context answers through `DeferredHost`: a
 //! status message is kept and stored with the creation; an input request (which needs
 //! a task to live on) makes the call a task at once and waits until it is one.
 
