@@ -51,6 +51,7 @@ pub mod caller;
 pub mod config;
 pub mod context;
 mod core;
+mod creation;
 mod cursor;
 pub mod deferred;
 pub mod engine;
