@@ -10,14 +10,15 @@
 //! peers are built). Each test starts its own server on a free loopback port.
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
+mod peers;
+use peers::PeerServer;
+
 use futures::StreamExt;
 use mcp_tasks_client::{
     input, Client, ClientError, InputRequest, Target, TaskOptions, TaskStatus, TaskUpdate, Wire,
     WirePreference,
 };
 use serde_json::json;
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -40,48 +41,10 @@ const TOWER: Peer = Peer {
 /// How long any one task may take before the test fails.
 const LIMIT: Duration = Duration::from_secs(30);
 
-/// A running peer server, killed when dropped.
-struct PeerServer {
-    child: Child,
-    url: String,
-}
-
-impl Drop for PeerServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 /// Starts the peer's server on a free loopback port, or `None` (with a notice) when
 /// run.sh did not point at a built one.
 fn start(peer: Peer) -> Option<PeerServer> {
-    let Some(bin) = std::env::var_os(peer.var) else {
-        eprintln!(
-            "skipping {} interop test: {} is not set (tests/interop/run.sh builds the server and sets it)",
-            peer.name, peer.var
-        );
-        return None;
-    };
-    let mut child = Command::new(&bin)
-        .args(["--listen", "127.0.0.1:0"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| panic!("start {}: {e}", bin.to_string_lossy()));
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let url = loop {
-        let line = lines
-            .next()
-            .unwrap_or_else(|| panic!("{} exited before listening", peer.name))
-            .unwrap();
-        if let Some(rest) = line.split("listening on ").nth(1) {
-            break rest.trim().to_string();
-        }
-    };
-    std::thread::spawn(move || for _ in lines {});
-    Some(PeerServer { child, url })
+    peers::rust_peer(peer.var, peer.name)
 }
 
 /// A client on `wire` whose elicitation handler answers `{name: "Ada"}` and records

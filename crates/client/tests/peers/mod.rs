@@ -13,6 +13,8 @@
 //!   extension on a Docket `memory://` queue).
 //! - `MCP_TASKS_INTEROP_EVERYTHING`: `dist/index.js` of
 //!   `@modelcontextprotocol/server-everything` 2026.8.31, run with `node`.
+//! - `MCP_TASKS_INTEROP_RMCP_SERVER`, `MCP_TASKS_INTEROP_TOWER_MCP_SERVER`: the servers
+//!   built from `tests/interop/{rmcp,tower-mcp}-server` (`rust_peers.rs`; [`rust_peer`]).
 #![allow(dead_code)] // each test file uses part of it
 
 use std::io::{BufRead, BufReader, Read};
@@ -62,15 +64,15 @@ impl Drop for PeerServer {
     }
 }
 
-/// Reads lines of `from` until one starts with `prefix`; returns the rest of it and
-/// keeps draining the stream in the background so the peer never blocks on a full pipe.
-fn wait_for_line(from: impl Read + Send + 'static, prefix: &str, what: &str) -> String {
+/// Reads lines of `from` until one holds `marker`; returns what follows it and keeps
+/// draining the stream in the background so the peer never blocks on a full pipe.
+fn wait_for_line(from: impl Read + Send + 'static, marker: &str, what: &str) -> String {
     let mut lines = BufReader::new(from).lines();
     let mut seen = Vec::new();
     let rest = loop {
         match lines.next() {
             Some(Ok(line)) => {
-                if let Some(rest) = line.strip_prefix(prefix) {
+                if let Some((_, rest)) = line.split_once(marker) {
                     break rest.trim().to_string();
                 }
                 seen.push(line);
@@ -191,4 +193,21 @@ pub fn everything_stdio() -> Option<(String, Vec<String>)> {
         "node".to_string(),
         vec![index.display().to_string(), "stdio".to_string()],
     ))
+}
+
+/// A server built by run.sh from `tests/interop/{rmcp,tower-mcp}-server` (its binary
+/// named by `var`), started on a free loopback port; `None` (with a notice) when `var`
+/// is unset.
+pub fn rust_peer(var: &str, name: &str) -> Option<PeerServer> {
+    let bin = configured(var, name)?;
+    let mut child = Command::new(&bin)
+        .args(["--listen", "127.0.0.1:0"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("start {}: {e}", bin.display()));
+    let stderr = child.stderr.take().expect("stderr is piped");
+    let url = wait_for_line(stderr, "listening on ", name);
+    Some(PeerServer { child, url })
 }
