@@ -252,6 +252,9 @@ CLIENT_TIMEOUT="${INTEROP_CLIENT_TIMEOUT:-90}"
 # `peer SIDE NAME VERSION WIRE` names what the runs that follow exercise.
 RESULTS="$WORK/results.tsv"
 : > "$RESULTS"
+# What failed and why, gathered as runs go and printed again at the end.
+FAILURES="$WORK/failures.txt"
+: > "$FAILURES"
 PEER_SIDE="" PEER_NAME="" PEER_VERSION="" PEER_WIRE=""
 peer() { PEER_SIDE="$1" PEER_NAME="$2" PEER_VERSION="$3" PEER_WIRE="$4"; }
 
@@ -282,6 +285,12 @@ run_client() {
     tail -n 20 "$WORK/$label.err" | sed "s/^/[$label]   /"
     f=$((f + 1))
   fi
+  if [ "$f" -gt 0 ]; then
+    { echo "[$label] (whole output: $out)"
+      grep -E '^FAIL ' "$out" | sed "s/^/[$label]   /" || true
+      tail -n 5 "$WORK/$label.err" | sed "s/^/[$label]   stderr: /"
+    } >> "$FAILURES"
+  fi
   record "$label" "$p" "$f"
 }
 
@@ -309,6 +318,11 @@ run_cargo_test() {
     echo "FAIL [$label] cargo test broke down (exit $rc); tail:"
     tail -n 20 "$out" | sed "s/^/[$label]   /"
     f=$(( ${f:-0} + 1 ))
+  fi
+  if [ "${f:-0}" -gt 0 ]; then
+    { echo "[$label] (whole output: $out)"
+      grep -E -A6 'panicked at' "$out" | grep -v '^ *[0-9]*: \|^ *at ' | sed "s/^/[$label]   /" || true
+    } >> "$FAILURES"
   fi
   record "$label" "${p:-0}" "${f:-0}"
 }
@@ -521,5 +535,10 @@ if [ -z "$ONLY" ] && [ -z "${INTEROP_TRANSPORTS:-}${INTEROP_SUITES:-}${INTEROP_C
   say "docs/interop.md rendered from this run"
 fi
 
+# The failures again, at the end where a log's tail shows them: which check, and why.
+if [ -s "$FAILURES" ]; then
+  echo "failures:"
+  cat "$FAILURES"
+fi
 echo "$TOTAL_PASS passed, $TOTAL_FAIL failed"
 [ "$TOTAL_FAIL" -eq 0 ]

@@ -341,6 +341,18 @@ fn cli_json_output_and_exit_codes() {
             .code(),
         Some(2)
     );
+    // A task id may begin with `-` (fastmcp-tasks mints such ids): it is taken as the id,
+    // before or after the flags, and reaches the server, which does not know it.
+    for args in [
+        &["get", url, "-Gno-such-task", "--json"][..],
+        &["cancel", "--json", url, "-Gno-such-task"][..],
+        &["watch", url, "--json", "-Gno-such-task"][..],
+    ] {
+        let out = cli(args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        assert!(err.contains("-Gno-such-task"), "{args:?}: {err}");
+    }
     let closed = {
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let port = l.local_addr().unwrap().port();

@@ -204,9 +204,14 @@ impl ServerArgs {
 /// The command line of a subcommand about one task (`get`, `cancel`, `watch`).
 #[derive(Debug, Args)]
 pub struct TaskArgs {
-    /// `URL TASK-ID`, or just `TASK-ID` when the server command follows `--`.
-    #[arg(value_name = "TARGET TASK-ID", required = true, num_args = 1..=2)]
-    positionals: Vec<String>,
+    /// The server's URL, or the task id when the server command follows `--`.
+    /// Hyphen values are allowed: some servers mint ids that begin with `-`.
+    #[arg(value_name = "URL", allow_hyphen_values = true)]
+    first: String,
+
+    /// The task id (it may begin with `-`, as some servers' ids do).
+    #[arg(value_name = "TASK-ID", allow_hyphen_values = true)]
+    task_id: Option<String>,
 
     /// The stdio server to spawn, after `--`.
     #[arg(last = true, value_name = "COMMAND")]
@@ -221,7 +226,10 @@ impl TaskArgs {
     /// The target and the task id. When the command line does not fit, the usage error
     /// is printed and its exit status is the `Err`.
     pub fn read(&self) -> Result<(Target, TaskId), u8> {
-        let (target, id) = target_and_one(&self.positionals, &self.command, "task id")?;
+        let positionals: Vec<String> = std::iter::once(self.first.clone())
+            .chain(self.task_id.clone())
+            .collect();
+        let (target, id) = target_and_one(&positionals, &self.command, "task id")?;
         Ok((target, TaskId::from_string(id)))
     }
 
