@@ -118,7 +118,12 @@ pub struct ConnectArgs {
 
     /// Rejoin this HTTP session (printed by `call --detach`) instead of opening a new
     /// one: servers that bind tasks to sessions only show a task to its session.
-    #[arg(long, env = "MCP_TASKS_SESSION", value_name = "ID")]
+    #[arg(
+        long,
+        env = "MCP_TASKS_SESSION",
+        value_name = "ID",
+        allow_hyphen_values = true
+    )]
     pub session: Option<String>,
 
     /// Machine-readable JSON on stdout instead of human output.
