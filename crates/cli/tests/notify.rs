@@ -168,3 +168,52 @@ async fn events_wait_for_a_receiver_that_is_down_across_a_restart_and_are_sent_o
     );
     drop((a, b));
 }
+
+/// A process that stops between a task's change and the writing of its webhook
+/// delivery leaves the event unwritten (here: a server without webhooks, killed). The
+/// next process on the database writes it at start and sends it, once.
+#[tokio::test]
+async fn an_event_left_unwritten_by_a_crash_is_sent_by_the_next_process() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("sqlite://{}", dir.path().join("tasks.db").display());
+    let quiet = serve(&["--database", db.as_str()]);
+    let mut mcp = Ext::capable(&quiet.url, None);
+    let task = mcp
+        .start("book_meeting", json!({"subject": "retro"}))
+        .await;
+    mcp.wait(&task, "input_required").await;
+    drop(quiet);
+
+    let port = Receiver::free_port().await;
+    let receiver = Receiver::start(port).await;
+    let config = config(dir.path(), port);
+    let next = serve(&["--database", db.as_str(), "--config", config.as_str()]);
+    let event = receiver
+        .until(|got| {
+            got.iter()
+                .find(|r| r.path == "/json" && r.body["task"]["id"] == task.as_str())
+                .cloned()
+        })
+        .await;
+    assert_eq!(event.body["event"], "task.input_required");
+    // Restarting again does not send it again: the delivery's key is taken.
+    drop(next);
+    let again = serve(&["--database", db.as_str(), "--config", config.as_str()]);
+    let mut mcp = Ext::capable(&again.url, None);
+    let later = mcp
+        .start("book_meeting", json!({"subject": "later"}))
+        .await;
+    receiver
+        .until(|got| {
+            got.iter()
+                .find(|r| r.path == "/json" && r.body["task"]["id"] == later.as_str())
+                .cloned()
+        })
+        .await;
+    let got = receiver.got.lock().unwrap().clone();
+    let first_events = got
+        .iter()
+        .filter(|r| r.path == "/json" && r.body["task"]["id"] == task.as_str())
+        .count();
+    assert_eq!(first_events, 1, "sent once across restarts");
+}

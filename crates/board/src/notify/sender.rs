@@ -3,8 +3,11 @@
 
 use chrono::Utc;
 use mcp_tasks_engine::TaskRecord;
+use mcp_tasks_protocol::TaskStatus;
 use mcp_tasks_server::Server;
-use mcp_tasks_store::{ClaimDeliveriesParams, Delivery, DeliveryResult, NewDelivery, TaskStore};
+use mcp_tasks_store::{
+    BoardQuery, ClaimDeliveriesParams, Delivery, DeliveryResult, NewDelivery, TaskStore,
+};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{mpsc, Notify};
@@ -17,6 +20,13 @@ const CLAIM_BATCH: usize = 16;
 /// How long an idle sender waits before looking for deliveries another process left
 /// (its claim expired) when nothing woke it.
 const IDLE_RECHECK: Duration = Duration::from_secs(15);
+
+/// How far back the start-up catch-up looks for ended tasks whose event may have been
+/// lost to a crash (see [`catch_up`]): a restart comes soon after a crash, and older
+/// endings are not news.
+const CATCH_UP_ENDED: chrono::Duration = chrono::Duration::minutes(15);
+/// At most this many tasks per status are looked at by the catch-up.
+const CATCH_UP_LIMIT: usize = 10_000;
 
 /// Sends webhook events; stops with the server.
 #[derive(Debug, Clone)]
@@ -50,6 +60,7 @@ impl Notifier {
         let stop = server.shutdown_token();
         let (queue, changes) = mpsc::unbounded_channel::<TaskRecord>();
         let wanted = Arc::clone(&config);
+        let queue_again = queue.clone();
         server
             .engine()
             .add_transition_observer(Arc::new(move |record: &TaskRecord| {
@@ -59,6 +70,11 @@ impl Notifier {
                     let _ = queue.send(record.clone());
                 }
             }));
+        tokio::spawn(catch_up(
+            Arc::clone(&store),
+            Arc::clone(&config),
+            queue_again,
+        ));
         tokio::spawn(enqueue_loop(
             Arc::clone(&store),
             Arc::clone(&config),
@@ -122,6 +138,63 @@ async fn enqueue_loop(
             }
         }
         wake.notify_one();
+    }
+}
+
+/// Queues again, once at start, the event of every task that waits for a person and
+/// of every task that ended in the last [`CATCH_UP_ENDED`]: a process that crashed
+/// between a task's change and the writing of its delivery left the event unwritten,
+/// and nothing else would write it. Enqueueing is idempotent (a delivery's key names
+/// the task's version and the sink), so events already written are not sent twice.
+async fn catch_up(
+    store: Arc<dyn TaskStore>,
+    config: Arc<NotifyConfig>,
+    queue: mpsc::UnboundedSender<TaskRecord>,
+) {
+    let now = Utc::now();
+    let mut wanted: Vec<NotifyOn> = config
+        .sinks
+        .iter()
+        .flat_map(|s| s.on.iter().copied())
+        .collect();
+    wanted.sort_by_key(|on| on.status().as_str());
+    wanted.dedup();
+    for on in wanted {
+        let status = on.status();
+        let mut before = None;
+        let mut seen = 0;
+        loop {
+            let page = store
+                .board_list(&BoardQuery {
+                    owner: None,
+                    status: Some(status),
+                    request_name: None,
+                    id_prefix: None,
+                    before: before.take(),
+                    limit: 200,
+                    now,
+                })
+                .await;
+            let page = match page {
+                Ok(page) => page,
+                Err(e) => {
+                    tracing::warn!(error = %e, %status, "webhook: looking for events lost to a crash failed");
+                    break;
+                }
+            };
+            seen += page.records.len();
+            before = page.records.last().map(|r| (r.created_at, r.id.clone()));
+            for record in page.records {
+                let recent = status == TaskStatus::InputRequired
+                    || record.last_updated_at >= now - CATCH_UP_ENDED;
+                if recent && queue.send(record).is_err() {
+                    return;
+                }
+            }
+            if !page.has_more || seen >= CATCH_UP_LIMIT {
+                break;
+            }
+        }
     }
 }
 
