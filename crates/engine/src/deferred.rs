@@ -7,105 +7,26 @@
 //! creation is being committed is committed with it ([`DeferredTask::into_task`]): one
 //! fsync on SQLite instead of two, and the first read after the reply finds the result.
 //!
-//! Before the record exists the work's context answers through `DeferredHost`: a
-//! status message is kept and stored with the creation; an input request (which needs
-//! a task to live on) makes the call a task at once and waits until it is one.
+//! The work runs on one tokio task from start to end, created or not (see
+//! `deferred_job`); before the record exists its context answers through the state
+//! that job shares with the [`DeferredTask`]: a status message is kept and stored with
+//! the creation; an input request (which needs a task to live on) makes the call a
+//! task at once and waits until it is one.
 
+use futures::future::AbortHandle;
 use mcp_tasks_protocol::TaskId;
-use mcp_tasks_store::{InputRequest, Outcome, PendingCreate, TaskRecord};
-use serde_json::Value;
-use std::sync::{Arc, Mutex, Weak};
+use mcp_tasks_store::{Outcome, PendingCreate, TaskRecord};
+use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::{watch, Notify};
-use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
-use crate::context::{TaskContext, TaskHost};
-use crate::engine::{CreateParams, Engine, Inner, Work};
+use crate::context::TaskContext;
+use crate::context::TaskHost;
+use crate::deferred_job::{DeferredJob, Phase, Shared};
+use crate::engine::{CreateParams, Engine, Work};
 use crate::error::EngineError;
-use crate::input::InputError;
 use crate::quota::Slot;
-
-/// Where a deferred task stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Phase {
-    /// No task: the work runs as a plain call.
-    Pending,
-    /// The record is being stored.
-    Creating,
-    /// The task exists; the work is the engine's like any task's.
-    Created,
-    /// No task will exist (it ended inline, or its creation failed).
-    Abandoned,
-}
-
-/// What the deferred task and its work's context share.
-struct Shared {
-    phase: watch::Sender<Phase>,
-    /// The last status message set before the task existed.
-    message: Mutex<Option<String>>,
-    /// Set when the work needs a task now (an input request).
-    wanted: Notify,
-}
-
-impl Shared {
-    /// Waits until the task exists (`true`) or never will (`false`).
-    async fn created(&self) -> bool {
-        let mut rx = self.phase.subscribe();
-        let settled = rx
-            .wait_for(|p| matches!(p, Phase::Created | Phase::Abandoned))
-            .await
-            .map(|p| *p == Phase::Created);
-        settled.unwrap_or(false)
-    }
-}
-
-/// The context's host before (and after) the task exists. See the module docs.
-struct DeferredHost {
-    shared: Arc<Shared>,
-    engine: Weak<Inner>,
-}
-
-#[async_trait::async_trait]
-impl TaskHost for DeferredHost {
-    async fn set_message(&self, id: &TaskId, message: String) {
-        {
-            let mut kept = self
-                .shared
-                .message
-                .lock()
-                .unwrap_or_else(|p| p.into_inner());
-            if *self.shared.phase.borrow() == Phase::Pending {
-                *kept = Some(message);
-                return;
-            }
-        }
-        if !self.shared.created().await {
-            return;
-        }
-        if let Some(inner) = self.engine.upgrade() {
-            inner.set_message(id, message).await;
-        }
-    }
-
-    async fn ask(
-        &self,
-        id: &TaskId,
-        key: String,
-        request: InputRequest,
-        cancel: &CancellationToken,
-    ) -> Result<Value, InputError> {
-        self.shared.wanted.notify_one();
-        if !self.shared.created().await {
-            return Err(InputError::Cancelled);
-        }
-        match self.engine.upgrade() {
-            Some(inner) => inner.ask(id, key, request, cancel).await,
-            None => Err(InputError::Cancelled),
-        }
-    }
-}
 
 /// How a deferred task settled.
 #[derive(Debug)]
@@ -124,7 +45,8 @@ pub struct DeferredTask {
     record: TaskRecord,
     slot: Option<Slot>,
     cancel: CancellationToken,
-    job: Option<JoinHandle<Option<Outcome>>>,
+    /// Stops the work; `None` once the work is the engine's (or was stopped).
+    abort: Option<AbortHandle>,
     shared: Arc<Shared>,
     span: tracing::Span,
 }
@@ -139,18 +61,19 @@ impl std::fmt::Debug for DeferredTask {
 
 impl Drop for DeferredTask {
     fn drop(&mut self) {
-        if let Some(job) = self.job.take() {
+        if let Some(abort) = self.abort.take() {
             self.cancel.cancel();
-            job.abort();
-            self.shared.phase.send_replace(Phase::Abandoned);
+            abort.abort();
+            self.shared.set_phase(Phase::Abandoned);
         }
     }
 }
 
 impl Engine {
     /// Starts `work` as a task-to-be: the quota slot is taken now (a refused call runs
-    /// nothing), the work starts at once, and the task is created only when
-    /// [`DeferredTask::settle`] or [`DeferredTask::into_task`] says so.
+    /// nothing), the work starts at once on the tokio task it keeps to its end, and
+    /// the task is created only when [`DeferredTask::settle`] or
+    /// [`DeferredTask::into_task`] says so.
     ///
     /// # Errors
     /// [`EngineError::QuotaExceeded`]; nothing runs then.
@@ -164,18 +87,9 @@ impl Engine {
     {
         let slot = self.take_slot(&params.caller)?;
         let (record, client_capabilities) = self.new_record(params);
-        let (phase, _) = watch::channel(Phase::Pending);
-        let shared = Arc::new(Shared {
-            phase,
-            message: Mutex::new(None),
-            wanted: Notify::new(),
-        });
-        let host = Arc::new(DeferredHost {
-            shared: Arc::clone(&shared),
-            engine: Arc::downgrade(&self.inner),
-        });
-        let weak_host: Weak<dyn TaskHost> = {
-            let weak: Weak<DeferredHost> = Arc::downgrade(&host);
+        let shared = Shared::new(Arc::downgrade(&self.inner));
+        let weak_host: std::sync::Weak<dyn TaskHost> = {
+            let weak: std::sync::Weak<Shared> = Arc::downgrade(&shared);
             weak
         };
         let cancel = CancellationToken::new();
@@ -188,20 +102,14 @@ impl Engine {
             cancel.clone(),
         );
         let span = crate::observability::task_span(&record);
-        let work = work(ctx);
-        let job = tokio::spawn(
-            async move {
-                let _host = host; // the context's host lives as long as the work
-                Some(work.await)
-            }
-            .instrument(span.clone()),
-        );
+        let (job, abort) = DeferredJob::new(Arc::clone(&shared), || work(ctx));
+        tokio::spawn(job.instrument(span.clone()));
         Ok(DeferredTask {
             engine: self.clone(),
             record,
             slot: Some(slot),
             cancel,
-            job: Some(job),
+            abort: Some(abort),
             shared,
             span,
         })
@@ -221,37 +129,29 @@ impl DeferredTask {
     /// # Errors
     /// A store failure creating the task; the work is stopped then.
     pub async fn settle(mut self, window: Duration) -> Result<Settled, EngineError> {
-        // The job stays in `self` while waiting: a caller that stops waiting drops
-        // `self`, which stops the work (no task exists to carry it on).
-        let ended = {
-            let Some(job) = self.job.as_mut() else {
-                return Err(EngineError::ShuttingDown);
-            };
-            tokio::select! {
-                joined = job => Some(joined),
-                _ = tokio::time::sleep(window) => None,
-                _ = self.shared.wanted.notified() => None,
-            }
-        };
-        let Some(job) = self.job.take() else {
-            return Err(EngineError::ShuttingDown);
+        // The abort handle stays in `self` while waiting: a caller that stops waiting
+        // drops `self`, which stops the work (no task exists to carry it on).
+        let shared = Arc::clone(&self.shared);
+        let ended = tokio::select! {
+            ended = shared.ended() => Some(ended),
+            _ = tokio::time::sleep(window) => None,
+            _ = shared.wanted.notified() => None,
         };
         match ended {
-            Some(joined) => {
-                drop(job);
-                self.shared.phase.send_replace(Phase::Abandoned);
+            Some(ended) => {
+                self.abort.take();
+                self.shared.set_phase(Phase::Abandoned);
                 self.slot.take();
-                let outcome =
-                    crate::executor::joined(&self.record.id, joined).unwrap_or_else(|| {
-                        Outcome::failed(
-                            mcp_tasks_store::Failure::Cancelled,
-                            "the call was stopped before it finished",
-                        )
-                    });
+                let outcome = ended.unwrap_or_else(|| {
+                    Outcome::failed(
+                        mcp_tasks_store::Failure::Cancelled,
+                        "the call was stopped before it finished",
+                    )
+                });
                 Ok(Settled::Done(outcome))
             }
             None => self
-                .create_detached(job)
+                .create_detached()
                 .await
                 .map(|r| Settled::Task(Box::new(r))),
         }
@@ -262,43 +162,30 @@ impl DeferredTask {
     ///
     /// # Errors
     /// A store failure; the work is stopped then.
-    pub async fn into_task(mut self) -> Result<TaskRecord, EngineError> {
-        let Some(job) = self.job.take() else {
-            return Err(EngineError::ShuttingDown);
-        };
-        self.create_detached(job).await
+    pub async fn into_task(self) -> Result<TaskRecord, EngineError> {
+        self.create_detached().await
     }
 
     /// [`DeferredTask::create`] on a tokio task of its own: a caller that stops
     /// waiting (its client went away) must not leave a record written but its work
     /// unowned, so once started the creation runs to its end.
-    async fn create_detached(
-        self,
-        job: JoinHandle<Option<Outcome>>,
-    ) -> Result<TaskRecord, EngineError> {
+    async fn create_detached(self) -> Result<TaskRecord, EngineError> {
         // In the request's span, as the creation would be without the spawn.
-        tokio::spawn(self.create(job).instrument(tracing::Span::current()))
+        tokio::spawn(self.create().instrument(tracing::Span::current()))
             .await
             .unwrap_or(Err(EngineError::ShuttingDown))
     }
 
-    async fn create(
-        mut self,
-        mut job: JoinHandle<Option<Outcome>>,
-    ) -> Result<TaskRecord, EngineError> {
+    async fn create(mut self) -> Result<TaskRecord, EngineError> {
+        let Some(abort) = self.abort.take() else {
+            return Err(EngineError::ShuttingDown);
+        };
         let inner = Arc::clone(&self.engine.inner);
         let core = &inner.core;
+        let shared = Arc::clone(&self.shared);
         let mut record = self.record.clone();
-        {
-            let mut kept = self
-                .shared
-                .message
-                .lock()
-                .unwrap_or_else(|p| p.into_inner());
-            if let Some(message) = kept.take() {
-                record.status_message = Some(message);
-            }
-            self.shared.phase.send_replace(Phase::Creating);
+        if let Some(message) = shared.begin_creating() {
+            record.status_message = Some(message);
         }
         let pending = Arc::new(PendingCreate::new(record.clone()));
         let creating = core.store.create_pending(Arc::clone(&pending));
@@ -307,10 +194,9 @@ impl DeferredTask {
         let stored = tokio::select! {
             biased;
             stored = &mut creating => stored,
-            joined = &mut job => {
+            outcome = shared.ended() => {
                 // Offer the end to the creation; whether the store took it shows in
                 // the record it returns (ended, or still as created).
-                let outcome = crate::executor::joined(&record.id, joined);
                 if let Some(o) = &outcome {
                     pending.amend(inner.executor.end_params(core, &record.id, o.clone()));
                 }
@@ -322,33 +208,37 @@ impl DeferredTask {
             Ok(r) => r,
             Err(e) => {
                 self.cancel.cancel();
-                job.abort();
-                self.shared.phase.send_replace(Phase::Abandoned);
+                abort.abort();
+                shared.set_phase(Phase::Abandoned);
                 return Err(e.into());
             }
         };
         crate::audit::created(&record, core.config.audit_arguments);
         core.observe(&record);
-        self.shared.phase.send_replace(Phase::Created);
         let slot = self.slot.take();
         // Work that ended while its creation was being written, too late to go along:
         // its end is written before the reply, so the first read after it finds it.
-        let ended = match ended {
-            Some(outcome) => Some(outcome),
-            None if job.is_finished() => Some(crate::executor::joined(&record.id, job.await)),
+        let mut published = false;
+        let (ended, slot) = match ended {
+            Some(outcome) => (outcome, slot),
             None => {
+                // Published before the job may record an end, so that events keep
+                // their order.
                 core.publish(&record);
-                inner.executor.adopt(
-                    core,
-                    &record,
-                    job,
-                    self.cancel.clone(),
-                    slot,
-                    self.span.clone(),
-                );
-                return Ok(record);
+                published = true;
+                let adopted =
+                    inner
+                        .executor
+                        .adopt(core, &record, &shared, abort, self.cancel.clone(), slot);
+                shared.set_phase(Phase::Created);
+                match adopted {
+                    Ok(()) => return Ok(record),
+                    // It ended between the creation and the adoption.
+                    Err(ended) => *ended,
+                }
             }
         };
+        shared.set_phase(Phase::Created);
         drop(slot);
         if stored.status.is_terminal() {
             // Committed with its creation: one atomic step, one fsync.
@@ -357,8 +247,10 @@ impl DeferredTask {
             core.publish(&stored);
             crate::observability::record_end(&self.span, &stored, &*core.reader());
         } else {
-            core.publish(&record);
-            if let Some(outcome) = ended.flatten() {
+            if !published {
+                core.publish(&record);
+            }
+            if let Some(outcome) = ended {
                 // The end is the work's write: in the task's span, as for any task.
                 let finishing = inner.executor.finish(core, &record.id, outcome);
                 if let Some(last) = finishing.instrument(self.span.clone()).await {

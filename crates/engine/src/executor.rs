@@ -20,6 +20,7 @@ use tracing::Instrument;
 
 use crate::context::{LogSink, ProgressSink, TaskContext, TaskHost};
 use crate::core::{now_ms, Core};
+use crate::deferred_job::EndedFirst;
 use crate::events::{TaskEvent, TaskLog};
 use crate::quota::{Quota, Slot};
 
@@ -121,19 +122,21 @@ impl Executor {
 
     /// Takes over work already running for a stored record (started before its
     /// creation was committed, see `deferred`): registers it as running here with the
-    /// lease generation it holds, and records its outcome when it ends, as
-    /// [`Executor::launch`] does for work it starts itself.
+    /// lease generation it holds, and has its job record its outcome when it ends, as
+    /// [`Executor::launch`] does for work it starts itself. When the work has already
+    /// ended, nothing is registered and its end (and the slot) come back to be recorded
+    /// by the caller.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn adopt(
         self: &Arc<Self>,
         core: &Arc<Core>,
         record: &TaskRecord,
-        job: tokio::task::JoinHandle<Option<Outcome>>,
+        shared: &crate::deferred_job::Shared,
+        abort: AbortHandle,
         cancel: CancellationToken,
         slot: Option<Slot>,
-        span: tracing::Span,
-    ) {
+    ) -> Result<(), EndedFirst> {
         let generation = core.config.lease_ttl.map(|_| record.lease_generation);
-        let (abort, registration) = AbortHandle::new_pair();
         self.lock().insert(
             record.id.clone(),
             Running {
@@ -142,22 +145,17 @@ impl Executor {
                 generation,
             },
         );
-        let job = Job {
-            work: Abortable::new(Adopted(job), registration),
-            then: Then::Record {
-                executor: Arc::clone(self),
-                core: Arc::clone(core),
-                id: record.id.clone(),
-            },
-            _slot: slot,
-        };
-        tokio::spawn(job.instrument(span));
+        let adopted = shared.adopt(Arc::clone(self), Arc::clone(core), record.id.clone(), slot);
+        if adopted.is_err() {
+            self.lock().remove(&record.id);
+        }
+        adopted
     }
 
     /// What follows the work: records its outcome (or, when it was stopped from outside
     /// or handed the task over, reads how the task ended), closes the task's span, and
     /// forgets the running entry.
-    async fn ended<O: Into<Option<Outcome>>>(
+    pub(crate) async fn ended<O: Into<Option<Outcome>>>(
         self: Arc<Self>,
         core: Arc<Core>,
         id: TaskId,
@@ -467,49 +465,6 @@ fn limit_result_size(core: &Core, outcome: Outcome) -> Outcome {
             "the result of {size} bytes exceeds the stored-result limit of {limit} bytes (max_result_bytes); it was discarded"
         ),
     )
-}
-
-/// Work started on a tokio task of its own before its task existed (see `deferred`),
-/// as a [`Job`]'s work: its end, a crash as a panic; dropped (the job aborted or done),
-/// it aborts that tokio task too, so an aborted task's work stops as launched work does.
-struct Adopted(tokio::task::JoinHandle<Option<Outcome>>);
-
-impl Future for Adopted {
-    type Output = std::thread::Result<Option<Outcome>>;
-
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        Poll::Ready(match std::task::ready!(Pin::new(&mut self.0).poll(cx)) {
-            Ok(outcome) => Ok(outcome),
-            Err(e) if e.is_panic() => Err(e.into_panic()),
-            Err(_) => Ok(None), // aborted after cancellation, expiry or a lost lease
-        })
-    }
-}
-
-impl Drop for Adopted {
-    fn drop(&mut self) {
-        self.0.abort();
-    }
-}
-
-/// What a finished job of a task leaves to record: its outcome, a crash as a failure,
-/// nothing when it was aborted (cancelled, expired, lease lost: the record says how it
-/// ended).
-pub(crate) fn joined(
-    id: &TaskId,
-    joined: Result<Option<Outcome>, tokio::task::JoinError>,
-) -> Option<Outcome> {
-    match joined {
-        Ok(outcome) => outcome,
-        Err(e) if e.is_panic() => {
-            tracing::error!(task_id = %id, "task work panicked");
-            Some(Outcome::failed(
-                Failure::ToolPanicked,
-                "the tool crashed while running this task",
-            ))
-        }
-        Err(_) => None,
-    }
 }
 
 /// The context work of `record` runs with: `host` answers its status messages and

@@ -54,6 +54,7 @@ mod core;
 mod creation;
 mod cursor;
 pub mod deferred;
+mod deferred_job;
 pub mod engine;
 pub mod error;
 pub mod events;

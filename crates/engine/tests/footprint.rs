@@ -1,6 +1,7 @@
 //! What a task costs the engine's memory: a finished task leaves nothing behind in this
 //! process (no running entry, no quota slot), on the memory store and on SQLite, where
-//! its record lives only in the database.
+//! its record lives only in the database; and a running task is one tokio task, however
+//! it was started.
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
 use mcp_tasks_engine::{Caller, CreateParams, Engine, EngineConfig, Outcome, TaskEvent};
@@ -72,4 +73,38 @@ async fn finished_tasks_leave_nothing_running_here() {
             eventually(WAIT, || async { engine.running_count() == 0 }).await;
         }
     }
+}
+
+/// Work that runs until it is stopped.
+fn forever(_ctx: mcp_tasks_engine::TaskContext) -> mcp_tasks_engine::Work {
+    Box::pin(std::future::pending())
+}
+
+/// Launched, created from deferred work, or made a task when the call outlived its
+/// window: each running task is exactly one tokio task (the work and the recording of
+/// its end), with nothing else left running for it once the creation is done.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_running_task_is_one_tokio_task_however_it_started() {
+    let engine = Engine::start(Arc::new(MemoryStore::new()), EngineConfig::default())
+        .await
+        .unwrap();
+    let alive = || {
+        tokio::runtime::Handle::current()
+            .metrics()
+            .num_alive_tasks()
+    };
+    let before = alive();
+    const EACH: usize = 5;
+    for _ in 0..EACH {
+        engine.create(params(), forever).await.unwrap();
+        let deferred = engine.start_deferred(params(), forever).unwrap();
+        deferred.into_task().await.unwrap();
+        let deferred = engine.start_deferred(params(), forever).unwrap();
+        match deferred.settle(std::time::Duration::ZERO).await.unwrap() {
+            mcp_tasks_engine::Settled::Task(_) => {}
+            other => panic!("pending work settled as {other:?}"),
+        }
+    }
+    assert_eq!(engine.running_count(), 3 * EACH);
+    eventually(WAIT, || async { alive() == before + 3 * EACH }).await;
 }
