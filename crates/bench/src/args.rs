@@ -102,6 +102,14 @@ pub struct BenchArgs {
     #[arg(long, default_value_t = 16)]
     pub connections: usize,
 
+    /// Connections that create each size's live tasks (the create figure), default
+    /// --connections. On the extension wire our server holds every long call for its
+    /// --task-after window before it creates the task, so N connections create at most
+    /// N per window: a fill of a million tasks wants more calls in flight (e.g. 256).
+    /// The sessions are opened before the memory baseline, so they do not count in it.
+    #[arg(long, value_name = "N")]
+    pub create_connections: Option<usize>,
+
     /// Measured time of each timed figure (get, ping, end-to-end), after a warm-up of
     /// a fifth of it (at most 1 s).
     #[arg(long, value_parser = parse_duration, default_value = "5s")]

@@ -76,6 +76,8 @@ pub struct Plan {
     pub targets: Vec<Target>,
     /// Connections (sessions) per figure.
     pub connections: usize,
+    /// Connections that create the live tasks of each size.
+    pub create_connections: usize,
     /// Measured time of timed figures.
     pub duration: Duration,
     /// Warm-up before each timed figure.
@@ -151,10 +153,11 @@ impl Plan {
             args.duration = Duration::from_millis(300);
             args.repeat = 1;
             args.connections = args.connections.min(4);
+            args.create_connections = args.create_connections.map(|c| c.min(4));
         }
-        if args.connections == 0 || args.repeat == 0 {
+        if args.connections == 0 || args.repeat == 0 || args.create_connections == Some(0) {
             return Err(BenchError::Usage(
-                "--connections and --repeat must be at least 1".into(),
+                "--connections, --create-connections and --repeat must be at least 1".into(),
             ));
         }
         check_json_object("--tool-args", &args.tool_args)?;
@@ -233,6 +236,7 @@ impl Plan {
         Ok(Plan {
             targets,
             connections: args.connections,
+            create_connections: args.create_connections.unwrap_or(args.connections),
             duration: args.duration,
             warmup,
             repeat: args.repeat,

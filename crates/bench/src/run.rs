@@ -155,11 +155,14 @@ async fn one_size(
     out: &mut Vec<Sample>,
 ) -> Result<(), BenchError> {
     let opts = session_options(plan, target.wire, true);
-    let conns = open_sessions(&server.endpoint, plan.connections, &opts).await?;
+    let conns = open_sessions(&server.endpoint, plan.create_connections, &opts).await?;
     let rss0 = server.rss();
-    let (conns, ids, run) = create_tasks(conns, n, &plan.tool, &plan.tool_args, server.pid).await?;
+    let (mut conns, ids, run) =
+        create_tasks(conns, n, &plan.tool, &plan.tool_args, server.pid).await?;
     let rss1 = server.rss();
-    let mut s = sample(target, Scenario::Create, n, plan.connections, run);
+    // The other figures run on --connections of them.
+    conns.truncate(plan.connections);
+    let mut s = sample(target, Scenario::Create, n, plan.create_connections, run);
     s.rss_bytes = rss1;
     progress(&target.name, n, rep, plan, &s);
     out.push(s);
@@ -170,7 +173,7 @@ async fn one_size(
             polls_per_op: None,
             scenario: Scenario::Memory,
             live_tasks: n,
-            connections: plan.connections,
+            connections: plan.create_connections,
             value: (b as f64 - a as f64) / n as f64,
             latency: None,
             server_cpu_us: None,

@@ -178,9 +178,7 @@ async fn an_event_left_unwritten_by_a_crash_is_sent_by_the_next_process() {
     let db = format!("sqlite://{}", dir.path().join("tasks.db").display());
     let quiet = serve(&["--database", db.as_str()]);
     let mut mcp = Ext::capable(&quiet.url, None);
-    let task = mcp
-        .start("book_meeting", json!({"subject": "retro"}))
-        .await;
+    let task = mcp.start("book_meeting", json!({"subject": "retro"})).await;
     mcp.wait(&task, "input_required").await;
     drop(quiet);
 
@@ -200,9 +198,7 @@ async fn an_event_left_unwritten_by_a_crash_is_sent_by_the_next_process() {
     drop(next);
     let again = serve(&["--database", db.as_str(), "--config", config.as_str()]);
     let mut mcp = Ext::capable(&again.url, None);
-    let later = mcp
-        .start("book_meeting", json!({"subject": "later"}))
-        .await;
+    let later = mcp.start("book_meeting", json!({"subject": "later"})).await;
     receiver
         .until(|got| {
             got.iter()
