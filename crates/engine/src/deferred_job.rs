@@ -15,12 +15,10 @@
 //! [`Job`]: crate::executor
 
 use futures::future::{AbortHandle, Abortable, Aborted, BoxFuture};
-use futures::FutureExt;
 use mcp_tasks_protocol::TaskId;
 use mcp_tasks_store::{Failure, InputRequest, Outcome};
 use serde_json::Value;
 use std::future::Future;
-use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
@@ -239,12 +237,7 @@ impl TaskHost for Shared {
 
 /// The work as its job runs it: a panic caught (while making the future too), under
 /// an abort handle.
-type Guarded = Abortable<
-    futures::future::Either<
-        futures::future::CatchUnwind<AssertUnwindSafe<Work>>,
-        futures::future::Ready<std::thread::Result<Outcome>>,
-    >,
->;
+type Guarded = Abortable<crate::executor::Guarded<Work>>;
 
 /// A deferred task's one tokio task: its work, then the hand-over of its end. See the
 /// module docs.
@@ -261,11 +254,7 @@ impl DeferredJob {
         shared: Arc<Shared>,
         make: impl FnOnce() -> Work,
     ) -> (DeferredJob, AbortHandle) {
-        use futures::future::Either;
-        let work = match std::panic::catch_unwind(AssertUnwindSafe(make)) {
-            Ok(work) => Either::Left(AssertUnwindSafe(work).catch_unwind()),
-            Err(panic) => Either::Right(futures::future::ready(Err(panic))),
-        };
+        let work = crate::executor::Guarded::new(make);
         let (abort, registration) = AbortHandle::new_pair();
         let job = DeferredJob {
             work: Abortable::new(work, registration),

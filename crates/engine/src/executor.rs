@@ -3,7 +3,6 @@
 //! the quota slots; it spawns work, records its outcome, and stops it (cooperative
 //! cancellation first, an abort after the grace period).
 
-use futures::future::Either;
 use futures::future::{AbortHandle, Abortable, Aborted, BoxFuture};
 use futures::FutureExt;
 use mcp_tasks_protocol::{TaskId, TaskStatus};
@@ -104,10 +103,7 @@ impl Executor {
         // Making the work's future runs the caller's code (a tool's handler may do
         // some before its future starts): a panic there fails the task like a panic
         // in the future does, not the request that creates the task.
-        let work = match std::panic::catch_unwind(AssertUnwindSafe(|| work(ctx))) {
-            Ok(work) => Either::Left(AssertUnwindSafe(work).catch_unwind()),
-            Err(panic) => Either::Right(futures::future::ready(Err(panic))),
-        };
+        let work = Guarded::new(|| work(ctx));
         let job = Job {
             work: Abortable::new(work, registration),
             then: Then::Record {
@@ -410,6 +406,40 @@ where
                     }
                 }
             }
+        }
+    }
+}
+
+/// Work as a job runs it: a panic, while making its future or in it, comes out as
+/// the `Err` of a [`std::thread::Result`]. Smaller than an `Either` of the future and a
+/// ready error (which would hold a whole outcome for the rare panic), so every running
+/// task's job is too.
+pub(crate) enum Guarded<W> {
+    /// The work's future, its panics caught.
+    Work(futures::future::CatchUnwind<AssertUnwindSafe<W>>),
+    /// Making the future panicked: this, once.
+    Panicked(Option<Box<dyn std::any::Any + Send>>),
+}
+
+impl<W: Future + Unpin> Guarded<W> {
+    /// The work `make` returns, or its panic.
+    pub(crate) fn new(make: impl FnOnce() -> W) -> Self {
+        match std::panic::catch_unwind(AssertUnwindSafe(make)) {
+            Ok(work) => Guarded::Work(AssertUnwindSafe(work).catch_unwind()),
+            Err(panic) => Guarded::Panicked(Some(panic)),
+        }
+    }
+}
+
+impl<W: Future + Unpin> Future for Guarded<W> {
+    type Output = std::thread::Result<W::Output>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        match &mut *self {
+            Guarded::Work(work) => Pin::new(work).poll(cx),
+            Guarded::Panicked(panic) => Poll::Ready(Err(panic
+                .take()
+                .unwrap_or_else(|| Box::new("polled after the panic was reported")))),
         }
     }
 }

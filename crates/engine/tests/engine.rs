@@ -393,3 +393,35 @@ async fn several_questions_can_be_outstanding_and_answers_count_once() {
     assert_eq!(end.status, TaskStatus::Completed);
     assert!(end.input_requests.is_empty());
 }
+
+/// Work whose future cannot even be made (the handler panics before returning it)
+/// fails its task as a crash, whether the task was launched or started deferred.
+#[tokio::test]
+async fn work_that_panics_while_being_made_fails_its_task() {
+    let engine = Engine::start(Arc::new(MemoryStore::new()), EngineConfig::default())
+        .await
+        .unwrap();
+    fn boom(_ctx: mcp_tasks_engine::TaskContext) -> mcp_tasks_engine::Work {
+        panic!("deliberate panic while making the work")
+    }
+    let launched = engine.create(params(), boom).await.unwrap();
+    let deferred = engine
+        .start_deferred(params(), boom)
+        .unwrap()
+        .into_task()
+        .await
+        .unwrap();
+    for id in [launched.id, deferred.id] {
+        let failed = eventually(WAIT, || async {
+            let r = engine.store().get(&id, chrono::Utc::now()).await.unwrap()?;
+            (r.status == TaskStatus::Failed).then_some(r)
+        })
+        .await;
+        match failed.outcome {
+            Some(mcp_tasks_engine::Outcome::Failed { failure, .. }) => {
+                assert_eq!(failure, mcp_tasks_engine::Failure::ToolPanicked)
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+}
