@@ -87,4 +87,5 @@ pub use mcp_tasks_store::{
     ExternalJob, Failure, InputRequest, Outcome, SessionRecord, StoreObserver, TaskRecord,
     TRACE_TARGET,
 };
+pub use observability::set_task_span_parent;
 pub use reader::WireReader;

@@ -1,13 +1,19 @@
 //! What the engine offers whoever watches it run (metrics, traces): the store's
 //! timing observer, tasks counted by status, and the span a task's execution runs in.
 //!
-//! The span is made when the task is created, inside the request that created it, so
-//! the execution is a child of that request's span even though it outlives it; work,
+//! The span is made when the task is created, inside the request that created it, and
+//! traced as a child of that request's span even though it outlives it; work,
 //! store calls and upstream calls made by the task nest under it. Its attributes follow
 //! OpenTelemetry's `execute_tool` span for tool calls (`gen_ai.operation.name`,
 //! `gen_ai.tool.name`); the task itself is described under our own namespace,
 //! `mcp_tasks.task.id` and `mcp_tasks.task.status`, since the conventions have no task
 //! attributes yet.
+//!
+//! In the `tracing` registry the span is a root, though: a child keeps its parent (and
+//! the parent's ancestors) open for as long as it lives, and a task may run for days,
+//! so every live task would hold its request's spans too (about 140 bytes each). The
+//! trace parent is set instead by the hook the server registers with
+//! [`set_task_span_parent`] (OpenTelemetry's context of the current span).
 
 use mcp_tasks_protocol::TaskStatus;
 use mcp_tasks_store::{Outcome, StoreError, StoreObserver, TaskRecord, TaskStore, TRACE_TARGET};
@@ -41,14 +47,26 @@ impl Engine {
     }
 }
 
-/// The span of a task's execution, a child of the current span (the request that
-/// creates the task, or none for a task taken over from another process).
+/// What makes a new task span a trace child of the current span; see the module docs.
+static TASK_SPAN_PARENT: std::sync::OnceLock<fn(&Span)> = std::sync::OnceLock::new();
+
+/// Registers how a task's span gets its trace parent from the current span (the
+/// request creating the task): with OpenTelemetry, by setting the span's parent
+/// context. Process-wide, as the tracing subscriber is; the first registration stays.
+pub fn set_task_span_parent(link: fn(&Span)) {
+    let _ = TASK_SPAN_PARENT.set(link);
+}
+
+/// The span of a task's execution: a root in the tracing registry, whose trace parent
+/// is the current span (the request that creates the task; none for a task taken over
+/// from another process) through the hook of [`set_task_span_parent`].
 pub(crate) fn task_span(record: &TaskRecord) -> Span {
     let tool = (record.method == mcp_tasks_protocol::methods::TOOLS_CALL)
         .then(|| record.request.name())
         .flatten();
     let span = tracing::info_span!(
         target: TRACE_TARGET,
+        parent: None,
         "task",
         otel.name = Empty,
         otel.kind = "internal",
@@ -69,6 +87,9 @@ pub(crate) fn task_span(record: &TaskRecord) -> Span {
         None => {
             span.record("otel.name", format!("task {}", record.method));
         }
+    }
+    if let Some(link) = TASK_SPAN_PARENT.get() {
+        link(&span);
     }
     span
 }

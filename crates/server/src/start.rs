@@ -16,6 +16,8 @@ impl Server {
     /// Builds a server and starts routing engine events to sessions. Must be called
     /// inside a tokio runtime.
     pub(crate) fn new(engine: Engine, tools: ToolRegistry, config: ServerConfig) -> Self {
+        // Task spans are registry roots traced as children of their request.
+        crate::telemetry::link_task_spans();
         for tool in tools.iter() {
             if let Some(spec) = tool.external_spec() {
                 engine.register_external(tool.name(), spec.poller.clone());

@@ -206,6 +206,17 @@ fn set_remote_parent(span: &Span, params: &Value) {
 #[cfg(not(feature = "otel"))]
 fn set_remote_parent(_span: &Span, _params: &Value) {}
 
+/// Makes each task's span a trace child of the request that created it (see
+/// `mcp_tasks_engine::set_task_span_parent`): with the `otel` feature, the span's
+/// OpenTelemetry parent is the current span's context. Without it, nothing to link.
+pub(crate) fn link_task_spans() {
+    #[cfg(feature = "otel")]
+    mcp_tasks_engine::set_task_span_parent(|span| {
+        use tracing_opentelemetry::OpenTelemetrySpanExt;
+        let _ = span.set_parent(Span::current().context());
+    });
+}
+
 /// The current span's context as a W3C `traceparent`, to put in the `_meta` of a
 /// request this process sends on (a gateway's upstream call), so the upstream's spans
 /// join the same trace. `None` without the `otel` feature or when nothing is traced.
