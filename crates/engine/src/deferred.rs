@@ -47,6 +47,8 @@ pub struct DeferredTask {
     cancel: CancellationToken,
     /// Stops the work; `None` once the work is the engine's (or was stopped).
     abort: Option<AbortHandle>,
+    /// The work's job until it is spawned (see [`DeferredTask::into_task`]).
+    job: Option<DeferredJob>,
     shared: Arc<Shared>,
     span: tracing::Span,
 }
@@ -103,13 +105,13 @@ impl Engine {
         );
         let span = crate::observability::task_span(&record);
         let (job, abort) = DeferredJob::new(Arc::clone(&shared), || work(ctx));
-        tokio::spawn(job.instrument(span.clone()));
         Ok(DeferredTask {
             engine: self.clone(),
             record,
             slot: Some(slot),
             cancel,
             abort: Some(abort),
+            job: Some(job),
             shared,
             span,
         })
@@ -131,6 +133,7 @@ impl DeferredTask {
     pub async fn settle(mut self, window: Duration) -> Result<Settled, EngineError> {
         // The abort handle stays in `self` while waiting: a caller that stops waiting
         // drops `self`, which stops the work (no task exists to carry it on).
+        self.spawn_job();
         let shared = Arc::clone(&self.shared);
         let ended = tokio::select! {
             ended = shared.ended() => Some(ended),
@@ -162,8 +165,26 @@ impl DeferredTask {
     ///
     /// # Errors
     /// A store failure; the work is stopped then.
-    pub async fn into_task(self) -> Result<TaskRecord, EngineError> {
+    pub async fn into_task(mut self) -> Result<TaskRecord, EngineError> {
+        // Polled once here first: work that ends at once (an instant tool) has ended
+        // before its creation is written, so both go in one write whatever the
+        // scheduler does; other work goes on on its own tokio task.
+        if let Some(job) = self.job.as_mut() {
+            let span = self.span.clone();
+            if futures::FutureExt::now_or_never(job.instrument(span)).is_some() {
+                self.job = None;
+            }
+        }
+        self.spawn_job();
         self.create_detached().await
+    }
+
+    /// Starts the work's job on a tokio task of its own (once; it runs there to its
+    /// end, created or not).
+    fn spawn_job(&mut self) {
+        if let Some(job) = self.job.take() {
+            tokio::spawn(job.instrument(self.span.clone()));
+        }
     }
 
     /// [`DeferredTask::create`] on a tokio task of its own: a caller that stops
@@ -188,10 +209,17 @@ impl DeferredTask {
             record.status_message = Some(message);
         }
         let pending = Arc::new(PendingCreate::new(record.clone()));
+        // Work that already ended goes into the creation's own write.
+        let mut ended = shared.take_end();
+        if let Some(Some(o)) = &ended {
+            pending.amend(inner.executor.end_params(core, &record.id, o.clone()));
+        }
         let creating = core.store.create_pending(Arc::clone(&pending));
         tokio::pin!(creating);
-        let mut ended = None;
-        let stored = tokio::select! {
+        let stored = if ended.is_some() {
+            creating.await
+        } else {
+            tokio::select! {
             biased;
             stored = &mut creating => stored,
             outcome = shared.ended() => {
@@ -202,6 +230,7 @@ impl DeferredTask {
                 }
                 ended = Some(outcome);
                 creating.await
+            }
             }
         };
         let stored = match stored {
