@@ -192,7 +192,9 @@ async fn a_task_is_traced_from_the_request_through_its_execution() {
         &server.url,
         7,
         "tools/call",
-        json!({"name": "slow_compute", "arguments": {"seconds": 0}}),
+        // Not instant: work that ends at once is written with its creation, and this
+        // test follows the final write the task's execution makes itself.
+        json!({"name": "slow_compute", "arguments": {"seconds": 0.1}}),
         json!({"traceparent": traceparent}),
     )
     .await;
@@ -320,7 +322,9 @@ async fn an_upstream_call_carries_the_trace_to_the_upstream() {
         &server.url,
         1,
         "tools/call",
-        json!({"name": "slow_compute", "arguments": {"seconds": 0}}),
+        // Not instant: work that ends at once is written with its creation, and this
+        // test follows the final write the task's execution makes itself.
+        json!({"name": "slow_compute", "arguments": {"seconds": 0.1}}),
         json!({"traceparent": traceparent}),
     )
     .await;
