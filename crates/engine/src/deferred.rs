@@ -21,8 +21,7 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
-use crate::context::TaskContext;
-use crate::context::TaskHost;
+use crate::context::{TaskContext, TaskHost};
 use crate::deferred_job::{DeferredJob, Phase, Shared};
 use crate::engine::{CreateParams, Engine, Work};
 use crate::error::EngineError;
@@ -72,10 +71,10 @@ impl Drop for DeferredTask {
 }
 
 impl Engine {
-    /// Starts `work` as a task-to-be: the quota slot is taken now (a refused call runs
-    /// nothing), the work starts at once on the tokio task it keeps to its end, and
-    /// the task is created only when [`DeferredTask::settle`] or
-    /// [`DeferredTask::into_task`] says so.
+    /// Prepares `work` as a task-to-be: the quota slot is taken now (a refused call
+    /// runs nothing); the work starts with [`DeferredTask::settle`] or
+    /// [`DeferredTask::into_task`], on the one tokio task it then keeps to its end, and
+    /// the task is created only when they say so.
     ///
     /// # Errors
     /// [`EngineError::QuotaExceeded`]; nothing runs then.
@@ -209,29 +208,30 @@ impl DeferredTask {
             record.status_message = Some(message);
         }
         let pending = Arc::new(PendingCreate::new(record.clone()));
+        // Offers the work's end to the creation; whether the store took it shows in the
+        // record it returns (ended, or still as created).
+        let offer = |outcome: &Option<Outcome>| {
+            if let Some(o) = outcome {
+                pending.amend(inner.executor.end_params(core, &record.id, o.clone()));
+            }
+        };
         // Work that already ended goes into the creation's own write.
-        let mut ended = shared.take_end();
-        if let Some(Some(o)) = &ended {
-            pending.amend(inner.executor.end_params(core, &record.id, o.clone()));
+        let ended_first = shared.take_end();
+        if let Some(outcome) = &ended_first {
+            offer(outcome);
         }
         let creating = core.store.create_pending(Arc::clone(&pending));
         tokio::pin!(creating);
-        let stored = if ended.is_some() {
-            creating.await
-        } else {
-            tokio::select! {
-            biased;
-            stored = &mut creating => stored,
-            outcome = shared.ended() => {
-                // Offer the end to the creation; whether the store took it shows in
-                // the record it returns (ended, or still as created).
-                if let Some(o) = &outcome {
-                    pending.amend(inner.executor.end_params(core, &record.id, o.clone()));
+        let (stored, ended) = match ended_first {
+            Some(outcome) => (creating.await, Some(outcome)),
+            None => tokio::select! {
+                biased;
+                stored = &mut creating => (stored, None),
+                outcome = shared.ended() => {
+                    offer(&outcome);
+                    (creating.await, Some(outcome))
                 }
-                ended = Some(outcome);
-                creating.await
-            }
-            }
+            },
         };
         let stored = match stored {
             Ok(r) => r,
@@ -244,17 +244,17 @@ impl DeferredTask {
         };
         crate::audit::created(&record, core.config.audit_arguments);
         core.observe(&record);
+        if !stored.status.is_terminal() {
+            // The task as created, before the job may record an end, so that events
+            // keep their order.
+            core.publish(&record);
+        }
         let slot = self.slot.take();
         // Work that ended while its creation was being written, too late to go along:
         // its end is written before the reply, so the first read after it finds it.
-        let mut published = false;
         let (ended, slot) = match ended {
             Some(outcome) => (outcome, slot),
             None => {
-                // Published before the job may record an end, so that events keep
-                // their order.
-                core.publish(&record);
-                published = true;
                 let adopted =
                     inner
                         .executor
@@ -275,16 +275,11 @@ impl DeferredTask {
             core.observe(&stored);
             core.publish(&stored);
             crate::observability::record_end(&self.span, &stored, &*core.reader());
-        } else {
-            if !published {
-                core.publish(&record);
-            }
-            if let Some(outcome) = ended {
-                // The end is the work's write: in the task's span, as for any task.
-                let finishing = inner.executor.finish(core, &record.id, outcome);
-                if let Some(last) = finishing.instrument(self.span.clone()).await {
-                    crate::observability::record_end(&self.span, &last, &*core.reader());
-                }
+        } else if let Some(outcome) = ended {
+            // The end is the work's write: in the task's span, as for any task.
+            let finishing = inner.executor.finish(core, &record.id, outcome);
+            if let Some(last) = finishing.instrument(self.span.clone()).await {
+                crate::observability::record_end(&self.span, &last, &*core.reader());
             }
         }
         // The reply shows the task as created (`working`, as both wires have a new
