@@ -15,6 +15,9 @@ pub struct Activity {
     pub sweeps: u64,
     /// Heartbeats finished: running work re-read and leases renewed (shared stores).
     pub heartbeats: u64,
+    /// Running tasks re-read by heartbeats, to catch changes no event announced: only
+    /// on stores other processes write (the in-memory store's feed sees every write).
+    pub heartbeat_rereads: u64,
     /// Polls of external jobs answered (or failed) by their system.
     pub polls: u64,
     /// Cancels of external jobs requested, counted when the request is decided (before

@@ -132,12 +132,24 @@ impl DeferredTask {
     pub async fn settle(mut self, window: Duration) -> Result<Settled, EngineError> {
         // The abort handle stays in `self` while waiting: a caller that stops waiting
         // drops `self`, which stops the work (no task exists to carry it on).
-        self.spawn_job();
+        // The job is polled here, in the caller's task, during the window: work that
+        // ends in it costs no spawn, as a plain call would. Moving the job to a tokio
+        // task of its own afterwards is safe (its work is a boxed future) and wakes it.
         let shared = Arc::clone(&self.shared);
-        let ended = tokio::select! {
-            ended = shared.ended() => Some(ended),
-            _ = tokio::time::sleep(window) => None,
-            _ = shared.wanted.notified() => None,
+        let span = self.span.clone();
+        let ran_out = match self.job.as_mut() {
+            Some(job) => tokio::select! {
+                () = job.instrument(span) => true,
+                () = tokio::time::sleep(window) => false,
+                () = shared.wanted.notified() => false,
+            },
+            None => false,
+        };
+        let ended = if ran_out {
+            self.job = None;
+            shared.take_end()
+        } else {
+            None
         };
         match ended {
             Some(ended) => {
@@ -152,10 +164,12 @@ impl DeferredTask {
                 });
                 Ok(Settled::Done(outcome))
             }
-            None => self
-                .create_detached()
-                .await
-                .map(|r| Settled::Task(Box::new(r))),
+            None => {
+                self.spawn_job();
+                self.create_detached()
+                    .await
+                    .map(|r| Settled::Task(Box::new(r)))
+            }
         }
     }
 

@@ -519,7 +519,17 @@ impl Engine {
     /// cancelled them), renews their leases and takes over expired ones.
     pub(crate) async fn refresh_running(&self) {
         let inner = &self.inner;
-        crate::replicas::refresh_running(&inner.core, &inner.executor, &inner.waiters).await;
+        // Only a store other processes write needs the periodic re-read: the in-memory
+        // store's change feed sees every write (a lagging subscriber gets `Missed`,
+        // which re-reads everything), and re-reading a million running tasks every
+        // heartbeat cost a core (docs/benchmarks.md, round three).
+        if inner.core.store.shared_by_processes() {
+            let reread = inner.executor.running_ids();
+            let count = reread.len() as u64;
+            crate::replicas::refresh_ids(&inner.core, &inner.executor, &inner.waiters, reread)
+                .await;
+            inner.core.activity.count(|a| a.heartbeat_rereads += count);
+        }
         inner
             .leases
             .heartbeat(&inner.core, &inner.executor, self.host())

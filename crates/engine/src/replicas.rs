@@ -36,7 +36,17 @@ pub(crate) async fn refresh(core: &Core, executor: &Executor, waiters: &InputWai
 
 /// Re-reads every task running in this process.
 pub(crate) async fn refresh_running(core: &Core, executor: &Executor, waiters: &InputWaiters) {
-    for id in executor.running_ids() {
+    refresh_ids(core, executor, waiters, executor.running_ids()).await;
+}
+
+/// Re-reads the given tasks, one after the other.
+pub(crate) async fn refresh_ids(
+    core: &Core,
+    executor: &Executor,
+    waiters: &InputWaiters,
+    ids: Vec<TaskId>,
+) {
+    for id in ids {
         refresh(core, executor, waiters, &id).await;
     }
 }

@@ -108,3 +108,50 @@ async fn a_running_task_is_one_tokio_task_however_it_started() {
     assert_eq!(engine.running_count(), 3 * EACH);
     eventually(WAIT, || async { alive() == before + 3 * EACH }).await;
 }
+
+/// A heartbeat re-reads the tasks running here only on a store other processes write:
+/// on the in-memory store the change feed already sees every write, and re-reading a
+/// million running tasks every heartbeat cost a core.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn heartbeats_reread_running_tasks_only_on_stores_other_processes_write() {
+    let dir = tempfile::tempdir().unwrap();
+    for backend in ["memory", "sqlite"] {
+        let store: Arc<dyn TaskStore> = if backend == "memory" {
+            Arc::new(MemoryStore::new())
+        } else {
+            let url = format!("sqlite://{}", dir.path().join("t.db").display());
+            Arc::new(SqliteStore::open(&url).await.unwrap())
+        };
+        let config = EngineConfig {
+            heartbeat: std::time::Duration::from_millis(10),
+            lease_ttl: Some(std::time::Duration::from_secs(30)),
+            ..EngineConfig::default()
+        };
+        let engine = Engine::start(store, config).await.unwrap();
+        for _ in 0..3 {
+            engine.create(params(), forever).await.unwrap();
+        }
+        let sweeper = engine.clone();
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let running = tokio::spawn(async move {
+            sweeper
+                .run_sweeper(async {
+                    let _ = stopped.await;
+                })
+                .await
+        });
+        let mut activity = engine.activity();
+        tokio::time::timeout(WAIT, activity.wait_for(|a| a.heartbeats >= 4))
+            .await
+            .expect("heartbeats stopped")
+            .unwrap();
+        let rereads = activity.borrow().heartbeat_rereads;
+        if backend == "memory" {
+            assert_eq!(rereads, 0, "memory: heartbeats re-read running tasks");
+        } else {
+            assert!(rereads >= 9, "sqlite: {rereads} re-reads in 4 heartbeats of 3 tasks");
+        }
+        let _ = stop.send(());
+        running.await.unwrap();
+    }
+}
