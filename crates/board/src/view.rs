@@ -75,7 +75,7 @@ pub(crate) fn detail(
     detail["ttlLeftMs"] = json!(record
         .expires_at
         .map(|at| (at - now).num_milliseconds().max(0)));
-    let (result, error) = match &record.outcome {
+    let (result, error) = match record.outcome.as_deref() {
         None => (Value::Null, Value::Null),
         Some(Outcome::Result { value }) => (value.clone(), Value::Null),
         Some(Outcome::Error { code, message, .. }) => {

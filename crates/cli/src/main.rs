@@ -22,6 +22,11 @@ mod fixtures;
 mod fixtures_2025;
 mod journal;
 
+/// The allocator (see the `mimalloc` feature in Cargo.toml for why).
+#[cfg(feature = "mimalloc")]
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 

@@ -494,7 +494,7 @@ impl Engine {
 
     /// The neutral view of a record, for a codec to render.
     pub fn view(&self, record: &TaskRecord) -> TaskView {
-        let reports_error = match &record.outcome {
+        let reports_error = match record.outcome.as_deref() {
             Some(Outcome::Result { value }) => self.inner.core.reader().result_reports_error(value),
             _ => false,
         };

@@ -346,7 +346,7 @@ impl Externals {
             Ok(JobPoll::Running {
                 state,
                 status_message,
-            }) => Self::job_running(core, record, job, state, status_message).await,
+            }) => Self::job_running(core, record, *job, state, status_message).await,
             Ok(JobPoll::Finished(outcome)) => {
                 let id = record.id.clone();
                 let finished = executor.finish(core, &id, outcome).await;

@@ -99,7 +99,7 @@ pub(crate) fn task_span(record: &TaskRecord) -> Span {
 /// JSON-RPC code for a protocol error, the engine's failure kind otherwise).
 pub(crate) fn record_end(span: &Span, record: &TaskRecord, reader: &dyn WireReader) {
     span.record("mcp_tasks.task.status", record.status.as_str());
-    let error_type = match &record.outcome {
+    let error_type = match record.outcome.as_deref() {
         Some(Outcome::Result { value }) if reader.result_reports_error(value) => {
             Some("tool_error".to_string())
         }

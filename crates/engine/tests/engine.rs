@@ -144,7 +144,7 @@ async fn restart_fails_tasks_left_running_by_the_previous_process() {
         Some(RESTART_STATUS_MESSAGE)
     );
     assert!(matches!(
-        interrupted.outcome,
+        interrupted.outcome.as_deref(),
         Some(Outcome::Failed {
             failure: mcp_tasks_engine::Failure::ServerRestarted,
             ..
@@ -152,7 +152,7 @@ async fn restart_fails_tasks_left_running_by_the_previous_process() {
     ));
     let kept = engine.get(&done_id, &caller()).await.unwrap();
     assert_eq!(kept.status, TaskStatus::Completed);
-    assert_eq!(kept.outcome, Some(done("kept")));
+    assert_eq!(kept.outcome.as_deref(), Some(&done("kept")));
 }
 
 #[tokio::test]
@@ -176,7 +176,7 @@ async fn waiters_are_released_by_the_completion_event() {
     tx.send(()).unwrap();
     let r = waiter.await.unwrap().unwrap();
     assert_eq!(r.status, TaskStatus::Completed);
-    assert_eq!(r.outcome, Some(done("ok")));
+    assert_eq!(r.outcome.as_deref(), Some(&done("ok")));
 }
 
 #[tokio::test]
@@ -417,9 +417,9 @@ async fn work_that_panics_while_being_made_fails_its_task() {
             (r.status == TaskStatus::Failed).then_some(r)
         })
         .await;
-        match failed.outcome {
+        match failed.outcome.as_deref() {
             Some(mcp_tasks_engine::Outcome::Failed { failure, .. }) => {
-                assert_eq!(failure, mcp_tasks_engine::Failure::ToolPanicked)
+                assert_eq!(*failure, mcp_tasks_engine::Failure::ToolPanicked)
             }
             other => panic!("{other:?}"),
         }

@@ -49,7 +49,7 @@ async fn reads_poll_the_job_and_record_its_progress_and_outcome() {
     fake.set(&state, Job::Done(rows("42 rows")));
     let done = read_until(&engine, &record.id, |r| r.status.is_terminal()).await;
     assert_eq!(done.status, TaskStatus::Completed);
-    assert_eq!(done.outcome, Some(rows("42 rows")));
+    assert_eq!(done.outcome.as_deref(), Some(&rows("42 rows")));
     let waited = engine.wait_terminal(&record.id, &caller()).await.unwrap();
     assert_eq!(waited, done);
 
@@ -81,7 +81,7 @@ async fn failed_jobs_fail_the_task_and_tool_errors_are_flagged() {
     fake.set(&b_state, Job::Done(tool_error.clone()));
     let a = engine.wait_terminal(&a.id, &caller()).await.unwrap();
     assert_eq!(
-        (a.status, a.outcome),
+        (a.status, a.outcome.map(|o| *o)),
         (TaskStatus::Failed, Some(error.clone()))
     );
     // Recorded exactly as a tool error of in-process work: stored `completed` with the
@@ -93,7 +93,7 @@ async fn failed_jobs_fail_the_task_and_tool_errors_are_flagged() {
         Some("the tool reported an error: syntax error")
     );
     assert_eq!(
-        (b.status, b.outcome),
+        (b.status, b.outcome.map(|o| *o)),
         (TaskStatus::Completed, Some(tool_error))
     );
 }
@@ -173,7 +173,7 @@ async fn wait_terminal_polls_until_the_job_finishes() {
         .unwrap()
         .unwrap();
     assert_eq!(done.status, TaskStatus::Completed);
-    assert_eq!(done.outcome, Some(rows("done")));
+    assert_eq!(done.outcome.as_deref(), Some(&rows("done")));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -205,7 +205,7 @@ async fn wait_terminal_from_before_the_job_started_polls_it() {
         .await
         .expect("wait_terminal did not poll the job attached while it waited")
         .unwrap();
-    assert_eq!(done.outcome, Some(rows("quick")));
+    assert_eq!(done.outcome.as_deref(), Some(&rows("quick")));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -289,7 +289,7 @@ async fn a_start_that_fails_or_panics_fails_the_task() {
         .unwrap();
     let done = engine.wait_terminal(&record.id, &caller()).await.unwrap();
     assert_eq!(done.status, TaskStatus::Failed);
-    assert_eq!(done.outcome, Some(refused));
+    assert_eq!(done.outcome.as_deref(), Some(&refused));
     assert_eq!(done.external, None);
 
     let record = engine
@@ -307,7 +307,7 @@ async fn a_start_that_fails_or_panics_fails_the_task() {
     assert_eq!(done.status, TaskStatus::Failed);
     assert!(
         matches!(
-            &done.outcome,
+            done.outcome.as_deref(),
             Some(Outcome::Failed { failure: mcp_tasks_engine::Failure::ToolPanicked, message })
                 if message.contains("crashed")
         ),

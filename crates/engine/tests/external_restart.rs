@@ -131,7 +131,7 @@ async fn external_tasks_survive_a_restart() {
     fake.set(&state, Job::Done(rows("after the restart")));
     let done = second.get(&record.id, &caller()).await.unwrap();
     assert_eq!(done.status, TaskStatus::Completed);
-    assert_eq!(done.outcome, Some(rows("after the restart")));
+    assert_eq!(done.outcome.as_deref(), Some(&rows("after the restart")));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -169,7 +169,7 @@ async fn another_replica_serves_the_task_and_leases_do_not_take_it_over() {
     fake.set(&state, Job::Done(rows("from b")));
     let done = read_until(&b, &record.id, |r| r.status.is_terminal()).await;
     assert_eq!(done.status, TaskStatus::Completed);
-    assert_eq!(done.outcome, Some(rows("from b")));
+    assert_eq!(done.outcome.as_deref(), Some(&rows("from b")));
     let on_a = tokio::time::timeout(Duration::from_secs(3), waiter)
         .await
         .unwrap()

@@ -149,7 +149,10 @@ async fn heartbeats_reread_running_tasks_only_on_stores_other_processes_write() 
         if backend == "memory" {
             assert_eq!(rereads, 0, "memory: heartbeats re-read running tasks");
         } else {
-            assert!(rereads >= 9, "sqlite: {rereads} re-reads in 4 heartbeats of 3 tasks");
+            assert!(
+                rereads >= 9,
+                "sqlite: {rereads} re-reads in 4 heartbeats of 3 tasks"
+            );
         }
         let _ = stop.send(());
         running.await.unwrap();

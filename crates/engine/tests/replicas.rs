@@ -135,8 +135,8 @@ async fn answer_on_b_reaches_work_on_a(a: Engine, b: Engine) {
     .expect("the work on A got the answer given on B")
     .unwrap();
     assert_eq!(
-        done.outcome,
-        Some(Outcome::Result {
+        done.outcome.as_deref(),
+        Some(&Outcome::Result {
             value: json!({"content": [{"type": "text", "text": "accept"}]})
         })
     );
@@ -220,8 +220,8 @@ async fn takeover_after_a_dead_replica(a_store: Arc<dyn TaskStore>, b_store: Arc
     .unwrap();
     assert_eq!(done.status, TaskStatus::Completed);
     assert_eq!(
-        done.outcome,
-        Some(Outcome::Result {
+        done.outcome.as_deref(),
+        Some(&Outcome::Result {
             value: json!({"content": [{"type": "text", "text": "re-run on B"}]})
         })
     );

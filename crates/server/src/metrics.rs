@@ -215,7 +215,7 @@ impl Metrics {
             // A tool error (`isError: true`) is a failure to whoever watches the
             // service, whatever each wire calls the task.
             let tool_error = matches!(
-                &record.outcome,
+                record.outcome.as_deref(),
                 Some(Outcome::Result { value }) if McpReader.result_reports_error(value)
             );
             let status = match record.status {

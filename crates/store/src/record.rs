@@ -192,8 +192,9 @@ pub struct TaskRecord {
     /// The params of the original request, minus transport-only fields, as compact
     /// JSON text (see [`RequestJson`]).
     pub request: RequestJson,
-    /// The final result or error, once terminal.
-    pub outcome: Option<Outcome>,
+    /// The final result or error, once terminal. Boxed: a running task (the many) then
+    /// pays 8 bytes for it instead of the 104 of an inline `Outcome`.
+    pub outcome: Option<Box<Outcome>>,
     /// Which running process executes the task (a per-boot id); used to find tasks
     /// orphaned by a crash. With leases, the holder of the lease.
     pub runner: Option<String>,
@@ -214,8 +215,9 @@ pub struct TaskRecord {
     /// The external job the task waits on, once its work started one; `None` for tasks
     /// whose work runs in a process. Non-terminal tasks with a job are never failed as
     /// orphans nor taken over by lease expiry: their state lives here, not in a process.
-    /// Kept after the task ends, as a note of which job produced the outcome.
-    pub external: Option<ExternalJob>,
+    /// Kept after the task ends, as a note of which job produced the outcome. Boxed,
+    /// as `outcome`: most tasks have none.
+    pub external: Option<Box<ExternalJob>>,
 }
 
 /// One atomic change applied by [`crate::TaskStore::transition`].

@@ -307,10 +307,10 @@ async fn an_unreadable_external_job_does_not_lose_an_expiry_batch() {
     let expiring = |i: i64| TaskRecord {
         ttl: Some(Duration::from_millis(1_000)),
         expires_at: Some(at(i + 1_000)),
-        external: Some(mcp_tasks_store::ExternalJob {
+        external: Some(Box::new(mcp_tasks_store::ExternalJob {
             kind: "batch".to_string(),
             state: serde_json::json!({"job": i}),
-        }),
+        })),
         ..record("alice", None, at(i))
     };
     let (good, bad) = (expiring(0), expiring(1));
@@ -324,7 +324,7 @@ async fn an_unreadable_external_job_does_not_lose_an_expiry_batch() {
     let mut gone = store.delete_expired(at(5_000), 10).await.unwrap();
     gone.sort_by_key(|g| g.id.to_string());
     let mut expected = vec![
-        (good.id.clone(), good.external.clone()),
+        (good.id.clone(), good.external.clone().map(|job| *job)),
         (bad.id.clone(), None),
     ];
     expected.sort_by_key(|(id, _)| id.to_string());

@@ -336,13 +336,13 @@ impl TaskStore for MemoryStore {
                     r.status_message.clone_from(message);
                 }
                 if let Some(outcome) = &params.outcome {
-                    r.outcome = Some(outcome.clone());
+                    r.outcome = Some(Box::new(outcome.clone()));
                 }
                 if let Some(requests) = &params.input_requests {
                     r.input_requests.clone_from(requests);
                 }
                 if let Some(external) = &params.external {
-                    r.external.clone_from(external);
+                    r.external = external.clone().map(Box::new);
                 }
                 r.last_updated_at = params.now;
             })
@@ -371,7 +371,7 @@ impl TaskStore for MemoryStore {
             .map(|record| ExpiredTask {
                 id: record.id,
                 status: record.status,
-                external: record.external,
+                external: record.external.map(|job| *job),
             })
             .collect();
         drop(inner);
@@ -403,7 +403,7 @@ impl TaskStore for MemoryStore {
             inner.apply(id, now, |r| {
                 r.status = TaskStatus::Failed;
                 r.status_message = Some(status_message.to_string());
-                r.outcome = Some(error.clone());
+                r.outcome = Some(Box::new(error.clone()));
                 r.input_requests.clear();
                 r.last_updated_at = now;
             });

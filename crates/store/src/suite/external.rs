@@ -26,7 +26,7 @@ fn job(token: &str) -> ExternalJob {
 pub async fn external_job_round_trips(store: Arc<dyn TaskStore>) {
     let plain = record("alice", None, at(0));
     let with_job = TaskRecord {
-        external: Some(job("t1")),
+        external: Some(Box::new(job("t1"))),
         ..record("alice", None, at(1))
     };
     store.create(&plain).await.unwrap();
@@ -49,7 +49,7 @@ pub async fn external_job_round_trips(store: Arc<dyn TaskStore>) {
         })
         .await
         .unwrap();
-    assert_eq!(attached.external, Some(job("a1")));
+    assert_eq!(attached.external, Some(Box::new(job("a1"))));
     assert_eq!(attached.version, plain.version + 1);
     assert_eq!(
         store.get(&plain.id, at(11)).await.unwrap().as_ref(),
@@ -64,7 +64,7 @@ pub async fn external_job_round_trips(store: Arc<dyn TaskStore>) {
         })
         .await
         .unwrap();
-    assert_eq!(messaged.external, Some(job("a1")));
+    assert_eq!(messaged.external, Some(Box::new(job("a1"))));
 
     // A new state replaces the old one.
     let replaced = store
@@ -74,7 +74,7 @@ pub async fn external_job_round_trips(store: Arc<dyn TaskStore>) {
         })
         .await
         .unwrap();
-    assert_eq!(replaced.external, Some(job("a2")));
+    assert_eq!(replaced.external, Some(Box::new(job("a2"))));
     assert_eq!(replaced.status_message.as_deref(), Some("50%"));
     assert_eq!(
         store.get(&plain.id, at(31)).await.unwrap().as_ref(),
@@ -89,7 +89,7 @@ pub async fn external_job_round_trips(store: Arc<dyn TaskStore>) {
         })
         .await
         .unwrap();
-    assert_eq!(finished.external, Some(job("a2")));
+    assert_eq!(finished.external, Some(Box::new(job("a2"))));
     assert_eq!(
         store.get(&plain.id, at(41)).await.unwrap().as_ref(),
         Some(&finished)
@@ -120,14 +120,14 @@ pub async fn fail_orphaned_skips_external_jobs(store: Arc<dyn TaskStore>) {
     };
     let external = TaskRecord {
         runner: Some("old".to_string()),
-        external: Some(job("x")),
+        external: Some(Box::new(job("x"))),
         ..record("alice", None, at(1))
     };
     let expired_lease = TaskRecord {
         runner: Some("old".to_string()),
         lease_until: Some(at(5)),
         lease_generation: 1,
-        external: Some(job("y")),
+        external: Some(Box::new(job("y"))),
         ..record("alice", None, at(2))
     };
     let attached_later = TaskRecord {
@@ -184,7 +184,7 @@ pub async fn claim_expired_leases_skips_external_jobs(store: Arc<dyn TaskStore>)
     };
     let plain = leased(0);
     let external = TaskRecord {
-        external: Some(job("x")),
+        external: Some(Box::new(job("x"))),
         ..leased(1)
     };
     let attached_later = leased(2);
@@ -231,7 +231,7 @@ pub async fn delete_expired_returns_external_jobs(store: Arc<dyn TaskStore>) {
     let expiring = |i: i64, job: Option<ExternalJob>| TaskRecord {
         ttl: Some(Duration::from_millis(1_000)),
         expires_at: Some(at(i + 1_000)),
-        external: job,
+        external: job.map(Box::new),
         ..record("alice", None, at(i))
     };
     let running = expiring(0, Some(job("running")));

@@ -294,7 +294,7 @@ pub async fn fenced_transition_with_stale_generation_is_lease_conflict(store: Ar
         .await
         .unwrap();
     assert_eq!(finished.status, TaskStatus::Completed);
-    assert_eq!(finished.outcome, Some(ok_outcome("fresh work")));
+    assert_eq!(finished.outcome.as_deref(), Some(&ok_outcome("fresh work")));
     assert_eq!(finished.lease_generation, 2);
     // Even against a terminal task a stale generation reports the lost lease first.
     assert_lease_conflict(store.transition(&late).await, &finished);

@@ -66,7 +66,7 @@ pub async fn fail_orphaned_fails_only_other_runners(store: Arc<dyn TaskStore>) {
         let expected = TaskRecord {
             status: TaskStatus::Failed,
             status_message: Some(message.to_string()),
-            outcome: Some(error.clone()),
+            outcome: Some(Box::new(error.clone())),
             last_updated_at: at(100),
             version: rec.version + 1,
             ..rec.clone()

@@ -21,11 +21,11 @@ pub async fn create_then_get_round_trips(store: Arc<dyn TaskStore>) {
     full.request = json!({"name": "deploy", "arguments": {"env": "prod", "dry": false,
         "targets": [1, 2, 3], "nested": {"a": null}}, "_meta": {"k": "v"}})
     .into();
-    full.outcome = Some(Outcome::Error {
+    full.outcome = Some(Box::new(Outcome::Error {
         code: -32603,
         message: "boom".to_string(),
         data: Some(json!({"detail": "disk full"})),
-    });
+    }));
     full.runner = Some("runner-a".to_string());
     full.version = 7;
     full.lease_until = Some(at(90_000));

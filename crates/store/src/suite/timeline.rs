@@ -253,7 +253,7 @@ pub async fn a_pending_creation_takes_its_end_along(store: Arc<dyn TaskStore>) {
     assert!(pending.amend(end.clone()), "open until the store seals it");
     let stored = store.create_pending(Arc::clone(&pending)).await.unwrap();
     assert_eq!(stored.status, TaskStatus::Completed);
-    assert_eq!(stored.outcome, Some(ok_outcome("done")));
+    assert_eq!(stored.outcome.as_deref(), Some(&ok_outcome("done")));
     let read = store.get(&rec.id, at(2)).await.unwrap().unwrap();
     assert_eq!(read, stored);
     assert_eq!(

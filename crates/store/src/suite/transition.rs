@@ -36,7 +36,7 @@ pub async fn transition_to_terminal_records_outcome_and_bumps_version(store: Arc
     let expected = TaskRecord {
         status: TaskStatus::Completed,
         status_message: Some("finished".to_string()),
-        outcome: Some(outcome),
+        outcome: Some(Box::new(outcome)),
         last_updated_at: at(250),
         version: rec.version + 1,
         ..rec.clone()

@@ -49,7 +49,7 @@ async fn wait_and_reply(
         _ = shutdown.cancelled() => return Err(RpcError::new(INTERNAL_ERROR, "the server is shutting down; call tasks/result again after it restarts")),
     };
     let id = record.id.as_str();
-    match record.outcome {
+    match record.outcome.map(|outcome| *outcome) {
         Some(Outcome::Result { value }) => Ok(v2025_11_25::with_related_task(value, id)),
         Some(failed) => Err(v2025_11_25::error_with_related_task(
             crate::error_map::outcome_error(&failed).unwrap_or_else(|| {

@@ -26,7 +26,7 @@ pub(super) async fn handle(req: &Request<'_>, params: &Value) -> Result<Value, R
 }
 
 pub(super) fn detail(record: &TaskRecord) -> Detail {
-    match (record.status, &record.outcome) {
+    match (record.status, record.outcome.as_deref()) {
         (TaskStatus::InputRequired, _) => {
             let requests: Map<String, Value> = record
                 .input_requests
