@@ -152,9 +152,13 @@ async fn spans_until(
     rx: &mut mpsc::UnboundedReceiver<Seen>,
     complete: impl Fn(&[Seen]) -> bool,
 ) -> Vec<Seen> {
+    // One deadline for the whole wait: spans the server exports on its own (periodic
+    // work) keep arriving, so a timeout per span would never fire and a missing span
+    // would hang the test instead of failing it.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
     let mut seen: Vec<Seen> = Vec::new();
     while !complete(&seen) {
-        let span = tokio::time::timeout(Duration::from_secs(30), rx.recv())
+        let span = tokio::time::timeout_at(deadline, rx.recv())
             .await
             .unwrap_or_else(|_| panic!("spans missing after 30 s; got {seen:#?}"))
             .expect("the receiver runs");
