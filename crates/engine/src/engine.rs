@@ -123,7 +123,8 @@ async fn bridge(inner: Weak<Inner>, mut feed: ChangeFeed) {
                 crate::replicas::refresh(&inner.core, &inner.executor, &inner.waiters, &id).await
             }
             Change::Missed => {
-                crate::replicas::refresh_running(&inner.core, &inner.executor, &inner.waiters).await
+                crate::replicas::refresh_running(&inner.core, &inner.executor, &inner.waiters)
+                    .await;
             }
             _ => {}
         }
@@ -524,11 +525,13 @@ impl Engine {
         // which re-reads everything), and re-reading a million running tasks every
         // heartbeat cost a core (docs/benchmarks.md, round three).
         if inner.core.store.shared_by_processes() {
-            let reread = inner.executor.running_ids();
-            let count = reread.len() as u64;
-            crate::replicas::refresh_ids(&inner.core, &inner.executor, &inner.waiters, reread)
-                .await;
-            inner.core.activity.count(|a| a.heartbeat_rereads += count);
+            let reread =
+                crate::replicas::refresh_running(&inner.core, &inner.executor, &inner.waiters)
+                    .await;
+            inner
+                .core
+                .activity
+                .count(|a| a.heartbeat_rereads += reread as u64);
         }
         inner
             .leases

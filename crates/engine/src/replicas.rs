@@ -35,18 +35,15 @@ pub(crate) async fn refresh(core: &Core, executor: &Executor, waiters: &InputWai
 }
 
 /// Re-reads every task running in this process.
-pub(crate) async fn refresh_running(core: &Core, executor: &Executor, waiters: &InputWaiters) {
-    refresh_ids(core, executor, waiters, executor.running_ids()).await;
-}
-
-/// Re-reads the given tasks, one after the other.
-pub(crate) async fn refresh_ids(
+/// Returns how many it re-read.
+pub(crate) async fn refresh_running(
     core: &Core,
     executor: &Executor,
     waiters: &InputWaiters,
-    ids: Vec<TaskId>,
-) {
-    for id in ids {
-        refresh(core, executor, waiters, &id).await;
+) -> usize {
+    let ids = executor.running_ids();
+    for id in &ids {
+        refresh(core, executor, waiters, id).await;
     }
+    ids.len()
 }

@@ -32,12 +32,7 @@ fn params() -> CreateParams {
 async fn finished_tasks_leave_nothing_running_here() {
     for backend in ["memory", "sqlite"] {
         let dir = tempfile::tempdir().unwrap();
-        let store: Arc<dyn TaskStore> = if backend == "memory" {
-            Arc::new(MemoryStore::new())
-        } else {
-            let url = format!("sqlite://{}", dir.path().join("t.db").display());
-            Arc::new(SqliteStore::open(&url).await.unwrap())
-        };
+        let store = open_store(backend, dir.path()).await;
         let config = EngineConfig {
             max_active_tasks: ROUND,
             max_tasks_per_principal: ROUND,
@@ -72,6 +67,16 @@ async fn finished_tasks_leave_nothing_running_here() {
             // The running entry goes right after the outcome is recorded.
             eventually(WAIT, || async { engine.running_count() == 0 }).await;
         }
+    }
+}
+
+/// The store of `backend` ("memory", or "sqlite": a file in `dir`).
+async fn open_store(backend: &str, dir: &std::path::Path) -> Arc<dyn TaskStore> {
+    if backend == "memory" {
+        Arc::new(MemoryStore::new())
+    } else {
+        let url = format!("sqlite://{}", dir.join("t.db").display());
+        Arc::new(SqliteStore::open(&url).await.unwrap())
     }
 }
 
@@ -116,12 +121,7 @@ async fn a_running_task_is_one_tokio_task_however_it_started() {
 async fn heartbeats_reread_running_tasks_only_on_stores_other_processes_write() {
     let dir = tempfile::tempdir().unwrap();
     for backend in ["memory", "sqlite"] {
-        let store: Arc<dyn TaskStore> = if backend == "memory" {
-            Arc::new(MemoryStore::new())
-        } else {
-            let url = format!("sqlite://{}", dir.path().join("t.db").display());
-            Arc::new(SqliteStore::open(&url).await.unwrap())
-        };
+        let store = open_store(backend, dir.path()).await;
         let config = EngineConfig {
             heartbeat: std::time::Duration::from_millis(10),
             lease_ttl: Some(std::time::Duration::from_secs(30)),
