@@ -353,12 +353,8 @@ fn cli_json_output_and_exit_codes() {
         assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
         assert!(err.contains("-Gno-such-task"), "{args:?}: {err}");
     }
-    let closed = {
-        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = l.local_addr().unwrap().port();
-        drop(l);
-        format!("http://127.0.0.1:{port}/mcp")
-    };
+    let (_held, port) = common::refused_port();
+    let closed = format!("http://127.0.0.1:{port}/mcp");
     assert_eq!(cli(&["tools", &closed]).status.code(), Some(4));
 }
 

@@ -291,11 +291,7 @@ fn wrap_of_a_command_that_cannot_start_fails_at_once_saying_why() {
 /// reached) appear in no log line or error, even at debug level.
 #[test]
 fn upstream_credentials_never_reach_the_logs() {
-    let closed_port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let (_held, closed_port) = common::refused_port();
     let (_, stderr) = serve_with_config(
         &format!(
             "[[upstream]]\nname = \"remote\"\nurl = \"http://127.0.0.1:{closed_port}/mcp\"\n\

@@ -40,7 +40,8 @@ format = "slack"
 #[tokio::test]
 async fn events_wait_for_a_receiver_that_is_down_across_a_restart_and_are_sent_once() {
     let dir = tempfile::tempdir().unwrap();
-    let port = Receiver::free_port().await;
+    let reserved = Receiver::reserve();
+    let port = reserved.port;
     let config = config(dir.path(), port);
     let db = format!("sqlite://{}", dir.path().join("tasks.db").display());
     let args = [
@@ -66,7 +67,7 @@ async fn events_wait_for_a_receiver_that_is_down_across_a_restart_and_are_sent_o
     // Two processes start on the same database, then the receiver comes back.
     let a = serve(&args);
     let b = serve(&args);
-    let receiver = Receiver::start(port).await;
+    let receiver = Receiver::start(reserved).await;
     let (json_event, slack_event) = receiver
         .until(|got| {
             let json = got.iter().find(|r| r.path == "/json")?;
@@ -182,8 +183,9 @@ async fn an_event_left_unwritten_by_a_crash_is_sent_by_the_next_process() {
     mcp.wait(&task, "input_required").await;
     drop(quiet);
 
-    let port = Receiver::free_port().await;
-    let receiver = Receiver::start(port).await;
+    let reserved = Receiver::reserve();
+    let port = reserved.port;
+    let receiver = Receiver::start(reserved).await;
     let config = config(dir.path(), port);
     let next = serve(&["--database", db.as_str(), "--config", config.as_str()]);
     let event = receiver

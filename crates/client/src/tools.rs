@@ -25,6 +25,15 @@ pub struct ToolInfo {
 }
 
 impl ToolInfo {
+    /// Reads one entry of `tools/list` as a server sent it (for code that got the
+    /// list by other means, and for tests).
+    ///
+    /// # Errors
+    /// [`ClientError::Protocol`] when the entry has no name.
+    pub fn from_definition(v: &Value) -> Result<Self, ClientError> {
+        Self::parse(v)
+    }
+
     /// Reads one entry of `tools/list`.
     pub(crate) fn parse(v: &Value) -> Result<Self, ClientError> {
         let name = v

@@ -180,6 +180,46 @@ mod tests {
         ));
     }
 
+    /// turul-mcp-server (a Rust server with the Tasks extension) writes its durations
+    /// as floats (`"pollIntervalMs": 500.0`); the schemas type them `number`. Before
+    /// the client read only integers and refused every task of that server.
+    #[test]
+    fn tasks_with_float_durations_are_read_as_peers_send_them() {
+        let created = json!({"resultType": "task", "taskId": "0199c5b2-7f3e-7000-8000-000000000001",
+            "status": "working", "createdAt": "2026-11-25T10:00:00.000Z",
+            "lastUpdatedAt": "2026-11-25T10:00:00.000Z", "ttlMs": 3600000.0,
+            "pollIntervalMs": 500.0});
+        let Ok(CallReply::Task(view)) = call_reply(Wire::V2026_07_28, created.clone()) else {
+            panic!("a float pollIntervalMs is refused");
+        };
+        assert_eq!(
+            view.poll_interval,
+            Some(std::time::Duration::from_millis(500))
+        );
+        assert_eq!(view.ttl, Some(std::time::Duration::from_secs(3600)));
+        let mut done = created.clone();
+        done["status"] = json!("completed");
+        done["result"] = json!({"content": [{"type": "text", "text": "ok"}]});
+        let (view, _) = task_reply(Wire::V2026_07_28, &done).expect("tasks/get");
+        assert_eq!(
+            view.poll_interval,
+            Some(std::time::Duration::from_millis(500))
+        );
+        let legacy = json!({"task": {"taskId": "t", "status": "working",
+            "createdAt": "2025-11-25T10:00:00Z", "lastUpdatedAt": "2025-11-25T10:00:00Z",
+            "ttl": 60000.0, "pollInterval": 1000.0}});
+        assert!(matches!(
+            call_reply(Wire::V2025_11_25, legacy),
+            Ok(CallReply::Task(v)) if v.ttl == Some(std::time::Duration::from_secs(60))
+        ));
+        let mut negative = created;
+        negative["pollIntervalMs"] = json!(-1.0);
+        assert!(matches!(
+            call_reply(Wire::V2026_07_28, negative),
+            Err(ClientError::Protocol(m)) if m.contains("pollIntervalMs")
+        ));
+    }
+
     #[test]
     fn call_replies_are_told_apart() {
         let r = call_reply(

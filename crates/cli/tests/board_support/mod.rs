@@ -6,7 +6,6 @@ use reqwest::header::{HeaderMap, COOKIE, LOCATION, SET_COOKIE};
 use reqwest::redirect::Policy;
 use serde_json::{json, Value};
 use std::sync::{Arc, Mutex};
-use tokio::net::TcpListener;
 use tokio::sync::Notify;
 
 use crate::common::{eventually, WAIT};
@@ -258,15 +257,29 @@ pub struct Receiver {
     pub arrived: Arc<Notify>,
 }
 
+/// A loopback port held for a receiver that is not up yet. The socket is bound, so no
+/// other process can take the port in the meantime (a port picked and released, then
+/// bound later, fails with `AddrInUse` when someone else took it), but it does not
+/// listen, so connections to it are refused exactly as for a receiver that is down.
+pub struct ReservedPort {
+    socket: tokio::net::TcpSocket,
+    /// The port, to put in a webhook URL.
+    pub port: u16,
+}
+
 impl Receiver {
-    /// A free loopback port, not listened on yet (a receiver that is down).
-    pub async fn free_port() -> u16 {
-        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
-        listener.local_addr().expect("addr").port()
+    /// Reserves a loopback port for a receiver that starts later ([`Receiver::start`]).
+    pub fn reserve() -> ReservedPort {
+        let socket = tokio::net::TcpSocket::new_v4().expect("socket");
+        socket
+            .bind(([127, 0, 0, 1], 0).into())
+            .expect("bind a loopback port");
+        let port = socket.local_addr().expect("addr").port();
+        ReservedPort { socket, port }
     }
 
-    /// Starts answering 200 on `port`.
-    pub async fn start(port: u16) -> Self {
+    /// Starts answering 200 on the reserved port (the same socket starts listening).
+    pub async fn start(reserved: ReservedPort) -> Self {
         let receiver = Receiver {
             got: Arc::new(Mutex::new(Vec::new())),
             arrived: Arc::new(Notify::new()),
@@ -292,9 +305,10 @@ impl Receiver {
                 }
             },
         );
-        let listener = TcpListener::bind(("127.0.0.1", port))
-            .await
-            .expect("bind receiver");
+        let listener = reserved
+            .socket
+            .listen(1024)
+            .expect("listen on the reserved port");
         tokio::spawn(async move { axum::serve(listener, app).await });
         receiver
     }

@@ -128,3 +128,16 @@ where
         }
     }
 }
+
+/// A loopback port that refuses connections for as long as the returned socket lives:
+/// the socket is bound but never listens. A port taken from a listener that is then
+/// dropped is only closed until some other process binds it (and a test that binds such
+/// a port later fails with `AddrInUse`); a bound socket keeps it for the test.
+pub fn refused_port() -> (tokio::net::TcpSocket, u16) {
+    let socket = tokio::net::TcpSocket::new_v4().expect("socket");
+    socket
+        .bind(([127, 0, 0, 1], 0).into())
+        .expect("bind a loopback port");
+    let port = socket.local_addr().expect("addr").port();
+    (socket, port)
+}

@@ -71,9 +71,9 @@ pub(super) fn parse(v: &Value, wire: &Spelling) -> Result<TaskView, String> {
             .map_err(|e| format!("task field '{k}' is not an ISO 8601 time: {e}"))
     };
     let ms = |x: &Value, k: &str| -> Result<Duration, String> {
-        x.as_u64()
-            .map(Duration::from_millis)
-            .ok_or_else(|| format!("task field '{k}' must be a non-negative integer"))
+        super::millis_from_json(x).ok_or_else(|| {
+            format!("task field '{k}' must be a non-negative number of milliseconds, got {x}")
+        })
     };
     let status: TaskStatus = text("status")?.parse().map_err(|e| format!("{e}"))?;
     Ok(TaskView {

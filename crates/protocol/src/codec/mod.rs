@@ -6,6 +6,8 @@ pub mod v2025_11_25;
 pub mod v2026_07_28;
 
 use chrono::{DateTime, SecondsFormat, Utc};
+use serde_json::Value;
+use std::time::Duration;
 
 /// The `_meta` key that ties a message to a task.
 pub const RELATED_TASK_META: &str = "io.modelcontextprotocol/related-task";
@@ -27,4 +29,68 @@ pub const META_SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
 /// ISO 8601 / RFC 3339 with milliseconds and a `Z`, the form every MCP SDK parses.
 pub fn timestamp(t: &DateTime<Utc>) -> String {
     t.to_rfc3339_opts(SecondsFormat::Millis, true)
+}
+
+/// A duration given in milliseconds as any non-negative JSON number: `500`, `500.0` and
+/// `0.5` all read. The schemas of both wires type `ttl`/`ttlMs` and
+/// `pollInterval`/`pollIntervalMs` as `number`, and real peers send floats (a Rust
+/// server with the Tasks extension sends `"pollIntervalMs": 500.0`). `None` for
+/// anything else (negative, not a number); a value past `Duration::MAX` saturates.
+pub fn millis_from_json(x: &Value) -> Option<Duration> {
+    if let Some(whole) = x.as_u64() {
+        return Some(Duration::from_millis(whole));
+    }
+    let ms = x.as_f64()?;
+    if !ms.is_finite() || ms < 0.0 {
+        return None;
+    }
+    Some(Duration::try_from_secs_f64(ms / 1000.0).unwrap_or(Duration::MAX))
+}
+
+/// Deserializes an optional millisecond count from any non-negative JSON number,
+/// rounded to whole milliseconds (see [`millis_from_json`]).
+pub(crate) fn deserialize_optional_millis<'de, D>(d: D) -> Result<Option<u64>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+{
+    use serde::Deserialize;
+    match Option::<Value>::deserialize(d)? {
+        None | Some(Value::Null) => Ok(None),
+        Some(x) => millis_from_json(&x)
+            .map(|d| Some(u64::try_from(d.as_millis()).unwrap_or(u64::MAX)))
+            .ok_or_else(|| {
+                serde::de::Error::custom(format!(
+                    "expected a non-negative number of milliseconds, got {x}"
+                ))
+            }),
+    }
+}
+
+#[cfg(test)]
+mod number_tests {
+    use super::millis_from_json;
+    use serde_json::json;
+    use std::time::Duration;
+
+    #[test]
+    fn milliseconds_read_from_any_non_negative_number() {
+        assert_eq!(
+            millis_from_json(&json!(500)),
+            Some(Duration::from_millis(500))
+        );
+        assert_eq!(
+            millis_from_json(&json!(500.0)),
+            Some(Duration::from_millis(500))
+        );
+        assert_eq!(
+            millis_from_json(&json!(0.5)),
+            Some(Duration::from_micros(500))
+        );
+        assert_eq!(millis_from_json(&json!(0)), Some(Duration::ZERO));
+        assert_eq!(millis_from_json(&json!(1e300)), Some(Duration::MAX));
+        assert_eq!(millis_from_json(&json!(-1)), None);
+        assert_eq!(millis_from_json(&json!(-0.5)), None);
+        assert_eq!(millis_from_json(&json!("500")), None);
+        assert_eq!(millis_from_json(&json!(null)), None);
+    }
 }

@@ -107,8 +107,9 @@ pub fn error_with_related_task(mut error: RpcError, task_id: &str) -> RpcError {
 /// The `task` member a client puts in request params to ask for a task.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 pub struct TaskMetadata {
-    /// Requested time to keep the task, in milliseconds from creation.
-    #[serde(default)]
+    /// Requested time to keep the task, in milliseconds from creation. The schema types
+    /// it `number`: `60000.0` reads as 60000 (fractions are rounded down).
+    #[serde(default, deserialize_with = "super::deserialize_optional_millis")]
     pub ttl: Option<u64>,
 }
 
@@ -273,6 +274,13 @@ mod tests {
         assert_eq!(null.code, crate::error_code::INVALID_PARAMS);
         assert!(null.message.contains("not null"), "{}", null.message);
         assert_eq!(task_metadata(&json!({"name": "x"})).ok(), Some(None));
+        assert_eq!(
+            task_metadata(&json!({"task": {"ttl": 60000.0}}))
+                .ok()
+                .flatten()
+                .and_then(|m| m.ttl),
+            Some(60000)
+        );
         assert!(task_metadata(&json!({"task": {"ttl": -1}})).is_err());
         assert!(task_metadata(&json!({"task": {"ttl": "x"}})).is_err());
     }
