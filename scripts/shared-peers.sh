@@ -119,12 +119,21 @@ MIN_ARGS=(--tool countdown --args '{"from":1}' --long-args '{"from":60}')
 run "ts-client stdio (examples/minimal)" bash "$SRC/ts-client.sh" "$DIR" --stdio "$MINIMAL" "${MIN_ARGS[@]}"
 run "py-client stdio (examples/minimal)" "$DIR/venv/bin/python" "$SRC/py-client.py" --stdio "$MINIMAL" "${MIN_ARGS[@]}"
 [ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null || true
-PORT="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
-"$MINIMAL" "127.0.0.1:$PORT" 2>"$LOGDIR/minimal.log" &
-SERVER_PID=$!
-for _ in $(seq 1 100); do
-  (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null && break
-  sleep 0.1
+# The example takes an address, not a listener: a port picked here may be taken by
+# another process before the example binds it, so a start that dies (AddrInUse) is
+# retried on another port, a bounded number of times.
+SERVER_PID=""
+for _attempt in 1 2 3 4 5; do
+  PORT="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+  "$MINIMAL" "127.0.0.1:$PORT" 2>"$LOGDIR/minimal.log" &
+  SERVER_PID=$!
+  for _ in $(seq 1 100); do
+    (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null && break
+    kill -0 "$SERVER_PID" 2>/dev/null || break
+    sleep 0.1
+  done
+  kill -0 "$SERVER_PID" 2>/dev/null && break
+  echo "examples/minimal did not start on port $PORT (retrying): $(tail -n 1 "$LOGDIR/minimal.log")"
 done
 URL="http://127.0.0.1:$PORT/mcp"
 run "ts-client http (examples/minimal)" bash "$SRC/ts-client.sh" "$DIR" --url "$URL" "${MIN_ARGS[@]}"

@@ -361,12 +361,20 @@ run_gateway_suite() {
   done
   # The everything server as a Streamable HTTP upstream (`url = ...` in [[upstream]]).
   local port ev_pid
-  port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
-  PORT="$port" node "$EVERYTHING" streamableHttp > "$WORK/everything-http.log" 2>&1 &
-  ev_pid=$!
-  for _ in $(seq 1 100); do
-    grep -q "listening on port" "$WORK/everything-http.log" 2>/dev/null && break
-    sleep 0.1
+  # It takes a port number, not a listener: a port picked here may be taken by another
+  # process before it binds it, so a start that dies (EADDRINUSE) is retried on another
+  # port, a bounded number of times.
+  for _attempt in 1 2 3 4 5; do
+    port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+    PORT="$port" node "$EVERYTHING" streamableHttp > "$WORK/everything-http.log" 2>&1 &
+    ev_pid=$!
+    for _ in $(seq 1 100); do
+      grep -q "listening on port" "$WORK/everything-http.log" 2>/dev/null && break
+      kill -0 "$ev_pid" 2>/dev/null || break
+      sleep 0.1
+    done
+    kill -0 "$ev_pid" 2>/dev/null && break
+    echo "the everything server did not start on port $port (retrying)"
   done
   printf '[[upstream]]\nname = "everything-http"\nurl = "http://127.0.0.1:%s/mcp"\n' "$port" > "$WORK/gateway-http-upstream.toml"
   run_client "gateway-everything-over-http-upstream" node "$WORK/node/gateway.mjs" \
