@@ -273,6 +273,24 @@ def main():
             expect(row(ops, waiting)).to_have_attribute("data-status", "input_required")
             ops.screenshot(path=os.path.join(args.shots, "board-list.png"), full_page=True)
 
+            # Without JavaScript the list is there all the same (rendered by the server),
+            # and the filter form filters it (a plain GET form).
+            plain = browser.new_context(java_script_enabled=False).new_page()
+            plain.set_default_timeout(WAIT_MS)
+            plain.goto(f"{base}/board/login")
+            plain.fill("#token", "tok-ops")
+            plain.click("#login button[type=submit]")
+            expect(plain).to_have_url(f"{base}/board")
+            expect(row(plain, waiting)).to_have_attribute("data-status", "input_required")
+            expect(row(plain, waiting).locator("a")).to_have_attribute("href", f"/board/tasks/{waiting}")
+            plain.select_option("#filter-status", "completed")
+            plain.click("#filters button[type=submit]")
+            expect(plain).to_have_url(re.compile(r"/board\?status=completed"))
+            expect(row(plain, waiting)).to_have_count(0)
+            expect(row(plain, quick)).to_have_attribute("data-status", "completed")
+            plain.context.close()
+            check("the list and its filters work without JavaScript")
+
             # Logging out ends the session.
             alice.locator("#logout button").click()
             expect(alice).to_have_url(f"{base}/board/login")

@@ -128,12 +128,14 @@ async function loadList(append) {
   const params = new URLSearchParams();
   for (const [k, v] of Object.entries(state.filters)) if (v) params.set(k, v);
   if (append && state.nextCursor) params.set("cursor", state.nextCursor);
-  if (!append) {
-    document.querySelector("#tasks tbody").replaceChildren();
-    state.rows.clear();
-  }
   try {
     const page = await api(`/board/api/tasks?${params}`);
+    if (!append) {
+      // Replaces the rows the server rendered (or an earlier filter's) only now, so a
+      // refresh never shows an empty list in between.
+      document.querySelector("#tasks tbody").replaceChildren();
+      state.rows.clear();
+    }
     for (const task of page.tasks) upsertRow(task, false);
     state.nextCursor = page.nextCursor;
     document.getElementById("more").hidden = !page.nextCursor;
@@ -493,13 +495,20 @@ function renderForm(schema, send, problem) {
 
 // ---- start -----------------------------------------------------------------------
 
-document.getElementById("filters").addEventListener("submit", (e) => {
-  e.preventDefault();
+// The server rendered the first page of the list (filtered as the URL's query asks, the
+// filter form filled in to match); the script takes the filters from the form and
+// refreshes that list in place, then keeps it live.
+function readFilters() {
   state.filters = {
     status: document.getElementById("filter-status").value,
     tool: document.getElementById("filter-tool").value.trim(),
     q: document.getElementById("filter-q").value.trim(),
   };
+}
+readFilters();
+document.getElementById("filters").addEventListener("submit", (e) => {
+  e.preventDefault();
+  readFilters();
   loadList(false);
 });
 document.getElementById("filter-status").addEventListener("change", () =>

@@ -67,24 +67,41 @@ pub(crate) async fn me(State(board): State<Board>, headers: HeaderMap) -> Respon
     }
 }
 
-/// The list's query string.
-#[derive(Debug, Deserialize)]
+/// The list's query string (the JSON API's and the page's: the page's filter form is
+/// a plain GET form, so it works without JavaScript).
+#[derive(Debug, Default, Deserialize)]
 pub(crate) struct ListQuery {
-    status: Option<String>,
-    tool: Option<String>,
-    q: Option<String>,
-    cursor: Option<String>,
+    pub(crate) status: Option<String>,
+    pub(crate) tool: Option<String>,
+    pub(crate) q: Option<String>,
+    pub(crate) cursor: Option<String>,
 }
 
-/// `GET /board/api/tasks`: one page of the tasks the viewer may see, newest first.
-pub(crate) async fn list(
-    State(board): State<Board>,
-    headers: HeaderMap,
-    Query(query): Query<ListQuery>,
-) -> Result<Response, Refused> {
-    let viewer = board.viewer(&headers)?;
-    let non_empty = |s: Option<String>| s.map(|s| s.trim().to_string()).filter(|s| !s.is_empty());
-    let status = non_empty(query.status)
+impl ListQuery {
+    /// A filter field, trimmed; `None` when absent or blank.
+    pub(crate) fn field(value: &Option<String>) -> Option<String> {
+        value
+            .as_deref()
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+    }
+}
+
+/// One page of the list: the rows as [`view::summary`] shapes them, and the cursor of
+/// the next page.
+pub(crate) struct ListPage {
+    pub(crate) tasks: Vec<serde_json::Value>,
+    pub(crate) next_cursor: Option<String>,
+}
+
+/// Reads one page of the tasks `viewer` may see, newest first, as `query` filters them.
+pub(crate) async fn list_page(
+    board: &Board,
+    viewer: &Viewer,
+    query: &ListQuery,
+) -> Result<ListPage, Refused> {
+    let status = ListQuery::field(&query.status)
         .map(|s| {
             s.parse::<TaskStatus>().map_err(|_| {
                 Refused::new(
@@ -96,9 +113,9 @@ pub(crate) async fn list(
         .transpose()?;
     let filter = TaskFilter {
         status,
-        tool: non_empty(query.tool),
-        id_prefix: non_empty(query.q),
-        cursor: non_empty(query.cursor),
+        tool: ListQuery::field(&query.tool),
+        id_prefix: ListQuery::field(&query.q),
+        cursor: ListQuery::field(&query.cursor),
         limit: PAGE_SIZE,
     };
     let page = board
@@ -108,12 +125,26 @@ pub(crate) async fn list(
         .await
         .map_err(engine_refusal)?;
     let live = &board.inner.live;
-    let tasks: Vec<_> = page
+    let tasks = page
         .tasks
         .iter()
         .map(|r| view::summary(r, live.progress(&r.id).as_ref(), viewer.caller.operator))
         .collect();
-    Ok(Json(json!({ "tasks": tasks, "nextCursor": page.next_cursor })).into_response())
+    Ok(ListPage {
+        tasks,
+        next_cursor: page.next_cursor,
+    })
+}
+
+/// `GET /board/api/tasks`: one page of the tasks the viewer may see, newest first.
+pub(crate) async fn list(
+    State(board): State<Board>,
+    headers: HeaderMap,
+    Query(query): Query<ListQuery>,
+) -> Result<Response, Refused> {
+    let viewer = board.viewer(&headers)?;
+    let page = list_page(&board, &viewer, &query).await?;
+    Ok(Json(json!({ "tasks": page.tasks, "nextCursor": page.next_cursor })).into_response())
 }
 
 /// The task `id` names, as `viewer` may see it (a foreign task is an unknown one).

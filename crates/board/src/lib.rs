@@ -29,6 +29,7 @@
 
 mod answer;
 mod api;
+mod list_html;
 mod live;
 pub mod notify;
 mod pages;

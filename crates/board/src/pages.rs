@@ -2,12 +2,14 @@
 //! link), the login form, and the embedded assets. The assets are compiled into the
 //! binary (`include_str!`): nothing is fetched from anywhere else.
 
-use axum::extract::{Path, State};
+use axum::extract::{Path, Query, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{Html, IntoResponse, Redirect, Response};
 use axum::Form;
 use serde::Deserialize;
 
+use crate::api::{list_page, ListQuery};
+use crate::list_html;
 use crate::viewer::Refused;
 use crate::Board;
 
@@ -64,8 +66,14 @@ fn shell(title: &str, body: &str, meta: &str) -> String {
     )
 }
 
-/// `GET /board` and `GET /board/tasks/{id}`: the page; its script reads the rest.
-pub(crate) async fn board(State(board): State<Board>, headers: HeaderMap) -> Response {
+/// `GET /board` and `GET /board/tasks/{id}`: the page, with the first page of the list
+/// rendered here (filtered by the query, as the filter form submits it without a
+/// script); the script refreshes it live and reads the rest.
+pub(crate) async fn board(
+    State(board): State<Board>,
+    headers: HeaderMap,
+    Query(query): Query<ListQuery>,
+) -> Response {
     let viewer = match board.viewer(&headers) {
         Ok(viewer) => viewer,
         Err(refused) if refused.status == StatusCode::UNAUTHORIZED => {
@@ -73,8 +81,43 @@ pub(crate) async fn board(State(board): State<Board>, headers: HeaderMap) -> Res
         }
         Err(refused) => return page(refused.status, error_page(&refused.message)),
     };
+    let operator = viewer.caller.operator;
+    let (rows, more, live) = match list_page(&board, &viewer, &query).await {
+        Ok(list) => {
+            let more = list.next_cursor.map(|cursor| {
+                let mut next = vec![("cursor", cursor)];
+                for (name, value) in [
+                    ("status", &query.status),
+                    ("tool", &query.tool),
+                    ("q", &query.q),
+                ] {
+                    if let Some(v) = ListQuery::field(value) {
+                        next.push((name, v));
+                    }
+                }
+                let encoded = serde_urlencoded::to_string(&next).unwrap_or_default();
+                format!(
+                    "<a id=\"older\" href=\"/board?{}\">Older tasks</a>",
+                    escape(&encoded)
+                )
+            });
+            (
+                list_html::rows(&list.tasks, operator),
+                more.unwrap_or_default(),
+                "<p id=\"live\" class=\"live\">as of page load</p>".to_string(),
+            )
+        }
+        Err(refused) => (
+            list_html::rows(&[], operator),
+            String::new(),
+            format!(
+                "<p id=\"live\" class=\"live bad\" role=\"alert\">could not load tasks: {}</p>",
+                escape(&refused.message)
+            ),
+        ),
+    };
     let who = escape(&viewer.caller.principal);
-    let role = if viewer.caller.operator {
+    let role = if operator {
         " <span class=\"role\">operator</span>"
     } else {
         ""
@@ -90,29 +133,42 @@ pub(crate) async fn board(State(board): State<Board>, headers: HeaderMap) -> Res
     let meta = format!(
         "<meta name=\"csrf-token\" content=\"{}\">\n<meta name=\"operator\" content=\"{}\">\n",
         escape(&viewer.csrf),
-        viewer.caller.operator
+        operator
     );
+    let chosen = ListQuery::field(&query.status).unwrap_or_default();
+    let options: String = [
+        ("", "any status"),
+        ("working", "working"),
+        ("input_required", "input required"),
+        ("completed", "completed"),
+        ("failed", "failed"),
+        ("cancelled", "cancelled"),
+    ]
+    .iter()
+    .map(|(value, label)| {
+        let selected = if *value == chosen { " selected" } else { "" };
+        format!("<option value=\"{value}\"{selected}>{label}</option>")
+    })
+    .collect();
+    let value = |v: &Option<String>| escape(&ListQuery::field(v).unwrap_or_default());
     let body = format!(
         "<header><h1><a href=\"/board\">Tasks</a></h1><div class=\"who\">{who}{role}{logout}</div></header>\n\
-         <main>\n<section id=\"list-pane\">\n<form id=\"filters\">\
-         <select name=\"status\" id=\"filter-status\" aria-label=\"Status\"><option value=\"\">any status</option>\
-         <option value=\"working\">working</option><option value=\"input_required\">input required</option>\
-         <option value=\"completed\">completed</option><option value=\"failed\">failed</option>\
-         <option value=\"cancelled\">cancelled</option></select>\
-         <input name=\"tool\" id=\"filter-tool\" placeholder=\"tool\" aria-label=\"Tool\">\
-         <input name=\"q\" id=\"filter-q\" placeholder=\"task id\" aria-label=\"Search by task id\">\
+         <main>\n<section id=\"list-pane\">\n<form id=\"filters\" method=\"get\" action=\"/board\">\
+         <select name=\"status\" id=\"filter-status\" aria-label=\"Status\">{options}</select>\
+         <input name=\"tool\" id=\"filter-tool\" placeholder=\"tool\" aria-label=\"Tool\" value=\"{tool}\">\
+         <input name=\"q\" id=\"filter-q\" placeholder=\"task id\" aria-label=\"Search by task id\" value=\"{q}\">\
          <button type=\"submit\">Filter</button></form>\n\
-         <p id=\"live\" class=\"live\">connecting…</p>\n\
+         {live}\n\
          <table id=\"tasks\"><thead><tr><th>status</th><th>tool</th><th>message / progress</th>\
-         <th>created</th><th>updated</th>{owner}</tr></thead><tbody></tbody></table>\n\
+         <th>created</th><th>updated</th>{owner}</tr></thead><tbody>{rows}</tbody></table>\n\
+         <noscript><p class=\"hint\">This list is as of page load: reload for news, or \
+         turn JavaScript on for live updates, questions and cancelling.</p>{more}</noscript>\n\
          <button id=\"more\" hidden>Older tasks</button>\n</section>\n\
          <section id=\"detail-pane\" hidden></section>\n</main>\n\
          <script src=\"/board/assets/board.js\"></script>",
-        owner = if viewer.caller.operator {
-            "<th>owner</th>"
-        } else {
-            ""
-        },
+        tool = value(&query.tool),
+        q = value(&query.q),
+        owner = if operator { "<th>owner</th>" } else { "" },
     );
     page(StatusCode::OK, shell("Tasks · mcp-tasks", &body, &meta))
 }

@@ -405,3 +405,54 @@ async fn without_authentication_the_loopback_board_is_the_local_users() {
         .unwrap();
     assert_eq!(foreign.status(), 403);
 }
+
+/// The list is rendered on the server: a browser without JavaScript sees the tasks,
+/// filtered as the (plain GET) filter form asks, each linking to its page.
+#[tokio::test]
+async fn the_list_is_on_the_page_without_javascript() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("sqlite://{}", dir.path().join("tasks.db").display());
+    let server = serve(&["--database", &db, "--task-after", "0s"]);
+    let base = base_of(&server.url);
+    let local = Person::login_local(&base).await;
+    let mut mcp = Ext::new(&server.url, None);
+    let done = mcp.start("slow_compute", json!({"seconds": 0})).await;
+    let running = mcp.start("slow_compute", json!({"seconds": 600})).await;
+    mcp.wait(&done, "completed").await;
+
+    let (status, html) = local.page("/board").await;
+    assert_eq!(status, 200);
+    for id in [&done, &running] {
+        assert!(html.contains(&format!("<tr data-id=\"{id}\"")), "{html}");
+        assert!(
+            html.contains(&format!("href=\"/board/tasks/{id}\"")),
+            "{html}"
+        );
+    }
+    assert!(!html.contains("No tasks yet."), "{html}");
+    assert!(html.contains("<form id=\"filters\" method=\"get\" action=\"/board\">"));
+
+    let (_, completed) = local
+        .page("/board?status=completed&tool=slow_compute")
+        .await;
+    assert!(
+        completed.contains(&format!("data-id=\"{done}\"")),
+        "{completed}"
+    );
+    assert!(
+        !completed.contains(&format!("data-id=\"{running}\"")),
+        "{completed}"
+    );
+    assert!(
+        completed.contains("<option value=\"completed\" selected>"),
+        "{completed}"
+    );
+    assert!(completed.contains("value=\"slow_compute\""), "{completed}");
+
+    let (_, none) = local.page("/board?status=cancelled").await;
+    assert!(none.contains("No tasks yet."), "{none}");
+    let (status, bad) = local.page("/board?status=sleeping").await;
+    assert_eq!(status, 200);
+    assert!(bad.contains("unknown status"), "{bad}");
+    mcp.result("tasks/cancel", json!({"taskId": running})).await;
+}

@@ -205,6 +205,19 @@ impl Person {
         (status, response.json().await.unwrap_or(Value::Null))
     }
 
+    /// `GET` a board page as HTML, as a browser without JavaScript sees it.
+    pub async fn page(&self, path: &str) -> (u16, String) {
+        let response = self
+            .http
+            .get(format!("{}{path}", self.base))
+            .header(COOKIE, &self.cookie)
+            .send()
+            .await
+            .expect("get page");
+        let status = response.status().as_u16();
+        (status, response.text().await.unwrap_or_default())
+    }
+
     /// `POST` JSON to a board path with the cookie and, when `with_csrf`, the token.
     pub async fn post(&self, path: &str, body: Value, with_csrf: bool) -> (u16, Value) {
         let mut request = self

@@ -1,0 +1,114 @@
+//! The task list rendered on the server, so the board shows the tasks without
+//! JavaScript (a locked-down browser, a text browser, a screen reader that runs no
+//! script, the first paint before the script loads). The script then only refreshes
+//! what is already there. A row here has the same cells as the script's `rowCells`;
+//! every piece of task data goes through [`escape`].
+
+use chrono::{TimeZone, Utc};
+use serde_json::Value;
+
+use crate::pages::escape;
+
+/// The list's `<tbody>` content: one row per task, or the empty-list row.
+pub(crate) fn rows(tasks: &[Value], operator: bool) -> String {
+    if tasks.is_empty() {
+        return format!(
+            "<tr class=\"empty\"><td colspan=\"{}\">No tasks yet.</td></tr>",
+            if operator { 6 } else { 5 }
+        );
+    }
+    tasks.iter().map(|t| row(t, operator)).collect()
+}
+
+fn text<'a>(task: &'a Value, field: &str) -> &'a str {
+    task[field].as_str().unwrap_or("")
+}
+
+/// One row; the tool's name links to the task's page.
+fn row(task: &Value, operator: bool) -> String {
+    let id = text(task, "id");
+    let status = text(task, "status");
+    let questions = match task["questions"].as_u64().unwrap_or(0) {
+        0 => String::new(),
+        1 => " <span class=\"badge\">1 question</span>".to_string(),
+        n => format!(" <span class=\"badge\">{n} questions</span>"),
+    };
+    let progress = match progress_text(&task["progress"]) {
+        Some(p) => format!("<span class=\"progress\">{}</span>", escape(&p)),
+        None => String::new(),
+    };
+    let owner = if operator {
+        format!("<td class=\"owner\">{}</td>", escape(text(task, "owner")))
+    } else {
+        String::new()
+    };
+    format!(
+        "<tr data-id=\"{id}\" data-status=\"{status}\" tabindex=\"0\">\
+         <td><span class=\"status status-{status}\">{status_text}</span>{questions}</td>\
+         <td class=\"tool\"><a href=\"/board/tasks/{id}\">{tool}</a></td>\
+         <td class=\"message\">{message}{progress}</td>\
+         <td class=\"time\">{created}</td><td class=\"time\">{updated}</td>{owner}</tr>",
+        id = escape(id),
+        status = escape(status),
+        status_text = escape(&status.replace('_', " ")),
+        tool = escape(text(task, "tool")),
+        message = escape(text(task, "statusMessage")),
+        created = when(&task["createdAt"]),
+        updated = when(&task["updatedAt"]),
+    )
+}
+
+/// A time in milliseconds since the epoch, as UTC (the script shows local time).
+fn when(ms: &Value) -> String {
+    ms.as_i64()
+        .and_then(|ms| Utc.timestamp_millis_opt(ms).single())
+        .map(|t| t.format("%Y-%m-%d %H:%M:%S UTC").to_string())
+        .unwrap_or_default()
+}
+
+/// `3/10 message`, as the script's `progressText`.
+fn progress_text(p: &Value) -> Option<String> {
+    if p.is_null() {
+        return None;
+    }
+    let number = |v: &Value| match v.as_f64() {
+        Some(x) if x.fract() == 0.0 => format!("{x:.0}"),
+        Some(x) => x.to_string(),
+        None => String::new(),
+    };
+    let amount = match p.get("total").filter(|t| !t.is_null()) {
+        Some(total) => format!("{}/{}", number(&p["progress"]), number(total)),
+        None => number(&p["progress"]),
+    };
+    Some(match p["message"].as_str() {
+        Some(m) if !m.is_empty() => format!("{amount} {m}"),
+        _ => amount,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn rows_show_the_cells_and_escape_task_data() {
+        let task = json!({"id": "abc", "status": "input_required", "tool": "<b>x</b>",
+            "statusMessage": "waiting & \"quoted\"", "createdAt": 0, "updatedAt": 1000,
+            "questions": 2, "progress": {"progress": 3, "total": 10, "message": "rows"},
+            "owner": "alice"});
+        let html = rows(&[task.clone()], true);
+        assert!(html.contains("data-id=\"abc\""), "{html}");
+        assert!(html.contains("href=\"/board/tasks/abc\""), "{html}");
+        assert!(html.contains("input required"), "{html}");
+        assert!(html.contains("2 questions"), "{html}");
+        assert!(html.contains("&lt;b&gt;x&lt;/b&gt;"), "{html}");
+        assert!(!html.contains("<b>"), "{html}");
+        assert!(html.contains("waiting &amp; &quot;quoted&quot;"), "{html}");
+        assert!(html.contains("3/10 rows"), "{html}");
+        assert!(html.contains("1970-01-01 00:00:01 UTC"), "{html}");
+        assert!(html.contains("<td class=\"owner\">alice</td>"), "{html}");
+        assert!(!rows(&[task], false).contains("alice"));
+        assert!(rows(&[], false).contains("No tasks yet."));
+    }
+}
