@@ -11,6 +11,7 @@
 //! | `demo_input` | demo tools that ask for input mid-task (elicitation, sampling) |
 //! | `fixtures`, `fixtures_2025` | `--conformance-fixtures`: the tools the official conformance scenarios call |
 //! | `journal` | the client's record of the tasks this user started, per server |
+//! | `suggest` | "did you mean …?" for a misspelt config key |
 
 mod cmd;
 mod command_tool;
@@ -21,6 +22,7 @@ mod demo_input;
 mod fixtures;
 mod fixtures_2025;
 mod journal;
+mod suggest;
 
 /// The allocator (see the `mimalloc` feature in Cargo.toml for why).
 #[cfg(feature = "mimalloc")]
