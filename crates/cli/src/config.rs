@@ -234,14 +234,24 @@ impl ServerSection {
 }
 
 impl ConfigFile {
+    /// Parses the text of a file, nothing resolved or checked beyond its shape. An
+    /// unknown key is refused, named with its table and the nearest valid key: a
+    /// misspelt setting must not be silently ignored.
+    ///
+    /// # Errors
+    /// Where the text is wrong and how, with the line.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        toml::from_str(text).map_err(|e| crate::suggest::explain_toml_error(text, &e))
+    }
+
     /// Reads and parses a file; relative paths in it (the `sqlite://` database, token
     /// files, tool `cwd`s) are resolved against its folder, and every tool's command
     /// template is checked against its input schema.
     pub fn load(path: &Path) -> Result<Self> {
         let text = std::fs::read_to_string(path)
             .with_context(|| format!("reading config file {}", path.display()))?;
-        let mut cfg: ConfigFile = toml::from_str(&text)
-            .with_context(|| format!("parsing config file {}", path.display()))?;
+        let mut cfg = ConfigFile::parse(&text)
+            .map_err(|e| anyhow::anyhow!("config file {}, {e}", path.display()))?;
         let base = path.parent().unwrap_or(Path::new("."));
         let server = &mut cfg.server;
         if let Some(db) = &server.database {
@@ -359,9 +369,52 @@ mod tests {
     }
 
     #[test]
-    fn unknown_keys_are_rejected() {
-        let r: Result<ConfigFile, _> = toml::from_str("[server]\nlisten_on = 'x'\n");
-        assert!(r.is_err());
+    fn unknown_keys_are_named_with_their_table_and_the_nearest_key() {
+        for (text, says) in [
+            (
+                "[server]\nlisten = 'x'\npol_interval = '1s'\n",
+                "line 3: unknown key `pol_interval` in [server]; did you mean `poll_interval`?",
+            ),
+            (
+                "[sever]\nlisten = 'x'\n",
+                "line 1: unknown key `sever` at the top level; did you mean `server`?",
+            ),
+            (
+                "[[upstream]]\nname = 'a'\ncomand = ['x']\n",
+                "unknown key `comand` in [[upstream]]; did you mean `command`?",
+            ),
+            (
+                "[[tools]]\nname = 't'\ncommand = ['x']\ntask_suport = 'required'\n",
+                "unknown key `task_suport` in [[tools]]; did you mean `task_support`?",
+            ),
+            (
+                "[board]\noperator = ['a']\n",
+                "unknown key `operator` in [board]; did you mean `operators`?",
+            ),
+            (
+                "[[notify]]\nurl = 'http://h'\nheader = {}\n",
+                "unknown key `header` in [[notify]]; did you mean `headers`?",
+            ),
+            (
+                "[server]\nauth = 'requried'\n",
+                "unknown variant `requried`; did you mean `required`?",
+            ),
+            (
+                "[server]\nxyzzy = 1\n",
+                "unknown key `xyzzy` in [server]; valid keys: `listen`, `database`",
+            ),
+        ] {
+            let err = ConfigFile::parse(text).expect_err(text);
+            assert!(err.contains(says), "{text}: {err}");
+        }
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("tasks.toml");
+        std::fs::write(&path, "[server]\nmax_tll = '1h'\n").expect("write");
+        let err = format!("{:#}", ConfigFile::load(&path).expect_err("refused"));
+        assert!(
+            err.contains("tasks.toml") && err.contains("did you mean `max_ttl`?"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
 /// Registers `slow_compute`, `greet`, `failing_job`, and the human-in-the-loop tools
-/// `confirm_delete`, `multi_input` and `summarize_with_model`.
+/// `confirm_delete`, `multi_input`, `summarize_with_model` and `book_meeting`.
 pub fn register(registry: &mut ToolRegistry) -> Result<()> {
     registry.register(slow_compute())?;
     registry.register(greet())?;

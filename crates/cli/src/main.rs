@@ -11,6 +11,7 @@
 //! | `demo_input` | demo tools that ask for input mid-task (elicitation, sampling) |
 //! | `fixtures`, `fixtures_2025` | `--conformance-fixtures`: the tools the official conformance scenarios call |
 //! | `journal` | the client's record of the tasks this user started, per server |
+//! | `suggest` | "did you mean …?" for a misspelt config key |
 
 mod cmd;
 mod command_tool;
@@ -18,9 +19,12 @@ mod config;
 mod demo;
 mod demo_form;
 mod demo_input;
+#[cfg(test)]
+mod docs_check;
 mod fixtures;
 mod fixtures_2025;
 mod journal;
+mod suggest;
 
 /// The allocator (see the `mimalloc` feature in Cargo.toml for why).
 #[cfg(feature = "mimalloc")]
@@ -61,8 +65,15 @@ enum Command {
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
-    /// Print the manual page (roff): `mcp-tasks man > mcp-tasks.1; man ./mcp-tasks.1`.
-    Man,
+    /// Print the manual page (roff): `mcp-tasks man > mcp-tasks.1; man ./mcp-tasks.1`;
+    /// with --dir, write one page per command there (mcp-tasks.1, mcp-tasks-serve.1,
+    /// mcp-tasks-call.1, ...), for a package's man1 folder.
+    Man {
+        /// Write every command's page into this folder (created if missing) instead of
+        /// printing the top-level page.
+        #[arg(long, value_name = "DIR")]
+        dir: Option<std::path::PathBuf>,
+    },
 }
 
 fn main() -> ExitCode {
@@ -74,7 +85,8 @@ fn main() -> ExitCode {
             clap_complete::generate(shell, &mut Cli::command(), "mcp-tasks", &mut script);
             return print_all(&script, "the completion script");
         }
-        Command::Man => {
+        Command::Man { dir: Some(dir) } => return write_man_pages(&dir),
+        Command::Man { dir: None } => {
             use clap::CommandFactory;
             let mut page = Vec::new();
             if let Err(e) = clap_mangen::Man::new(Cli::command()).render(&mut page) {
@@ -101,7 +113,7 @@ fn main() -> ExitCode {
             Command::Wrap(args) => cmd::serve::wrap::run(args).await,
             Command::Bench(args) => mcp_tasks_bench::run(args).await.map_err(Into::into),
             Command::Client(c) => c.run().await,
-            Command::Completions { .. } | Command::Man => Ok(()),
+            Command::Completions { .. } | Command::Man { .. } => Ok(()),
         }
     });
     match result {
@@ -132,6 +144,36 @@ fn error_chain(e: &anyhow::Error) -> String {
         out.push_str(&text);
     }
     out
+}
+
+/// `man --dir DIR`: one page per command (the top-level page lists the others as
+/// `mcp-tasks-serve(1)`, ...), each file's path printed.
+fn write_man_pages(dir: &std::path::Path) -> ExitCode {
+    use clap::CommandFactory;
+    let written = std::fs::create_dir_all(dir)
+        .and_then(|()| clap_mangen::generate_to(Cli::command(), dir))
+        .and_then(|()| std::fs::read_dir(dir)?.collect::<Result<Vec<_>, _>>());
+    match written {
+        Ok(entries) => {
+            let mut names: Vec<String> = entries
+                .iter()
+                .map(|e| e.path().display().to_string())
+                .filter(|p| p.ends_with(".1"))
+                .collect();
+            names.sort();
+            print_all(
+                format!("{}\n", names.join("\n")).as_bytes(),
+                "the page list",
+            )
+        }
+        Err(e) => {
+            eprintln!(
+                "mcp-tasks: cannot write the manual pages into {}: {e}",
+                dir.display()
+            );
+            ExitCode::from(1)
+        }
+    }
 }
 
 /// Writes `bytes` to stdout; a reader that stopped early (`| head`) is not an error.

@@ -358,6 +358,85 @@ fn cli_json_output_and_exit_codes() {
     assert_eq!(cli(&["tools", &closed]).status.code(), Some(4));
 }
 
+/// Every client command, against `url`, in the forms that reach the server.
+fn every_client_command(url: &str) -> Vec<Vec<String>> {
+    [
+        &["call", url, "greet", "--arg", "name=Ada"][..],
+        &["watch", url, "some-task"],
+        &["get", url, "some-task"],
+        &["list", url],
+        &["cancel", url, "some-task"],
+        &["tools", url],
+    ]
+    .iter()
+    .map(|args| args.iter().map(|s| s.to_string()).collect())
+    .collect()
+}
+
+#[test]
+fn a_refused_connection_names_the_url_and_says_to_start_a_server() {
+    // A port bound but not listening: connections to it are refused, and no other
+    // process can take it while the test runs.
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    let url = format!("http://{}/mcp", socket.local_addr().unwrap());
+    for args in every_client_command(&url) {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = cli(&args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(4), "{args:?}: {err}");
+        assert!(
+            err.contains(&format!("no server answers at {url}"))
+                && err.contains("start one with `mcp-tasks serve`"),
+            "{args:?}: {err}"
+        );
+        assert!(
+            err.to_lowercase().contains("connection refused"),
+            "{args:?}: {err}"
+        );
+    }
+}
+
+#[test]
+fn a_server_that_wants_a_token_gets_the_hint_to_pass_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let tokens = dir.path().join("tokens.toml");
+    std::fs::write(&tokens, "\"s3cret\" = \"alice\"\n").unwrap();
+    let server = serve(&[
+        "--database",
+        "memory:",
+        "--auth-tokens",
+        tokens.to_str().unwrap(),
+    ]);
+    for token in [None, Some("wrong")] {
+        for mut args in every_client_command(&server.url) {
+            if let Some(t) = token {
+                args.extend(["--token".to_string(), t.to_string()]);
+            }
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            let out = command(&args)
+                .env_remove("MCP_TASKS_TOKEN")
+                .stdin(Stdio::null())
+                .output()
+                .unwrap();
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(4), "{args:?}: {err}");
+            assert!(
+                err.contains("401") && err.contains("pass --token TOKEN"),
+                "{args:?}: {err}"
+            );
+        }
+    }
+    // With the token, the same command works.
+    let out = cli(&["tools", &server.url, "--token", "s3cret"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 #[test]
 fn cli_over_stdio_lists_tools_and_calls_one() {
     let call = [

@@ -1,5 +1,6 @@
 //! The documentation stays true to the binary: the configuration reference is the
-//! `serve --help` text (regenerated, never edited), links between the pages resolve,
+//! `serve --help` text (regenerated, never edited), `wrap --help` says its own defaults,
+//! links between the pages resolve,
 //! the bench commands use real flags, and the README keeps its two commands.
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
@@ -35,11 +36,13 @@ fn configuration_reference() -> String {
          edit by hand. After changing a flag, regenerate with\n\
          MCP_TASKS_UPDATE_DOCS=1 cargo test -p mcp-tasks-cli --test docs -->\n\
          \n\
-         Every flag but `--config`, `--stdio`, `--demo`, `--conformance-fixtures`, `--log`,\n\
-         `--log-format` and `--otlp-endpoint` can also be set in the config file's `[server]`\n\
-         table, under the flag's name with `_` for `-` (see [serving.md](serving.md)); a flag\n\
-         wins over the file. `mcp-tasks wrap` takes every `serve` flag, plus `--prefix`,\n\
-         `--resumable` and `--max-upstream-connections` ([gateway.md](gateway.md)).\n\
+         Most flags can also be set in the config file's `[server]` table, under the flag's\n\
+         name with `_` for `-`; the board's in `[board]`; which key each flag has, and the\n\
+         few that are flags only, are in [serving.md](serving.md). A flag wins over the\n\
+         file. `mcp-tasks wrap` takes every `serve` flag, plus `--prefix`, `--resumable`\n\
+         and `--max-upstream-connections` ([gateway.md](gateway.md)); it serves stdio\n\
+         unless `--listen` is given, and keeps its tasks in the user's state folder\n\
+         (`mcp-tasks wrap --help` shows its defaults).\n\
          \n\
          ```text\n{}```\n",
         help(&["serve"])
@@ -148,4 +151,27 @@ fn the_readme_keeps_its_two_commands() {
     ] {
         assert!(readme.contains(command), "README.md lost `{command}`");
     }
+}
+
+/// `wrap` takes `serve`'s flags but serves stdio and keeps its tasks in the user's
+/// state folder by default: its help says so, not `serve`'s defaults.
+#[test]
+fn every_command_shows_its_own_defaults() {
+    let serve = help(&["serve"]);
+    assert!(serve.contains("[default: 127.0.0.1:8080]"), "{serve}");
+    assert!(serve.contains("--stdio"), "{serve}");
+    let wrap = help(&["wrap"]);
+    for not_wrap in ["127.0.0.1:8080", "./mcp-tasks.db", "--stdio"] {
+        assert!(
+            !wrap.contains(not_wrap),
+            "wrap --help shows {not_wrap}:\n{wrap}"
+        );
+    }
+    assert!(wrap.contains("one session over stdin/stdout]"), "{wrap}");
+    assert!(wrap.contains("wrap.db"), "{wrap}");
+    // The rest of serve's flags are there, with the same defaults.
+    assert!(
+        wrap.contains("--poll-interval") && wrap.contains("[default: 1s]"),
+        "{wrap}"
+    );
 }

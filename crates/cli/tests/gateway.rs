@@ -193,6 +193,29 @@ fn two_upstreams_offering_one_tool_name_are_refused_at_start() {
 }
 
 #[test]
+fn a_task_support_name_that_is_not_a_tool_of_the_upstream_is_refused_at_start() {
+    let upstream = |extra: &str| {
+        format!(
+            "[[upstream]]\nname = \"demo\"\nprefix = \"d_\"\ncommand = [\"{BIN}\", \"serve\", \"--stdio\", \"--demo\", \"--database\", \"memory:\", \"--log\", \"warn\"]\n[upstream.task_support]\n{extra}"
+        )
+    };
+    let (ok, stderr) = serve_with_config(&upstream("slow_compte = \"required\"\n"), "warn");
+    assert!(!ok);
+    assert!(
+        stderr.contains("`slow_compte`") && stderr.contains("did you mean `slow_compute`?"),
+        "{stderr}"
+    );
+    let (ok, stderr) = serve_with_config(&upstream("d_greet = \"forbidden\"\n"), "warn");
+    assert!(!ok);
+    assert!(
+        stderr.contains("`d_greet`") && stderr.contains("without the prefix `d_`: write `greet`"),
+        "{stderr}"
+    );
+    let (ok, stderr) = serve_with_config(&upstream("greet = \"forbidden\"\n"), "warn");
+    assert!(ok, "{stderr}");
+}
+
+#[test]
 fn an_upstream_entry_without_an_endpoint_is_refused_with_the_fix() {
     let (ok, stderr) = serve_with_config("[[upstream]]\nname = \"x\"\n", "info");
     assert!(!ok);

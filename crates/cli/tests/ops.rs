@@ -82,6 +82,43 @@ fn completions_and_the_manual_page_are_generated() {
     let page = String::from_utf8(out.stdout).unwrap();
     assert!(page.contains(".TH mcp-tasks 1"), "{page}");
     assert!(page.contains("wrap") && page.contains("serve"), "{page}");
+
+    // One page per command, so that the top-level page's `mcp-tasks-serve(1)` exists.
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(BIN)
+        .args(["man", "--dir"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for command in [
+        "serve",
+        "wrap",
+        "bench",
+        "call",
+        "watch",
+        "get",
+        "list",
+        "cancel",
+        "tools",
+        "completions",
+        "man",
+    ] {
+        let path = dir.path().join(format!("mcp-tasks-{command}.1"));
+        let page =
+            std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        assert!(
+            page.contains(&format!(".TH mcp-tasks-{command} 1")),
+            "{page}"
+        );
+        assert!(page.contains(".SH OPTIONS"), "{command}: {page}");
+    }
+    let top = std::fs::read_to_string(dir.path().join("mcp-tasks.1")).unwrap();
+    assert!(top.contains("mcp\\-tasks\\-serve(1)"), "{top}");
 }
 
 /// The packaging examples (Dockerfile, compose file, systemd unit) only use flags and

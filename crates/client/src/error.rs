@@ -67,6 +67,15 @@ impl ClientError {
         )
     }
 
+    /// The HTTP status the server answered with, when the failure is an HTTP error
+    /// (401: a bearer token is missing or refused).
+    pub fn http_status(&self) -> Option<u16> {
+        match self {
+            ClientError::Transport { status, .. } => *status,
+            _ => None,
+        }
+    }
+
     pub(crate) fn transport(message: impl Into<String>) -> Self {
         ClientError::Transport {
             status: None,

@@ -112,6 +112,17 @@ pub enum ConfigError {
     /// `max_connections = 0`.
     #[error("upstream '{0}': max_connections must be at least 1")]
     MaxConnections(String),
+    /// `[upstream.task_support]` names a tool the upstream does not list (checked when
+    /// its tools are listed): a misspelt name would otherwise be silently ignored.
+    #[error("upstream '{upstream}': [upstream.task_support] names `{name}`, which is not one of its tools; {hint}")]
+    UnknownTool {
+        /// The upstream.
+        upstream: String,
+        /// The name as written.
+        name: String,
+        /// What to write instead: the nearest tool name, or the tools there are.
+        hint: String,
+    },
     /// Two upstreams offer the same tool name.
     #[error("tool '{tool}' is offered by upstream '{first}' and by upstream '{second}'; give one of them a `prefix`")]
     Collision {
@@ -179,6 +190,64 @@ impl UpstreamConfig {
     }
 }
 
+impl UpstreamConfig {
+    /// Checks the `task_support` names against the tools the upstream listed: each
+    /// must be the upstream's own name of one of them (without the `prefix`).
+    ///
+    /// # Errors
+    /// [`ConfigError::UnknownTool`] for the first name that is not, saying the
+    /// nearest tool name (or that the prefix is to be left out).
+    pub fn check_task_support<'a>(
+        &self,
+        tools: impl IntoIterator<Item = &'a str> + Clone,
+    ) -> Result<(), ConfigError> {
+        for name in self.task_support.keys() {
+            if tools.clone().into_iter().any(|t| t == name) {
+                continue;
+            }
+            let unprefixed = self
+                .prefix
+                .as_deref()
+                .filter(|p| !p.is_empty())
+                .and_then(|p| name.strip_prefix(p).map(|rest| (p, rest)))
+                .filter(|(_, rest)| tools.clone().into_iter().any(|t| t == *rest));
+            let hint = if let Some((prefix, rest)) = unprefixed {
+                format!("task_support takes the upstream's own names, without the prefix `{prefix}`: write `{rest}`")
+            } else if let Some(near) = nearest(name, tools.clone()) {
+                format!("did you mean `{near}`?")
+            } else {
+                let all: Vec<String> = tools
+                    .clone()
+                    .into_iter()
+                    .map(|t| format!("`{t}`"))
+                    .collect();
+                if all.is_empty() {
+                    "the upstream lists no tools".to_string()
+                } else {
+                    format!("its tools: {}", all.join(", "))
+                }
+            };
+            return Err(ConfigError::UnknownTool {
+                upstream: self.name.clone(),
+                name: name.clone(),
+                hint,
+            });
+        }
+        Ok(())
+    }
+}
+
+/// The candidate closest to `word` when one is close enough to be what was meant
+/// (Jaro-Winkler similarity of at least 0.7, as clap's own suggestions).
+fn nearest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    candidates
+        .into_iter()
+        .map(|c| (strsim::jaro_winkler(word, c), c))
+        .filter(|(score, _)| *score >= 0.7)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, c)| c)
+}
+
 /// Checks a set of upstreams together: each entry, and names unique.
 ///
 /// # Errors
@@ -239,5 +308,39 @@ mod tests {
         assert!(unknown.is_err(), "a misspelt key is refused");
         let ts = parse("name = 'a'\ncommand = ['x']\n[task_support]\necho = 'required'");
         assert_eq!(ts.task_support["echo"], TaskSupportSetting::Required);
+    }
+
+    #[test]
+    fn task_support_names_a_tool_of_the_upstream() {
+        let tools = ["echo", "longRunningOperation", "add"];
+        let ok =
+            parse("name = 'a'\ncommand = ['x']\nprefix = 'ev_'\n[task_support]\necho = 'required'");
+        assert_eq!(ok.check_task_support(tools), Ok(()));
+        let said = |text: &str| {
+            parse(text)
+                .check_task_support(tools)
+                .expect_err(text)
+                .to_string()
+        };
+        let typo =
+            said("name = 'a'\ncommand = ['x']\n[task_support]\nlongRunningOperaton = 'required'");
+        assert!(
+            typo.contains("`longRunningOperaton`")
+                && typo.contains("did you mean `longRunningOperation`?"),
+            "{typo}"
+        );
+        let prefixed = said(
+            "name = 'a'\ncommand = ['x']\nprefix = 'ev_'\n[task_support]\nev_echo = 'forbidden'",
+        );
+        assert!(
+            prefixed.contains("`ev_echo`")
+                && prefixed.contains("without the prefix `ev_`: write `echo`"),
+            "{prefixed}"
+        );
+        let far = said("name = 'a'\ncommand = ['x']\n[task_support]\nzzz = 'forbidden'");
+        assert!(
+            far.contains("its tools: `echo`, `longRunningOperation`, `add`"),
+            "{far}"
+        );
     }
 }

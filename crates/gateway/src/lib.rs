@@ -65,7 +65,9 @@ impl Gateway {
     /// and is listed again by [`Gateway::keep_tools_current`].
     ///
     /// # Errors
-    /// Two upstreams offering the same tool name ([`ConfigError::Collision`]).
+    /// Two upstreams offering the same tool name ([`ConfigError::Collision`]), or an
+    /// upstream's `task_support` naming a tool it does not list
+    /// ([`ConfigError::UnknownTool`]).
     pub async fn tools(&self, wait: Duration) -> Result<Vec<Tool>, ConfigError> {
         let listings = futures::future::join_all(
             self.upstreams
@@ -94,6 +96,9 @@ impl Gateway {
                     continue;
                 }
             };
+            upstream
+                .config()
+                .check_task_support(infos.iter().map(|i| i.name.as_str()))?;
             for info in &infos {
                 match tools::proxy_tool(upstream, info) {
                     Ok(tool) => {

@@ -32,7 +32,7 @@ where
     let builder = with_prompts(connect.builder(), &term).on_log(move |log| logs.log(&log));
     let client = match builder.connect(target).await {
         Ok(c) => c,
-        Err(e) => return fail("connecting", &e),
+        Err(e) => return super::client::fail_to_connect(target, &e),
     };
     if let Some(level) = connect.log_level {
         if let Err(e) = client.set_log_level(level).await {

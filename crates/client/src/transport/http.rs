@@ -323,11 +323,22 @@ fn routing_name(method: &str, params: Option<&Value>) -> Option<String> {
     params?.get(field)?.as_str().map(str::to_string)
 }
 
+/// A request that got no HTTP answer, naming the URL and the innermost cause
+/// (reqwest's own message, "error sending request", hides "Connection refused").
 fn connect_error(url: &str, e: &reqwest::Error) -> ClientError {
-    if e.is_connect() || e.is_timeout() {
-        ClientError::Connect(format!("{url}: {e}"))
+    let mut cause: &dyn std::error::Error = e;
+    while let Some(inner) = cause.source() {
+        cause = inner;
+    }
+    let message = if std::ptr::addr_eq(cause, e as &dyn std::error::Error) {
+        format!("{url}: {e}")
     } else {
-        ClientError::transport(format!("{url}: {e}"))
+        format!("{url}: {e}: {cause}")
+    };
+    if e.is_connect() || e.is_timeout() {
+        ClientError::Connect(message)
+    } else {
+        ClientError::transport(message)
     }
 }
 

@@ -56,8 +56,9 @@ pub struct ServeArgs {
 
     /// Also serve the built-in demo tools: slow_compute (task optional), greet (sync
     /// only), failing_job (task required), and the human-in-the-loop ones
-    /// confirm_delete (asks yes/no), multi_input (asks several questions) and
-    /// summarize_with_model (asks the client's model).
+    /// confirm_delete (asks yes/no), multi_input (asks several questions),
+    /// summarize_with_model (asks the client's model) and book_meeting (one form with
+    /// every kind of field).
     #[arg(long)]
     demo: bool,
 

@@ -8,8 +8,15 @@ use std::path::Path;
 
 use super::ServeArgs;
 
-/// Options of `wrap`: every `serve` option, and the server to wrap after `--`.
+/// Options of `wrap`: every `serve` option, and the server to wrap after `--`. The
+/// options whose default differs from `serve`'s say `wrap`'s own in its help (`--stdio`,
+/// on by default here, is hidden).
 #[derive(Debug, Args)]
+#[command(
+    mut_arg("listen", |a| a.help(WRAP_LISTEN_HELP).long_help(None)),
+    mut_arg("database", |a| a.help(WRAP_DATABASE_HELP).long_help(None)),
+    mut_arg("stdio", |a| a.hide(true)),
+)]
 pub struct WrapArgs {
     #[command(flatten)]
     serve: ServeArgs,
@@ -33,6 +40,16 @@ pub struct WrapArgs {
     #[arg(last = true, required = true, value_name = "COMMAND")]
     command: Vec<String>,
 }
+
+/// `--listen` as `wrap` reads it: stdio unless it is given.
+const WRAP_LISTEN_HELP: &str = "Serve Streamable HTTP at this address (endpoint /mcp) \
+instead of stdio. Port 0 picks a free port; the chosen address is printed on stderr. \
+[default: none: one session over stdin/stdout]";
+
+/// `--database` as `wrap` reads it: a file in the user's state folder.
+const WRAP_DATABASE_HELP: &str = "Task store: sqlite://PATH (durable; created if missing) \
+or memory: (lost on exit). [default: sqlite://STATE/wrap.db, STATE being \
+$MCP_TASKS_STATE_DIR, else $XDG_STATE_HOME/mcp-tasks, else ~/.local/state/mcp-tasks]";
 
 /// Runs `wrap`.
 ///
