@@ -97,7 +97,7 @@ mod tests {
             "statusMessage": "waiting & \"quoted\"", "createdAt": 0, "updatedAt": 1000,
             "questions": 2, "progress": {"progress": 3, "total": 10, "message": "rows"},
             "owner": "alice"});
-        let html = rows(&[task.clone()], true);
+        let html = rows(std::slice::from_ref(&task), true);
         assert!(html.contains("data-id=\"abc\""), "{html}");
         assert!(html.contains("href=\"/board/tasks/abc\""), "{html}");
         assert!(html.contains("input required"), "{html}");
