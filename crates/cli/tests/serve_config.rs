@@ -68,6 +68,35 @@ fn a_store_that_cannot_open_is_reported_once() {
         "{err}"
     );
     assert!(err.contains(&url), "{err}");
+    // Named, with what is wrong: not SQLite's bare "code: 14".
+    let missing = dir.path().join("missing/dir");
+    let says = format!(
+        "cannot open {}: the folder {} does not exist",
+        missing.join("x.db").display(),
+        missing.display()
+    );
+    assert_eq!(err.matches(&says).count(), 1, "{err}");
+}
+
+#[test]
+fn a_database_under_a_file_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("plain-file");
+    std::fs::write(&file, "not a folder").unwrap();
+    let db = file.join("x.db");
+    let url = format!("sqlite://{}", db.display());
+    let out = run_in(
+        dir.path(),
+        &["serve", "--stdio", "--log", "warn", "--database", &url],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    let says = format!(
+        "cannot open {}: {} is a file, not a folder",
+        db.display(),
+        file.display()
+    );
+    assert!(err.contains(&says), "{err}");
 }
 
 /// A config whose tools show their arguments, with and without `--` before them.

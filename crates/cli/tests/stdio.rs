@@ -11,7 +11,7 @@ use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
 mod common;
 
-use common::{eventually, WAIT};
+use common::{eventually, BIN, WAIT};
 
 struct StdioServer {
     _child: Child,
@@ -22,12 +22,19 @@ struct StdioServer {
 
 impl StdioServer {
     async fn start(extra: &[&str]) -> StdioServer {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_mcp-tasks"))
+        let mut command = Command::new(BIN);
+        command
             .args(["serve", "--stdio", "--database", "memory:", "--log", "warn"])
             .args(extra)
+            .stderr(Stdio::null());
+        StdioServer::spawn(command).await
+    }
+
+    /// Starts `command` (a `serve --stdio`) and initializes a session.
+    async fn spawn(mut command: Command) -> StdioServer {
+        let mut child = command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
             .kill_on_drop(true)
             .spawn()
             .expect("start mcp-tasks");
@@ -71,6 +78,15 @@ impl StdioServer {
                 return v;
             }
         }
+    }
+
+    /// Ends the session (closes stdin) and waits for the process to exit.
+    async fn close(self) -> std::process::Output {
+        drop(self.stdin);
+        tokio::time::timeout(Duration::from_secs(30), self._child.wait_with_output())
+            .await
+            .expect("the server exits once stdin closes")
+            .unwrap()
     }
 
     async fn rpc(&mut self, id: i64, method: &str, params: Value) -> Value {
@@ -323,5 +339,67 @@ async fn audit_events_go_to_their_own_target_without_arguments() {
     assert!(
         !log.contains("secret-label"),
         "arguments are not logged by default:\n{log}"
+    );
+}
+
+/// A host starts a stdio server in a folder of its choosing: without --database the
+/// tasks go to the user's data folder, said on stderr, and nothing to that folder.
+#[tokio::test]
+async fn without_a_database_stdio_keeps_tasks_in_the_user_data_folder() {
+    let cwd = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let mut command = Command::new(BIN);
+    command
+        .args(["serve", "--stdio", "--demo", "--log", "info"])
+        .current_dir(cwd.path())
+        .env("XDG_DATA_HOME", data.path())
+        .env_remove("MCP_TASKS_DATABASE")
+        .env_remove("MCP_TASKS_CONFIG")
+        .stderr(Stdio::piped());
+    let mut s = StdioServer::spawn(command).await;
+    let r = s
+        .rpc(
+            1,
+            "tools/call",
+            json!({"name": "greet", "arguments": {"name": "Ada"}}),
+        )
+        .await;
+    assert_eq!(r["result"]["content"][0]["text"], "Hello, Ada!");
+    let out = s.close().await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+
+    let db = data.path().join("mcp-tasks").join("mcp-tasks.db");
+    assert!(db.is_file(), "no {}: {stderr}", db.display());
+    let left: Vec<_> = std::fs::read_dir(cwd.path()).unwrap().collect();
+    assert!(left.is_empty(), "written to the working folder: {left:?}");
+    assert!(stderr.contains(&db.display().to_string()), "{stderr}");
+}
+
+/// A data folder that cannot be created stops the server, naming it.
+#[tokio::test]
+async fn an_unusable_data_folder_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("plain-file");
+    std::fs::write(&file, "not a folder").unwrap();
+    let xdg = file.join("data");
+    let out = Command::new(BIN)
+        .args(["serve", "--stdio", "--demo", "--log", "warn"])
+        .current_dir(dir.path())
+        .env("XDG_DATA_HOME", &xdg)
+        .env_remove("MCP_TASKS_DATABASE")
+        .env_remove("MCP_TASKS_CONFIG")
+        .stdin(Stdio::null())
+        .output()
+        .await
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "cannot create {}",
+            xdg.join("mcp-tasks").display()
+        )),
+        "{stderr}"
     );
 }

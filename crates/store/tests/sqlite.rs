@@ -226,6 +226,37 @@ async fn opening_in_a_missing_directory_fails() {
     );
     let err = SqliteStore::open(&url).await.unwrap_err();
     assert!(matches!(err, StoreError::Backend(_)), "{err:?}");
+    // Named, with the folder that is missing; not SQLite's bare "code: 14".
+    let text = err.to_string();
+    let missing = dir.path().join("no/such/dir");
+    assert!(
+        text.contains(&format!(
+            "cannot open {}: the folder {} does not exist",
+            missing.join("tasks.db").display(),
+            missing.display()
+        )),
+        "{text}"
+    );
+}
+
+#[tokio::test]
+async fn opening_under_a_file_names_the_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("plain-file");
+    std::fs::write(&file, "not a folder").unwrap();
+    let under_file = file.join("tasks.db");
+    let err = SqliteStore::open(&format!("sqlite://{}", under_file.display()))
+        .await
+        .unwrap_err();
+    let text = err.to_string();
+    assert!(
+        text.contains(&format!(
+            "cannot open {}: {} is a file, not a folder",
+            under_file.display(),
+            file.display()
+        )),
+        "{text}"
+    );
 }
 
 /// Group commit: concurrent creates share one transaction, yet each returns only after

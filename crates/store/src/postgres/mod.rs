@@ -28,6 +28,7 @@ mod counts;
 mod listen;
 mod queries;
 mod row;
+mod tls;
 
 pub use listen::RECONNECT_DELAY;
 
@@ -77,12 +78,16 @@ pub struct PgStore {
 impl PgStore {
     /// Connects to `url` (`postgres://` or `postgresql://`, with any libpq-style
     /// parameters sqlx understands) with a pool of [`MAX_CONNECTIONS`], and migrates.
+    /// TLS follows the URL's `sslmode` and `sslrootcert` as libpq's do (`prefer` by
+    /// default: TLS when the server offers it); managed databases want
+    /// `sslmode=verify-full`.
     ///
     /// # Errors
-    /// [`StoreError::InvalidUrl`] when the URL is not a PostgreSQL URL or does not parse;
+    /// [`StoreError::InvalidUrl`] when the URL is not a PostgreSQL URL or does not parse,
+    /// its `sslmode` is unknown or a certificate file it names cannot be read;
     /// [`StoreError::Unavailable`] when the server cannot be reached;
-    /// [`StoreError::Backend`] when it refuses us or the schema cannot be migrated (for
-    /// example one from a newer version).
+    /// [`StoreError::Backend`] when it refuses us (its TLS certificate included) or the
+    /// schema cannot be migrated (for example one from a newer version).
     pub async fn open(url: &str) -> Result<Self, StoreError> {
         let invalid = |why: &str| {
             StoreError::InvalidUrl(format!(
@@ -92,6 +97,7 @@ impl PgStore {
         if !(url.starts_with("postgres://") || url.starts_with("postgresql://")) {
             return Err(invalid("it does not start with postgres://"));
         }
+        tls::check_url(url).await.map_err(|why| invalid(&why))?;
         let options = PgConnectOptions::from_str(url).map_err(|e| invalid(&e.to_string()))?;
         // Connect once by hand first: a pool retries a failing connect until its acquire
         // timeout and then reports only that it timed out, hiding "connection refused"

@@ -15,8 +15,12 @@ use sqlx::query::Query;
 /// Sorts a sqlx error into what a caller can act on. Retrying may help after a
 /// serialization failure, a deadlock, a lock or connection limit, a server shutting
 /// down or restarting, a lost connection or an exhausted pool: those are
-/// [`StoreError::Unavailable`]. A unique violation is a duplicate id.
+/// [`StoreError::Unavailable`]. A unique violation is a duplicate id. A TLS failure (a
+/// refused certificate) is not retryable, though rustls reports it as an I/O error.
 pub(super) fn classify(err: sqlx::Error) -> StoreError {
+    if let Some(refused) = super::tls::refused(&err) {
+        return StoreError::Backend(Box::new(refused));
+    }
     match &err {
         sqlx::Error::Database(db) => {
             if db.kind() == ErrorKind::UniqueViolation {

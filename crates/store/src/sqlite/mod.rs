@@ -47,6 +47,7 @@ use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteRow,
     SqliteSynchronous,
 };
+use std::path::Path;
 use std::str::FromStr;
 use std::time::Duration;
 use writer::Writer;
@@ -84,7 +85,8 @@ impl SqliteStore {
     /// # Errors
     /// [`StoreError::InvalidUrl`] when the URL is not a SQLite URL;
     /// [`StoreError::Backend`] when the file cannot be opened or migrated (for example
-    /// a directory that does not exist, or a schema from a newer version).
+    /// a directory that does not exist, or a schema from a newer version): "cannot open
+    /// PATH: why" when SQLite cannot open or write the file.
     pub async fn open(url: &str) -> Result<Self, StoreError> {
         let invalid = |why: &str| {
             StoreError::InvalidUrl(format!(
@@ -105,6 +107,7 @@ impl SqliteStore {
             .create_if_missing(true)
             .synchronous(SqliteSynchronous::Full)
             .busy_timeout(BUSY_TIMEOUT);
+        let path = options.get_filename().to_path_buf();
         let pool = if in_memory {
             // Every connection to `:memory:` would be its own database: keep exactly one,
             // forever, so the data lives as long as the store.
@@ -121,12 +124,12 @@ impl SqliteStore {
                 .connect_with(options.journal_mode(SqliteJournalMode::Wal))
                 .await
         }
-        .map_err(classify)?;
+        .map_err(|e| cannot_open(&path, e))?;
 
-        MIGRATOR
-            .run(&pool)
-            .await
-            .map_err(|e| StoreError::Backend(Box::new(e)))?;
+        MIGRATOR.run(&pool).await.map_err(|e| match e {
+            sqlx::migrate::MigrateError::Execute(e) => cannot_open(&path, e),
+            other => StoreError::Backend(Box::new(other)),
+        })?;
         let observer = crate::ObserverSlot::default();
         let writer = Writer::spawn(pool.clone(), std::sync::Arc::clone(&observer));
         Ok(Self {
@@ -142,6 +145,60 @@ impl SqliteStore {
     pub fn pool(&self) -> &SqlitePool {
         &self.pool
     }
+}
+
+/// A database file SQLite cannot open or write, named, with the reason when the file
+/// system tells it: SQLite itself says only "unable to open database file (code: 14)".
+#[derive(Debug)]
+struct CannotOpen {
+    message: String,
+    source: sqlx::Error,
+}
+
+impl std::fmt::Display for CannotOpen {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for CannotOpen {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.source)
+    }
+}
+
+/// Sorts an error of opening the file at `path`: SQLite's "cannot open" and "read-only"
+/// become [`CannotOpen`] naming the file (absolute) and its folder's problem; anything
+/// else is classified as any other error.
+fn cannot_open(path: &Path, err: sqlx::Error) -> StoreError {
+    /// Primary result codes (the low byte of an extended code).
+    const SQLITE_READONLY: i32 = 8;
+    const SQLITE_CANTOPEN: i32 = 14;
+    let (code, said) = match &err {
+        sqlx::Error::Database(db) => (
+            db.code()
+                .and_then(|code| code.parse::<i32>().ok())
+                .map(|code| code & 0xff),
+            db.message().to_string(),
+        ),
+        _ => (None, String::new()),
+    };
+    if !matches!(code, Some(SQLITE_READONLY | SQLITE_CANTOPEN)) {
+        return classify(err);
+    }
+    let shown = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let reason = match shown.parent().filter(|dir| !dir.as_os_str().is_empty()) {
+        Some(dir) if dir.is_file() => format!("{} is a file, not a folder", dir.display()),
+        Some(dir) if !dir.exists() => format!(
+            "the folder {} does not exist (create it, or choose another path)",
+            dir.display()
+        ),
+        _ => format!("{said} (is the folder writable, and the file if it exists?)"),
+    };
+    StoreError::Backend(Box::new(CannotOpen {
+        message: format!("cannot open {}: {reason}", shown.display()),
+        source: err,
+    }))
 }
 
 #[async_trait]

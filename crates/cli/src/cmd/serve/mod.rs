@@ -23,8 +23,13 @@ pub use logging::LogFormat;
 
 /// Default HTTP listen address: loopback only.
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:8080";
-/// Default database: an SQLite file in the working directory.
+/// Default database over HTTP: an SQLite file in the working directory. (Over stdio it
+/// is `mcp-tasks.db` in the user's data folder: see [`DATA_DIR_NAME`].)
 pub const DEFAULT_DATABASE: &str = "sqlite://./mcp-tasks.db";
+/// The folder under the user's data folder (`$XDG_DATA_HOME`, else `~/.local/share`)
+/// that holds `serve --stdio`'s default database, `mcp-tasks.db`: a host starts a stdio
+/// server in a folder of its choosing, often one the user never looks in or cannot write.
+pub const DATA_DIR_NAME: &str = "mcp-tasks";
 
 /// Options of `serve`. Each (but --config, --stdio, --demo, --conformance-fixtures,
 /// --log, --log-format and --otlp-endpoint, which apply before the file is read) can
@@ -43,8 +48,10 @@ pub struct ServeArgs {
     #[arg(long, env = "MCP_TASKS_LISTEN", value_name = "ADDR")]
     listen: Option<String>,
 
-    /// Task store: sqlite://PATH (durable; created if missing) or memory: (lost on exit).
-    /// [default: sqlite://./mcp-tasks.db]
+    /// Task store: sqlite://PATH (durable; created if missing), postgres://USER@HOST/DB
+    /// (sslmode and sslrootcert as in libpq), or memory: (lost on exit). [default:
+    /// sqlite://./mcp-tasks.db; with --stdio, mcp-tasks.db in the user's data folder:
+    /// $XDG_DATA_HOME/mcp-tasks, else ~/.local/share/mcp-tasks]
     #[arg(long, env = "MCP_TASKS_DATABASE", value_name = "URL")]
     database: Option<String>,
 
@@ -304,7 +311,7 @@ async fn serve(args: ServeArgs, extra: Vec<mcp_tasks_gateway::UpstreamConfig>) -
         .database
         .clone()
         .or_else(|| s.database.clone())
-        .unwrap_or_else(|| DEFAULT_DATABASE.to_string());
+        .map_or_else(|| settings::default_database(args.stdio), Ok)?;
 
     let mut tools = ToolRegistry::new();
     if args.demo {

@@ -14,6 +14,43 @@ use mcp_tasks_server::ServerConfig;
 use std::path::Path;
 use std::sync::Arc;
 
+/// The database when neither `--database` nor the file names one. Over HTTP
+/// [`DEFAULT_DATABASE`](super::DEFAULT_DATABASE), in the working folder, as documented
+/// since the first release: whoever starts an HTTP server chose that folder. Over stdio
+/// the host chose it (often `/` or its own install folder): `mcp-tasks.db` in the
+/// user's data folder instead, created if missing and said on stderr.
+///
+/// # Errors
+/// When the user has no data folder (no home) or it cannot be created, naming it.
+pub(super) fn default_database(stdio: bool) -> Result<String> {
+    if !stdio {
+        return Ok(super::DEFAULT_DATABASE.to_string());
+    }
+    let base = directories::BaseDirs::new().context(
+        "no data folder for the task store (no home folder): set XDG_DATA_HOME, or pass --database",
+    )?;
+    let dir = base.data_dir().join(super::DATA_DIR_NAME);
+    std::fs::create_dir_all(&dir).with_context(|| {
+        format!(
+            "cannot create {} for the task store (set XDG_DATA_HOME to a writable folder, or pass --database)",
+            dir.display()
+        )
+    })?;
+    let file = dir.join("mcp-tasks.db");
+    tracing::info!(
+        path = %file.display(),
+        "no --database: over stdio the task store is in the user's data folder"
+    );
+    // sqlx percent-decodes the path of a sqlite: URL.
+    let path = file
+        .display()
+        .to_string()
+        .replace('%', "%25")
+        .replace('?', "%3F")
+        .replace('#', "%23");
+    Ok(format!("sqlite://{path}"))
+}
+
 /// The engine's settings: ttl, polling, quotas, leases, external job calls.
 pub(super) fn engine_config(args: &ServeArgs, file: &ServerSection) -> EngineConfig {
     EngineConfig {
