@@ -377,9 +377,8 @@ fn every_client_command(url: &str) -> Vec<Vec<String>> {
 fn a_refused_connection_names_the_url_and_says_to_start_a_server() {
     // A port bound but not listening: connections to it are refused, and no other
     // process can take it while the test runs.
-    let socket = tokio::net::TcpSocket::new_v4().unwrap();
-    socket.bind("127.0.0.1:0".parse().unwrap()).unwrap();
-    let url = format!("http://{}/mcp", socket.local_addr().unwrap());
+    let (_held, port) = common::refused_port();
+    let url = format!("http://127.0.0.1:{port}/mcp");
     for args in every_client_command(&url) {
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         let out = cli(&args);
