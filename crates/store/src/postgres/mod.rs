@@ -34,6 +34,7 @@ pub use listen::RECONNECT_DELAY;
 use crate::change::ChangeFeed;
 use crate::delivery::{ClaimDeliveriesParams, Delivery, DeliveryResult, NewDelivery};
 use crate::error::StoreError;
+use mcp_tasks_protocol::secret::{redact_url, scrub};
 use crate::record::SessionRecord;
 use crate::record::{
     BoardQuery, ClaimExpiredParams, ClaimLeaseParams, ExpiredTask, ListPage, ListParams, Outcome,
@@ -86,7 +87,9 @@ impl PgStore {
     pub async fn open(url: &str) -> Result<Self, StoreError> {
         let invalid = |why: &str| {
             StoreError::InvalidUrl(format!(
-                "'{url}' is not a usable PostgreSQL URL ({why}): use postgres://USER:PASSWORD@HOST:PORT/DATABASE"
+                "'{}' is not a usable PostgreSQL URL ({}): use postgres://USER:PASSWORD@HOST:PORT/DATABASE",
+                redact_url(url),
+                scrub(why, url)
             ))
         };
         if !(url.starts_with("postgres://") || url.starts_with("postgresql://")) {
