@@ -195,7 +195,50 @@ pub(crate) fn init(args: &ServeArgs) -> Result<Telemetry> {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
     use super::*;
+    use std::sync::{Arc, Mutex};
+
+    /// A log writer into a shared buffer.
+    struct Buffer(Arc<Mutex<Vec<u8>>>);
+
+    impl std::io::Write for Buffer {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(bytes);
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_panic_in_json_mode_is_one_json_record() {
+        let written = Arc::new(Mutex::new(Vec::new()));
+        let sink = Arc::clone(&written);
+        let subscriber = tracing_subscriber::fmt()
+            .json()
+            .with_writer(move || Buffer(Arc::clone(&sink)))
+            .finish();
+        // The subscriber is this thread's only: the panic below happens on it.
+        let caught = tracing::subscriber::with_default(subscriber, || {
+            log_panics();
+            let caught = std::panic::catch_unwind(|| panic!("boom {}", 42));
+            // Back to the default hook for the other tests.
+            let _ = std::panic::take_hook();
+            caught
+        });
+        assert!(caught.is_err());
+        let text = String::from_utf8(written.lock().unwrap().clone()).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 1, "{text}");
+        let record: serde_json::Value = serde_json::from_str(lines[0]).unwrap();
+        assert_eq!(record["level"], "ERROR", "{record}");
+        assert_eq!(record["target"], "mcp_tasks::panic", "{record}");
+        assert_eq!(record["fields"]["message"], "panic: boom 42", "{record}");
+        let location = record["fields"]["location"].as_str().unwrap_or_default();
+        assert!(location.contains("logging.rs"), "{record}");
+    }
 
     #[test]
     fn the_flag_is_a_base_url() {
