@@ -74,7 +74,10 @@ async fn every_line_of_a_json_run_is_a_json_object_with_plain_values() {
     }
     let base = url.trim_end_matches("/mcp");
     assert_eq!(
-        reqwest::get(format!("{base}/readyz")).await.unwrap().status(),
+        reqwest::get(format!("{base}/readyz"))
+            .await
+            .unwrap()
+            .status(),
         200
     );
     drop(client);

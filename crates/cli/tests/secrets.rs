@@ -44,8 +44,16 @@ async fn an_unreachable_database_is_named_without_its_password() {
         ] {
             let mut run = Run::start(
                 &[
-                    "serve", "--demo", "--listen", "127.0.0.1:0", "--database", &url, "--log",
-                    "debug", "--log-format", format,
+                    "serve",
+                    "--demo",
+                    "--listen",
+                    "127.0.0.1:0",
+                    "--database",
+                    &url,
+                    "--log",
+                    "debug",
+                    "--log-format",
+                    format,
                 ],
                 &[],
             );
@@ -80,8 +88,16 @@ async fn a_reachable_database_is_named_without_its_password() {
     for format in ["text", "json"] {
         let mut run = Run::start(
             &[
-                "serve", "--demo", "--listen", "127.0.0.1:0", "--database", &url, "--log",
-                "debug", "--log-format", format,
+                "serve",
+                "--demo",
+                "--listen",
+                "127.0.0.1:0",
+                "--database",
+                &url,
+                "--log",
+                "debug",
+                "--log-format",
+                format,
             ],
             &[],
         );
@@ -102,7 +118,10 @@ async fn a_reachable_database_is_named_without_its_password() {
         let out = run.output();
         assert_no_password(&format!("the {format} output"), &out);
         assert!(out.contains("task store ready"), "{out}");
-        assert!(out.contains(":***@127.0.0.1"), "the URL is shown masked: {out}");
+        assert!(
+            out.contains(":***@127.0.0.1"),
+            "the URL is shown masked: {out}"
+        );
         if format == "json" {
             assert_json_lines(&run);
         }

@@ -17,12 +17,12 @@ use crate::client::{lock, Client, Inner, ServerInfo, Target, DEFAULT_REQUEST_TIM
 use crate::error::ClientError;
 use crate::input::{Handler, Handlers, InputRequest};
 use crate::log::ServerLog;
-use mcp_tasks_protocol::Secret;
 use crate::peer::Peer;
 use crate::transport::http::{HttpMode, HttpTransport};
 use crate::transport::stdio::StdioTransport;
 use crate::transport::Transport;
 use crate::wire::{self, Wire, WirePreference};
+use mcp_tasks_protocol::Secret;
 
 /// Settings and handlers for a connection; [`ClientBuilder::connect`] makes it.
 #[derive(Debug, Clone)]
@@ -116,7 +116,9 @@ impl ClientBuilder {
     /// Sets an environment variable of a stdio server this client starts (added to
     /// the inherited environment).
     pub fn env(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
-        self.stdio.env.push((name.into(), Secret::new(value.into())));
+        self.stdio
+            .env
+            .push((name.into(), Secret::new(value.into())));
         self
     }
 

@@ -256,7 +256,10 @@ mod tests {
                 "postgresql://app:***@db/tasks?sslmode=require",
             ),
             // An unescaped `@` or `/` in the password is masked whole.
-            ("postgres://app:a@b/c@db/tasks", "postgres://app:***@db/tasks"),
+            (
+                "postgres://app:a@b/c@db/tasks",
+                "postgres://app:***@db/tasks",
+            ),
             (
                 "postgres://db/tasks?user=app&password=s3cr3t&sslmode=disable",
                 "postgres://db/tasks?user=app&password=***&sslmode=disable",

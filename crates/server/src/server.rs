@@ -227,13 +227,14 @@ impl Server {
             .read()
             .unwrap_or_else(|p| p.into_inner())
             .clone();
-        let answers = futures::future::join_all(probes.into_iter().map(|(name, probe)| async move {
-            match tokio::time::timeout(within, probe()).await {
-                Ok(why) => why.map(|why| (name, why)),
-                Err(_) => Some((name, format!("no answer within {within:?}"))),
-            }
-        }))
-        .await;
+        let answers =
+            futures::future::join_all(probes.into_iter().map(|(name, probe)| async move {
+                match tokio::time::timeout(within, probe()).await {
+                    Ok(why) => why.map(|why| (name, why)),
+                    Err(_) => Some((name, format!("no answer within {within:?}"))),
+                }
+            }))
+            .await;
         answers.into_iter().flatten().collect()
     }
 

@@ -7,8 +7,8 @@
 
 use futures::StreamExt;
 use mcp_tasks_protocol::jsonrpc::{self, Incoming, RequestId};
-use mcp_tasks_protocol::Secret;
 use mcp_tasks_protocol::version;
+use mcp_tasks_protocol::Secret;
 use reqwest::header::{HeaderMap, HeaderValue, ACCEPT, AUTHORIZATION, CONTENT_TYPE};
 use serde_json::Value;
 use std::sync::{Arc, Mutex, MutexGuard};

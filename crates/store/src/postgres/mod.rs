@@ -34,7 +34,6 @@ pub use listen::RECONNECT_DELAY;
 use crate::change::ChangeFeed;
 use crate::delivery::{ClaimDeliveriesParams, Delivery, DeliveryResult, NewDelivery};
 use crate::error::StoreError;
-use mcp_tasks_protocol::secret::{redact_url, scrub};
 use crate::record::SessionRecord;
 use crate::record::{
     BoardQuery, ClaimExpiredParams, ClaimLeaseParams, ExpiredTask, ListPage, ListParams, Outcome,
@@ -45,6 +44,7 @@ use crate::sql::{self, Backend as _, Call, Statements};
 use crate::TaskStore;
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
+use mcp_tasks_protocol::secret::{redact_url, scrub};
 use mcp_tasks_protocol::TaskId;
 use queries::STATEMENTS;
 use row::{classify, query};

@@ -47,7 +47,12 @@ pub struct ServeArgs {
     /// Task store: sqlite://PATH (durable; created if missing) or memory: (lost on exit).
     /// [default: sqlite://./mcp-tasks.db]
     // A secret (it may hold a password): never printed, its value hidden in --help too.
-    #[arg(long, env = "MCP_TASKS_DATABASE", hide_env_values = true, value_name = "URL")]
+    #[arg(
+        long,
+        env = "MCP_TASKS_DATABASE",
+        hide_env_values = true,
+        value_name = "URL"
+    )]
     database: Option<Secret<String>>,
 
     /// TOML file with [server] settings, [[tools]] command tools and [[upstream]] MCP
