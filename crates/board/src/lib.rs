@@ -39,6 +39,7 @@ mod viewer;
 
 use axum::routing::{get, post};
 use axum::Router;
+use mcp_tasks_protocol::Secret;
 use mcp_tasks_server::Server;
 use std::sync::Arc;
 use std::time::Duration;
@@ -61,8 +62,9 @@ pub struct BoardConfig {
     pub session_ttl: Duration,
     /// The key that signs session cookies. Replicas behind one address must share it
     /// (`--board-secret`), or a login on one is unknown to the others; `None` picks a
-    /// random key at start (logins then end with the process).
-    pub secret: Option<Vec<u8>>,
+    /// random key at start (logins then end with the process). A [`Secret`]: `Debug` of
+    /// the config prints `***`.
+    pub secret: Option<Secret<Vec<u8>>>,
     /// Let a task ask questions (elicitation, sampling) its client did not declare it
     /// can answer: they wait here for a person (and go to the webhooks) instead of
     /// failing the tool. Off by default: a client that cannot answer then learns so at
@@ -102,7 +104,7 @@ impl Board {
     /// [`BoardConfig::takes_questions`] a task may from now on ask questions its client
     /// did not declare it can answer, since a person can answer them here.
     pub fn new(server: Server, config: BoardConfig) -> Self {
-        let keys = viewer::Keys::new(config.secret.as_deref());
+        let keys = viewer::Keys::new(config.secret.as_ref().map(|s| s.expose().as_slice()));
         if config.takes_questions {
             server
                 .engine()

@@ -3,6 +3,7 @@
 //! built-in defaults.
 
 use anyhow::{Context, Result};
+use mcp_tasks_protocol::Secret;
 use mcp_tasks_server::TaskSupport;
 use serde::Deserialize;
 use serde_json::Value;
@@ -56,17 +57,17 @@ pub struct BoardSection {
 pub struct NotifyEntry {
     /// A stable name (default: the URL).
     pub name: Option<String>,
-    /// Where events are posted.
-    pub url: String,
+    /// Where events are posted (a secret: for Slack the URL is the credential).
+    pub url: Secret<String>,
     /// Events: input_required, failed, completed, cancelled (default: input_required
     /// and failed).
     #[serde(default)]
     pub on: Vec<String>,
     /// `json` (default) or `slack`.
     pub format: Option<String>,
-    /// Extra request headers.
+    /// Extra request headers; their values are secrets (an `Authorization`).
     #[serde(default)]
-    pub headers: std::collections::BTreeMap<String, String>,
+    pub headers: std::collections::BTreeMap<String, Secret<String>>,
 }
 
 /// `[server]`: the same settings as the `serve` flags, under the flag's name with `_`
@@ -76,8 +77,9 @@ pub struct NotifyEntry {
 pub struct ServerSection {
     /// Address to listen on.
     pub listen: Option<String>,
-    /// Database URL; a relative `sqlite://` path is relative to the file's folder.
-    pub database: Option<String>,
+    /// Database URL; a relative `sqlite://` path is relative to the file's folder. A
+    /// secret, as it may hold a password.
+    pub database: Option<Secret<String>>,
     /// Default ttl (e.g. "1h").
     #[serde(default, with = "opt_duration")]
     pub default_ttl: Option<Duration>,
@@ -255,7 +257,7 @@ impl ConfigFile {
         let base = path.parent().unwrap_or(Path::new("."));
         let server = &mut cfg.server;
         if let Some(db) = &server.database {
-            server.database = Some(sqlite_relative_to(db, base));
+            server.database = Some(Secret::new(sqlite_relative_to(db.expose(), base)));
         }
         for file in [&mut server.auth_tokens, &mut server.jwt_jwks]
             .into_iter()
@@ -437,7 +439,7 @@ mod tests {
             std::fs::write(&path, format!("[server]\ndatabase = \"{given}\"\n")).expect("write");
             let cfg = ConfigFile::load(&path).expect("loads");
             assert_eq!(
-                cfg.server.database.as_deref(),
+                cfg.server.database.as_ref().map(|d| d.expose().as_str()),
                 Some(expected.as_str()),
                 "{given}"
             );

@@ -31,8 +31,8 @@ async fn json_logs_parse_and_health_endpoints_answer() {
             .next()
             .expect("the server printed its address")
             .unwrap();
-        if let Some(rest) = line.split("listening on ").nth(1) {
-            break rest.trim().to_string();
+        if let Some(url) = common::listening_url(&line) {
+            break url;
         }
         json_lines.push(line);
     };

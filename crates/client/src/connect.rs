@@ -22,26 +22,28 @@ use crate::transport::http::{HttpMode, HttpTransport};
 use crate::transport::stdio::StdioTransport;
 use crate::transport::Transport;
 use crate::wire::{self, Wire, WirePreference};
+use mcp_tasks_protocol::Secret;
 
 /// Settings and handlers for a connection; [`ClientBuilder::connect`] makes it.
 #[derive(Debug, Clone)]
 pub struct ClientBuilder {
     handlers: Handlers,
-    token: Option<String>,
+    // Secrets: the derived `Debug` prints `***` for them.
+    token: Option<Secret<String>>,
     wire: WirePreference,
     client_name: String,
     client_version: String,
     request_timeout: Option<Duration>,
     session: Option<String>,
     stdio: StdioOptions,
-    headers: Vec<(String, String)>,
+    headers: Vec<(String, Secret<String>)>,
 }
 
 /// How a stdio server is started besides its command line.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct StdioOptions {
-    /// Variables added to the inherited environment.
-    pub(crate) env: Vec<(String, String)>,
+    /// Variables added to the inherited environment (values may be API keys).
+    pub(crate) env: Vec<(String, Secret<String>)>,
     /// The working directory, when not ours.
     pub(crate) cwd: Option<std::path::PathBuf>,
 }
@@ -78,7 +80,7 @@ impl ClientBuilder {
 
     /// Sends `Authorization: Bearer <token>` on every HTTP request.
     pub fn bearer_token(mut self, token: impl Into<String>) -> Self {
-        self.token = Some(token.into());
+        self.token = Some(Secret::new(token.into()));
         self
     }
 
@@ -114,7 +116,9 @@ impl ClientBuilder {
     /// Sets an environment variable of a stdio server this client starts (added to
     /// the inherited environment).
     pub fn env(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
-        self.stdio.env.push((name.into(), value.into()));
+        self.stdio
+            .env
+            .push((name.into(), Secret::new(value.into())));
         self
     }
 
@@ -127,7 +131,7 @@ impl ClientBuilder {
     /// Sends a header with every HTTP request (an API key, say). Values are never
     /// printed in errors or logs.
     pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
-        self.headers.push((name.into(), value.into()));
+        self.headers.push((name.into(), Secret::new(value.into())));
         self
     }
 

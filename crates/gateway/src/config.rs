@@ -4,6 +4,7 @@ use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+use mcp_tasks_protocol::Secret;
 use mcp_tasks_server::TaskSupport;
 
 /// Most connections to one upstream by default: calls run one per connection, so
@@ -19,9 +20,10 @@ pub struct UpstreamConfig {
     /// A stdio server: the program and its arguments.
     #[serde(default)]
     pub command: Option<Vec<String>>,
-    /// Environment variables for a stdio server (added to ours).
+    /// Environment variables for a stdio server (added to ours). Their values are
+    /// secrets (API keys are passed this way): `Debug` prints `***` for them.
     #[serde(default)]
-    pub env: BTreeMap<String, String>,
+    pub env: BTreeMap<String, Secret<String>>,
     /// Working directory of a stdio server.
     #[serde(default)]
     pub cwd: Option<PathBuf>,
@@ -29,9 +31,10 @@ pub struct UpstreamConfig {
     #[serde(default)]
     pub url: Option<String>,
     /// Headers sent to an HTTP server with every request (a bearer token, an API
-    /// key). Never logged, never shown in errors or task records.
+    /// key). Never logged, never shown in errors or task records: their values are
+    /// secrets, whose `Debug` prints `***`.
     #[serde(default)]
-    pub headers: BTreeMap<String, String>,
+    pub headers: BTreeMap<String, Secret<String>>,
     /// Prepended to every tool name of this upstream (default: none).
     #[serde(default)]
     pub prefix: Option<String>,

@@ -104,7 +104,7 @@ impl Connection {
             None => tracing::info!(
                 target: "mcp_tasks_gateway::upstream_log",
                 upstream = %upstream,
-                level = ?log.level,
+                level = %log.level,
                 "{}",
                 log.text()
             ),
@@ -132,7 +132,7 @@ impl Connection {
         let target = match endpoint {
             Endpoint::Stdio { program, args } => {
                 for (k, v) in &config.env {
-                    builder = builder.env(k, v);
+                    builder = builder.env(k, v.expose());
                 }
                 if let Some(dir) = &config.cwd {
                     builder = builder.current_dir(dir);
@@ -144,7 +144,7 @@ impl Connection {
             }
             Endpoint::Http(url) => {
                 for (k, v) in &config.headers {
-                    builder = builder.header(k, v);
+                    builder = builder.header(k, v.expose());
                 }
                 Target::Http(url.clone())
             }

@@ -132,9 +132,12 @@ impl Gateway {
         )));
         for upstream in &self.upstreams {
             let probe = Arc::clone(upstream);
-            server.add_readiness_check(
+            server.add_readiness_probe(
                 format!("upstream {}", upstream.config().name),
-                Arc::new(move || probe.listing_error()),
+                Arc::new(move || {
+                    let upstream = Arc::clone(&probe);
+                    Box::pin(async move { upstream.readiness().await })
+                }),
             );
             let _ = upstream.counted_by.set(server.clone());
             let target = server.clone();

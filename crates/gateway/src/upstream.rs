@@ -130,6 +130,42 @@ impl Upstream {
             .clone()
     }
 
+    /// Why the upstream is not ready now, or `None`: its tools were not listed, its
+    /// last start failed and the backoff before the next has not passed, or it does not
+    /// answer a `ping` (on an idle connection, or a new one: a dead stdio server is
+    /// started again, a down HTTP server fails to connect). An upstream whose every
+    /// connection is busy with a call is taken as ready. For `/readyz`, which bounds
+    /// the wait.
+    pub async fn readiness(&self) -> Option<String> {
+        if let Some(e) = self.listing_error() {
+            return Some(e);
+        }
+        {
+            let f = self.failures.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some((at, why)) = &f.last {
+                if f.count > 0 && at.elapsed() < self.backoff(f.count) {
+                    return Some(format!(
+                        "upstream '{}' could not be started: {why}",
+                        self.config.name
+                    ));
+                }
+            }
+        }
+        let Ok(_permit) = self.slots.try_acquire() else {
+            return None;
+        };
+        let conn = match self.take().await {
+            Ok(conn) => conn,
+            Err(e) => return Some(e.message),
+        };
+        let pinged = conn.client.request("ping", serde_json::json!({})).await;
+        self.give_back(conn);
+        match pinged {
+            Ok(_) => None,
+            Err(e) => Some(self.error("answering a ping", &e).message),
+        }
+    }
+
     pub(crate) fn set_listing_error(&self, error: Option<String>) {
         *self.listing_error.lock().unwrap_or_else(|p| p.into_inner()) = error;
     }
@@ -315,18 +351,20 @@ impl Upstream {
         let wait = {
             let f = self.failures.lock().unwrap_or_else(|p| p.into_inner());
             match &f.last {
-                Some((at, _)) if f.count > 0 => {
-                    let backoff = FIRST_BACKOFF
-                        .saturating_mul(1 << f.count.min(8).saturating_sub(1))
-                        .min(MAX_BACKOFF);
-                    backoff.saturating_sub(at.elapsed())
-                }
+                Some((at, _)) if f.count > 0 => self.backoff(f.count).saturating_sub(at.elapsed()),
                 _ => Duration::ZERO,
             }
         };
         if !wait.is_zero() {
             tokio::time::sleep(wait).await;
         }
+    }
+
+    /// The wait after `failures` failed starts in a row.
+    fn backoff(&self, failures: u32) -> Duration {
+        FIRST_BACKOFF
+            .saturating_mul(1 << failures.min(8).saturating_sub(1))
+            .min(MAX_BACKOFF)
     }
 
     fn give_back(&self, conn: Arc<Connection>) {

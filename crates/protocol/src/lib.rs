@@ -12,6 +12,7 @@
 //! | [`methods`] | method names and the params/results of the methods we serve |
 //! | [`task`] | generation-neutral task types: [`task::TaskId`], [`task::TaskStatus`], [`task::TaskView`] |
 //! | [`tool`] | [`TaskSupport`], a tool's `execution.taskSupport`, for server and client alike |
+//! | [`secret`] | [`Secret`], the one redaction type (prints `***`), and [`secret::redact_url`] for database URLs |
 //! | [`codec`] | per-generation rendering of tasks (`ttl` vs `ttlMs` lives only there) |
 #![deny(missing_docs)]
 
@@ -20,11 +21,13 @@ pub mod error_code;
 pub mod jsonrpc;
 pub mod logging;
 pub mod methods;
+pub mod secret;
 pub mod task;
 pub mod tool;
 pub mod version;
 
 pub use jsonrpc::{Incoming, RequestId, RpcError};
 pub use logging::LoggingLevel;
+pub use secret::Secret;
 pub use task::{TaskId, TaskStatus, TaskView};
 pub use tool::TaskSupport;

@@ -2,7 +2,6 @@
 //! or mount its router in your own axum app.
 
 use mcp_tasks_engine::Engine;
-use std::net::SocketAddr;
 use tokio::net::{TcpListener, ToSocketAddrs};
 
 use crate::builder::BuildError;
@@ -85,8 +84,11 @@ impl Server {
         extra: axum::Router,
         shutdown: impl std::future::Future<Output = ()> + Send + 'static,
     ) -> Result<(), BuildError> {
-        let addr: Option<SocketAddr> = listener.local_addr().ok();
-        tracing::info!(?addr, "serving MCP over HTTP at {}", http::DEFAULT_PATH);
+        // The address as a plain value (not `Some(..)`): log collectors read it.
+        match listener.local_addr() {
+            Ok(addr) => tracing::info!(%addr, "serving MCP over HTTP at {}", http::DEFAULT_PATH),
+            Err(_) => tracing::info!("serving MCP over HTTP at {}", http::DEFAULT_PATH),
+        }
         http::serve_with(self, listener, extra, shutdown)
             .await
             .map_err(|source| BuildError::Io {

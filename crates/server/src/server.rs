@@ -105,6 +105,13 @@ impl Default for ServerConfig {
 /// A readiness check: why a part of the server is not ready, or `None`.
 pub type ReadinessCheck = Arc<dyn Fn() -> Option<String> + Send + Sync>;
 
+/// A readiness probe that has to ask something (an upstream server, over the network
+/// or a pipe): resolves to why a part of the server is not ready, or `None`. `/readyz`
+/// runs every probe at once on each request and bounds the wait
+/// ([`crate::transport::health::PROBE_TIMEOUT`]), so a probe may well be slow.
+pub type ReadinessProbe =
+    Arc<dyn Fn() -> futures::future::BoxFuture<'static, Option<String>> + Send + Sync>;
+
 pub(crate) struct ServerInner {
     pub(crate) engine: Engine,
     /// Swapped whole when the set changes (a gateway's upstream listed new tools);
@@ -113,7 +120,7 @@ pub(crate) struct ServerInner {
     /// Prometheus metrics (see [`crate::metrics`]).
     pub(crate) metrics: Arc<crate::metrics::Metrics>,
     /// Extra readiness checks for `/readyz` (name, check): `Some(reason)` when not ready.
-    pub(crate) readiness: std::sync::RwLock<Vec<(String, ReadinessCheck)>>,
+    pub(crate) readiness: std::sync::RwLock<Vec<(String, ReadinessProbe)>>,
     /// Who answers the methods we do not (see [`crate::Passthrough`]).
     pub(crate) passthrough: std::sync::RwLock<Option<Arc<dyn crate::Passthrough>>>,
     pub(crate) config: ServerConfig,
@@ -188,22 +195,47 @@ impl Server {
     /// Adds a check to `/readyz` (a gateway adds one per upstream): `check` returns
     /// why the part named `name` is not ready, or `None` when it is.
     pub fn add_readiness_check(&self, name: impl Into<String>, check: ReadinessCheck) {
+        self.add_readiness_probe(
+            name,
+            Arc::new(move || {
+                let why = check();
+                Box::pin(async move { why })
+            }),
+        );
+    }
+
+    /// Adds a probe to `/readyz` that has to ask something to know (a gateway pings
+    /// each upstream): `probe` resolves to why the part named `name` is not ready, or
+    /// `None` when it is. A probe that does not resolve in time counts as not ready.
+    pub fn add_readiness_probe(&self, name: impl Into<String>, probe: ReadinessProbe) {
         self.inner
             .readiness
             .write()
             .unwrap_or_else(|p| p.into_inner())
-            .push((name.into(), check));
+            .push((name.into(), probe));
     }
 
-    /// The failing readiness checks: (name, reason).
-    pub(crate) fn readiness_problems(&self) -> Vec<(String, String)> {
-        self.inner
+    /// The failing readiness checks and probes, each given `within` to answer:
+    /// (name, reason).
+    pub(crate) async fn readiness_problems(
+        &self,
+        within: std::time::Duration,
+    ) -> Vec<(String, String)> {
+        let probes: Vec<(String, ReadinessProbe)> = self
+            .inner
             .readiness
             .read()
             .unwrap_or_else(|p| p.into_inner())
-            .iter()
-            .filter_map(|(name, check)| check().map(|why| (name.clone(), why)))
-            .collect()
+            .clone();
+        let answers =
+            futures::future::join_all(probes.into_iter().map(|(name, probe)| async move {
+                match tokio::time::timeout(within, probe()).await {
+                    Ok(why) => why.map(|why| (name, why)),
+                    Err(_) => Some((name, format!("no answer within {within:?}"))),
+                }
+            }))
+            .await;
+        answers.into_iter().flatten().collect()
     }
 
     /// Hands the methods `passthrough` handles (resources, prompts, completions, ...)

@@ -19,7 +19,7 @@ pub enum StoreError {
     /// named a generation (or runner) that is no longer current because another runner
     /// claimed the task since, or a claim found a live lease held by someone else.
     /// A runner that sees this must stop acting on the task. Carries the record as it is.
-    #[error("the task's lease is held by another runner (now generation {} of {:?})", .current.lease_generation, .current.runner)]
+    #[error("the task's lease is held by another runner (now generation {} of {})", .current.lease_generation, .current.runner.as_deref().unwrap_or("no runner"))]
     LeaseConflict {
         /// The record as it is now.
         current: Box<TaskRecord>,

@@ -504,6 +504,7 @@ pub async fn open(url: &str) -> Result<Arc<dyn TaskStore>, StoreError> {
         ""
     };
     Err(StoreError::InvalidUrl(format!(
-        "'{url}' is not a supported database URL: use 'memory:', 'sqlite://PATH' (for example sqlite://./mcp-tasks.db){postgres}"
+        "'{}' is not a supported database URL: use 'memory:', 'sqlite://PATH' (for example sqlite://./mcp-tasks.db){postgres}",
+        mcp_tasks_protocol::secret::redact_url(url)
     )))
 }

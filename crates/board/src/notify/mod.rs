@@ -18,7 +18,7 @@
 mod payload;
 mod sender;
 
-use mcp_tasks_protocol::TaskStatus;
+use mcp_tasks_protocol::{Secret, TaskStatus};
 use std::time::Duration;
 
 pub use sender::Notifier;
@@ -105,14 +105,16 @@ pub struct NotifySink {
     /// A stable name: it is part of each delivery's key, so renaming a sink while
     /// deliveries are pending sends those once more under the new name.
     pub name: String,
-    /// Where events are posted (`http://` or `https://`).
-    pub url: String,
+    /// Where events are posted (`http://` or `https://`). A secret: some receivers
+    /// (Slack's incoming webhooks) take the URL itself as the credential.
+    pub url: Secret<String>,
     /// Which events this sink wants.
     pub on: Vec<NotifyOn>,
     /// The body's shape.
     pub format: NotifyFormat,
-    /// Extra request headers (an `Authorization` the receiver expects, say).
-    pub headers: Vec<(String, String)>,
+    /// Extra request headers (an `Authorization` the receiver expects, say). Their
+    /// values are secrets: `Debug` of the sink prints `***` for them.
+    pub headers: Vec<(String, Secret<String>)>,
 }
 
 /// Every webhook and how deliveries are retried.
@@ -153,10 +155,12 @@ impl NotifyConfig {
     pub fn check(&self) -> Result<(), String> {
         let mut names = std::collections::HashSet::new();
         for sink in &self.sinks {
-            if !(sink.url.starts_with("http://") || sink.url.starts_with("https://")) {
+            let url = sink.url.expose();
+            if !(url.starts_with("http://") || url.starts_with("https://")) {
                 return Err(format!(
                     "notify '{}': url '{}' must start with http:// or https://",
-                    sink.name, sink.url
+                    sink.name,
+                    mcp_tasks_protocol::secret::redact_url(url)
                 ));
             }
             if sink.on.is_empty() {

@@ -283,12 +283,12 @@ async fn post(
         };
     };
     let mut request = http
-        .post(&sink.url)
+        .post(sink.url.expose())
         .header("content-type", "application/json")
         .header("x-mcp-tasks-delivery", delivery.key.as_str())
         .body(delivery.payload.clone());
     for (name, value) in &sink.headers {
-        request = request.header(name.as_str(), value.as_str());
+        request = request.header(name.as_str(), value.expose().as_str());
     }
     let error = match request.send().await {
         Ok(response) if response.status().is_success() => {
@@ -296,7 +296,8 @@ async fn post(
             return DeliveryResult::Delivered { at: now };
         }
         Ok(response) => format!("the receiver answered {}", response.status()),
-        Err(e) => format!("posting failed: {e}"),
+        // Without the URL: it may be the receiver's credential (Slack's webhooks).
+        Err(e) => format!("posting failed: {}", e.without_url()),
     };
     let age = (now - delivery.created_at).to_std().unwrap_or_default();
     if age >= config.give_up_after {

@@ -111,7 +111,7 @@ pub struct ConnectArgs {
         value_name = "TOKEN",
         hide_env_values = true
     )]
-    pub token: Option<String>,
+    pub token: Option<mcp_tasks_protocol::Secret<String>>,
 
     /// Task wire to speak.
     #[arg(long, value_enum, default_value_t = WireArg::Auto)]
@@ -161,7 +161,7 @@ impl ConnectArgs {
                 WireArg::V2026 => WirePreference::V2026_07_28,
             });
         if let Some(t) = &self.token {
-            b = b.bearer_token(t.clone());
+            b = b.bearer_token(t.expose().clone());
         }
         if let Some(s) = &self.session {
             b = b.resume_session(s.clone());

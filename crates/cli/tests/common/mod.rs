@@ -3,6 +3,9 @@
 //! [`eventually`], the one way a test waits for something to happen.
 #![allow(dead_code)] // each test file compiles this module; not all of them use all of it
 
+pub mod pg;
+pub mod proc;
+
 use std::future::Future;
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
@@ -65,12 +68,19 @@ pub fn spawn_listening_with_env(args: &[&str], env: &[(&str, &str)]) -> Server {
             .next()
             .expect("server printed its address")
             .expect("read stderr");
-        if let Some(rest) = line.split("listening on ").nth(1) {
-            break rest.trim().to_string();
+        if let Some(url) = listening_url(&line) {
+            break url;
         }
     };
     std::thread::spawn(move || for _ in lines {});
     Server { child, url }
+}
+
+/// The URL of `serve`'s "listening on URL" line, in either log format (in JSON the
+/// line is a record whose message ends with the URL).
+pub fn listening_url(line: &str) -> Option<String> {
+    let rest = line.split("listening on ").nth(1)?;
+    rest.split(['"', ' ']).next().map(|u| u.trim().to_string())
 }
 
 /// A bound for [`eventually`] that only a failing test reaches.

@@ -8,6 +8,7 @@
 use futures::StreamExt;
 use mcp_tasks_protocol::jsonrpc::{self, Incoming, RequestId};
 use mcp_tasks_protocol::version;
+use mcp_tasks_protocol::Secret;
 use reqwest::header::{HeaderMap, HeaderValue, ACCEPT, AUTHORIZATION, CONTENT_TYPE};
 use serde_json::Value;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -49,7 +50,7 @@ struct State {
 pub(crate) struct HttpTransport {
     http: reqwest::Client,
     url: String,
-    token: Option<String>,
+    token: Option<Secret<String>>,
     /// Headers sent with every request (e.g. an API key), already validated.
     extra_headers: HeaderMap,
     peer: Arc<Peer>,
@@ -65,8 +66,8 @@ impl HttpTransport {
     /// A transport for `url`; nothing is sent yet.
     pub(crate) fn new(
         url: &str,
-        token: Option<String>,
-        extra_headers: &[(String, String)],
+        token: Option<Secret<String>>,
+        extra_headers: &[(String, Secret<String>)],
         peer: Arc<Peer>,
     ) -> Result<Self, ClientError> {
         let mut headers = HeaderMap::new();
@@ -74,9 +75,10 @@ impl HttpTransport {
             let name = reqwest::header::HeaderName::from_bytes(name.as_bytes())
                 .map_err(|e| ClientError::Connect(format!("header name '{name}': {e}")))?;
             // The value may be a secret: never repeat it in the error.
-            let value = HeaderValue::from_str(value).map_err(|_| {
+            let mut value = HeaderValue::from_str(value.expose()).map_err(|_| {
                 ClientError::Connect(format!("the value of header '{name}' is not valid in HTTP"))
             })?;
+            value.set_sensitive(true);
             headers.insert(name, value);
         }
         let parsed = reqwest::Url::parse(url)
@@ -144,7 +146,8 @@ impl HttpTransport {
             }),
         );
         if let Some(t) = &self.token {
-            if let Ok(v) = HeaderValue::from_str(&format!("Bearer {t}")) {
+            if let Ok(mut v) = HeaderValue::from_str(&format!("Bearer {}", t.expose())) {
+                v.set_sensitive(true);
                 h.insert(AUTHORIZATION, v);
             }
         }

@@ -38,7 +38,7 @@ impl StdioTransport {
         peer: Arc<Peer>,
     ) -> Result<Self, ClientError> {
         let mut command = Command::new(program);
-        command.envs(options.env.iter().map(|(k, v)| (k, v)));
+        command.envs(options.env.iter().map(|(k, v)| (k, v.expose())));
         if let Some(dir) = &options.cwd {
             command.current_dir(dir);
         }

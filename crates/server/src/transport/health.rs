@@ -2,9 +2,10 @@
 //! managers and Prometheus. None needs credentials or shows task data.
 //!
 //! - `/healthz`: the process answers (200).
-//! - `/readyz`: the task store answers a bounded read, and every readiness check
-//!   registered on the server (a gateway's upstreams) passes; otherwise 503 with a JSON
-//!   body naming what is not ready.
+//! - `/readyz`: the task store answers a bounded read, and every readiness check or
+//!   probe registered on the server (a gateway pings each upstream) passes, each
+//!   within its bound; otherwise 503 with a JSON body naming what is not ready and why
+//!   (never a secret: store errors carry no URL, upstreams are named by their name).
 
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -17,6 +18,10 @@ use crate::server::Server;
 
 /// Longest the store may take to answer the readiness read.
 pub const STORE_CHECK_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// Longest a readiness probe (a gateway's ping of an upstream) may take; probes and the
+/// store read run at once, so `/readyz` answers within about this long.
+pub const PROBE_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// `GET /healthz`.
 pub(crate) async fn healthz() -> Response {
@@ -51,11 +56,15 @@ pub(crate) async fn metrics(
 
 /// `GET /readyz`.
 pub(crate) async fn readyz(State(server): State<Server>) -> Response {
+    let (store, probes) = tokio::join!(
+        server.engine().check_store(STORE_CHECK_TIMEOUT),
+        server.readiness_problems(PROBE_TIMEOUT)
+    );
     let mut problems = Vec::new();
-    if let Err(e) = server.engine().check_store(STORE_CHECK_TIMEOUT).await {
+    if let Err(e) = store {
         problems.push(json!({ "check": "store", "reason": e }));
     }
-    for (name, problem) in server.readiness_problems() {
+    for (name, problem) in probes {
         problems.push(json!({ "check": name, "reason": problem }));
     }
     if problems.is_empty() {

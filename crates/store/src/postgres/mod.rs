@@ -45,6 +45,7 @@ use crate::sql::{self, Backend as _, Call, Statements};
 use crate::TaskStore;
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
+use mcp_tasks_protocol::secret::{redact_url, scrub};
 use mcp_tasks_protocol::TaskId;
 use queries::STATEMENTS;
 use row::{classify, query};
@@ -91,7 +92,9 @@ impl PgStore {
     pub async fn open(url: &str) -> Result<Self, StoreError> {
         let invalid = |why: &str| {
             StoreError::InvalidUrl(format!(
-                "'{url}' is not a usable PostgreSQL URL ({why}): use postgres://USER:PASSWORD@HOST:PORT/DATABASE"
+                "'{}' is not a usable PostgreSQL URL ({}): use postgres://USER:PASSWORD@HOST:PORT/DATABASE",
+                redact_url(url),
+                scrub(why, url)
             ))
         };
         if !(url.starts_with("postgres://") || url.starts_with("postgresql://")) {

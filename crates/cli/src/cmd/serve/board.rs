@@ -3,6 +3,7 @@
 
 use anyhow::{Context, Result};
 use mcp_tasks_board::{BoardConfig, NotifyConfig, NotifyFormat, NotifyOn, NotifySink};
+use mcp_tasks_protocol::secret::{redact_url, Secret};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -93,7 +94,7 @@ impl BoardArgs {
                         secret.len()
                     );
                 }
-                Some(secret)
+                Some(Secret::new(secret))
             }
             None => None,
         };
@@ -111,15 +112,19 @@ impl BoardArgs {
         let mut sinks = Vec::new();
         for url in &self.notify_webhooks {
             sinks.push(NotifySink {
-                name: url.clone(),
-                url: url.clone(),
+                // A password in the URL stays out of logs and metrics labels.
+                name: redact_url(url),
+                url: Secret::new(url.clone()),
                 on: vec![NotifyOn::InputRequired, NotifyOn::Failed],
                 format: NotifyFormat::Json,
                 headers: Vec::new(),
             });
         }
         for entry in &file.notify {
-            let name = entry.name.clone().unwrap_or_else(|| entry.url.clone());
+            let name = entry
+                .name
+                .clone()
+                .unwrap_or_else(|| redact_url(entry.url.expose()));
             let on = if entry.on.is_empty() {
                 vec![NotifyOn::InputRequired, NotifyOn::Failed]
             } else {

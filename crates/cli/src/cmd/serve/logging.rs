@@ -31,6 +31,66 @@ pub enum LogFormat {
 /// The service name when `OTEL_SERVICE_NAME` does not give one.
 const SERVICE_NAME: &str = "mcp-tasks";
 
+/// The target of the lines `serve` always prints, whatever `--log` filters out: where
+/// it listens, where the board is, why it stopped. In JSON they are log records of
+/// this target (the filter always lets it through); in text, plain `mcp-tasks: ...`
+/// lines as before.
+pub(crate) const ANNOUNCE: &str = "mcp_tasks::serve";
+
+/// Prints one of `serve`'s announcements (see [`ANNOUNCE`]) in `format`: `message`,
+/// and in JSON also `url` as a field of its own.
+pub(crate) fn announce(format: LogFormat, message: &str, url: &str) {
+    match format {
+        LogFormat::Text => eprintln!("mcp-tasks: {message} {url}"),
+        LogFormat::Json => tracing::info!(target: ANNOUNCE, url, "{message} {url}"),
+    }
+}
+
+/// Says why `serve` stopped with an error, in `format`: in JSON one record (written by
+/// hand when logging could not even be set up, e.g. a bad `--log`), so that the last
+/// line is JSON too; in text nothing here (the caller prints `mcp-tasks: error: ...`).
+pub(crate) fn fatal(format: LogFormat, logging_ready: bool, error: &str) {
+    if format != LogFormat::Json {
+        return;
+    }
+    if logging_ready {
+        tracing::error!(target: ANNOUNCE, "{error}");
+    } else {
+        let line = serde_json::json!({
+            "timestamp": chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Micros, true),
+            "level": "ERROR",
+            "fields": { "message": error },
+            "target": ANNOUNCE,
+        });
+        eprintln!("{line}");
+    }
+}
+
+/// In JSON mode, panics are logged as one ERROR record (target `mcp_tasks::panic`,
+/// with the panic's location and thread as fields) instead of the default hook's
+/// plain text, so that a log collector sees them as what they are.
+fn log_panics() {
+    std::panic::set_hook(Box::new(|info| {
+        let payload = info.payload();
+        let message = payload
+            .downcast_ref::<&str>()
+            .copied()
+            .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
+            .unwrap_or("(a panic without a message)");
+        let location = info
+            .location()
+            .map(|l| format!("{}:{}:{}", l.file(), l.line(), l.column()))
+            .unwrap_or_default();
+        let thread = std::thread::current();
+        tracing::error!(
+            target: "mcp_tasks::panic",
+            location = location.as_str(),
+            thread = thread.name().unwrap_or("unnamed"),
+            "panic: {message}"
+        );
+    }));
+}
+
 /// What must outlive serving: the trace pipeline, flushed by [`Telemetry::shutdown`].
 #[derive(Debug)]
 pub(crate) struct Telemetry {
@@ -47,8 +107,8 @@ impl Telemetry {
         let flushed = tokio::task::spawn_blocking(move || provider.shutdown()).await;
         match flushed {
             Ok(Ok(())) => {}
-            Ok(Err(e)) => eprintln!("mcp-tasks: could not export the last traces: {e}"),
-            Err(e) => eprintln!("mcp-tasks: could not export the last traces: {e}"),
+            Ok(Err(e)) => tracing::warn!(target: ANNOUNCE, "could not export the last traces: {e}"),
+            Err(e) => tracing::warn!(target: ANNOUNCE, "could not export the last traces: {e}"),
         }
     }
 }
@@ -92,9 +152,13 @@ pub(crate) fn init(args: &ServeArgs) -> Result<Telemetry> {
     let off = format!("{TARGET}=off")
         .parse()
         .context("the directive that keeps trace spans out of the log")?;
+    let announce = format!("{ANNOUNCE}=info")
+        .parse()
+        .context("the directive that keeps serve's announcements in the log")?;
     let filter = EnvFilter::try_new(&args.log)
         .context("parsing --log")?
-        .add_directive(off);
+        .add_directive(off)
+        .add_directive(announce);
     let log = tracing_subscriber::fmt::layer().with_writer(std::io::stderr);
     let log = match args.log_format {
         LogFormat::Text => log
@@ -123,12 +187,58 @@ pub(crate) fn init(args: &ServeArgs) -> Result<Telemetry> {
         .with(traces)
         .try_init()
         .context("setting up logging")?;
+    if args.log_format == LogFormat::Json {
+        log_panics();
+    }
     Ok(Telemetry { provider })
 }
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
     use super::*;
+    use std::sync::{Arc, Mutex};
+
+    /// A log writer into a shared buffer.
+    struct Buffer(Arc<Mutex<Vec<u8>>>);
+
+    impl std::io::Write for Buffer {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(bytes);
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_panic_in_json_mode_is_one_json_record() {
+        let written = Arc::new(Mutex::new(Vec::new()));
+        let sink = Arc::clone(&written);
+        let subscriber = tracing_subscriber::fmt()
+            .json()
+            .with_writer(move || Buffer(Arc::clone(&sink)))
+            .finish();
+        // The subscriber is this thread's only: the panic below happens on it.
+        let caught = tracing::subscriber::with_default(subscriber, || {
+            log_panics();
+            let caught = std::panic::catch_unwind(|| panic!("boom {}", 42));
+            // Back to the default hook for the other tests.
+            let _ = std::panic::take_hook();
+            caught
+        });
+        assert!(caught.is_err());
+        let text = String::from_utf8(written.lock().unwrap().clone()).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 1, "{text}");
+        let record: serde_json::Value = serde_json::from_str(lines[0]).unwrap();
+        assert_eq!(record["level"], "ERROR", "{record}");
+        assert_eq!(record["target"], "mcp_tasks::panic", "{record}");
+        assert_eq!(record["fields"]["message"], "panic: boom 42", "{record}");
+        let location = record["fields"]["location"].as_str().unwrap_or_default();
+        assert!(location.contains("logging.rs"), "{record}");
+    }
 
     #[test]
     fn the_flag_is_a_base_url() {

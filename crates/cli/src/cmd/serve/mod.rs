@@ -3,6 +3,7 @@
 use anyhow::{Context, Result};
 use clap::Args;
 use mcp_tasks_engine::Engine;
+use mcp_tasks_protocol::secret::{redact_url, scrub, Secret};
 use mcp_tasks_server::shutdown_signal;
 use mcp_tasks_server::transport::http;
 use mcp_tasks_server::{Server, ToolRegistry};
@@ -52,8 +53,14 @@ pub struct ServeArgs {
     /// (sslmode and sslrootcert as in libpq), or memory: (lost on exit). [default:
     /// sqlite://./mcp-tasks.db; with --stdio, mcp-tasks.db in the user's data folder:
     /// $XDG_DATA_HOME/mcp-tasks, else ~/.local/share/mcp-tasks]
-    #[arg(long, env = "MCP_TASKS_DATABASE", value_name = "URL")]
-    database: Option<String>,
+    // A secret (it may hold a password): never printed, its value hidden in --help too.
+    #[arg(
+        long,
+        env = "MCP_TASKS_DATABASE",
+        hide_env_values = true,
+        value_name = "URL"
+    )]
+    database: Option<Secret<String>>,
 
     /// TOML file with [server] settings, [[tools]] command tools and [[upstream]] MCP
     /// servers to put tasks in front of (see
@@ -276,10 +283,30 @@ pub async fn run_with_upstreams(
     args: ServeArgs,
     extra: Vec<mcp_tasks_gateway::UpstreamConfig>,
 ) -> Result<()> {
-    let telemetry = logging::init(&args)?;
+    let format = args.log_format;
+    let telemetry = match logging::init(&args) {
+        Ok(telemetry) => telemetry,
+        Err(e) => {
+            logging::fatal(format, false, &crate::error_chain(&e));
+            return Err(stopped(format, e));
+        }
+    };
     let served = serve(args, extra).await;
+    if let Err(e) = &served {
+        logging::fatal(format, true, &crate::error_chain(e));
+    }
     telemetry.shutdown().await;
-    served
+    served.map_err(|e| stopped(format, e))
+}
+
+/// The error `serve` ends with: in JSON mode it was logged already, so the process
+/// only exits with status 1 (a plain-text `mcp-tasks: error:` line would break the
+/// log's one-JSON-object-per-line promise).
+fn stopped(format: LogFormat, e: anyhow::Error) -> anyhow::Error {
+    match format {
+        LogFormat::Json => crate::cmd::client::Exit(1).into(),
+        LogFormat::Text => e,
+    }
 }
 
 /// `serve` once logging is set up.
@@ -311,7 +338,12 @@ async fn serve(args: ServeArgs, extra: Vec<mcp_tasks_gateway::UpstreamConfig>) -
         .database
         .clone()
         .or_else(|| s.database.clone())
-        .map_or_else(|| settings::default_database(args.stdio), Ok)?;
+        .map_or_else(
+            || settings::default_database(args.stdio).map(Secret::from),
+            Ok,
+        )?;
+    // What logs and errors show: the URL without its password.
+    let shown = redact_url(database.expose());
 
     let mut tools = ToolRegistry::new();
     if args.demo {
@@ -338,13 +370,17 @@ async fn serve(args: ServeArgs, extra: Vec<mcp_tasks_gateway::UpstreamConfig>) -
         );
     }
 
-    let store = mcp_tasks_store::open(&database)
+    // The driver's message may echo what it was given: it is scrubbed of the password.
+    let store = mcp_tasks_store::open(database.expose())
         .await
-        .with_context(|| format!("opening task store {database}"))?;
+        .map_err(|e| {
+            let why = scrub(&e.to_string(), database.expose());
+            anyhow::anyhow!("opening task store {shown}: {why}")
+        })?;
     let engine = Engine::start(store, engine_config)
         .await
         .context("starting the task engine")?;
-    tracing::info!(database = %database, "task store ready");
+    tracing::info!(database = %shown, "task store ready");
     let server = Server::from_parts(engine, tools, server_config);
     if let Some(gateway) = gateway {
         gateway.keep_current(&server);
@@ -370,9 +406,10 @@ async fn serve(args: ServeArgs, extra: Vec<mcp_tasks_gateway::UpstreamConfig>) -
              Configure --auth-tokens or --jwt-jwks, bind 127.0.0.1, or pass --allow-unauthenticated-remote"
         );
     }
-    eprintln!(
-        "mcp-tasks: listening on http://{addr}{}",
-        http::DEFAULT_PATH
+    logging::announce(
+        args.log_format,
+        "listening on",
+        &format!("http://{addr}{}", http::DEFAULT_PATH),
     );
     let board = board_routes(&args, &file, &server, addr, auth.is_enabled())?;
     server
@@ -404,6 +441,6 @@ fn board_routes(
         .public_url
         .clone()
         .unwrap_or_else(|| format!("http://{addr}"));
-    eprintln!("mcp-tasks: task board at {shown}/board");
+    logging::announce(args.log_format, "task board at", &format!("{shown}/board"));
     Ok(mcp_tasks_board::Board::new(server.clone(), config).router())
 }

@@ -71,7 +71,7 @@ pub async fn run(args: WrapArgs) -> Result<()> {
         serve.stdio = true;
     }
     if serve.database.is_none() {
-        serve.database = Some(default_database()?);
+        serve.database = Some(default_database()?.into());
     }
     super::run_with_upstreams(serve, vec![upstream]).await
 }
