@@ -374,7 +374,18 @@ async fn serve(args: ServeArgs, extra: Vec<mcp_tasks_gateway::UpstreamConfig>) -
     let store = mcp_tasks_store::open(database.expose())
         .await
         .map_err(|e| {
-            let why = scrub(&e.to_string(), database.expose());
+            // The whole chain (the driver's own words last), each cause once: some
+            // errors already print their source in their own message.
+            let mut chain = e.to_string();
+            let mut source = std::error::Error::source(&e);
+            while let Some(cause) = source {
+                let text = cause.to_string();
+                if !chain.contains(&text) {
+                    chain.push_str(&format!(": {text}"));
+                }
+                source = cause.source();
+            }
+            let why = scrub(&chain, database.expose());
             anyhow::anyhow!("opening task store {shown}: {why}")
         })?;
     let engine = Engine::start(store, engine_config)
