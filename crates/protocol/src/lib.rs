@@ -12,9 +12,11 @@
 //! | [`methods`] | method names and the params/results of the methods we serve |
 //! | [`task`] | generation-neutral task types: [`task::TaskId`], [`task::TaskStatus`], [`task::TaskView`] |
 //! | [`tool`] | [`TaskSupport`], a tool's `execution.taskSupport`, for server and client alike |
+//! | [`answer`] | answers to elicitation forms checked against the form's `requestedSchema`, naming the field by its title |
 //! | [`codec`] | per-generation rendering of tasks (`ttl` vs `ttlMs` lives only there) |
 #![deny(missing_docs)]
 
+pub mod answer;
 pub mod codec;
 pub mod error_code;
 pub mod jsonrpc;
