@@ -192,12 +192,14 @@ impl Executor {
         } else {
             TaskStatus::Completed
         };
-        // An end brings its own message, or none: what the work said while it ran
-        // ("waiting for …", "step 3 of 5") does not outlive the status it was said in.
-        let message = Some(match &outcome {
-            Outcome::Result { value } => core.reader().result_error_message(value),
-            failed => failed.error_message().map(str::to_string),
-        });
+        // A failure brings its own message. A result keeps the work's last word as
+        // the finished task's summary (a command tool's last line, "all done"): a
+        // "waiting for …" cannot be that word, since the answer that ended the wait
+        // cleared it (`waiters`).
+        let message = match &outcome {
+            Outcome::Result { value } => core.reader().result_error_message(value).map(Some),
+            failed => failed.error_message().map(|m| Some(m.to_string())),
+        };
         TransitionParams {
             id: id.clone(),
             expected_version: None,

@@ -18,30 +18,52 @@
 use serde_json::{Map, Value};
 use std::fmt;
 
-/// What is wrong with an answer: the field (by its title, else its key) and what.
+/// One thing wrong with an answer: the field (by its title, else its key) and what.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AnswerError {
+pub struct FieldProblem {
     /// The field's title, or its key when it has none; `None` for the answer as a whole.
     pub field: Option<String>,
     /// What is wrong, in words for the person who answered.
     pub problem: String,
 }
 
+impl fmt::Display for FieldProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.field {
+            Some(field) => write!(f, "'{field}' {}", self.problem),
+            None => f.write_str(&self.problem),
+        }
+    }
+}
+
+/// Why an answer does not fit its question: every problem found, in the form's order,
+/// so a person fixes them all at once. Never empty.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AnswerError {
+    /// The problems, at least one.
+    pub problems: Vec<FieldProblem>,
+}
+
 impl AnswerError {
     fn whole(problem: impl Into<String>) -> Self {
         AnswerError {
-            field: None,
-            problem: problem.into(),
+            problems: vec![FieldProblem {
+                field: None,
+                problem: problem.into(),
+            }],
         }
     }
 }
 
 impl fmt::Display for AnswerError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.field {
-            Some(field) => write!(f, "'{field}' {}", self.problem),
-            None => f.write_str(&self.problem),
+        for (i, p) in self.problems.iter().enumerate() {
+            if i > 0 {
+                f.write_str("; ")?;
+            }
+            write!(f, "{p}")?;
         }
+        Ok(())
     }
 }
 
@@ -63,7 +85,7 @@ pub fn field_label<'a>(key: &'a str, property: &'a Value) -> &'a str {
 /// blaming the client); a `null` stands for an unanswered optional field.
 ///
 /// # Errors
-/// The first problem found, naming the field by its title.
+/// Every problem found, each naming its field by its title.
 pub fn validate_answer(schema: &Value, content: &Map<String, Value>) -> Result<(), AnswerError> {
     let properties = schema.get("properties").and_then(Value::as_object);
     let required: Vec<&str> = schema
@@ -71,37 +93,40 @@ pub fn validate_answer(schema: &Value, content: &Map<String, Value>) -> Result<(
         .and_then(Value::as_array)
         .map(|r| r.iter().filter_map(Value::as_str).collect())
         .unwrap_or_default();
+    let mut problems = Vec::new();
+    let mut note = |field: &str, problem: String| {
+        problems.push(FieldProblem {
+            field: Some(field.to_string()),
+            problem,
+        })
+    };
     // Missing fields first, in the order `required` lists them.
     for key in &required {
         if content.get(*key).is_none_or(Value::is_null) {
             let label = properties
                 .and_then(|p| p.get(*key))
                 .map_or(*key, |property| field_label(key, property));
-            return Err(AnswerError {
-                field: Some(label.to_string()),
-                problem: "is required".into(),
-            });
+            note(label, "is required".into());
         }
     }
     for (key, property) in properties.into_iter().flatten() {
-        match content.get(key) {
-            None | Some(Value::Null) => {}
-            Some(value) => check_value(property, value).map_err(|problem| AnswerError {
-                field: Some(field_label(key, property).to_string()),
-                problem,
-            })?,
+        if let Some(value) = content.get(key).filter(|v| !v.is_null()) {
+            if let Err(problem) = check_value(property, value) {
+                note(field_label(key, property), problem);
+            }
         }
     }
-    if let Some(extra) = content
+    for extra in content
         .keys()
-        .find(|k| properties.is_none_or(|p| !p.contains_key(*k)))
+        .filter(|k| properties.is_none_or(|p| !p.contains_key(*k)))
     {
-        return Err(AnswerError {
-            field: Some(extra.clone()),
-            problem: "is not a field of this form".into(),
-        });
+        note(extra, "is not a field of this form".into());
     }
-    Ok(())
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(AnswerError { problems })
+    }
 }
 
 /// Checks an `ElicitResult` (`{action, content?}`) sent for an `elicitation/create`
@@ -369,6 +394,15 @@ mod tests {
     }
 
     #[test]
+    fn every_problem_is_named_at_once() {
+        let e = check(json!({"subject": "", "minutes": "abc", "room": "green"})).unwrap_err();
+        assert_eq!(
+            e,
+            "'Subject' must not be empty; 'Duration (minutes)' must be a whole number, not \"abc\"; 'Room' must be one of: red, blue (got \"green\")"
+        );
+    }
+
+    #[test]
     fn a_field_the_form_does_not_name_is_refused() {
         let e = check(json!({"subject": "x", "minutes": 30, "extra": 1})).unwrap_err();
         assert_eq!(e, "'extra' is not a field of this form");
@@ -376,7 +410,10 @@ mod tests {
 
     #[test]
     fn required_fields_are_named_by_title() {
-        assert_eq!(check(json!({})).unwrap_err(), "'Subject' is required");
+        assert_eq!(
+            check(json!({})).unwrap_err(),
+            "'Subject' is required; 'Duration (minutes)' is required"
+        );
         assert_eq!(
             check(json!({"subject": "x", "minutes": null})).unwrap_err(),
             "'Duration (minutes)' is required"
@@ -447,7 +484,11 @@ mod tests {
         assert!(check_elicit_result(&request, &json!({"action": "cancel"})).is_ok());
         // An empty accept of a form with required fields is refused.
         let e = check_elicit_result(&request, &json!({"action": "accept"})).unwrap_err();
-        assert_eq!(e.field.as_deref(), Some("Subject"));
+        assert_eq!(e.problems[0].field.as_deref(), Some("Subject"));
+        assert_eq!(
+            e.to_string(),
+            "'Subject' is required; 'Duration (minutes)' is required"
+        );
         let e = check_elicit_result(&request, &json!({"action": "ok"})).unwrap_err();
         assert!(e.to_string().contains("accept, decline or cancel"), "{e}");
         assert!(check_elicit_result(&request, &json!({})).is_err());
