@@ -80,9 +80,9 @@ pub fn field_label<'a>(key: &'a str, property: &'a Value) -> &'a str {
 
 /// Checks the `content` of an accepted form answer against `schema` (the question's
 /// `requestedSchema`): every required field present, every value of its type, within
-/// its bounds, one of its choices, in its format, and no field the form does not name
-/// (a form is closed: a value nobody asked for would only make the tool fail later,
-/// blaming the client); a `null` stands for an unanswered optional field.
+/// its bounds, one of its choices, in its format; a `null` stands for an unanswered
+/// optional field. Values the form does not name pass, as in JSON Schema, unless the
+/// form says `"additionalProperties": false`.
 ///
 /// # Errors
 /// Every problem found, each naming its field by its title.
@@ -116,11 +116,15 @@ pub fn validate_answer(schema: &Value, content: &Map<String, Value>) -> Result<(
             }
         }
     }
-    for extra in content
-        .keys()
-        .filter(|k| properties.is_none_or(|p| !p.contains_key(*k)))
-    {
-        note(extra, "is not a field of this form".into());
+    // Values the form does not name are left alone, as JSON Schema has it (clients
+    // send what their form library keeps), unless the form closes itself.
+    if schema.get("additionalProperties") == Some(&Value::Bool(false)) {
+        for extra in content
+            .keys()
+            .filter(|k| properties.is_none_or(|p| !p.contains_key(*k)))
+        {
+            note(extra, "is not a field of this form".into());
+        }
     }
     if problems.is_empty() {
         Ok(())
@@ -403,9 +407,13 @@ mod tests {
     }
 
     #[test]
-    fn a_field_the_form_does_not_name_is_refused() {
-        let e = check(json!({"subject": "x", "minutes": 30, "extra": 1})).unwrap_err();
-        assert_eq!(e, "'extra' is not a field of this form");
+    fn a_field_the_form_does_not_name_passes_unless_the_form_is_closed() {
+        check(json!({"subject": "x", "minutes": 30, "extra": 1})).unwrap();
+        let mut closed = form();
+        closed["additionalProperties"] = json!(false);
+        let content = json!({"subject": "x", "minutes": 30, "extra": 1});
+        let e = validate_answer(&closed, content.as_object().unwrap()).unwrap_err();
+        assert_eq!(e.to_string(), "'extra' is not a field of this form");
     }
 
     #[test]
