@@ -131,7 +131,7 @@ pub(crate) async fn answer(
 
 /// Sends input request `key` of `task` to the client once more, with `problem` (why
 /// its last answer was refused) in front of the question's message.
-async fn ask_again(
+pub(crate) async fn ask_again(
     server: &Server,
     session: &Arc<Session>,
     task: &TaskId,

@@ -114,15 +114,14 @@ async fn mrtr_refuses_a_wrong_preflight_answer_and_creates_nothing() {
     assert_eq!(fixed["result"]["resultType"], "task", "{fixed}");
 }
 
-#[tokio::test]
-async fn a_wrong_response_on_the_2025_wire_is_asked_again_saying_why() {
-    let s = start_server().await;
-    let mut c = Client::connect_eliciting(&s.url).await;
-    let id = c.create_task("ask", json!({})).await;
-    c.wait_status(&id, "input_required").await;
-    let stream = c
-        .stream_request(77, "tasks/result", json!({"taskId": id}))
-        .await;
+/// Reads the SSE stream of request 77, answers its first `elicitation/create` wrongly
+/// and the one asked again rightly (checking, when `task` is given, that the task still
+/// waits in between); returns how often it was asked and the final response.
+async fn answer_wrong_then_right(
+    c: &mut Client,
+    stream: reqwest::Response,
+    task: Option<&str>,
+) -> (usize, Value) {
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Value>();
     let reader = tokio::spawn(async move {
         read_stream(stream, |m| {
@@ -131,7 +130,7 @@ async fn a_wrong_response_on_the_2025_wire_is_asked_again_saying_why() {
         })
         .await;
     });
-    let mut asked = Vec::new();
+    let mut asked: Vec<Value> = Vec::new();
     let mut reply = Value::Null;
     while let Some(m) = rx.recv().await {
         if m["method"] == "elicitation/create" {
@@ -139,12 +138,14 @@ async fn a_wrong_response_on_the_2025_wire_is_asked_again_saying_why() {
             let answer = if asked.len() == 1 {
                 json!({"action": "accept", "content": {"answer": 5}})
             } else {
-                // Asked again: the task still waits, and the question says what was wrong.
+                // Asked again: the question says what was wrong.
                 let message = m["params"]["message"].as_str().unwrap();
                 assert!(message.contains("'answer' must be text"), "{message}");
                 assert!(message.contains("Your answer?"), "{message}");
                 assert_ne!(m["id"], asked[0]["id"], "a new request has a new id");
-                assert_eq!(c.status_of(&id).await, "input_required");
+                if let Some(task) = task {
+                    assert_eq!(c.status_of(task).await, "input_required");
+                }
                 json!({"action": "accept", "content": {"answer": "fits"}})
             };
             let body = json!({"jsonrpc": "2.0", "id": m["id"], "result": answer});
@@ -154,7 +155,28 @@ async fn a_wrong_response_on_the_2025_wire_is_asked_again_saying_why() {
         }
     }
     reader.await.unwrap();
-    assert_eq!(asked.len(), 2, "asked once, then once again");
+    (asked.len(), reply)
+}
+
+#[tokio::test]
+async fn a_wrong_response_on_the_2025_wire_is_asked_again_saying_why() {
+    let s = start_server().await;
+    let mut c = Client::connect_eliciting(&s.url).await;
+    let id = c.create_task("ask", json!({})).await;
+    c.wait_status(&id, "input_required").await;
+    let stream = c
+        .stream_request(77, "tasks/result", json!({"taskId": id}))
+        .await;
+    let (asked, reply) = answer_wrong_then_right(&mut c, stream, Some(&id)).await;
+    assert_eq!(asked, 2, "asked once, then once again");
+    assert_eq!(reply["result"]["content"][0]["text"], "answer: fits");
+
+    // A plain call's question too: the tool sees only the answer that fits.
+    let stream = c
+        .stream_request(77, "tools/call", json!({"name": "ask", "arguments": {}}))
+        .await;
+    let (asked, reply) = answer_wrong_then_right(&mut c, stream, None).await;
+    assert_eq!(asked, 2, "asked once, then once again");
     assert_eq!(reply["result"]["content"][0]["text"], "answer: fits");
 }
 
@@ -200,4 +222,24 @@ async fn a_tool_error_reads_the_same_on_every_path_of_each_wire() {
     let extension = stateless_wait(&s.url, &id, "completed").await;
     assert_eq!(extension["result"]["isError"], true, "{extension}");
     assert_eq!(extension["statusMessage"], got["statusMessage"]);
+    // The extension's notification is the DetailedTask tasks/get would give.
+    let listen = json!({"jsonrpc": "2.0", "id": 9, "method": "subscriptions/listen", "params": {
+        "notifications": {"taskIds": [id]},
+        "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                  "io.modelcontextprotocol/clientCapabilities": {"extensions": {EXT: {}}}}}});
+    let stream = reqwest::Client::new()
+        .post(&s.url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", "subscriptions/listen")
+        .body(listen.to_string())
+        .send()
+        .await
+        .unwrap();
+    let told = read_until(stream, |v| v["method"] == "notifications/tasks").await;
+    let told = &told.last().unwrap()["params"];
+    assert_eq!(told["status"], "completed", "{told}");
+    assert_eq!(told["result"]["isError"], true, "{told}");
+    assert_eq!(told["statusMessage"], got["statusMessage"]);
 }
