@@ -83,8 +83,18 @@ function matchesFilters(task) {
   return true;
 }
 
+// A tool that reported an error is "completed" in the engine (and on the extension
+// wire), "failed" on 2025-11-25: the board, like the CLI, calls it a tool error and
+// shows the tool's own words.
+function statusBadge(task, attrs = {}) {
+  if (task.toolError) {
+    return el("span", { ...attrs, class: "status status-tool-error", title: task.toolError }, "tool error");
+  }
+  return el("span", { ...attrs, class: `status status-${task.status}` }, task.status.replace("_", " "));
+}
+
 function rowCells(task) {
-  const status = el("span", { class: `status status-${task.status}` }, task.status.replace("_", " "));
+  const status = statusBadge(task);
   const message = el("td", { class: "message" },
     task.statusMessage || "",
     task.progress ? el("span", { class: "progress" }, progressText(task.progress)) : null);
@@ -283,13 +293,14 @@ function renderDetail(task) {
   const parts = [
     el("button", { class: "close", onclick: () => closeTask(true), "aria-label": "Close" }, "×"),
     el("h2", {}, el("span", { class: "tool" }, task.tool), " ",
-      el("span", { class: `status status-${task.status}`, id: "detail-status" }, task.status.replace("_", " "))),
+      statusBadge(task, { id: "detail-status" })),
     el("p", { class: "meta" }, "Task ", el("code", { id: "detail-id" }, task.id),
       isOperator && task.owner ? ` · owner ${task.owner}` : "",
       ` · created ${when(task.createdAt)} · updated ${when(task.updatedAt)}`,
       ` · ${TERMINAL.has(task.status) ? "kept for" : "expires in"} ${duration(task.ttlLeftMs)}`),
   ];
   if (task.statusMessage) parts.push(el("p", { class: "status-message" }, task.statusMessage));
+  if (task.toolError) parts.push(el("p", { class: "tool-error", role: "status" }, "Tool error: ", task.toolError));
   parts.push(el("div", { id: "detail-progress", class: "progress-box" }));
   for (const question of task.questions || []) parts.push(renderQuestion(task, question));
   if (!TERMINAL.has(task.status)) {

@@ -1,8 +1,12 @@
 //! A person's answer to a pending question: checked against the question (a form's
-//! `requestedSchema`, checked here again whatever the page checked) and turned into
-//! the answer a client would have sent, for [`mcp_tasks_engine::Engine::answer_input`].
+//! `requestedSchema`, with the one check every answer path uses,
+//! [`mcp_tasks_protocol::answer::validate_answer`], whatever the page checked) and
+//! turned into the answer a client would have sent, for
+//! [`mcp_tasks_engine::Engine::answer_input`] (which checks it once more, as it does
+//! every answer).
 
 use mcp_tasks_engine::Outcome;
+use mcp_tasks_protocol::answer;
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
@@ -37,7 +41,8 @@ pub(crate) fn to_outcome(
                 .content
                 .clone()
                 .ok_or("'accept' needs the form's values in 'content'")?;
-            check_form(&params["requestedSchema"], &content)?;
+            answer::validate_answer(&params["requestedSchema"], &content)
+                .map_err(|e| e.to_string())?;
             Ok(result(json!({ "action": "accept", "content": content })))
         }
         (QuestionKind::Url, "accept") => Ok(result(json!({ "action": "accept" }))),
@@ -81,38 +86,6 @@ fn result(value: Value) -> Outcome {
     Outcome::Result { value }
 }
 
-/// Checks a form's values against its `requestedSchema`: types, bounds, formats
-/// (email, uri, date, date-time), enums, required fields, and no field the schema does
-/// not name. Returns every problem at once, each naming its field.
-pub(crate) fn check_form(schema: &Value, content: &Map<String, Value>) -> Result<(), String> {
-    let properties = schema["properties"].as_object();
-    let mut problems = Vec::new();
-    for name in content.keys() {
-        if !properties.is_some_and(|p| p.contains_key(name)) {
-            problems.push(format!("'{name}' is not a field of this form"));
-        }
-    }
-    let validator = jsonschema::options()
-        .should_validate_formats(true)
-        .build(schema)
-        .map_err(|e| format!("the question's form is not a valid schema: {e}"))?;
-    let instance = Value::Object(content.clone());
-    for error in validator.iter_errors(&instance) {
-        let path = error.instance_path.to_string();
-        let field = path.trim_start_matches('/');
-        if field.is_empty() {
-            problems.push(error.to_string());
-        } else {
-            problems.push(format!("{field}: {error}"));
-        }
-    }
-    if problems.is_empty() {
-        Ok(())
-    } else {
-        Err(problems.join("; "))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -136,27 +109,16 @@ mod tests {
     }
 
     #[test]
-    fn valid_values_pass() {
-        let content = form(
-            json!({"email": "a@example.com", "age": 30, "day": "2026-11-23", "colours": ["red"], "ok": true}),
-        );
-        assert_eq!(check_form(&schema(), &content), Ok(()));
-    }
-
-    #[test]
-    fn each_problem_is_named() {
-        let content = form(
-            json!({"email": "not-an-email", "age": 12, "day": "yesterday", "colours": ["blue"], "extra": 1}),
-        );
-        let problems = check_form(&schema(), &content).unwrap_err();
-        for needle in ["email", "age", "day", "colours", "'extra' is not a field"] {
-            assert!(
-                problems.contains(needle),
-                "{needle} missing from: {problems}"
-            );
-        }
-        let missing = check_form(&schema(), &form(json!({"age": 20}))).unwrap_err();
-        assert!(missing.contains("email"), "{missing}");
+    fn a_wrong_form_answer_is_refused_naming_the_field() {
+        let params = json!({"message": "?", "requestedSchema": schema()});
+        let wrong = AnswerForm {
+            key: "k".into(),
+            action: "accept".into(),
+            content: Some(form(json!({"email": "a@b.co", "age": 12}))),
+            text: None,
+        };
+        let refused = to_outcome(QuestionKind::Form, &params, &wrong, "op").unwrap_err();
+        assert_eq!(refused, "'age' must be at least 18 (got 12)");
     }
 
     #[test]

@@ -42,15 +42,26 @@ fn row(task: &Value, operator: bool) -> String {
     } else {
         String::new()
     };
+    // As the script's `statusBadge`: a tool error is called one, with the tool's words.
+    let badge = match task["toolError"].as_str() {
+        Some(words) => format!(
+            "<span class=\"status status-tool-error\" title=\"{}\">tool error</span>",
+            escape(words)
+        ),
+        None => format!(
+            "<span class=\"status status-{}\">{}</span>",
+            escape(status),
+            escape(&status.replace('_', " "))
+        ),
+    };
     format!(
         "<tr data-id=\"{id}\" data-status=\"{status}\" tabindex=\"0\">\
-         <td><span class=\"status status-{status}\">{status_text}</span>{questions}</td>\
+         <td>{badge}{questions}</td>\
          <td class=\"tool\"><a href=\"/board/tasks/{id}\">{tool}</a></td>\
          <td class=\"message\">{message}{progress}</td>\
          <td class=\"time\">{created}</td><td class=\"time\">{updated}</td>{owner}</tr>",
         id = escape(id),
         status = escape(status),
-        status_text = escape(&status.replace('_', " ")),
         tool = escape(text(task, "tool")),
         message = escape(text(task, "statusMessage")),
         created = when(&task["createdAt"]),
@@ -110,5 +121,11 @@ mod tests {
         assert!(html.contains("<td class=\"owner\">alice</td>"), "{html}");
         assert!(!rows(&[task], false).contains("alice"));
         assert!(rows(&[], false).contains("No tasks yet."));
+        let failed = json!({"id": "t", "status": "completed", "tool": "x",
+            "toolError": "disk <full>", "createdAt": 0, "updatedAt": 0});
+        let html = rows(&[failed], false);
+        assert!(html.contains("status-tool-error"), "{html}");
+        assert!(html.contains(">tool error</span>"), "{html}");
+        assert!(html.contains("title=\"disk &lt;full&gt;\""), "{html}");
     }
 }

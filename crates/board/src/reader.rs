@@ -25,6 +25,10 @@ impl WireReader for PeopleAnswer {
         McpReader.result_error_message(result)
     }
 
+    fn check_answer(&self, method: &str, params: &Value, answer: &Value) -> Result<(), String> {
+        McpReader.check_answer(method, params, answer)
+    }
+
     fn check_input(&self, caps: &Value, method: &str, params: &Value) -> Result<(), String> {
         McpReader.check_input(caps, method, params)
     }

@@ -2,8 +2,9 @@
 //! task with its questions. Only what a person needs; the owner only for operators.
 
 use chrono::{DateTime, Utc};
-use mcp_tasks_engine::{Outcome, Progress, TaskRecord};
+use mcp_tasks_engine::{Outcome, Progress, TaskRecord, WireReader};
 use mcp_tasks_protocol::methods::{ELICITATION_CREATE, SAMPLING_CREATE_MESSAGE};
+use mcp_tasks_server::mcp_reader::McpReader;
 use mcp_tasks_store::TimelineEntry;
 use serde_json::{json, Map, Value};
 
@@ -20,11 +21,31 @@ fn millis(at: DateTime<Utc>) -> i64 {
     at.timestamp_millis()
 }
 
-/// One row of the list.
+/// The text of a tool error (the first text of a result flagged `isError`), or `None`
+/// when the task did not end with one. Such a task is `completed` in the engine and on
+/// the extension wire, `failed` on 2025-11-25; the board, like the CLI, calls it a
+/// "tool error" and shows the tool's own words.
+pub(crate) fn tool_error_text(record: &TaskRecord) -> Option<String> {
+    let Some(Outcome::Result { value }) = record.outcome.as_deref() else {
+        return None;
+    };
+    if !McpReader.result_reports_error(value) {
+        return None;
+    }
+    let text = value["content"]
+        .as_array()
+        .and_then(|c| c.iter().find_map(|b| b["text"].as_str()))
+        .unwrap_or("the tool gave no details");
+    Some(text.to_string())
+}
+
+/// One row of the list. `toolError` holds the text of a tool error (see
+/// [`tool_error_text`]), `null` otherwise.
 pub(crate) fn summary(record: &TaskRecord, progress: Option<&Progress>, operator: bool) -> Value {
     let mut row = json!({
         "id": record.id.as_str(),
         "status": record.status.as_str(),
+        "toolError": tool_error_text(record),
         "tool": tool_of(record),
         "statusMessage": record.status_message,
         "createdAt": millis(record.created_at),

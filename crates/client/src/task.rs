@@ -470,14 +470,17 @@ impl Driver {
                 self.observe(v);
             }
         }
+        let tool_error = result
+            .as_ref()
+            .and_then(|r| r.get("isError"))
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
+        // This wire shows a tool error as `failed`; the result says which failure it is.
+        self.last.tool_error |= tool_error && self.last.status.is_terminal();
         if !self.last.status.is_terminal() {
             // The server did not show the end yet; tasks/result says it is over.
-            let tool_error = result
-                .as_ref()
-                .and_then(|r| r.get("isError"))
-                .and_then(Value::as_bool)
-                .unwrap_or(false);
             let mut v = self.last.clone();
+            v.tool_error = tool_error;
             v.status = if error.is_some() || tool_error {
                 TaskStatus::Failed
             } else {

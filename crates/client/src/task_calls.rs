@@ -4,7 +4,7 @@
 
 use mcp_tasks_protocol::codec::v2026_07_28;
 use mcp_tasks_protocol::methods as m;
-use mcp_tasks_protocol::{TaskId, TaskView};
+use mcp_tasks_protocol::{TaskId, TaskStatus, TaskView};
 use serde_json::{json, Map, Value};
 use std::collections::HashSet;
 use std::sync::atomic::Ordering;
@@ -161,6 +161,30 @@ impl Client {
             .request(m::TASKS_GET, json!({ "taskId": task_id }))
             .await?;
         wire::task_reply(self.wire(), &v)
+    }
+
+    /// `view` with [`TaskView::tool_error`] known on every wire. The extension wire
+    /// inlines the result, so its views know already; on 2025-11-25 a `failed` task
+    /// may be a tool error (`isError: true`) or a JSON-RPC error, which only the
+    /// task's `tasks/result` tells (it answers at once for a task that ended). Other
+    /// views are returned as they are, without a request.
+    ///
+    /// # Errors
+    /// A connection error while asking `tasks/result`.
+    pub async fn with_tool_error(&self, mut view: TaskView) -> Result<TaskView, ClientError> {
+        if self.wire() != Wire::V2025_11_25 || view.status != TaskStatus::Failed || view.tool_error
+        {
+            return Ok(view);
+        }
+        match self.task_result(&view.id).await {
+            Ok(result) => {
+                view.tool_error = result.get("isError").and_then(Value::as_bool) == Some(true);
+                Ok(view)
+            }
+            // Failed with a JSON-RPC error (or the result is gone): not a tool error.
+            Err(ClientError::Rpc(_)) => Ok(view),
+            Err(e) => Err(e),
+        }
     }
 
     /// Every task the server lists for this client, following `nextCursor`.

@@ -192,6 +192,10 @@ impl Executor {
         } else {
             TaskStatus::Completed
         };
+        // A failure brings its own message. A result keeps the work's last word as
+        // the finished task's summary (a command tool's last line, "all done"): a
+        // "waiting for …" cannot be that word, since the answer that ended the wait
+        // cleared it (`waiters`).
         let message = match &outcome {
             Outcome::Result { value } => core.reader().result_error_message(value).map(Some),
             failed => failed.error_message().map(|m| Some(m.to_string())),

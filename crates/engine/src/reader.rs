@@ -37,6 +37,16 @@ pub trait WireReader: Send + Sync {
         Ok(())
     }
 
+    /// Whether `answer` (a client's or a person's result for an input request of
+    /// `method` with `params`) fits its question (MCP: an accepted elicitation form's
+    /// values against its `requestedSchema`). Checked by the engine's one answer entry
+    /// point before the answer is stored or handed to the work, so a wrong answer
+    /// leaves the question open. `Err` says what is wrong, naming the field. The
+    /// default takes every answer.
+    fn check_answer(&self, _method: &str, _params: &Value, _answer: &Value) -> Result<(), String> {
+        Ok(())
+    }
+
     /// [`WireReader::check_input`] for a question a *task* asks: such a question is
     /// stored with the task and may be answered by someone other than the client (a
     /// person on the task board), so a reader that knows such a person exists may

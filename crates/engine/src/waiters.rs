@@ -136,24 +136,41 @@ impl InputWaiters {
             let pending = current
                 .input_requests
                 .get(key)
-                .is_some_and(|r| r.is_outstanding());
-            if current.status.is_terminal() || !pending {
+                .filter(|r| r.is_outstanding());
+            let Some(request) = pending.filter(|_| !current.status.is_terminal()) else {
                 return Ok(false);
+            };
+            // A wrong answer never reaches the work: the question stays open, and the
+            // one who answered learns what to fix.
+            if let Outcome::Result { value } = &answer {
+                core.reader()
+                    .check_answer(&request.method, &request.params, value)
+                    .map_err(|problem| {
+                        EngineError::InvalidInput(format!(
+                            "the answer to input request '{key}' was refused: {problem}; the question is still open, answer it again"
+                        ))
+                    })?;
             }
             let mut requests = current.input_requests.clone();
             if let Some(r) = requests.get_mut(key) {
                 r.answer = Some(answer.clone());
             }
-            let status = if requests.values().any(|r| r.is_outstanding()) {
+            let still_asking = requests.values().any(|r| r.is_outstanding());
+            let status = if still_asking {
                 TaskStatus::InputRequired
             } else {
                 TaskStatus::Working
             };
+            // The message shown while the task waited ("waiting for …") does not
+            // outlive the wait: leaving `input_required` clears it, until the work
+            // says what it does next.
+            let status_message =
+                (current.status == TaskStatus::InputRequired && !still_asking).then_some(None);
             let change = TransitionParams {
                 id: id.clone(),
                 expected_version: Some(current.version),
                 status,
-                status_message: None,
+                status_message,
                 outcome: None,
                 now: now_ms(),
                 input_requests: Some(requests),

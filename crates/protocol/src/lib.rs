@@ -13,9 +13,11 @@
 //! | [`task`] | generation-neutral task types: [`task::TaskId`], [`task::TaskStatus`], [`task::TaskView`] |
 //! | [`tool`] | [`TaskSupport`], a tool's `execution.taskSupport`, for server and client alike |
 //! | [`secret`] | [`Secret`], the one redaction type (prints `***`), and [`secret::redact_url`] for database URLs |
+//! | [`answer`] | answers to elicitation forms checked against the form's `requestedSchema`, naming the field by its title |
 //! | [`codec`] | per-generation rendering of tasks (`ttl` vs `ttlMs` lives only there) |
 #![deny(missing_docs)]
 
+pub mod answer;
 pub mod codec;
 pub mod error_code;
 pub mod jsonrpc;

@@ -159,6 +159,23 @@ pub struct TaskView {
     pub tool_error: bool,
 }
 
+/// What people are shown for a task that ended with a tool error, on every wire and in
+/// every front end (CLI, board): the 2025-11-25 wire calls it `failed`, the extension
+/// `completed`, and a person needs neither word but this one.
+pub const TOOL_ERROR: &str = "tool error";
+
+impl TaskView {
+    /// The task's state in words for people: [`TOOL_ERROR`] for a task whose tool
+    /// reported an error (whatever status the wire gave it), else the status.
+    pub fn shown_status(&self) -> &'static str {
+        if self.tool_error && self.status.is_terminal() && self.status != TaskStatus::Cancelled {
+            TOOL_ERROR
+        } else {
+            self.status.as_str()
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

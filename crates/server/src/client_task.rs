@@ -34,12 +34,20 @@ pub(crate) async fn drive(
             data: e.data,
         },
     };
-    if let Err(e) = server
+    match server
         .engine()
         .answer_input(&task, &key, outcome, &session.caller())
         .await
     {
-        tracing::debug!(task_id = %task, key, error = %e, "client-hosted answer not applied");
+        Ok(_) => {}
+        // The client's task answered, but not as the form asks: the question, still
+        // open, is asked again directly, saying what was wrong.
+        Err(mcp_tasks_engine::EngineError::InvalidInput(problem)) => {
+            crate::task_input::ask_again(&server, &session, &task, &key, &problem).await;
+        }
+        Err(e) => {
+            tracing::debug!(task_id = %task, key, error = %e, "client-hosted answer not applied")
+        }
     }
 }
 

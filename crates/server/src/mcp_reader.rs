@@ -3,6 +3,7 @@
 //! this is the one place that reads them for it.
 
 use mcp_tasks_engine::WireReader;
+use mcp_tasks_protocol::answer;
 use mcp_tasks_protocol::methods::{self, progress_token};
 use serde_json::Value;
 
@@ -32,6 +33,10 @@ impl WireReader for McpReader {
         result.get("isError") == Some(&Value::Bool(true))
     }
 
+    fn check_answer(&self, method: &str, params: &Value, answer: &Value) -> Result<(), String> {
+        check_answer(method, params, answer)
+    }
+
     fn result_error_message(&self, result: &Value) -> Option<String> {
         if !self.result_reports_error(result) {
             return None;
@@ -48,6 +53,18 @@ impl WireReader for McpReader {
             text
         };
         Some(format!("the tool reported an error: {text}"))
+    }
+}
+
+/// Whether `answer` fits the question `method` with `params` asked: an elicitation's
+/// answer is checked against its form ([`answer::check_elicit_result`]); other
+/// questions (sampling, roots) are taken as they come.
+pub fn check_answer(method: &str, params: &Value, answer: &Value) -> Result<(), String> {
+    match method {
+        methods::ELICITATION_CREATE => {
+            answer::check_elicit_result(params, answer).map_err(|e| e.to_string())
+        }
+        _ => Ok(()),
     }
 }
 

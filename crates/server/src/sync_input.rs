@@ -31,35 +31,62 @@ pub(crate) fn requester(
         let stream = stream.clone();
         let method = method.to_string();
         Box::pin(async move {
-            let sent = server
-                .inner
-                .outgoing
-                .exchange(
-                    &session,
-                    &method,
-                    params,
-                    timeout,
-                    |message| match &stream {
-                        Some(tx) => tx.try_send(message).is_ok(),
-                        None => false,
-                    },
-                )
-                .await;
-            sent.map_err(|e| match e {
-                Exchange::NotSent => InputError::Unsupported(format!(
-                    "could not send {method} to the client: this call has no stream to carry it \
-                     (accept text/event-stream on the POST, or call the tool as a task)"
-                )),
-                Exchange::TimedOut => InputError::TimedOut {
-                    key: "synchronous call".to_string(),
-                    method,
-                    after: timeout,
-                },
-                Exchange::Refused(e) => InputError::Rejected {
-                    code: e.code,
-                    message: e.message,
-                },
-            })
+            let mut asked = params.clone();
+            for attempt in 1..=MAX_ASKS {
+                let sent = server
+                    .inner
+                    .outgoing
+                    .exchange(
+                        &session,
+                        &method,
+                        asked.clone(),
+                        timeout,
+                        |message| match &stream {
+                            Some(tx) => tx.try_send(message).is_ok(),
+                            None => false,
+                        },
+                    )
+                    .await;
+                let answer = sent.map_err(|e| refusal(e, &method, timeout))?;
+                // The same check as every task's answer: the tool sees only an answer
+                // that fits its question; a wrong one is asked again, saying why.
+                match crate::mcp_reader::check_answer(&method, &params, &answer) {
+                    Ok(()) => return Ok(answer),
+                    Err(problem) if attempt < MAX_ASKS => {
+                        let message = params["message"].as_str().unwrap_or_default();
+                        asked["message"] = serde_json::json!(format!("{problem}\n\n{message}"));
+                    }
+                    Err(problem) => {
+                        return Err(InputError::Malformed(format!(
+                            "{problem} (asked {MAX_ASKS} times, never answered as the form asks)"
+                        )))
+                    }
+                }
+            }
+            Err(InputError::Malformed("the question was never asked".into()))
         })
     })
+}
+
+/// How often a synchronous call asks one question before it gives up on answers that
+/// do not fit the form.
+const MAX_ASKS: u32 = 3;
+
+/// The input error for an exchange that brought no answer.
+fn refusal(e: Exchange, method: &str, timeout: std::time::Duration) -> InputError {
+    match e {
+        Exchange::NotSent => InputError::Unsupported(format!(
+            "could not send {method} to the client: this call has no stream to carry it \
+             (accept text/event-stream on the POST, or call the tool as a task)"
+        )),
+        Exchange::TimedOut => InputError::TimedOut {
+            key: "synchronous call".to_string(),
+            method: method.to_string(),
+            after: timeout,
+        },
+        Exchange::Refused(e) => InputError::Rejected {
+            code: e.code,
+            message: e.message,
+        },
+    }
 }

@@ -8,6 +8,7 @@ use mcp_tasks_client::{
     Client, ClientBuilder, ClientError, Target, TaskHandle, TaskOutcome, TaskStatus, TaskUpdate,
     Wire,
 };
+use mcp_tasks_protocol::task::TOOL_ERROR;
 use serde_json::{json, Value};
 use std::future::Future;
 use std::sync::Arc;
@@ -216,8 +217,8 @@ fn show(term: &Terminal, update: TaskUpdate, extension: bool) {
     match update {
         TaskUpdate::Status(t) => {
             let text = match &t.status_message {
-                Some(m) => format!("{}: {m}", t.status),
-                None => t.status.to_string(),
+                Some(m) => format!("{}: {m}", t.shown_status()),
+                None => t.shown_status().to_string(),
             };
             // The extension wire has no progress notifications: a percentage in the
             // status message drives the progress bar instead.
@@ -321,12 +322,12 @@ pub fn outcome(r: Result<TaskOutcome, ClientError>, json: bool) -> u8 {
             ),
             // Success is the result itself; nothing more to say.
             (None, _) if o.succeeded() => {}
+            // A tool error reads the same on both wires (failed on 2025-11-25,
+            // completed on the extension): "tool error", with the tool's own words.
             (None, _) => eprintln!(
-                "{}{message}",
-                style("✘ failed: the tool reported an error")
-                    .red()
-                    .bold()
-                    .for_stderr()
+                "{} {}",
+                style(format!("✘ {TOOL_ERROR}:")).red().bold().for_stderr(),
+                tool_error_text(&o).unwrap_or(message.trim().to_string())
             ),
         }
     }
@@ -337,6 +338,14 @@ pub fn outcome(r: Result<TaskOutcome, ClientError>, json: bool) -> u8 {
     } else {
         EXIT_FAILED
     }
+}
+
+/// The first line of a tool error's text (its result's text content), for the one line
+/// that says how the task ended; the whole text is on stdout.
+fn tool_error_text(o: &TaskOutcome) -> Option<String> {
+    let text = o.text()?;
+    let first = text.lines().find(|l| !l.trim().is_empty())?.trim();
+    Some(first.chars().take(200).collect())
 }
 
 /// The result of a plain (non-task) call, printed like a task's.

@@ -7,7 +7,11 @@ use crate::journal::Journal;
 /// Runs `get`; returns the exit status.
 pub async fn run(a: TaskArgs) -> u8 {
     a.run(|client, id, target, json| async move {
-        match client.get(&id).await {
+        let got = match client.get(&id).await {
+            Ok(t) => client.with_tool_error(t).await,
+            Err(e) => Err(e),
+        };
+        match got {
             Ok(t) => {
                 if let Some(j) = Journal::for_target(&target) {
                     j.update([&t]);

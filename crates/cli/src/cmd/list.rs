@@ -56,7 +56,7 @@ impl Row {
             Row::Known(t, tool) => format!(
                 "{}  {}  {}  {}  {}",
                 t.id,
-                status_word(t.status),
+                status_word(t),
                 t.last_updated_at.format("%Y-%m-%d %H:%M:%S"),
                 tool.as_deref().unwrap_or("-"),
                 t.status_message.as_deref().unwrap_or("")
@@ -119,6 +119,7 @@ async fn rows(client: &Client, journal: Option<&Journal>) -> Result<Vec<Row>, Cl
         match client.list().await {
             Ok(tasks) => {
                 for t in tasks {
+                    let t = client.with_tool_error(t).await?;
                     listed.insert(t.id.as_str().to_string());
                     let tool = tool_of(&t.id);
                     rows.push(Row::Known(t, tool));
@@ -135,7 +136,10 @@ async fn rows(client: &Client, journal: Option<&Journal>) -> Result<Vec<Row>, Cl
         .collect();
     let refreshed: Vec<(Entry, Result<TaskView, ClientError>)> =
         futures::stream::iter(unlisted.into_iter().map(|e| async move {
-            let got = client.get(&TaskId::from_string(e.task_id.clone())).await;
+            let got = match client.get(&TaskId::from_string(e.task_id.clone())).await {
+                Ok(t) => client.with_tool_error(t).await,
+                Err(e) => Err(e),
+            };
             (e, got)
         }))
         .buffered(REFRESH_CONCURRENCY)

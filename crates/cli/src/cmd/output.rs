@@ -4,6 +4,7 @@
 use console::style;
 use mcp_tasks_client::{TaskStatus, TaskView};
 use mcp_tasks_protocol::codec::timestamp;
+use mcp_tasks_protocol::task::TOOL_ERROR;
 use serde_json::{json, Value};
 use std::fmt::Display;
 use std::io::Write;
@@ -23,13 +24,22 @@ pub fn out(line: impl Display) {
     }
 }
 
-/// A task as `--json` prints it: `taskId`, `status`, `statusMessage`, `createdAt`,
-/// `lastUpdatedAt`, `ttlMs` (null: unlimited), `pollIntervalMs`.
+/// A task as `--json` prints it: `taskId`, `status`, `toolError`, `statusMessage`,
+/// `createdAt`, `lastUpdatedAt`, `ttlMs` (null: unlimited), `pollIntervalMs`. A task
+/// whose tool reported an error reads `"status": "failed", "toolError": true` on both
+/// wires (2025-11-25 says `failed`, the extension `completed`).
 pub fn task_json(t: &TaskView) -> Value {
     let ms = |d: std::time::Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
+    let tool_error = t.shown_status() == TOOL_ERROR;
+    let status = if tool_error {
+        TaskStatus::Failed
+    } else {
+        t.status
+    };
     json!({
         "taskId": t.id,
-        "status": t.status.as_str(),
+        "status": status.as_str(),
+        "toolError": tool_error,
         "statusMessage": t.status_message,
         "createdAt": timestamp(&t.created_at),
         "lastUpdatedAt": timestamp(&t.last_updated_at),
@@ -38,10 +48,13 @@ pub fn task_json(t: &TaskView) -> Value {
     })
 }
 
-/// The status word, coloured by how things stand.
-pub fn status_word(s: TaskStatus) -> String {
-    let text = format!("{:<14}", s.as_str());
-    let styled = match s {
+/// The task's state in a word (`tool error` for a tool that reported an error, on
+/// either wire), coloured by how things stand.
+pub fn status_word(t: &TaskView) -> String {
+    let shown = t.shown_status();
+    let text = format!("{shown:<14}");
+    let styled = match t.status {
+        _ if shown == TOOL_ERROR => style(text).red(),
         TaskStatus::Completed => style(text).green(),
         TaskStatus::Failed => style(text).red(),
         TaskStatus::Cancelled => style(text).yellow(),
@@ -56,7 +69,7 @@ pub fn task_line(t: &TaskView) -> String {
     format!(
         "{}  {}  {}  {}",
         t.id,
-        status_word(t.status),
+        status_word(t),
         t.last_updated_at.format("%Y-%m-%d %H:%M:%S"),
         t.status_message.as_deref().unwrap_or("")
     )
@@ -67,7 +80,7 @@ pub fn task_details(t: &TaskView) -> String {
     let mut out = format!(
         "task     {}\nstatus   {}\n",
         t.id,
-        status_word(t.status).trim_end()
+        status_word(t).trim_end()
     );
     if let Some(m) = &t.status_message {
         out.push_str(&format!("message  {m}\n"));

@@ -428,6 +428,10 @@ mod tests {
         assert_eq!(by("c").accept("RED"), Ok(Some(json!("red"))));
         assert!(by("c").accept("3").is_err());
         assert_eq!(by("n").accept("4"), Ok(Some(json!(4))));
+        assert_eq!(
+            by("n").accept("abc"),
+            Err("'abc' is not a number".to_string())
+        );
         assert!(by("n").accept("4.5").is_err());
         assert!(by("n").accept("10").is_err());
         assert_eq!(by("s").accept(""), Ok(Some(json!("abc"))));

@@ -9,6 +9,7 @@ use console::style;
 use indicatif::{ProgressBar, ProgressStyle};
 use mcp_tasks_client::input::{self, InputRequest};
 use mcp_tasks_client::{RpcError, ServerLog};
+use mcp_tasks_protocol::answer;
 use serde_json::{json, Map, Value};
 use std::io::{IsTerminal, Write};
 use std::sync::{Mutex, OnceLock};
@@ -16,6 +17,10 @@ use std::time::Duration;
 use tokio::sync::{mpsc, Notify};
 
 use super::prompt;
+
+/// How often one form is asked before the question is cancelled, when what was typed
+/// never fits the form as a whole.
+const MAX_FORM_ROUNDS: usize = 3;
 
 /// One line of input, or why there is none.
 #[derive(Debug, PartialEq, Eq)]
@@ -339,8 +344,35 @@ impl Terminal {
                     .for_stderr()
             ));
         }
+        // The form as a whole passes the server's own check (the one every answer
+        // path uses) before it is sent: the prompts check each value as it is typed,
+        // and a form that still does not fit is asked again, saying why.
+        for _ in 0..MAX_FORM_ROUNDS {
+            let content = match self.fill_form(&fields, request, single).await {
+                Ok(content) => content,
+                Err(refusal) => return refusal,
+            };
+            match answer::validate_answer(&schema, &content) {
+                Ok(()) => return input::accept(Value::Object(content)),
+                Err(e) => say(&format!(
+                    "  {} {e}; once more:\n",
+                    style("!").red().for_stderr()
+                )),
+            }
+        }
+        say("  (the form was never filled in as asked: question cancelled)\n");
+        input::cancel()
+    }
+
+    /// Asks every field of a form once; `Err` holds a refusal (decline, cancel) to send.
+    async fn fill_form(
+        &self,
+        fields: &[prompt::Field],
+        request: &InputRequest,
+        single: bool,
+    ) -> Result<Map<String, Value>, Value> {
         let mut content = Map::new();
-        for field in &fields {
+        for field in fields {
             if let Some(d) = field.description.as_ref().filter(|_| !single) {
                 if Some(d.as_str()) != request.message() {
                     say(&format!("  {}\n", style(d).dim().for_stderr()));
@@ -369,16 +401,16 @@ impl Terminal {
                     Line::Text(t) => t,
                     Line::Eof => {
                         say("\n  (no more input: question cancelled)\n");
-                        return input::cancel();
+                        return Err(input::cancel());
                     }
                     Line::Interrupted => {
                         say("\n  (question cancelled)\n");
-                        return input::cancel();
+                        return Err(input::cancel());
                     }
                 };
                 match text.trim() {
-                    "!decline" => return input::decline(),
-                    "!cancel" => return input::cancel(),
+                    "!decline" => return Err(input::decline()),
+                    "!cancel" => return Err(input::cancel()),
                     _ => {}
                 }
                 match field.accept(&text) {
@@ -391,7 +423,7 @@ impl Terminal {
                 }
             }
         }
-        input::accept(Value::Object(content))
+        Ok(content)
     }
 
     /// Answers a sampling request by asking the person to write the model's reply.

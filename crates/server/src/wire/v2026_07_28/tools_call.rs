@@ -31,6 +31,15 @@ pub(super) async fn handle(req: &Request<'_>, params: &Value) -> Result<Value, R
     for q in tool.preflight() {
         match responses.and_then(|r| r.get(&q.key)) {
             Some(a) => {
+                // Checked here, before anything runs: a wrong answer is the caller's
+                // to fix, and nothing was created that it could leave behind.
+                crate::mcp_reader::check_answer(m::ELICITATION_CREATE, &q.elicit_params(), a)
+                    .map_err(|problem| {
+                        RpcError::invalid_params(format!(
+                            "the answer to '{}' in inputResponses was refused: {problem}; send the call again with a corrected answer",
+                            q.key
+                        ))
+                    })?;
                 answers.insert(q.key.clone(), a.clone());
             }
             None => {

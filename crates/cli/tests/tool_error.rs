@@ -1,0 +1,106 @@
+//! One story for a tool error (`isError: true`) in the front ends: whichever wire the CLI
+//! speaks (2025-11-25 says `failed`, the Tasks extension `completed`), `call`, `watch`,
+//! `get` and `list` say "tool error" with the tool's text, and so does the board's API.
+#![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
+
+mod board_support;
+mod common;
+
+use board_support::{base_of, Person};
+use common::{serve, BIN};
+use serde_json::Value;
+use std::process::{Command, Output, Stdio};
+
+/// The demo's `failing_job` result text.
+const TEXT: &str = "failing_job failed on purpose after 1 s";
+
+fn cli(state: &std::path::Path, args: &[&str]) -> Output {
+    Command::new(BIN)
+        .args(args)
+        .env("MCP_TASKS_STATE_DIR", state)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run mcp-tasks")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn json(o: &Output) -> Value {
+    serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}{}", text(&o.stdout), text(&o.stderr)))
+}
+
+#[tokio::test]
+async fn a_tool_error_reads_tool_error_in_the_cli_on_both_wires_and_on_the_board() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path();
+    // A store every read goes back to (no record kept in memory between reads).
+    let db = format!("sqlite://{}", dir.path().join("tasks.db").display());
+    let server = serve(&["--database", &db, "--poll-interval", "200ms"]);
+    let url = server.url.as_str();
+    let mut ids = Vec::new();
+    for wire in ["2025-11-25", "2026-07-28"] {
+        let started = cli(
+            state,
+            &[
+                "call",
+                "--wire",
+                wire,
+                url,
+                "failing_job",
+                "--detach",
+                "--json",
+            ],
+        );
+        let id = json(&started)["taskId"].as_str().unwrap().to_string();
+        // `watch` follows it to its end: a tool error, exit status 1, the tool's words.
+        let watched = cli(state, &["watch", "--wire", wire, url, &id]);
+        assert_eq!(watched.status.code(), Some(1), "{wire}");
+        let stderr = text(&watched.stderr);
+        assert!(
+            stderr.contains(&format!("✘ tool error: {TEXT}")),
+            "{wire}: {stderr}"
+        );
+        let got = text(&cli(state, &["get", "--wire", wire, url, &id]).stdout);
+        assert!(got.contains("status   tool error"), "{wire}: {got}");
+        assert!(got.contains(TEXT), "{wire}: {got}");
+        let got = json(&cli(state, &["get", "--wire", wire, url, &id, "--json"]));
+        assert_eq!(
+            (&got["status"], &got["toolError"]),
+            (&"failed".into(), &true.into()),
+            "{wire}: {got}"
+        );
+        let listed = text(&cli(state, &["list", "--wire", wire, url]).stdout);
+        let line = listed
+            .lines()
+            .find(|l| l.starts_with(&id))
+            .unwrap_or_else(|| panic!("{wire}: {id} not listed: {listed}"));
+        assert!(
+            line.contains("tool error") && line.contains(TEXT),
+            "{wire}: {line}"
+        );
+        ids.push(id);
+    }
+    // `call` itself ends the same way.
+    let called = cli(state, &["call", url, "failing_job"]);
+    assert_eq!(called.status.code(), Some(1));
+    assert!(text(&called.stderr).contains(&format!("✘ tool error: {TEXT}")));
+
+    let board = Person::login_local(&base_of(url)).await;
+    let (status, list) = board.get("/board/api/tasks").await;
+    assert_eq!(status, 200, "{list}");
+    for id in &ids {
+        let row = list["tasks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["id"] == id.as_str())
+            .unwrap_or_else(|| panic!("{id} not on the board: {list}"));
+        assert_eq!(row["toolError"], TEXT, "{row}");
+        let (_, detail) = board.get(&format!("/board/api/tasks/{id}")).await;
+        assert_eq!(detail["toolError"], TEXT, "{detail}");
+        assert_eq!(detail["result"]["isError"], true);
+    }
+}
