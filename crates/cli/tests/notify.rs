@@ -215,3 +215,87 @@ async fn an_event_left_unwritten_by_a_crash_is_sent_by_the_next_process() {
         .count();
     assert_eq!(first_events, 1, "sent once across restarts");
 }
+
+/// A tool error is told as a failure (as in the CLI and on the board): a sink for
+/// `failed` hears it with the tool's words, one for `completed` does not.
+#[tokio::test]
+async fn a_tool_error_is_a_failed_event_with_the_tools_words() {
+    let dir = tempfile::tempdir().unwrap();
+    let reserved = Receiver::reserve();
+    let port = reserved.port;
+    let receiver = Receiver::start(reserved).await;
+    let path = dir.path().join("tasks.toml");
+    std::fs::write(
+        &path,
+        format!(
+            r#"
+[[notify]]
+name = "failures"
+url = "http://127.0.0.1:{port}/failed"
+on = ["failed"]
+
+[[notify]]
+name = "successes"
+url = "http://127.0.0.1:{port}/completed"
+on = ["completed"]
+format = "slack"
+"#
+        ),
+    )
+    .unwrap();
+    let db = format!("sqlite://{}", dir.path().join("tasks.db").display());
+    // Quick calls on the extension wire are tasks too: only tasks are told of.
+    let server = serve(&[
+        "--database",
+        &db,
+        "--config",
+        path.to_str().unwrap(),
+        "--task-after",
+        "0s",
+    ]);
+    let mut mcp = Ext::capable(&server.url, None);
+    let failing = mcp.start("failing_job", json!({})).await;
+    let event = receiver
+        .until(|got| {
+            got.iter()
+                .find(|r| r.path == "/failed" && r.body["task"]["id"] == failing.as_str())
+                .cloned()
+        })
+        .await;
+    assert_eq!(event.body["event"], "task.failed", "{}", event.body);
+    assert_eq!(event.body["task"]["status"], "failed");
+    assert!(
+        event.body["task"]["toolError"]
+            .as_str()
+            .is_some_and(|t| t.contains("failed on purpose")),
+        "{}",
+        event.body
+    );
+    // A later success reaches the other sink; the tool error never did.
+    let fine = mcp.start("slow_compute", json!({"seconds": 0})).await;
+    let success = receiver
+        .until(|got| {
+            got.iter()
+                .find(|r| {
+                    r.path == "/completed"
+                        && r.body["text"]
+                            .as_str()
+                            .is_some_and(|t| t.contains("completed"))
+                })
+                .cloned()
+        })
+        .await;
+    assert!(success.body["text"]
+        .as_str()
+        .unwrap()
+        .contains("slow_compute"));
+    let got = receiver.got.lock().unwrap().clone();
+    assert!(
+        !got.iter()
+            .any(|r| r.path == "/completed" && r.body.to_string().contains("failing_job")),
+        "a tool error is not a success: {got:?}"
+    );
+    assert!(!got
+        .iter()
+        .any(|r| r.path == "/failed" && r.body["task"]["id"] == fine.as_str()));
+}

@@ -59,6 +59,21 @@ impl NotifyOn {
     }
 }
 
+impl NotifyOn {
+    /// The event a task's change is, as people are told of it: a task that completed
+    /// with a tool error (a result flagged `isError`) is a failure here, as it is on
+    /// the 2025-11-25 wire, in the CLI and on the board ("tool error"), so sinks that
+    /// listen for `failed` hear of it and those for `completed` do not.
+    pub(crate) fn of_record(record: &mcp_tasks_engine::TaskRecord) -> Option<Self> {
+        match NotifyOn::of(record.status)? {
+            NotifyOn::Completed if crate::view::tool_error_text(record).is_some() => {
+                Some(NotifyOn::Failed)
+            }
+            on => Some(on),
+        }
+    }
+}
+
 impl std::str::FromStr for NotifyOn {
     type Err = String;
 

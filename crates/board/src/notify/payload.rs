@@ -5,14 +5,16 @@
 //! ```json
 //! {
 //!   "event": "task.input_required",
-//!   "task": { "id": "…", "tool": "deploy", "status": "input_required",
+//!   "task": { "id": "…", "tool": "deploy", "status": "input_required", "toolError": null,
 //!             "statusMessage": "…", "owner": "alice", "createdAt": "…", "updatedAt": "…" },
 //!   "questions": ["Deploy to production?"],
 //!   "link": "https://tasks.example.com/board/tasks/…"
 //! }
 //! ```
 //!
-//! `link` is null when no `--public-url` is configured. Slack's shape is one `text`
+//! A task that ended with a tool error (a result flagged `isError`) is a `task.failed`
+//! event with `status: "failed"` and the tool's words in `toolError`, as the CLI and the
+//! board tell it. `link` is null when no `--public-url` is configured. Slack's shape is one `text`
 //! with the same facts and a `<link|Open on the task board>`.
 
 use mcp_tasks_engine::TaskRecord;
@@ -20,7 +22,7 @@ use mcp_tasks_protocol::TaskStatus;
 use serde_json::{json, Value};
 
 use super::NotifyFormat;
-use crate::view::{question_text, tool_of};
+use crate::view::{question_text, tool_error_text, tool_of};
 use crate::Board;
 
 /// The body of the event for `record` in `format`.
@@ -32,13 +34,20 @@ pub(crate) fn body(record: &TaskRecord, format: NotifyFormat, public_url: Option
         .filter(|r| r.is_outstanding())
         .map(|r| question_text(&r.method, &r.params))
         .collect();
+    // A tool error reads as a failure with the tool's words, as in the CLI's JSON.
+    let tool_error = tool_error_text(record);
+    let status = match &tool_error {
+        Some(_) => TaskStatus::Failed.as_str(),
+        None => record.status.as_str(),
+    };
     match format {
         NotifyFormat::Json => json!({
-            "event": format!("task.{}", record.status.as_str()),
+            "event": format!("task.{status}"),
             "task": {
                 "id": record.id.as_str(),
                 "tool": tool_of(record),
-                "status": record.status.as_str(),
+                "status": status,
+                "toolError": tool_error,
                 "statusMessage": record.status_message,
                 "owner": record.owner,
                 "createdAt": record.created_at.to_rfc3339(),
@@ -47,7 +56,9 @@ pub(crate) fn body(record: &TaskRecord, format: NotifyFormat, public_url: Option
             "questions": questions,
             "link": link,
         }),
-        NotifyFormat::Slack => json!({ "text": slack_text(record, &questions, link.as_deref()) }),
+        NotifyFormat::Slack => json!({
+            "text": slack_text(record, tool_error.as_deref(), &questions, link.as_deref())
+        }),
     }
 }
 
@@ -58,9 +69,17 @@ fn slack_escape(text: &str) -> String {
         .replace('>', "&gt;")
 }
 
-fn slack_text(record: &TaskRecord, questions: &[String], link: Option<&str>) -> String {
+fn slack_text(
+    record: &TaskRecord,
+    tool_error: Option<&str>,
+    questions: &[String],
+    link: Option<&str>,
+) -> String {
     let tool = slack_escape(&tool_of(record));
     let headline = match record.status {
+        TaskStatus::Completed if tool_error.is_some() => {
+            format!(":x: Task *{tool}* ended with a tool error")
+        }
         TaskStatus::InputRequired => format!(":raising_hand: Task *{tool}* needs an answer"),
         TaskStatus::Failed => format!(":x: Task *{tool}* failed"),
         TaskStatus::Completed => format!(":white_check_mark: Task *{tool}* completed"),

@@ -64,7 +64,7 @@ impl Notifier {
         server
             .engine()
             .add_transition_observer(Arc::new(move |record: &TaskRecord| {
-                let wants = NotifyOn::of(record.status)
+                let wants = NotifyOn::of_record(record)
                     .is_some_and(|on| wanted.sinks.iter().any(|s| s.on.contains(&on)));
                 if wants {
                     let _ = queue.send(record.clone());
@@ -118,7 +118,7 @@ async fn enqueue_loop(
         if !entered {
             continue;
         }
-        let Some(on) = NotifyOn::of(record.status) else {
+        let Some(on) = NotifyOn::of_record(&record) else {
             continue;
         };
         for sink in config.sinks.iter().filter(|s| s.on.contains(&on)) {
@@ -152,15 +152,20 @@ async fn catch_up(
     queue: mpsc::UnboundedSender<TaskRecord>,
 ) {
     let now = Utc::now();
-    let mut wanted: Vec<NotifyOn> = config
+    // A tool error is a `failed` event of a `completed` task: sinks for failures need
+    // the completed tasks looked at too (the queue routes each record by its event).
+    let mut wanted: Vec<TaskStatus> = config
         .sinks
         .iter()
         .flat_map(|s| s.on.iter().copied())
+        .flat_map(|on| match on {
+            NotifyOn::Failed => vec![TaskStatus::Failed, TaskStatus::Completed],
+            on => vec![on.status()],
+        })
         .collect();
-    wanted.sort_by_key(|on| on.status().as_str());
+    wanted.sort_by_key(|status| status.as_str());
     wanted.dedup();
-    for on in wanted {
-        let status = on.status();
+    for status in wanted {
         let mut before = None;
         let mut seen = 0;
         loop {
