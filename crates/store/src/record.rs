@@ -229,7 +229,9 @@ pub struct TransitionParams {
     pub expected_version: Option<u64>,
     /// The new status (may equal the current one for a message-only update).
     pub status: TaskStatus,
-    /// `Some(msg)` replaces the status message; `None` leaves it.
+    /// `Some(msg)` replaces the status message; `None` leaves it, except that a
+    /// terminal transition out of `input_required` drops it (it said what the task was
+    /// waiting for, and a status message never outlives its status).
     pub status_message: Option<Option<String>>,
     /// The outcome to record (for terminal transitions).
     pub outcome: Option<Outcome>,

@@ -331,9 +331,13 @@ impl TaskStore for MemoryStore {
         }
         let updated = inner
             .apply(&params.id, params.now, |r| {
+                let ends_a_wait =
+                    r.status == TaskStatus::InputRequired && params.status.is_terminal();
                 r.status = params.status;
                 if let Some(message) = &params.status_message {
                     r.status_message.clone_from(message);
+                } else if ends_a_wait {
+                    r.status_message = None;
                 }
                 if let Some(outcome) = &params.outcome {
                     r.outcome = Some(Box::new(outcome.clone()));

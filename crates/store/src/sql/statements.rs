@@ -138,7 +138,11 @@ const GET: &str = concat!(
 
 const TRANSITION: &str = concat!(
     "UPDATE tasks SET status = ?2,",
-    " status_message = CASE WHEN ?3 THEN ?4 ELSE status_message END,",
+    // A task that ends while it waits drops the message of its wait (see
+    // `TransitionParams::status_message`); SET reads the row as it was.
+    " status_message = CASE WHEN ?3 THEN ?4",
+    " WHEN status = 'input_required' AND ?2 IN ('completed', 'failed', 'cancelled') THEN NULL",
+    " ELSE status_message END,",
     " outcome = COALESCE(?5, outcome),",
     " input_requests = COALESCE(?9, input_requests),",
     " external = CASE WHEN ?10 THEN ?11 ELSE external END,",

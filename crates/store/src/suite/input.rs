@@ -68,3 +68,57 @@ pub async fn fail_orphaned_clears_input_requests(store: Arc<dyn TaskStore>) {
     assert_eq!(got.status, TaskStatus::Failed);
     assert!(got.input_requests.is_empty());
 }
+
+/// A task that ends while it waits for input, with no message of its own, drops the
+/// message of its wait ("waiting for …" must not outlive `input_required`); an end that
+/// brings a message sets it, and an end from `working` keeps the work's last word.
+pub async fn ending_a_wait_drops_its_message(store: Arc<dyn TaskStore>) {
+    let waits = |id| {
+        let mut asking = to_status(id, TaskStatus::InputRequired, at(10));
+        asking.status_message = Some(Some("waiting for the approval".into()));
+        asking.input_requests = Some(one("q1"));
+        asking
+    };
+    let rec = record("alice", None, base_time());
+    store.create(&rec).await.unwrap();
+    store.transition(&waits(&rec.id)).await.unwrap();
+    let mut done = to_status(&rec.id, TaskStatus::Completed, at(20));
+    done.outcome = Some(Outcome::Result {
+        value: json!({"content": []}),
+    });
+    done.input_requests = Some(InputRequests::new());
+    let r = store.transition(&done).await.unwrap();
+    assert_eq!(
+        r.status_message, None,
+        "the wait's message went with the wait"
+    );
+    assert_eq!(
+        store
+            .get(&rec.id, at(21))
+            .await
+            .unwrap()
+            .unwrap()
+            .status_message,
+        None
+    );
+
+    let said = record("alice", None, base_time());
+    store.create(&said).await.unwrap();
+    store.transition(&waits(&said.id)).await.unwrap();
+    let mut cancelled = to_status(&said.id, TaskStatus::Cancelled, at(20));
+    cancelled.status_message = Some(Some("cancelled by alice".into()));
+    let r = store.transition(&cancelled).await.unwrap();
+    assert_eq!(r.status_message.as_deref(), Some("cancelled by alice"));
+
+    let working = record("alice", None, base_time());
+    store.create(&working).await.unwrap();
+    let mut last_word = to_status(&working.id, TaskStatus::Working, at(10));
+    last_word.status_message = Some(Some("all done".into()));
+    store.transition(&last_word).await.unwrap();
+    let mut finished = to_status(&working.id, TaskStatus::Completed, at(20));
+    finished.outcome = Some(Outcome::Result {
+        value: json!({"content": []}),
+    });
+    let r = store.transition(&finished).await.unwrap();
+    assert_eq!(r.status_message.as_deref(), Some("all done"));
+}

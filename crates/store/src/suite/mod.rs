@@ -57,7 +57,10 @@ pub use external::{
     external_job_round_trips, fail_orphaned_skips_external_jobs,
 };
 pub use guarded::{Guarded, SuiteStore};
-pub use input::{fail_orphaned_clears_input_requests, input_requests_are_stored_replaced_and_kept};
+pub use input::{
+    ending_a_wait_drops_its_message, fail_orphaned_clears_input_requests,
+    input_requests_are_stored_replaced_and_kept,
+};
 pub use lease::{
     claim_lease_race_has_one_winner, expired_leases_are_claimed_once,
     fenced_transition_with_stale_generation_is_lease_conflict,
@@ -98,6 +101,7 @@ macro_rules! store_suite {
         $crate::store_suite!(@cases $make;
             create_then_get_round_trips,
             create_duplicate_id_is_duplicate,
+            ending_a_wait_drops_its_message,
             concurrent_creates_of_one_id_have_one_winner,
             get_unknown_is_none,
             a_pending_creation_takes_its_end_along,
