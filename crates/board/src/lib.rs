@@ -44,7 +44,7 @@ use mcp_tasks_server::Server;
 use std::sync::Arc;
 use std::time::Duration;
 
-pub use notify::{Notifier, NotifyConfig, NotifyFormat, NotifyOn, NotifySink};
+pub use notify::{default_sink_name, Notifier, NotifyConfig, NotifyFormat, NotifyOn, NotifySink};
 
 /// The path the board is served under.
 pub const BOARD_PATH: &str = "/board";

@@ -12,12 +12,6 @@ use mcp_tasks_store::suite::postgres::{test_url, TestSchema};
 /// The password given; nothing the process writes may contain it.
 const PASSWORD: &str = "Pw0rd-of-the-leak-test-7f3a";
 
-/// A loopback port nothing listens on (bound, then let go).
-fn closed_port() -> u16 {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    listener.local_addr().unwrap().port()
-}
-
 /// Every line of a `--log-format json` run is one JSON object.
 fn assert_json_lines(run: &Run) {
     for line in &run.seen {
@@ -36,7 +30,7 @@ fn assert_no_password(what: &str, text: &str) {
 
 #[tokio::test]
 async fn an_unreachable_database_is_named_without_its_password() {
-    let port = closed_port();
+    let (_held, port) = common::refused_port();
     for format in ["text", "json"] {
         for url in [
             format!("postgres://app:{PASSWORD}@127.0.0.1:{port}/tasks"),
@@ -126,4 +120,59 @@ async fn a_reachable_database_is_named_without_its_password() {
             assert_json_lines(&run);
         }
     }
+}
+
+/// A webhook whose URL is its own credential (Slack's incoming webhooks: the secret is
+/// the path) and that has no `name`: its deliveries fail (nothing listens), and the
+/// URL's path shows in no log line (debug included) and no metric label.
+#[tokio::test]
+async fn a_webhook_url_that_is_its_own_credential_is_in_no_output() {
+    let (_held, port) = common::refused_port();
+    let hook = format!("http://127.0.0.1:{port}/services/T0/B0/{PASSWORD}");
+    let mut run = Run::start(
+        &[
+            "serve",
+            "--demo",
+            "--listen",
+            "127.0.0.1:0",
+            "--database",
+            "memory:",
+            "--log",
+            "debug",
+            "--task-after",
+            "0s",
+            "--notify-webhook",
+            &hook,
+            "--notify-retry",
+            "50ms",
+        ],
+        &[],
+    );
+    let mcp = run.listening().await;
+    let base = mcp.trim_end_matches("/mcp").to_string();
+    // A tool error is a `failed` event, which --notify-webhook sinks hear.
+    let call = std::process::Command::new(common::BIN)
+        .args(["call", &mcp, "failing_job", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(call.status.code(), Some(1), "{call:?}");
+    let metrics = common::eventually(common::WAIT, || async {
+        let text = reqwest::get(format!("{base}/metrics"))
+            .await
+            .ok()?
+            .text()
+            .await
+            .ok()?;
+        text.lines()
+            .any(|l| l.contains("webhook_attempts") && l.contains("sink="))
+            .then_some(text)
+    })
+    .await;
+    assert_no_password("/metrics", &metrics);
+    assert!(
+        metrics.contains("sink=\"http://127.0.0.1:"),
+        "the sink is named by its origin: {metrics}"
+    );
+    assert!(run.stop().await, "{}", run.output());
+    assert_no_password("the output", &run.output());
 }

@@ -114,11 +114,36 @@ impl std::str::FromStr for NotifyFormat {
     }
 }
 
+/// The name a webhook gets when its entry gives none: the URL's scheme and host and a
+/// short fingerprint of the whole URL (`https://hooks.slack.com/…#5f0e2a91`). Never
+/// the path or the query: Slack's incoming webhooks (and many others) carry their
+/// credential there, and the name shows in logs, metric labels and delivery keys. The
+/// fingerprint (FNV-1a, 32 bits) keeps two sinks on one host apart and stays the same
+/// across restarts and Rust versions, as a delivery key needs.
+pub fn default_sink_name(url: &str) -> String {
+    let mut hash: u32 = 0x811c_9dc5;
+    for byte in url.as_bytes() {
+        hash ^= u32::from(*byte);
+        hash = hash.wrapping_mul(0x0100_0193);
+    }
+    let origin = match url.split_once("://") {
+        Some((scheme, rest)) => {
+            let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+            // Credentials before '@' are dropped too.
+            let host = authority.rsplit('@').next().unwrap_or("");
+            format!("{scheme}://{host}/…")
+        }
+        None => "webhook".to_string(),
+    };
+    format!("{origin}#{hash:08x}")
+}
+
 /// One webhook.
 #[derive(Debug, Clone)]
 pub struct NotifySink {
     /// A stable name: it is part of each delivery's key, so renaming a sink while
-    /// deliveries are pending sends those once more under the new name.
+    /// deliveries are pending sends those once more under the new name. Without one in
+    /// the config, [`default_sink_name`].
     pub name: String,
     /// Where events are posted (`http://` or `https://`). A secret: some receivers
     /// (Slack's incoming webhooks) take the URL itself as the credential.
@@ -192,5 +217,32 @@ impl NotifyConfig {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::default_sink_name;
+
+    #[test]
+    fn a_default_sink_name_shows_no_path_query_or_credentials() {
+        let slack = "https://hooks.slack.com/services/T000/B000/XXXXSECRETXXXX";
+        let name = default_sink_name(slack);
+        assert!(name.starts_with("https://hooks.slack.com/…#"), "{name}");
+        assert!(!name.contains("SECRET") && !name.contains("T000"), "{name}");
+        assert_eq!(name, default_sink_name(slack), "stable");
+        assert_ne!(
+            name,
+            default_sink_name("https://hooks.slack.com/services/T000/B001/Y")
+        );
+        let with_user = default_sink_name("https://bob:hunter2@example.com:8443/hook?token=abc");
+        assert!(
+            with_user.starts_with("https://example.com:8443/…#"),
+            "{with_user}"
+        );
+        assert!(
+            !with_user.contains("hunter2") && !with_user.contains("abc"),
+            "{with_user}"
+        );
     }
 }

@@ -2,8 +2,10 @@
 //! `[[notify]]` entries, turned into the board crate's configurations.
 
 use anyhow::{Context, Result};
-use mcp_tasks_board::{BoardConfig, NotifyConfig, NotifyFormat, NotifyOn, NotifySink};
-use mcp_tasks_protocol::secret::{redact_url, Secret};
+use mcp_tasks_board::{
+    default_sink_name, BoardConfig, NotifyConfig, NotifyFormat, NotifyOn, NotifySink,
+};
+use mcp_tasks_protocol::secret::Secret;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -112,8 +114,8 @@ impl BoardArgs {
         let mut sinks = Vec::new();
         for url in &self.notify_webhooks {
             sinks.push(NotifySink {
-                // A password in the URL stays out of logs and metrics labels.
-                name: redact_url(url),
+                // The URL (a credential, for Slack) stays out of logs and metrics labels.
+                name: default_sink_name(url),
                 url: Secret::new(url.clone()),
                 on: vec![NotifyOn::InputRequired, NotifyOn::Failed],
                 format: NotifyFormat::Json,
@@ -124,7 +126,7 @@ impl BoardArgs {
             let name = entry
                 .name
                 .clone()
-                .unwrap_or_else(|| redact_url(entry.url.expose()));
+                .unwrap_or_else(|| default_sink_name(entry.url.expose()));
             let on = if entry.on.is_empty() {
                 vec![NotifyOn::InputRequired, NotifyOn::Failed]
             } else {
