@@ -18,12 +18,6 @@ async fn get(url: &str) -> (u16, Value) {
     (status, r.json().await.unwrap_or(Value::Null))
 }
 
-/// A loopback port nothing listens on (bound, then let go).
-fn closed_port() -> u16 {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    listener.local_addr().unwrap().port()
-}
-
 /// `serve --demo` with `config` (a TOML text), on memory: unless `database` says.
 fn serve_with(dir: &tempfile::TempDir, config: &str, database: &str) -> Run {
     let path = dir.path().join("tasks.toml");
@@ -57,7 +51,7 @@ fn problem<'a>(body: &'a Value, check: &str) -> Option<&'a Value> {
 async fn an_http_upstream_that_is_down_makes_the_server_not_ready() {
     // Down from the start: a closed port.
     let dir = tempfile::tempdir().unwrap();
-    let port = closed_port();
+    let (_held, port) = common::refused_port();
     let mut run = serve_with(
         &dir,
         &format!("[[upstream]]\nname = \"away\"\nurl = \"http://127.0.0.1:{port}/mcp\"\n"),
