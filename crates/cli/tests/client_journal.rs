@@ -223,3 +223,44 @@ fn a_second_ctrl_c_at_the_question_leaves_at_once() {
     let got = json_out(&run(state.path(), &["get", url, &id, "--json"]));
     assert_eq!(got["status"], "working");
 }
+
+/// Ctrl-C at a question's prompt answers nothing: detaching leaves the question open on
+/// the server (the board or another client can answer it), and watching on asks it
+/// again. (It used to answer `cancel` at once, so a detached task went on without its
+/// answer.)
+#[test]
+fn ctrl_c_at_a_prompt_leaves_the_question_open_or_asks_it_again() {
+    let server = start();
+    let url = server.url.as_str();
+    let state = tempfile::tempdir().unwrap();
+    let spawn = || {
+        let mut cmd = Command::new(BIN);
+        cmd.args(["call", url, "confirm_delete", "--arg", "filename=notes.txt"])
+            .env("MCP_TASKS_STATE_DIR", state.path());
+        rexpect::session::spawn_command(cmd, Some(30_000)).expect("spawn in a pty")
+    };
+
+    // Detach: the task still waits for its answer.
+    let mut p = spawn();
+    let (_, id) = p.exp_regex(r"task [0-9a-f]+").unwrap();
+    let id = id.trim_start_matches("task ").to_string();
+    p.exp_string("Delete?").unwrap();
+    p.send_control('c').unwrap();
+    p.exp_string("Interrupted.").unwrap();
+    p.send_line("d").unwrap();
+    p.exp_string("follow it with").unwrap();
+    p.exp_eof().unwrap();
+    let got = json_out(&run(state.path(), &["get", url, &id, "--json"]));
+    assert_eq!(got["status"], "input_required", "{got}");
+
+    // Watch on: the question is asked again, and the answer ends the task.
+    let mut p = spawn();
+    p.exp_string("Delete?").unwrap();
+    p.send_control('c').unwrap();
+    p.exp_string("Interrupted.").unwrap();
+    p.send_line("w").unwrap();
+    p.exp_string("Delete?").unwrap();
+    p.send_line("y").unwrap();
+    p.exp_string("Deleted notes.txt").unwrap();
+    p.exp_eof().unwrap();
+}

@@ -132,6 +132,19 @@ pub struct Terminal {
     /// One prompt session at a time (a task may ask two questions at once).
     prompting: tokio::sync::Mutex<()>,
     interrupt: Notify,
+    /// What the person chose after the latest Ctrl-C (with a count, so a waiting
+    /// question sees each choice once): a question interrupted at its prompt waits for
+    /// it, to ask again (watch on), answer nothing (detach: the question stays open for
+    /// the board or another client), or let the cancel end it.
+    decided: tokio::sync::watch::Sender<(u64, AfterInterrupt)>,
+}
+
+/// How a prompt ended.
+enum Prompted {
+    /// The answer to send.
+    Answer(Value),
+    /// Ctrl-C at the prompt: what follows is the person's choice.
+    Interrupted,
 }
 
 /// Lines of stdin, read by one thread for the whole process.
@@ -178,6 +191,7 @@ impl Terminal {
             lines: !fancy && !quiet,
             prompting: tokio::sync::Mutex::new(()),
             interrupt: Notify::new(),
+            decided: tokio::sync::watch::channel((0, AfterInterrupt::Continue)).0,
         }
     }
 
@@ -252,7 +266,8 @@ impl Terminal {
         self.spinner.finish();
     }
 
-    /// Aborts a prompt in progress (Ctrl-C): its question is answered `cancel`.
+    /// Cuts a prompt in progress short (Ctrl-C): the choice that follows decides what
+    /// becomes of its question (see [`Terminal::elicit`]).
     pub fn interrupt(&self) {
         self.interrupt.notify_waiters();
     }
@@ -285,22 +300,64 @@ impl Terminal {
             }
         };
         self.spinner.resume();
+        self.decided.send_modify(|(n, choice)| {
+            *n += 1;
+            *choice = answer;
+        });
         answer
+    }
+
+    /// After Ctrl-C cut a prompt short: waits for the person's choice. `Some(answer)`
+    /// to send (the task is being cancelled: the question is cancelled with it), `None`
+    /// to ask again (watch on). On detach it never returns: the question is left open
+    /// (the board or another client may answer it) and the command leaves.
+    async fn after_prompt_interrupted(
+        &self,
+        choices: &mut tokio::sync::watch::Receiver<(u64, AfterInterrupt)>,
+    ) -> Option<Value> {
+        if choices.changed().await.is_err() {
+            return std::future::pending().await;
+        }
+        let (_, choice) = *choices.borrow_and_update();
+        match choice {
+            AfterInterrupt::Continue => None,
+            AfterInterrupt::Cancel => Some(input::cancel()),
+            AfterInterrupt::Detach => std::future::pending().await,
+        }
     }
 
     /// Answers an elicitation: the message, then one prompt per field of the form,
     /// each answer checked before the form is sent.
+    ///
+    /// Ctrl-C at a prompt answers nothing yet: the Ctrl-C question decides. Watching
+    /// on asks the question again; detaching leaves it open on the server (the board
+    /// or another client can answer it later); cancelling cancels it with the task.
     pub async fn elicit(&self, request: InputRequest) -> Result<Value, RpcError> {
-        let _turn = self.prompting.lock().await;
-        self.spinner.pause();
-        let answer = self.elicit_form(&request).await;
-        self.spinner
-            .update(Some("answer sent; the task goes on".into()), None);
-        self.spinner.resume();
-        Ok(answer)
+        let mut choices = self.decided.subscribe();
+        choices.mark_unchanged();
+        loop {
+            let turn = self.prompting.lock().await;
+            self.spinner.pause();
+            let prompted = self.elicit_form(&request).await;
+            self.spinner.resume();
+            drop(turn);
+            let answer = match prompted {
+                Prompted::Answer(answer) => answer,
+                Prompted::Interrupted => {
+                    say("\n");
+                    match self.after_prompt_interrupted(&mut choices).await {
+                        Some(answer) => answer,
+                        None => continue,
+                    }
+                }
+            };
+            self.spinner
+                .update(Some("answer sent; the task goes on".into()), None);
+            return Ok(answer);
+        }
     }
 
-    async fn elicit_form(&self, request: &InputRequest) -> Value {
+    async fn elicit_form(&self, request: &InputRequest) -> Prompted {
         let q = style("?").green().bold().for_stderr();
         let message = request.message().unwrap_or("The server asks:");
         let bold = style(message).bold().for_stderr();
@@ -315,10 +372,11 @@ impl Terminal {
                 "  Open {url}\n  Press Enter when done (or type !cancel): "
             ));
             return match self.read_line().await {
-                Line::Text(t) if t.trim() == "!cancel" => input::cancel(),
-                Line::Text(t) if t.trim() == "!decline" => input::decline(),
-                Line::Text(_) => json!({ "action": "accept" }),
-                Line::Eof | Line::Interrupted => input::cancel(),
+                Line::Text(t) if t.trim() == "!cancel" => Prompted::Answer(input::cancel()),
+                Line::Text(t) if t.trim() == "!decline" => Prompted::Answer(input::decline()),
+                Line::Text(_) => Prompted::Answer(json!({ "action": "accept" })),
+                Line::Eof => Prompted::Answer(input::cancel()),
+                Line::Interrupted => Prompted::Interrupted,
             };
         }
         let schema = request.requested_schema().cloned().unwrap_or(json!({}));
@@ -328,7 +386,7 @@ impl Terminal {
                 say(&format!(
                     "{q} {bold}\n  cannot ask this here ({e}); declining\n"
                 ));
-                return input::decline();
+                return Prompted::Answer(input::decline());
             }
         };
         // One question reads as one line; a longer form gets a line per field.
@@ -353,7 +411,7 @@ impl Terminal {
                 Err(refusal) => return refusal,
             };
             match answer::validate_answer(&schema, &content) {
-                Ok(()) => return input::accept(Value::Object(content)),
+                Ok(()) => return Prompted::Answer(input::accept(Value::Object(content))),
                 Err(e) => say(&format!(
                     "  {} {e}; once more:\n",
                     style("!").red().for_stderr()
@@ -361,7 +419,7 @@ impl Terminal {
             }
         }
         say("  (the form was never filled in as asked: question cancelled)\n");
-        input::cancel()
+        Prompted::Answer(input::cancel())
     }
 
     /// Asks every field of a form once; `Err` holds a refusal (decline, cancel) to send.
@@ -370,7 +428,7 @@ impl Terminal {
         fields: &[prompt::Field],
         request: &InputRequest,
         single: bool,
-    ) -> Result<Map<String, Value>, Value> {
+    ) -> Result<Map<String, Value>, Prompted> {
         let mut content = Map::new();
         for field in fields {
             if let Some(d) = field.description.as_ref().filter(|_| !single) {
@@ -401,16 +459,13 @@ impl Terminal {
                     Line::Text(t) => t,
                     Line::Eof => {
                         say("\n  (no more input: question cancelled)\n");
-                        return Err(input::cancel());
+                        return Err(Prompted::Answer(input::cancel()));
                     }
-                    Line::Interrupted => {
-                        say("\n  (question cancelled)\n");
-                        return Err(input::cancel());
-                    }
+                    Line::Interrupted => return Err(Prompted::Interrupted),
                 };
                 match text.trim() {
-                    "!decline" => return Err(input::decline()),
-                    "!cancel" => return Err(input::cancel()),
+                    "!decline" => return Err(Prompted::Answer(input::decline())),
+                    "!cancel" => return Err(Prompted::Answer(input::cancel())),
                     _ => {}
                 }
                 match field.accept(&text) {
