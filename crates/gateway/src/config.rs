@@ -241,8 +241,9 @@ impl UpstreamConfig {
 }
 
 /// The candidate closest to `word` when one is close enough to be what was meant
-/// (Jaro-Winkler similarity of at least 0.7, as clap's own suggestions).
-fn nearest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+/// (Jaro-Winkler similarity of at least 0.7, as clap's own suggestions): the "did you
+/// mean …?" of a misspelt tool name here, and of a misspelt config key in the binary.
+pub fn nearest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
     candidates
         .into_iter()
         .map(|c| (strsim::jaro_winkler(word, c), c))

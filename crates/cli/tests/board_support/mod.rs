@@ -194,18 +194,12 @@ impl Person {
 
     /// `GET` a board path with the cookie: status and JSON body.
     pub async fn get(&self, path: &str) -> (u16, Value) {
-        let response = self
-            .http
-            .get(format!("{}{path}", self.base))
-            .header(COOKIE, &self.cookie)
-            .send()
-            .await
-            .expect("get");
-        let status = response.status().as_u16();
-        (status, response.json().await.unwrap_or(Value::Null))
+        let (status, body) = self.page(path).await;
+        (status, serde_json::from_str(&body).unwrap_or(Value::Null))
     }
 
-    /// `GET` a board page as HTML, as a browser without JavaScript sees it.
+    /// `GET` a board path with the cookie: status and body as text (a page's HTML, as
+    /// a browser without JavaScript sees it).
     pub async fn page(&self, path: &str) -> (u16, String) {
         let response = self
             .http
@@ -213,7 +207,7 @@ impl Person {
             .header(COOKIE, &self.cookie)
             .send()
             .await
-            .expect("get page");
+            .expect("get");
         let status = response.status().as_u16();
         (status, response.text().await.unwrap_or_default())
     }
