@@ -29,6 +29,7 @@
 
 mod answer;
 mod api;
+mod html;
 mod list_html;
 mod live;
 pub mod notify;

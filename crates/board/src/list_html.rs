@@ -7,7 +7,7 @@
 use chrono::{TimeZone, Utc};
 use serde_json::Value;
 
-use crate::pages::escape;
+use crate::html::escape;
 
 /// The list's `<tbody>` content: one row per task, or the empty-list row.
 pub(crate) fn rows(tasks: &[Value], operator: bool) -> String {

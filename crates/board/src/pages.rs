@@ -9,6 +9,7 @@ use axum::Form;
 use serde::Deserialize;
 
 use crate::api::{list_page, ListQuery};
+use crate::html::escape;
 use crate::list_html;
 use crate::viewer::Refused;
 use crate::Board;
@@ -19,22 +20,6 @@ const BOARD_CSS: &str = include_str!("../assets/board.css");
 /// The policy every board page is served under: scripts, styles and connections only
 /// from this server, images also inline (results may carry base64 images), no framing.
 const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
-
-/// Escapes text for HTML element content and attribute values.
-pub(crate) fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
 
 fn page(status: StatusCode, html: String) -> Response {
     let mut response = (status, Html(html)).into_response();
