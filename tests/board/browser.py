@@ -288,8 +288,12 @@ def main():
             expect(plain).to_have_url(re.compile(r"/board\?status=completed"))
             expect(row(plain, waiting)).to_have_count(0)
             expect(row(plain, quick)).to_have_attribute("data-status", "completed")
+            row(plain, quick).locator("a").click()
+            expect(plain).to_have_url(f"{base}/board/tasks/{quick}")
+            expect(plain.locator("#detail-id")).to_have_text(quick)
+            expect(plain.locator("#detail-pane ol.timeline li").first).to_be_visible()
             plain.context.close()
-            check("the list and its filters work without JavaScript")
+            check("the list, its filters and a task's page work without JavaScript")
 
             # Logging out ends the session.
             alice.locator("#logout button").click()

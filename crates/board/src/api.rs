@@ -163,14 +163,14 @@ async fn read_task(
     Ok((id, record))
 }
 
-/// `GET /board/api/tasks/{id}`: everything about one task.
-pub(crate) async fn detail(
-    State(board): State<Board>,
-    headers: HeaderMap,
-    Path(id): Path<String>,
-) -> Result<Response, Refused> {
-    let viewer = board.viewer(&headers)?;
-    let (id, record) = read_task(&board, &viewer, id).await?;
+/// Everything about one task, as `viewer` may see it: what the detail pane shows (the
+/// script's JSON, and the page rendered on the server).
+pub(crate) async fn detail_json(
+    board: &Board,
+    viewer: &Viewer,
+    id: String,
+) -> Result<serde_json::Value, Refused> {
+    let (id, record) = read_task(board, viewer, id).await?;
     let timeline = board
         .server()
         .engine()
@@ -178,14 +178,23 @@ pub(crate) async fn detail(
         .await
         .map_err(engine_refusal)?;
     let progress = board.inner.live.progress(&id);
-    Ok(Json(view::detail(
+    Ok(view::detail(
         &record,
         progress.as_ref(),
         &timeline,
         viewer.caller.operator,
         chrono::Utc::now(),
     ))
-    .into_response())
+}
+
+/// `GET /board/api/tasks/{id}`: everything about one task.
+pub(crate) async fn detail(
+    State(board): State<Board>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+) -> Result<Response, Refused> {
+    let viewer = board.viewer(&headers)?;
+    Ok(Json(detail_json(&board, &viewer, id).await?).into_response())
 }
 
 /// `POST /board/api/tasks/{id}/answer`: a person's answer to one pending question.

@@ -29,6 +29,7 @@
 
 mod answer;
 mod api;
+mod detail_html;
 mod html;
 mod list_html;
 mod live;
@@ -129,7 +130,7 @@ impl Board {
         Router::new()
             .route(BOARD_PATH, get(pages::board))
             .route("/board/", get(pages::board))
-            .route("/board/tasks/{id}", get(pages::board))
+            .route("/board/tasks/{id}", get(pages::task_page))
             .route("/board/login", get(pages::login_form).post(pages::login))
             .route("/board/logout", post(pages::logout))
             .route("/board/assets/{file}", get(pages::asset))

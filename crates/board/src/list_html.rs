@@ -20,7 +20,7 @@ pub(crate) fn rows(tasks: &[Value], operator: bool) -> String {
     tasks.iter().map(|t| row(t, operator)).collect()
 }
 
-fn text<'a>(task: &'a Value, field: &str) -> &'a str {
+pub(crate) fn text<'a>(task: &'a Value, field: &str) -> &'a str {
     task[field].as_str().unwrap_or("")
 }
 
@@ -42,18 +42,7 @@ fn row(task: &Value, operator: bool) -> String {
     } else {
         String::new()
     };
-    // As the script's `statusBadge`: a tool error is called one, with the tool's words.
-    let badge = match task["toolError"].as_str() {
-        Some(words) => format!(
-            "<span class=\"status status-tool-error\" title=\"{}\">tool error</span>",
-            escape(words)
-        ),
-        None => format!(
-            "<span class=\"status status-{}\">{}</span>",
-            escape(status),
-            escape(&status.replace('_', " "))
-        ),
-    };
+    let badge = badge(task, "");
     format!(
         "<tr data-id=\"{id}\" data-status=\"{status}\" tabindex=\"0\">\
          <td>{badge}{questions}</td>\
@@ -69,8 +58,25 @@ fn row(task: &Value, operator: bool) -> String {
     )
 }
 
+/// The status badge, as the script's `statusBadge`: a tool error is called one, with
+/// the tool's words; `attrs` adds attributes (an `id`).
+pub(crate) fn badge(task: &Value, attrs: &str) -> String {
+    let status = text(task, "status");
+    match task["toolError"].as_str() {
+        Some(words) => format!(
+            "<span class=\"status status-tool-error\" title=\"{}\"{attrs}>tool error</span>",
+            escape(words)
+        ),
+        None => format!(
+            "<span class=\"status status-{}\"{attrs}>{}</span>",
+            escape(status),
+            escape(&status.replace('_', " "))
+        ),
+    }
+}
+
 /// A time in milliseconds since the epoch, as UTC (the script shows local time).
-fn when(ms: &Value) -> String {
+pub(crate) fn when(ms: &Value) -> String {
     ms.as_i64()
         .and_then(|ms| Utc.timestamp_millis_opt(ms).single())
         .map(|t| t.format("%Y-%m-%d %H:%M:%S UTC").to_string())

@@ -8,7 +8,8 @@ use axum::response::{Html, IntoResponse, Redirect, Response};
 use axum::Form;
 use serde::Deserialize;
 
-use crate::api::{list_page, ListQuery};
+use crate::api::{detail_json, list_page, ListQuery};
+use crate::detail_html;
 use crate::html::escape;
 use crate::list_html;
 use crate::viewer::Refused;
@@ -51,15 +52,37 @@ fn shell(title: &str, body: &str, meta: &str) -> String {
     )
 }
 
-/// `GET /board` and `GET /board/tasks/{id}`: the page, with the first page of the list
-/// rendered here (filtered by the query, as the filter form submits it without a
-/// script); the script refreshes it live and reads the rest.
+/// `GET /board`: the page, with the first page of the list rendered here (filtered by
+/// the query, as the filter form submits it without a script); the script refreshes it
+/// live and reads the rest.
 pub(crate) async fn board(
     State(board): State<Board>,
     headers: HeaderMap,
     Query(query): Query<ListQuery>,
 ) -> Response {
-    let viewer = match board.viewer(&headers) {
+    render(&board, &headers, &query, None).await
+}
+
+/// `GET /board/tasks/{id}`: the same page with the task's detail rendered too (a link
+/// that works without JavaScript; the script opens its live pane over it).
+pub(crate) async fn task_page(
+    State(board): State<Board>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+    Query(query): Query<ListQuery>,
+) -> Response {
+    render(&board, &headers, &query, Some(id)).await
+}
+
+/// The board page for `headers`' viewer: the list (as `query` filters it) and, for a
+/// task's link, its detail.
+async fn render(
+    board: &Board,
+    headers: &HeaderMap,
+    query: &ListQuery,
+    task: Option<String>,
+) -> Response {
+    let viewer = match board.viewer(headers) {
         Ok(viewer) => viewer,
         Err(refused) if refused.status == StatusCode::UNAUTHORIZED => {
             return Redirect::to("/board/login").into_response()
@@ -67,7 +90,20 @@ pub(crate) async fn board(
         Err(refused) => return page(refused.status, error_page(&refused.message)),
     };
     let operator = viewer.caller.operator;
-    let (rows, more, live) = match list_page(&board, &viewer, &query).await {
+    let detail = match task {
+        None => "<section id=\"detail-pane\" hidden></section>".to_string(),
+        Some(id) => match detail_json(board, &viewer, id).await {
+            Ok(task) => format!(
+                "<section id=\"detail-pane\">{}</section>",
+                detail_html::pane(&task)
+            ),
+            Err(refused) => format!(
+                "<section id=\"detail-pane\"><p class=\"error\">{}</p></section>",
+                escape(&refused.message)
+            ),
+        },
+    };
+    let (rows, more, live) = match list_page(board, &viewer, query).await {
         Ok(list) => {
             let more = list.next_cursor.map(|cursor| {
                 let mut next = vec![("cursor", cursor)];
@@ -149,7 +185,7 @@ pub(crate) async fn board(
          <noscript><p class=\"hint\">This list is as of page load: reload for news, or \
          turn JavaScript on for live updates, questions and cancelling.</p>{more}</noscript>\n\
          <button id=\"more\" hidden>Older tasks</button>\n</section>\n\
-         <section id=\"detail-pane\" hidden></section>\n</main>\n\
+         {detail}\n</main>\n\
          <script src=\"/board/assets/board.js\"></script>",
         tool = value(&query.tool),
         q = value(&query.q),

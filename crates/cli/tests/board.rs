@@ -461,6 +461,22 @@ async fn the_list_is_on_the_page_without_javascript() {
     );
     assert!(completed.contains("value=\"slow_compute\""), "{completed}");
 
+    // A task's link shows its detail without JavaScript; an unknown one says so.
+    let (status, detail) = local.page(&format!("/board/tasks/{done}")).await;
+    assert_eq!(status, 200);
+    assert!(
+        detail.contains(&format!("<code id=\"detail-id\">{done}</code>")),
+        "{detail}"
+    );
+    assert!(detail.contains("finished after 0 s</pre>"), "{detail}");
+    assert!(detail.contains("<ol class=\"timeline\">"), "{detail}");
+    assert!(
+        detail.contains(&format!("data-id=\"{running}\"")),
+        "the list too"
+    );
+    let (_, unknown) = local.page("/board/tasks/no-such-task").await;
+    assert!(unknown.contains("<p class=\"error\">"), "{unknown}");
+
     let (_, none) = local.page("/board?status=cancelled").await;
     assert!(none.contains("No tasks yet."), "{none}");
     let (status, bad) = local.page("/board?status=sleeping").await;
