@@ -268,8 +268,10 @@ def main():
             # The list screenshot: tasks in every state, one waiting for an answer.
             alice_mcp.start("book_meeting", {"subject": "quarterly review"})
             alice_mcp.start("slow_compute", {"seconds": 300, "label": "report"})
+            broken = alice_mcp.start("failing_job", {})
             waiting = alice_mcp.start("confirm_delete", {"filename": "old-logs.tar"})
             ops.goto(f"{base}/board")
+            expect(row(ops, broken).locator(".status-tool-error")).to_have_text("tool error")
             expect(row(ops, waiting)).to_have_attribute("data-status", "input_required")
             ops.screenshot(path=os.path.join(args.shots, "board-list.png"), full_page=True)
 

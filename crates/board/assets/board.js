@@ -10,6 +10,7 @@ const TERMINAL = new Set(["completed", "failed", "cancelled"]);
 const state = {
   filters: { status: "", tool: "", q: "" },
   rows: new Map(), // task id -> <tr>
+  generation: 0, // counts list reloads (see upsertRow)
   nextCursor: null,
   open: null, // id of the task in the detail pane
   openShape: "", // status and question keys of the open task, to re-render only on change
@@ -109,9 +110,22 @@ function rowCells(task) {
   return cells;
 }
 
+// A row keeps the `updatedAt` of what it shows, so an older copy of a task (a list
+// page asked for before a live event arrived) never overwrites a newer one, and the
+// list generation that last touched it, so a reload keeps rows that live events added
+// while the reload was under way.
+function adoptRow(row, id) {
+  row.addEventListener("click", () => openTask(id, true));
+  row.addEventListener("keydown", (e) => {
+    if (e.key === "Enter") openTask(id, true);
+  });
+  state.rows.set(id, row);
+}
+
 function upsertRow(task, atTop) {
   const tbody = document.querySelector("#tasks tbody");
   let row = state.rows.get(task.id);
+  if (row && Number(row.dataset.updated) > task.updatedAt) return;
   if (!matchesFilters(task)) {
     if (row) {
       row.remove();
@@ -121,15 +135,13 @@ function upsertRow(task, atTop) {
   }
   if (!row) {
     row = el("tr", { "data-id": task.id, tabindex: "0" });
-    row.addEventListener("click", () => openTask(task.id, true));
-    row.addEventListener("keydown", (e) => {
-      if (e.key === "Enter") openTask(task.id, true);
-    });
-    state.rows.set(task.id, row);
+    adoptRow(row, task.id);
     if (atTop) tbody.prepend(row);
     else tbody.append(row);
   }
   row.dataset.status = task.status;
+  row.dataset.updated = String(task.updatedAt);
+  row.dataset.generation = String(state.generation);
   row.classList.toggle("selected", state.open === task.id);
   row.replaceChildren(...rowCells(task));
 }
@@ -138,19 +150,32 @@ async function loadList(append) {
   const params = new URLSearchParams();
   for (const [k, v] of Object.entries(state.filters)) if (v) params.set(k, v);
   if (append && state.nextCursor) params.set("cursor", state.nextCursor);
+  const generation = append ? state.generation : ++state.generation;
   try {
     const page = await api(`/board/api/tasks?${params}`);
+    const tbody = document.querySelector("#tasks tbody");
     if (!append) {
-      // Replaces the rows the server rendered (or an earlier filter's) only now, so a
-      // refresh never shows an empty list in between.
-      document.querySelector("#tasks tbody").replaceChildren();
-      state.rows.clear();
+      if (generation !== state.generation) return; // a newer reload is under way
+      // The rows the server rendered (or an earlier filter's) go only now, so a
+      // refresh never shows an empty list in between; rows that live events touched
+      // since this reload began stay, on top, with what they know.
+      const listed = new Set(page.tasks.map((t) => t.id));
+      const live = [];
+      for (const [id, row] of state.rows) {
+        if (!listed.has(id) && Number(row.dataset.generation) === generation) live.push(row);
+        else if (!listed.has(id)) state.rows.delete(id);
+      }
+      tbody.replaceChildren(...live);
     }
-    for (const task of page.tasks) upsertRow(task, false);
+    for (const task of page.tasks) {
+      const row = state.rows.get(task.id);
+      if (row && !append) tbody.append(row); // keeps its place in the listed order
+      upsertRow(task, false);
+    }
     state.nextCursor = page.nextCursor;
     document.getElementById("more").hidden = !page.nextCursor;
-    if (!page.tasks.length && !append) {
-      document.querySelector("#tasks tbody").append(
+    if (!page.tasks.length && !append && !tbody.children.length) {
+      tbody.append(
         el("tr", { class: "empty" }, el("td", { colspan: isOperator ? 6 : 5 }, "No tasks yet.")));
     }
   } catch (e) {
@@ -517,6 +542,10 @@ function readFilters() {
   };
 }
 readFilters();
+for (const row of document.querySelectorAll("#tasks tbody tr[data-id]")) {
+  row.dataset.generation = "0";
+  adoptRow(row, row.dataset.id);
+}
 document.getElementById("filters").addEventListener("submit", (e) => {
   e.preventDefault();
   readFilters();

@@ -44,7 +44,7 @@ fn row(task: &Value, operator: bool) -> String {
     };
     let badge = badge(task, "");
     format!(
-        "<tr data-id=\"{id}\" data-status=\"{status}\" tabindex=\"0\">\
+        "<tr data-id=\"{id}\" data-status=\"{status}\" data-updated=\"{updated_ms}\" tabindex=\"0\">\
          <td>{badge}{questions}</td>\
          <td class=\"tool\"><a href=\"/board/tasks/{id}\">{tool}</a></td>\
          <td class=\"message\">{message}{progress}</td>\
@@ -53,6 +53,7 @@ fn row(task: &Value, operator: bool) -> String {
         status = escape(status),
         tool = escape(text(task, "tool")),
         message = escape(text(task, "statusMessage")),
+        updated_ms = task["updatedAt"].as_i64().unwrap_or(0),
         created = when(&task["createdAt"]),
         updated = when(&task["updatedAt"]),
     )
