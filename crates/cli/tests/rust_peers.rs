@@ -11,16 +11,13 @@
 //! peers are built). Each test starts its own server on a free loopback port.
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
-#[path = "../../client/tests/peers/mod.rs"]
-mod peers;
-use peers::PeerServer;
+use mcp_tasks_testkit::peers::{self, PeerServer};
 
-use serde_json::Value;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 
 mod common;
 
-use common::BIN;
+use common::{json_out, state_dir, stderr};
 
 /// A peer: its name and the env var naming its binary.
 #[derive(Clone, Copy)]
@@ -47,16 +44,10 @@ fn start(peer: Peer) -> Option<PeerServer> {
     peers::rust_peer(peer.var, peer.name)
 }
 
-/// A folder for the client's task journal, so tests never write to the real home.
-fn state_dir() -> &'static std::path::Path {
-    static DIR: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
-    DIR.get_or_init(|| tempfile::tempdir().unwrap()).path()
-}
-
-/// The binary with `args` (and `--wire WIRE` when given) and the test's journal.
+/// The binary with `args` (and `--wire WIRE` when given), its journal in the test
+/// binary's shared folder.
 fn command(args: &[&str], wire: Option<&str>) -> Command {
-    let mut c = Command::new(BIN);
-    c.args(args).env("MCP_TASKS_STATE_DIR", state_dir());
+    let mut c = common::command(state_dir(), args);
     if let Some(w) = wire {
         c.args(["--wire", w]);
     }
@@ -64,24 +55,7 @@ fn command(args: &[&str], wire: Option<&str>) -> Command {
 }
 
 fn cli(args: &[&str], wire: Option<&str>) -> Output {
-    command(args, wire)
-        .stdin(Stdio::null())
-        .output()
-        .expect("run mcp-tasks")
-}
-
-fn json_out(o: &Output) -> Value {
-    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
-        panic!(
-            "stdout is not JSON ({e}): {}\nstderr: {}",
-            String::from_utf8_lossy(&o.stdout),
-            String::from_utf8_lossy(&o.stderr)
-        )
-    })
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
+    mcp_tasks_testkit::cli::run(command(args, wire))
 }
 
 /// `call` follows `slow_steps` to its end (the status lines count the steps);

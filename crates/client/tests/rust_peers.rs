@@ -10,8 +10,7 @@
 //! peers are built). Each test starts its own server on a free loopback port.
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
-mod peers;
-use peers::PeerServer;
+use mcp_tasks_testkit::peers::{self, PeerServer};
 
 use futures::StreamExt;
 use mcp_tasks_client::{

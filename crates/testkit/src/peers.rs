@@ -1,7 +1,6 @@
 //! Servers nobody here wrote, for the client crate's and the CLI's interop tests
 //! (`crates/client/tests/{fastmcp_tasks,everything}.rs`,
-//! `crates/cli/tests/{fastmcp_tasks,everything}.rs`, the latter including this file by
-//! path).
+//! `crates/cli/tests/{fastmcp_tasks,everything,rust_peers}.rs`).
 //!
 //! `tests/interop/run.sh` installs the peers and points at them with environment
 //! variables; without the variable a test prints a notice and passes (the plain
@@ -15,8 +14,6 @@
 //!   `@modelcontextprotocol/server-everything` 2026.8.31, run with `node`.
 //! - `MCP_TASKS_INTEROP_RMCP_SERVER`, `MCP_TASKS_INTEROP_TOWER_MCP_SERVER`: the servers
 //!   built from `tests/interop/{rmcp,tower-mcp}-server` (`rust_peers.rs`; [`rust_peer`]).
-#![allow(dead_code)] // each test file uses part of it
-
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -31,7 +28,8 @@ pub const FASTMCP_VAR: &str = "MCP_TASKS_INTEROP_FASTMCP_PYTHON";
 /// Variable naming the everything server's `dist/index.js`.
 pub const EVERYTHING_VAR: &str = "MCP_TASKS_INTEROP_EVERYTHING";
 
-/// The repository root.
+/// The repository root (this crate is `crates/testkit`), where `tests/interop` holds
+/// the peers' scripts.
 pub fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
@@ -51,6 +49,7 @@ fn configured(var: &str, what: &str) -> Option<PathBuf> {
 }
 
 /// A running peer server, killed when dropped.
+#[derive(Debug)]
 pub struct PeerServer {
     child: Child,
     /// Its MCP endpoint.
