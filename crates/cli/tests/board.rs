@@ -305,7 +305,7 @@ async fn pages_watch_tasks_change_live() {
         .await;
     let mut stream = events.bytes_stream();
     let mut text = String::new();
-    let completed = tokio::time::timeout(common::WAIT, async {
+    let completed = tokio::time::timeout(mcp_tasks_testkit::WAIT, async {
         while let Some(chunk) = stream.next().await {
             text.push_str(&String::from_utf8_lossy(&chunk.unwrap()));
             let done = text.split("\n\n").any(|event| {

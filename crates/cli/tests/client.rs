@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 mod common;
 
-use common::{serve, Server, BIN};
+use common::{json_out, serve, state_dir, Server, BIN};
 
 /// The arguments that make `mcp-tasks` serve the demo tools over stdio.
 const STDIO_SERVER: [&str; 7] = [
@@ -32,34 +32,13 @@ fn start() -> Server {
     serve(&["--database", "memory:", "--poll-interval", "200ms"])
 }
 
-/// A folder for the client's task journal, so tests never write to the real home.
-fn state_dir() -> &'static std::path::Path {
-    static DIR: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
-    DIR.get_or_init(|| tempfile::tempdir().unwrap()).path()
-}
-
-/// The binary with the given arguments and the test's journal folder.
+/// The binary with `args`, its journal in the test binary's shared folder.
 fn command(args: &[&str]) -> Command {
-    let mut c = Command::new(BIN);
-    c.args(args).env("MCP_TASKS_STATE_DIR", state_dir());
-    c
+    common::command(state_dir(), args)
 }
 
 fn cli(args: &[&str]) -> Output {
-    command(args)
-        .stdin(Stdio::null())
-        .output()
-        .expect("run mcp-tasks")
-}
-
-fn json_out(o: &Output) -> Value {
-    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
-        panic!(
-            "stdout is not JSON ({e}): {}\nstderr: {}",
-            String::from_utf8_lossy(&o.stdout),
-            String::from_utf8_lossy(&o.stderr)
-        )
-    })
+    common::run(state_dir(), args)
 }
 
 async fn connect(url: &str, wire: WirePreference, answers: Arc<AtomicUsize>) -> Client {

@@ -4,12 +4,11 @@
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
 use serde_json::Value;
-use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
 mod common;
 
-use common::{serve, Server, BIN};
+use common::{command, json_out, run, serve, stderr, Server, BIN};
 
 fn start() -> Server {
     // Every call a task, however quick: the journal is of tasks.
@@ -21,28 +20,6 @@ fn start() -> Server {
         "--task-after",
         "0s",
     ])
-}
-
-/// The binary with `args`, keeping its journal in `state`.
-fn command(state: &Path, args: &[&str]) -> Command {
-    let mut c = Command::new(BIN);
-    c.args(args)
-        .env("MCP_TASKS_STATE_DIR", state)
-        .stdin(Stdio::null());
-    c
-}
-
-fn run(state: &Path, args: &[&str]) -> Output {
-    command(state, args).output().expect("run mcp-tasks")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn json_out(o: &Output) -> Value {
-    serde_json::from_slice(&o.stdout)
-        .unwrap_or_else(|e| panic!("{e}: {}\n{}", String::from_utf8_lossy(&o.stdout), stderr(o)))
 }
 
 /// The id in the "task ID started" line a call prints on stderr.
@@ -167,6 +144,7 @@ fn a_closed_output_pipe_ends_the_command_quietly() {
         let (reader, writer) = std::io::pipe().unwrap();
         drop(reader);
         let out = command(state.path(), &args)
+            .stdin(Stdio::null())
             .stdout(Stdio::from(writer))
             .output()
             .unwrap();

@@ -10,7 +10,8 @@ use std::sync::{Arc, Mutex};
 
 mod common;
 
-use common::{eventually, serve_tools, Server, WAIT};
+use common::{serve_tools, Server};
+use mcp_tasks_testkit::{eventually, WAIT};
 
 fn start() -> Server {
     serve_tools("--conformance-fixtures", &["--database", "memory:"])

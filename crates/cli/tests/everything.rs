@@ -12,44 +12,11 @@
 //! (`tests/interop/run.sh` sets it), else prints a notice and passes.
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
-use serde_json::Value;
-use std::process::{Command, Output, Stdio};
+use mcp_tasks_testkit::peers;
 
-#[path = "../../client/tests/peers/mod.rs"]
-mod peers;
+mod common;
 
-const BIN: &str = env!("CARGO_BIN_EXE_mcp-tasks");
-
-fn command(state: &std::path::Path, args: &[&str]) -> Command {
-    let mut c = Command::new(BIN);
-    c.args(args).env("MCP_TASKS_STATE_DIR", state);
-    c
-}
-
-fn run(state: &std::path::Path, args: &[&str]) -> Output {
-    command(state, args)
-        .stdin(Stdio::null())
-        .output()
-        .expect("run mcp-tasks")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn json_out(o: &Output) -> Value {
-    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
-        panic!(
-            "stdout is not JSON ({e}): {}\nstderr: {}",
-            stdout(o),
-            stderr(o)
-        )
-    })
-}
+use common::{command, json_out, run, stderr, stdout};
 
 /// Waits for the program in the pseudo-terminal to end with status 0.
 fn exits_zero(mut p: rexpect::session::PtySession) {

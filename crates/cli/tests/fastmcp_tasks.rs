@@ -9,45 +9,12 @@
 //! set (`tests/interop/run.sh` sets it), else prints a notice and passes.
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
+use mcp_tasks_testkit::peers;
 use serde_json::Value;
-use std::process::{Command, Output, Stdio};
 
-#[path = "../../client/tests/peers/mod.rs"]
-mod peers;
+mod common;
 
-const BIN: &str = env!("CARGO_BIN_EXE_mcp-tasks");
-
-/// The binary with `args`, its task journal in `state`.
-fn command(state: &std::path::Path, args: &[&str]) -> Command {
-    let mut c = Command::new(BIN);
-    c.args(args).env("MCP_TASKS_STATE_DIR", state);
-    c
-}
-
-fn run(state: &std::path::Path, args: &[&str]) -> Output {
-    command(state, args)
-        .stdin(Stdio::null())
-        .output()
-        .expect("run mcp-tasks")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn json_out(o: &Output) -> Value {
-    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
-        panic!(
-            "stdout is not JSON ({e}): {}\nstderr: {}",
-            stdout(o),
-            stderr(o)
-        )
-    })
-}
+use common::{command, json_out, run, stderr, stdout};
 
 #[test]
 fn call_speaks_the_extension_without_flags_and_shows_status_messages() {

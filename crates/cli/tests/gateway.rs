@@ -6,8 +6,9 @@
 
 mod common;
 
-use common::{BIN, WAIT};
+use common::BIN;
 use mcp_tasks_client::{input, Client, Target, TaskOptions, TaskStatus};
+use mcp_tasks_testkit::WAIT;
 use serde_json::json;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -169,7 +170,7 @@ async fn start_slow_task(client: &Client, args: serde_json::Value) -> mcp_tasks_
         .await
         .unwrap();
     let id = task.task_id().cloned().unwrap();
-    common::eventually(WAIT, || async {
+    mcp_tasks_testkit::eventually(WAIT, || async {
         client.get(&id).await.unwrap().status_message.is_some()
     })
     .await;
@@ -274,7 +275,7 @@ async fn a_resumable_upstream_call_runs_again_after_a_crash() {
         .await
         .unwrap();
     // The lease runs out, the new process takes the task over and calls upstream again.
-    let done = common::eventually(std::time::Duration::from_secs(20), || async {
+    let done = mcp_tasks_testkit::eventually(std::time::Duration::from_secs(20), || async {
         let view = client.get(&id).await.unwrap();
         view.status.is_terminal().then_some(view)
     })

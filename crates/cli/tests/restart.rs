@@ -8,7 +8,8 @@ use std::path::Path;
 
 mod common;
 
-use common::{eventually, serve, Server, WAIT};
+use common::{serve, Server};
+use mcp_tasks_testkit::{eventually, WAIT};
 
 /// A lease short enough for a test to outlive it: a process killed while holding tasks
 /// leaves them `working` this long before another process fails them.

@@ -11,52 +11,21 @@
 //! peers are built). Each test starts its own server on a free loopback port.
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
-#[path = "../../client/tests/peers/mod.rs"]
-mod peers;
-use peers::PeerServer;
+use mcp_tasks_testkit::peers::{RustPeer, RMCP, TOWER_MCP};
 
-use serde_json::Value;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 
 mod common;
 
-use common::BIN;
-
-/// A peer: its name and the env var naming its binary.
-#[derive(Clone, Copy)]
-struct Peer {
-    name: &'static str,
-    var: &'static str,
-}
-
-const RMCP: Peer = Peer {
-    name: "rmcp 3.11.0",
-    var: "MCP_TASKS_INTEROP_RMCP_SERVER",
-};
-const TOWER: Peer = Peer {
-    name: "tower-mcp 0.25.0",
-    var: "MCP_TASKS_INTEROP_TOWER_MCP_SERVER",
-};
+use common::{json_out, state_dir, stderr};
 
 const EXTENSION: &str = "2026-07-28";
 const LEGACY: &str = "2025-11-25";
 
-/// Starts the peer's server on a free loopback port, or `None` (with a notice) when
-/// run.sh did not point at a built one.
-fn start(peer: Peer) -> Option<PeerServer> {
-    peers::rust_peer(peer.var, peer.name)
-}
-
-/// A folder for the client's task journal, so tests never write to the real home.
-fn state_dir() -> &'static std::path::Path {
-    static DIR: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
-    DIR.get_or_init(|| tempfile::tempdir().unwrap()).path()
-}
-
-/// The binary with `args` (and `--wire WIRE` when given) and the test's journal.
+/// The binary with `args` (and `--wire WIRE` when given), its journal in the test
+/// binary's shared folder.
 fn command(args: &[&str], wire: Option<&str>) -> Command {
-    let mut c = Command::new(BIN);
-    c.args(args).env("MCP_TASKS_STATE_DIR", state_dir());
+    let mut c = common::command(state_dir(), args);
     if let Some(w) = wire {
         c.args(["--wire", w]);
     }
@@ -64,30 +33,13 @@ fn command(args: &[&str], wire: Option<&str>) -> Command {
 }
 
 fn cli(args: &[&str], wire: Option<&str>) -> Output {
-    command(args, wire)
-        .stdin(Stdio::null())
-        .output()
-        .expect("run mcp-tasks")
-}
-
-fn json_out(o: &Output) -> Value {
-    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
-        panic!(
-            "stdout is not JSON ({e}): {}\nstderr: {}",
-            String::from_utf8_lossy(&o.stdout),
-            String::from_utf8_lossy(&o.stderr)
-        )
-    })
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
+    mcp_tasks_testkit::cli::run(command(args, wire))
 }
 
 /// `call` follows `slow_steps` to its end (the status lines count the steps);
 /// `call --detach` then `watch` picks a task up by id.
-fn call_detach_and_watch(peer: Peer, wire: Option<&str>, expect: &str) {
-    let Some(server) = start(peer) else { return };
+fn call_detach_and_watch(peer: RustPeer, wire: Option<&str>, expect: &str) {
+    let Some(server) = peer.start() else { return };
     let url = server.url.as_str();
 
     let done = cli(
@@ -139,8 +91,8 @@ fn call_detach_and_watch(peer: Peer, wire: Option<&str>, expect: &str) {
 }
 
 /// `cancel` of a detached `until_cancelled`; watching it then exits 3, `cancelled`.
-fn cancel_a_detached_task(peer: Peer, wire: Option<&str>, expect: &str) {
-    let Some(server) = start(peer) else { return };
+fn cancel_a_detached_task(peer: RustPeer, wire: Option<&str>, expect: &str) {
+    let Some(server) = peer.start() else { return };
     let url = server.url.as_str();
     let detached = cli(
         &["call", url, "until_cancelled", "--detach", "--json"],
@@ -160,8 +112,8 @@ fn cancel_a_detached_task(peer: Peer, wire: Option<&str>, expect: &str) {
 }
 
 /// A person at the terminal answers `ask_name`'s question; the greeting is printed.
-fn answer_at_the_prompt(peer: Peer, wire: Option<&str>) {
-    let Some(server) = start(peer) else { return };
+fn answer_at_the_prompt(peer: RustPeer, wire: Option<&str>) {
+    let Some(server) = peer.start() else { return };
     let cmd = command(&["call", &server.url, "ask_name"], wire);
     let mut p = rexpect::session::spawn_command(cmd, Some(30_000)).expect("spawn in a pty");
     p.exp_string("What is your name?").unwrap();
@@ -202,30 +154,30 @@ fn rmcp_question_answered_at_the_prompt() {
 
 #[test]
 fn tower_mcp_call_detach_and_watch_with_auto_wire() {
-    call_detach_and_watch(TOWER, None, EXTENSION);
+    call_detach_and_watch(TOWER_MCP, None, EXTENSION);
 }
 
 #[test]
 fn tower_mcp_call_detach_and_watch_on_the_2025_wire() {
-    call_detach_and_watch(TOWER, Some(LEGACY), LEGACY);
+    call_detach_and_watch(TOWER_MCP, Some(LEGACY), LEGACY);
 }
 
 #[test]
 fn tower_mcp_cancel_on_the_extension_wire() {
-    cancel_a_detached_task(TOWER, Some(EXTENSION), EXTENSION);
+    cancel_a_detached_task(TOWER_MCP, Some(EXTENSION), EXTENSION);
 }
 
 #[test]
 fn tower_mcp_cancel_on_the_2025_wire() {
-    cancel_a_detached_task(TOWER, Some(LEGACY), LEGACY);
+    cancel_a_detached_task(TOWER_MCP, Some(LEGACY), LEGACY);
 }
 
 #[test]
 fn tower_mcp_question_answered_at_the_prompt_with_auto_wire() {
-    answer_at_the_prompt(TOWER, None);
+    answer_at_the_prompt(TOWER_MCP, None);
 }
 
 #[test]
 fn tower_mcp_question_answered_at_the_prompt_on_the_extension_wire() {
-    answer_at_the_prompt(TOWER, Some(EXTENSION));
+    answer_at_the_prompt(TOWER_MCP, Some(EXTENSION));
 }

@@ -156,7 +156,7 @@ async fn a_webhook_url_that_is_its_own_credential_is_in_no_output() {
         .output()
         .unwrap();
     assert_eq!(call.status.code(), Some(1), "{call:?}");
-    let metrics = common::eventually(common::WAIT, || async {
+    let metrics = mcp_tasks_testkit::eventually(mcp_tasks_testkit::WAIT, || async {
         let text = reqwest::get(format!("{base}/metrics"))
             .await
             .ok()?

@@ -11,7 +11,8 @@ use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
 mod common;
 
-use common::{eventually, BIN, WAIT};
+use common::BIN;
+use mcp_tasks_testkit::{eventually, WAIT};
 
 struct StdioServer {
     _child: Child,

@@ -7,30 +7,10 @@ mod board_support;
 mod common;
 
 use board_support::{base_of, Person};
-use common::{serve, BIN};
-use serde_json::Value;
-use std::process::{Command, Output, Stdio};
+use common::{json_out, run, serve, stderr, stdout};
 
 /// The demo's `failing_job` result text.
 const TEXT: &str = "failing_job failed on purpose after 1 s";
-
-fn cli(state: &std::path::Path, args: &[&str]) -> Output {
-    Command::new(BIN)
-        .args(args)
-        .env("MCP_TASKS_STATE_DIR", state)
-        .stdin(Stdio::null())
-        .output()
-        .expect("run mcp-tasks")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
-fn json(o: &Output) -> Value {
-    serde_json::from_slice(&o.stdout)
-        .unwrap_or_else(|e| panic!("not JSON ({e}): {}{}", text(&o.stdout), text(&o.stderr)))
-}
 
 #[tokio::test]
 async fn a_tool_error_reads_tool_error_in_the_cli_on_both_wires_and_on_the_board() {
@@ -42,7 +22,7 @@ async fn a_tool_error_reads_tool_error_in_the_cli_on_both_wires_and_on_the_board
     let url = server.url.as_str();
     let mut ids = Vec::new();
     for wire in ["2025-11-25", "2026-07-28"] {
-        let started = cli(
+        let started = run(
             state,
             &[
                 "call",
@@ -54,25 +34,25 @@ async fn a_tool_error_reads_tool_error_in_the_cli_on_both_wires_and_on_the_board
                 "--json",
             ],
         );
-        let id = json(&started)["taskId"].as_str().unwrap().to_string();
+        let id = json_out(&started)["taskId"].as_str().unwrap().to_string();
         // `watch` follows it to its end: a tool error, exit status 1, the tool's words.
-        let watched = cli(state, &["watch", "--wire", wire, url, &id]);
+        let watched = run(state, &["watch", "--wire", wire, url, &id]);
         assert_eq!(watched.status.code(), Some(1), "{wire}");
-        let stderr = text(&watched.stderr);
+        let err = stderr(&watched);
         assert!(
-            stderr.contains(&format!("✘ tool error: {TEXT}")),
-            "{wire}: {stderr}"
+            err.contains(&format!("✘ tool error: {TEXT}")),
+            "{wire}: {err}"
         );
-        let got = text(&cli(state, &["get", "--wire", wire, url, &id]).stdout);
+        let got = stdout(&run(state, &["get", "--wire", wire, url, &id]));
         assert!(got.contains("status   tool error"), "{wire}: {got}");
         assert!(got.contains(TEXT), "{wire}: {got}");
-        let got = json(&cli(state, &["get", "--wire", wire, url, &id, "--json"]));
+        let got = json_out(&run(state, &["get", "--wire", wire, url, &id, "--json"]));
         assert_eq!(
             (&got["status"], &got["toolError"]),
             (&"failed".into(), &true.into()),
             "{wire}: {got}"
         );
-        let listed = text(&cli(state, &["list", "--wire", wire, url]).stdout);
+        let listed = stdout(&run(state, &["list", "--wire", wire, url]));
         let line = listed
             .lines()
             .find(|l| l.starts_with(&id))
@@ -84,9 +64,9 @@ async fn a_tool_error_reads_tool_error_in_the_cli_on_both_wires_and_on_the_board
         ids.push(id);
     }
     // `call` itself ends the same way.
-    let called = cli(state, &["call", url, "failing_job"]);
+    let called = run(state, &["call", url, "failing_job"]);
     assert_eq!(called.status.code(), Some(1));
-    assert!(text(&called.stderr).contains(&format!("✘ tool error: {TEXT}")));
+    assert!(stderr(&called).contains(&format!("✘ tool error: {TEXT}")));
 
     let board = Person::login_local(&base_of(url)).await;
     let (status, list) = board.get("/board/api/tasks").await;

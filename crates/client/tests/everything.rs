@@ -19,7 +19,7 @@ use serde_json::{json, Value};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-mod peers;
+use mcp_tasks_testkit::peers;
 
 /// How long any one call here may take (the research task takes about 4 s).
 const LIMIT: Duration = Duration::from_secs(60);

@@ -15,7 +15,7 @@ use serde_json::json;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-mod peers;
+use mcp_tasks_testkit::peers;
 
 /// How long any one task here may take.
 const LIMIT: Duration = Duration::from_secs(60);

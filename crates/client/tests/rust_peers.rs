@@ -10,8 +10,7 @@
 //! peers are built). Each test starts its own server on a free loopback port.
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
-mod peers;
-use peers::PeerServer;
+use mcp_tasks_testkit::peers::{PeerServer, RustPeer, RMCP, TOWER_MCP};
 
 use futures::StreamExt;
 use mcp_tasks_client::{
@@ -22,30 +21,8 @@ use serde_json::json;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-/// A peer: which env var names its binary, and the wires it has tasks on.
-#[derive(Clone, Copy)]
-struct Peer {
-    name: &'static str,
-    var: &'static str,
-}
-
-const RMCP: Peer = Peer {
-    name: "rmcp 3.11.0",
-    var: "MCP_TASKS_INTEROP_RMCP_SERVER",
-};
-const TOWER: Peer = Peer {
-    name: "tower-mcp 0.25.0",
-    var: "MCP_TASKS_INTEROP_TOWER_MCP_SERVER",
-};
-
 /// How long any one task may take before the test fails.
 const LIMIT: Duration = Duration::from_secs(30);
-
-/// Starts the peer's server on a free loopback port, or `None` (with a notice) when
-/// run.sh did not point at a built one.
-fn start(peer: Peer) -> Option<PeerServer> {
-    peers::rust_peer(peer.var, peer.name)
-}
 
 /// A client on `wire` whose elicitation handler answers `{name: "Ada"}` and records
 /// every question it got.
@@ -69,8 +46,8 @@ async fn connect(
 
 /// `slow_steps` runs as a task whose status messages count the steps, and completes
 /// with its text.
-async fn slow_task_reports_its_steps(peer: Peer, wire: WirePreference, expect: Wire) {
-    let Some(server) = start(peer) else { return };
+async fn slow_task_reports_its_steps(peer: RustPeer, wire: WirePreference, expect: Wire) {
+    let Some(server) = peer.start() else { return };
     let (client, _) = connect(&server, wire).await;
     assert_eq!(client.wire(), expect, "{}", peer.name);
     let mut task = client
@@ -115,8 +92,8 @@ async fn slow_task_reports_its_steps(peer: Peer, wire: WirePreference, expect: W
 
 /// `ask_name` asks its question mid-task; the handler answers once and the tool greets
 /// the answer.
-async fn input_request_is_answered(peer: Peer, wire: WirePreference, expect: Wire) {
-    let Some(server) = start(peer) else { return };
+async fn input_request_is_answered(peer: RustPeer, wire: WirePreference, expect: Wire) {
+    let Some(server) = peer.start() else { return };
     let (client, asked) = connect(&server, wire).await;
     assert_eq!(client.wire(), expect, "{}", peer.name);
     let task = client
@@ -138,8 +115,8 @@ async fn input_request_is_answered(peer: Peer, wire: WirePreference, expect: Wir
 }
 
 /// `until_cancelled` ends `cancelled` after `tasks/cancel`.
-async fn cancel_ends_the_task(peer: Peer, wire: WirePreference, expect: Wire) {
-    let Some(server) = start(peer) else { return };
+async fn cancel_ends_the_task(peer: RustPeer, wire: WirePreference, expect: Wire) {
+    let Some(server) = peer.start() else { return };
     let (client, _) = connect(&server, wire).await;
     assert_eq!(client.wire(), expect, "{}", peer.name);
     let task = client
@@ -166,7 +143,7 @@ async fn cancel_ends_the_task(peer: Peer, wire: WirePreference, expect: Wire) {
 
 #[tokio::test]
 async fn rmcp_auto_picks_the_extension_wire() {
-    let Some(server) = start(RMCP) else { return };
+    let Some(server) = RMCP.start() else { return };
     let (client, _) = connect(&server, WirePreference::Auto).await;
     assert_eq!(client.wire(), Wire::V2026_07_28);
     assert!(client.supports_tasks());
@@ -186,7 +163,7 @@ async fn rmcp_auto_picks_the_extension_wire() {
 /// pretending a task ran.
 #[tokio::test]
 async fn rmcp_has_no_tasks_on_the_2025_wire() {
-    let Some(server) = start(RMCP) else { return };
+    let Some(server) = RMCP.start() else { return };
     let (client, _) = connect(&server, WirePreference::V2025_11_25).await;
     assert_eq!(client.wire(), Wire::V2025_11_25);
     assert!(!client.supports_tasks());
@@ -220,7 +197,9 @@ async fn rmcp_cancel_ends_the_task() {
 
 #[tokio::test]
 async fn tower_mcp_auto_picks_the_extension_wire() {
-    let Some(server) = start(TOWER) else { return };
+    let Some(server) = TOWER_MCP.start() else {
+        return;
+    };
     let (client, _) = connect(&server, WirePreference::Auto).await;
     assert_eq!(client.wire(), Wire::V2026_07_28);
     assert!(client.supports_tasks());
@@ -229,25 +208,25 @@ async fn tower_mcp_auto_picks_the_extension_wire() {
 
 #[tokio::test]
 async fn tower_mcp_slow_task_reports_its_steps_on_the_extension_wire() {
-    slow_task_reports_its_steps(TOWER, WirePreference::V2026_07_28, Wire::V2026_07_28).await;
+    slow_task_reports_its_steps(TOWER_MCP, WirePreference::V2026_07_28, Wire::V2026_07_28).await;
 }
 
 #[tokio::test]
 async fn tower_mcp_input_request_is_answered_on_the_extension_wire() {
-    input_request_is_answered(TOWER, WirePreference::V2026_07_28, Wire::V2026_07_28).await;
+    input_request_is_answered(TOWER_MCP, WirePreference::V2026_07_28, Wire::V2026_07_28).await;
 }
 
 #[tokio::test]
 async fn tower_mcp_cancel_ends_the_task_on_the_extension_wire() {
-    cancel_ends_the_task(TOWER, WirePreference::V2026_07_28, Wire::V2026_07_28).await;
+    cancel_ends_the_task(TOWER_MCP, WirePreference::V2026_07_28, Wire::V2026_07_28).await;
 }
 
 #[tokio::test]
 async fn tower_mcp_slow_task_reports_its_steps_on_the_2025_wire() {
-    slow_task_reports_its_steps(TOWER, WirePreference::V2025_11_25, Wire::V2025_11_25).await;
+    slow_task_reports_its_steps(TOWER_MCP, WirePreference::V2025_11_25, Wire::V2025_11_25).await;
 }
 
 #[tokio::test]
 async fn tower_mcp_cancel_ends_the_task_on_the_2025_wire() {
-    cancel_ends_the_task(TOWER, WirePreference::V2025_11_25, Wire::V2025_11_25).await;
+    cancel_ends_the_task(TOWER_MCP, WirePreference::V2025_11_25, Wire::V2025_11_25).await;
 }

@@ -14,7 +14,7 @@ use tokio::sync::oneshot;
 
 mod common;
 
-use common::{eventually, WAIT};
+use mcp_tasks_testkit::{eventually, WAIT};
 
 fn caller() -> Caller {
     Caller::anonymous("owner-a", Some("session-a".into()))

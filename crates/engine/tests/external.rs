@@ -6,12 +6,12 @@
 mod common;
 mod external_support;
 
-use common::{eventually, WAIT};
 use external_support::*;
 use mcp_tasks_engine::external::EXTERNAL_STARTED_MESSAGE;
 use mcp_tasks_engine::{EngineConfig, Outcome};
 use mcp_tasks_protocol::TaskStatus;
 use mcp_tasks_store::MemoryStore;
+use mcp_tasks_testkit::{eventually, WAIT};
 use serde_json::json;
 use std::sync::Arc;
 use std::time::{Duration, Instant};

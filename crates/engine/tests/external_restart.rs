@@ -6,11 +6,11 @@
 mod common;
 mod external_support;
 
-use common::{eventually, WAIT};
 use external_support::*;
 use mcp_tasks_engine::{CreateParams, Engine, EngineConfig};
 use mcp_tasks_protocol::TaskStatus;
 use mcp_tasks_store::{MemoryStore, SqliteStore, TaskStore};
+use mcp_tasks_testkit::{eventually, WAIT};
 use std::sync::Arc;
 use std::time::Duration;
 

@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 mod common;
 
-use common::{eventually, WAIT};
+use mcp_tasks_testkit::{eventually, WAIT};
 
 /// Tasks per round; also the quota, so a round leaking even one slot fails the next.
 const ROUND: usize = 20;

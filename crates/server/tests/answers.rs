@@ -5,7 +5,8 @@
 
 mod common;
 
-use common::{eventually, read_stream, read_until, start_server, Client, WAIT};
+use common::{read_stream, read_until, start_server, Client};
+use mcp_tasks_testkit::{eventually, WAIT};
 use serde_json::{json, Value};
 
 const EXT: &str = "io.modelcontextprotocol/tasks";

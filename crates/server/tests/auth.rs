@@ -5,10 +5,11 @@
 
 mod common;
 
-use common::{eventually, start_server_with_engine, test_engine_config, Client, WAIT};
+use common::{start_server_with_engine, test_engine_config, Client};
 use mcp_tasks_engine::EngineConfig;
 use mcp_tasks_server::auth::{AuthMode, StaticTokens};
 use mcp_tasks_server::ServerConfig;
+use mcp_tasks_testkit::{eventually, WAIT};
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::sync::Arc;

@@ -4,10 +4,10 @@
 mod common;
 
 use common::{
-    eventually, is_event_stream, read_until, start_server, start_server_with, test_engine_config,
-    Client, WAIT,
+    is_event_stream, read_until, start_server, start_server_with, test_engine_config, Client,
 };
 use mcp_tasks_server::ServerConfig;
+use mcp_tasks_testkit::{eventually, WAIT};
 use serde_json::json;
 use std::sync::atomic::Ordering;
 use std::time::Duration;

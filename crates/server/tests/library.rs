@@ -18,7 +18,7 @@ use std::time::Duration;
 
 mod common;
 
-use common::{eventually, WAIT};
+use mcp_tasks_testkit::{eventually, WAIT};
 
 #[derive(Deserialize, schemars::JsonSchema)]
 struct Add {

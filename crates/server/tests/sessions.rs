@@ -4,8 +4,9 @@
 
 mod common;
 
-use common::{eventually, start_server_with, Client, WAIT};
+use common::{start_server_with, Client};
 use mcp_tasks_server::ServerConfig;
+use mcp_tasks_testkit::{eventually, WAIT};
 use serde_json::json;
 use std::time::Duration;
 

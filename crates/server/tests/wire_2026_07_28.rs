@@ -4,11 +4,10 @@
 
 mod common;
 
-use common::{
-    eventually, is_event_stream, read_until, start_server, start_server_with, Client, WAIT,
-};
+use common::{is_event_stream, read_until, start_server, start_server_with, Client};
 use mcp_tasks_engine::Caller;
 use mcp_tasks_server::ServerConfig;
+use mcp_tasks_testkit::{eventually, WAIT};
 use serde_json::{json, Value};
 use std::sync::atomic::Ordering;
 use std::time::Duration;

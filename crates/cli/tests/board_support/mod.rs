@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 use std::sync::{Arc, Mutex};
 use tokio::sync::Notify;
 
-use crate::common::{eventually, WAIT};
+use mcp_tasks_testkit::{eventually, WAIT};
 
 /// The server's base URL (`http://127.0.0.1:PORT`) from its MCP endpoint.
 pub fn base_of(mcp_url: &str) -> String {

@@ -1,18 +1,31 @@
 //! What this crate's test files share: the `mcp-tasks` binary serving the demo tools
-//! (or the conformance fixtures) over HTTP on a free loopback port, and
-//! [`eventually`], the one way a test waits for something to happen.
-#![allow(dead_code)] // each test file compiles this module; not all of them use all of it
+//! (or the conformance fixtures) over HTTP on a free loopback port, and the binary run
+//! as a person runs it ([`command`], [`run`]: the test kit's `cli` helpers bound to this
+//! crate's binary, whose path only this crate's tests know). Waiting (`eventually`)
+//! and the interop peers are in the test kit, `mcp_tasks_testkit`.
+#![allow(dead_code, unused_imports)] // each test file compiles this module; not all of them use all of it
 
 pub mod pg;
 pub mod proc;
 
-use std::future::Future;
 use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
-use std::time::Duration;
+use std::path::Path;
+use std::process::{Child, Command, Output, Stdio};
 
 /// The binary under test.
 pub const BIN: &str = env!("CARGO_BIN_EXE_mcp-tasks");
+
+pub use mcp_tasks_testkit::cli::{json_out, state_dir, stderr, stdout};
+
+/// The binary with `args`, keeping its task journal in `state`.
+pub fn command(state: &Path, args: &[&str]) -> Command {
+    mcp_tasks_testkit::cli::command(BIN, state, args)
+}
+
+/// The binary with `args` run to its end with stdin closed, its journal in `state`.
+pub fn run(state: &Path, args: &[&str]) -> Output {
+    mcp_tasks_testkit::cli::run(command(state, args))
+}
 
 /// A running `mcp-tasks serve`, killed when dropped.
 pub struct Server {
@@ -81,62 +94,6 @@ pub fn spawn_listening_with_env(args: &[&str], env: &[(&str, &str)]) -> Server {
 pub fn listening_url(line: &str) -> Option<String> {
     let rest = line.split("listening on ").nth(1)?;
     rest.split(['"', ' ']).next().map(|u| u.trim().to_string())
-}
-
-/// A bound for [`eventually`] that only a failing test reaches.
-pub const WAIT: Duration = Duration::from_secs(10);
-
-/// How long [`eventually`] lets pass between two checks.
-const STEP: Duration = Duration::from_millis(20);
-
-/// What a condition of [`eventually`] returns: a `bool`, or an `Option` holding what was
-/// found once the condition is met.
-pub trait Met {
-    /// What [`eventually`] returns.
-    type Value;
-    /// `Some` once the condition is met.
-    fn met(self) -> Option<Self::Value>;
-}
-
-impl Met for bool {
-    type Value = ();
-    fn met(self) -> Option<()> {
-        self.then_some(())
-    }
-}
-
-impl<T> Met for Option<T> {
-    type Value = T;
-    fn met(self) -> Option<T> {
-        self
-    }
-}
-
-/// Checks `condition` until it is met and returns what it found; panics, naming the
-/// line of the call, when `timeout` (tokio time) passes first. The timeout only bounds
-/// a failure, so it can be generous.
-#[track_caller]
-pub fn eventually<M, F, Fut>(timeout: Duration, mut condition: F) -> impl Future<Output = M::Value>
-where
-    M: Met,
-    F: FnMut() -> Fut,
-    Fut: Future<Output = M>,
-{
-    let caller = std::panic::Location::caller();
-    async move {
-        let deadline = tokio::time::Instant::now() + timeout;
-        loop {
-            if let Some(value) = condition().await.met() {
-                return value;
-            }
-            assert!(
-                tokio::time::Instant::now() < deadline,
-                "the condition awaited at {caller} was not met within {timeout:?}"
-            );
-            // The interval between two checks of a condition nothing signals.
-            tokio::time::sleep(STEP).await;
-        }
-    }
 }
 
 /// A loopback port that refuses connections for as long as the returned socket lives:

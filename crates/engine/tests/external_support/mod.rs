@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::Semaphore;
 
-use crate::common::{eventually, WAIT};
+use mcp_tasks_testkit::{eventually, WAIT};
 
 pub const KIND: &str = "query";
 

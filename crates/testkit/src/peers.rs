@@ -1,7 +1,6 @@
 //! Servers nobody here wrote, for the client crate's and the CLI's interop tests
 //! (`crates/client/tests/{fastmcp_tasks,everything}.rs`,
-//! `crates/cli/tests/{fastmcp_tasks,everything}.rs`, the latter including this file by
-//! path).
+//! `crates/cli/tests/{fastmcp_tasks,everything,rust_peers}.rs`).
 //!
 //! `tests/interop/run.sh` installs the peers and points at them with environment
 //! variables; without the variable a test prints a notice and passes (the plain
@@ -14,9 +13,7 @@
 //! - `MCP_TASKS_INTEROP_EVERYTHING`: `dist/index.js` of
 //!   `@modelcontextprotocol/server-everything` 2026.8.31, run with `node`.
 //! - `MCP_TASKS_INTEROP_RMCP_SERVER`, `MCP_TASKS_INTEROP_TOWER_MCP_SERVER`: the servers
-//!   built from `tests/interop/{rmcp,tower-mcp}-server` (`rust_peers.rs`; [`rust_peer`]).
-#![allow(dead_code)] // each test file uses part of it
-
+//!   built from `tests/interop/{rmcp,tower-mcp}-server` (`rust_peers.rs`; [`RustPeer`]).
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -31,7 +28,8 @@ pub const FASTMCP_VAR: &str = "MCP_TASKS_INTEROP_FASTMCP_PYTHON";
 /// Variable naming the everything server's `dist/index.js`.
 pub const EVERYTHING_VAR: &str = "MCP_TASKS_INTEROP_EVERYTHING";
 
-/// The repository root.
+/// The repository root (this crate is `crates/testkit`), where `tests/interop` holds
+/// the peers' scripts.
 pub fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
@@ -51,6 +49,7 @@ fn configured(var: &str, what: &str) -> Option<PathBuf> {
 }
 
 /// A running peer server, killed when dropped.
+#[derive(Debug)]
 pub struct PeerServer {
     child: Child,
     /// Its MCP endpoint.
@@ -193,6 +192,38 @@ pub fn everything_stdio() -> Option<(String, Vec<String>)> {
         "node".to_string(),
         vec![index.display().to_string(), "stdio".to_string()],
     ))
+}
+
+/// A task server written with another Rust MCP library, built by run.sh from
+/// `tests/interop/*-server`. Each serves the same three tools (`slow_steps`,
+/// `ask_name`, `until_cancelled`), so the client's and the CLI's tests run the same
+/// scenarios against each one; this is their one list of such peers.
+#[derive(Debug, Clone, Copy)]
+pub struct RustPeer {
+    /// How the tests name it in notices and failures (library and version).
+    pub name: &'static str,
+    /// The environment variable naming its binary.
+    pub var: &'static str,
+}
+
+/// rmcp 3.11 (`tests/interop/rmcp-server`): the Tasks extension wire only.
+pub const RMCP: RustPeer = RustPeer {
+    name: "rmcp 3.11.0",
+    var: "MCP_TASKS_INTEROP_RMCP_SERVER",
+};
+
+/// tower-mcp 0.25 (`tests/interop/tower-mcp-server`): both wires at one URL.
+pub const TOWER_MCP: RustPeer = RustPeer {
+    name: "tower-mcp 0.25.0",
+    var: "MCP_TASKS_INTEROP_TOWER_MCP_SERVER",
+};
+
+impl RustPeer {
+    /// Starts its server on a free loopback port, or `None` (with a notice) when run.sh
+    /// did not point at a built one.
+    pub fn start(self) -> Option<PeerServer> {
+        rust_peer(self.var, self.name)
+    }
 }
 
 /// A server built by run.sh from `tests/interop/{rmcp,tower-mcp}-server` (its binary
