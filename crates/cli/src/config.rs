@@ -186,7 +186,7 @@ pub struct CommandToolConfig {
     #[serde(default)]
     pub description: String,
     /// Program and arguments, run without a shell; `{name}` in an element is replaced
-    /// by argument `name` (see [`crate::command_tool::expand`] for the rules that keep
+    /// by argument `name` (see [`crate::command_template::expand`] for the rules that keep
     /// a value from being read as an option).
     pub command: Vec<String>,
     /// JSON Schema of the arguments (an object schema). Default: no arguments.
@@ -295,7 +295,7 @@ impl ConfigFile {
             let schema = t
                 .schema_json()
                 .with_context(|| format!("in {}", path.display()))?;
-            crate::command_tool::check(&t.command, &schema)
+            crate::command_template::check(&t.command, &schema)
                 .map_err(|e| anyhow::anyhow!("tool '{}' in {}: {e}", t.name, path.display()))?;
             if let Some(cwd) = &t.cwd {
                 if cwd.is_relative() {

@@ -14,6 +14,7 @@
 //! | `suggest` | "did you mean …?" for a misspelt config key |
 
 mod cmd;
+mod command_template;
 mod command_tool;
 mod config;
 mod demo;
@@ -56,7 +57,7 @@ enum Command {
     /// Measure an MCP task server (ours or any other) on loopback HTTP.
     Bench(mcp_tasks_bench::BenchArgs),
     #[command(flatten)]
-    Client(cmd::client::ClientCommand),
+    Client(cmd::ClientCommand),
     /// Print a shell completion script: `mcp-tasks completions bash >
     /// /etc/bash_completion.d/mcp-tasks` (zsh: into a folder on $fpath as _mcp-tasks;
     /// fish: ~/.config/fish/completions/mcp-tasks.fish).
@@ -119,7 +120,7 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            if let Some(exit) = e.downcast_ref::<cmd::client::Exit>() {
+            if let Some(exit) = e.downcast_ref::<cmd::exit::Exit>() {
                 return exit.code();
             }
             eprintln!("mcp-tasks: error: {}", error_chain(&e));

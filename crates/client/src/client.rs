@@ -1,32 +1,30 @@
-//! [`Client`]: one connection to one server, with the wire negotiated, and the calls
-//! that do not follow a task (tools, get, list, cancel). Following a task lives in
-//! [`crate::task`].
+//! [`Client`]: one connection to one server, with the wire negotiated: what the
+//! server said about itself, requests of any method, the tool list, log levels,
+//! detaching and closing. A client is its `Connection`, the dispatcher's
+//! `Subscriptions` and the [`ServerInfo`]. Tool calls and the task methods live in
+//! `task_calls`; following a task lives in [`crate::task`].
 
-use mcp_tasks_protocol::jsonrpc::{self, RequestId};
 use mcp_tasks_protocol::methods as m;
-use mcp_tasks_protocol::{version, LoggingLevel, RpcError, TaskId};
+use mcp_tasks_protocol::{version, LoggingLevel};
 use serde_json::{json, Value};
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::atomic::AtomicU64;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
+use crate::connection::Connection;
+use crate::dispatch::{lock, Dispatched, Subscriptions};
 use crate::error::ClientError;
 use crate::input::Handlers;
-use crate::peer::Peer;
-use crate::task::{Progress, TaskHandle, WatchEvent};
+use crate::peer::Inbound;
 use crate::tools::ToolInfo;
 use crate::transport::Transport;
-use crate::wire::{self, CallReply, Wire};
+use crate::wire::{self, Wire};
 
-use crate::connect::raw_request;
-pub use crate::connect::ClientBuilder;
+pub use crate::builder::ClientBuilder;
+pub use crate::connection::DEFAULT_REQUEST_TIMEOUT;
 
-/// How long a request may wait for its answer by default (`tasks/result` excepted:
-/// it waits for the task by design).
-pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
 /// Most pages `tasks/list` and `tools/list` are followed for, against a server whose
 /// cursors never end.
 pub(crate) const MAX_PAGES: usize = 1000;
@@ -63,32 +61,18 @@ pub struct ServerInfo {
     pub capabilities: Value,
 }
 
-pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    // Nothing panics while these locks are held.
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-/// The state behind a [`Client`].
+/// The state behind a [`Client`]: the connection, what the server said, the
+/// caller's handlers, and who listens for what the server sends on its own.
 pub(crate) struct Inner {
-    pub(crate) peer: Arc<Peer>,
-    pub(crate) transport: Transport,
+    pub(crate) conn: Connection,
     pub(crate) server: ServerInfo,
     pub(crate) handlers: Handlers,
     pub(crate) capabilities: Value,
     pub(crate) client_info: Value,
     pub(crate) timeout: Option<Duration>,
-    /// Drivers of task handles, by task, for status, progress and input events.
-    pub(crate) watchers: Mutex<HashMap<TaskId, Vec<mpsc::UnboundedSender<WatchEvent>>>>,
-    /// Progress tokens of our task calls, by token text.
-    pub(crate) progress: Mutex<HashMap<String, TaskId>>,
-    /// Progress tokens of plain calls that follow progress
-    /// ([`Client::call_tool_with_progress`]), by token text, with who sees it.
-    pub(crate) call_progress: Mutex<HashMap<String, ProgressSink>>,
-    /// Input requests seen (2025-11-25), by id: `None` while the handler runs, then
-    /// the response sent (re-sent if the server asks again).
-    pub(crate) answers: Mutex<HashMap<String, Option<Value>>>,
+    pub(crate) subscriptions: Subscriptions,
     pub(crate) next_token: AtomicU64,
-    pub(crate) dispatcher: Mutex<Option<JoinHandle<()>>>,
+    dispatcher: Mutex<Option<JoinHandle<()>>>,
 }
 
 impl Drop for Inner {
@@ -96,45 +80,21 @@ impl Drop for Inner {
         if let Some(d) = lock(&self.dispatcher).take() {
             d.abort();
         }
-        self.peer.close();
+        self.conn.close_peer();
     }
 }
 
-impl Inner {
-    /// The watchers of `task`, to send an event to.
-    pub(crate) fn notify(&self, task: &TaskId, event: &WatchEvent) {
-        let mut w = lock(&self.watchers);
-        if let Some(list) = w.get_mut(task) {
-            list.retain(|tx| tx.send(event.clone()).is_ok());
-            if list.is_empty() {
-                w.remove(task);
-            }
-        }
+impl Dispatched for Inner {
+    fn connection(&self) -> &Connection {
+        &self.conn
     }
 
-    /// The task a progress token belongs to.
-    pub(crate) fn progress_task(&self, token: &Value) -> Option<TaskId> {
-        lock(&self.progress).get(&token.to_string()).cloned()
+    fn handlers(&self) -> &Handlers {
+        &self.handlers
     }
 
-    /// Who follows the progress of the plain call a token belongs to.
-    pub(crate) fn call_progress(&self, token: &Value) -> Option<ProgressSink> {
-        lock(&self.call_progress).get(&token.to_string()).cloned()
-    }
-}
-
-/// Sees the progress notifications of one plain call.
-pub(crate) type ProgressSink = Arc<dyn Fn(Progress) + Send + Sync>;
-
-/// Forgets a plain call's progress token when the call ends, however it ends.
-struct ProgressGuard<'a> {
-    inner: &'a Inner,
-    token: String,
-}
-
-impl Drop for ProgressGuard<'_> {
-    fn drop(&mut self) {
-        lock(&self.inner.call_progress).remove(&self.token);
+    fn subscriptions(&self) -> &Subscriptions {
+        &self.subscriptions
     }
 }
 
@@ -153,6 +113,33 @@ impl std::fmt::Debug for Client {
 }
 
 impl Client {
+    /// The client of a connection whose handshake is done: starts the dispatcher that
+    /// answers what the server sends on its own (`inbound`).
+    pub(crate) fn new(
+        conn: Connection,
+        inbound: mpsc::UnboundedReceiver<Inbound>,
+        server: ServerInfo,
+        handlers: Handlers,
+        capabilities: Value,
+        client_info: Value,
+        timeout: Option<Duration>,
+    ) -> Client {
+        let inner = Arc::new(Inner {
+            conn,
+            server,
+            handlers,
+            capabilities,
+            client_info,
+            timeout,
+            subscriptions: Subscriptions::default(),
+            next_token: AtomicU64::new(1),
+            dispatcher: Mutex::new(None),
+        });
+        let task = tokio::spawn(crate::dispatch::run(Arc::downgrade(&inner), inbound));
+        *lock(&inner.dispatcher) = Some(task);
+        Client { inner }
+    }
+
     /// A builder, to register handlers and choose settings before connecting.
     pub fn builder() -> ClientBuilder {
         ClientBuilder::new()
@@ -208,14 +195,7 @@ impl Client {
             }
             Wire::V2025_11_25 => params,
         };
-        raw_request(
-            &self.inner.peer,
-            &self.inner.transport,
-            method,
-            params,
-            timeout,
-        )
-        .await
+        self.inner.conn.request(method, params, timeout).await
     }
 
     /// Sends any request and returns its result: for methods this crate does not wrap.
@@ -241,43 +221,27 @@ impl Client {
         cancel: impl std::future::Future<Output = ()>,
         reason: &str,
     ) -> Result<Value, ClientError> {
-        let (id, answer) = self.inner.peer.register()?;
-        let message = jsonrpc::request(&id, method, params);
-        if let Err(e) = self.inner.transport.send_request(id.clone(), message) {
-            self.inner.peer.forget(&id);
-            return Err(e);
-        }
-        tokio::select! {
-            answer = answer => answer.unwrap_or(Err(ClientError::Closed)),
-            () = cancel => {
-                self.inner.peer.forget(&id);
-                let notice = jsonrpc::notification(
-                    m::NOTIF_CANCELLED,
-                    json!({ "requestId": id, "reason": reason }),
-                );
-                if let Err(e) = self.inner.transport.send_message(&notice).await {
-                    tracing::debug!(error = %e, "could not tell the server of a cancelled request");
-                }
-                Err(ClientError::Cancelled)
-            }
-        }
+        self.inner
+            .conn
+            .request_cancellable(method, params, cancel, reason)
+            .await
     }
 
     /// How a stdio server this client started ended ("exited with status 1"),
     /// waiting at most `wait` for it to end; `None` while it runs and for HTTP
     /// servers.
     pub async fn server_exit_status(&self, wait: Duration) -> Option<String> {
-        self.inner.transport.exit_status(wait).await
+        self.inner.conn.transport().exit_status(wait).await
     }
 
     /// The last lines a stdio server wrote on stderr, for error messages.
     pub fn server_stderr_tail(&self) -> Option<String> {
-        self.inner.transport.diagnostics()
+        self.inner.conn.transport().diagnostics()
     }
 
     /// Whether the connection is gone (the server exited or closed the stream).
     pub fn is_closed(&self) -> bool {
-        self.inner.peer.is_closed()
+        self.inner.conn.is_closed()
     }
 
     /// Asks the server for log messages of `level` and above (`logging/setLevel`);
@@ -333,98 +297,21 @@ impl Client {
         Err(ClientError::protocol("tools/list never stopped paging"))
     }
 
-    /// Calls a tool and waits for its result, without asking for a task. On the
-    /// extension wire the extension is not declared, so the server runs the call at
-    /// once (a tool that requires a task then fails with -32021).
-    ///
-    /// # Errors
-    /// The server's JSON-RPC error or a connection error. A tool error is a result
-    /// with `isError: true`, not an error.
-    pub async fn call_tool(&self, name: &str, arguments: Value) -> Result<Value, ClientError> {
-        self.call_plain(json!({ "name": name, "arguments": arguments }))
-            .await
-    }
-
-    /// `tools/call` without asking for a task, with the given params.
-    async fn call_plain(&self, params: Value) -> Result<Value, ClientError> {
-        match self.call_rounds(params, false).await? {
-            CallReply::Immediate(v) => Ok(v),
-            CallReply::Task(view) => {
-                let handle = TaskHandle::follow(self.clone(), view, None);
-                let outcome = handle.result().await?;
-                match (outcome.result, outcome.error) {
-                    (Some(r), _) => Ok(r),
-                    (None, Some(e)) => Err(ClientError::Rpc(e)),
-                    (None, None) => Err(ClientError::protocol("the task ended without a result")),
-                }
-            }
-            CallReply::InputRequired(_) => Err(ClientError::protocol(
-                "the server kept asking for input; gave up",
-            )),
-        }
-    }
-
-    /// [`Client::call_tool`] with a progress token: the server's progress notifications
-    /// for this call (`notifications/progress`) go to `on_progress` while it runs.
-    /// Tools that are not tasks report their progress only this way (the everything
-    /// server's `trigger-long-running-operation`, say), so a caller that shows a
-    /// progress bar needs it.
-    ///
-    /// # Errors
-    /// As [`Client::call_tool`].
-    pub async fn call_tool_with_progress<F>(
-        &self,
-        name: &str,
-        arguments: Value,
-        on_progress: F,
-    ) -> Result<Value, ClientError>
-    where
-        F: Fn(Progress) + Send + Sync + 'static,
-    {
-        let token = json!(format!(
-            "mcp-tasks-client-{}",
-            self.inner.next_token.fetch_add(1, Ordering::Relaxed)
-        ));
-        lock(&self.inner.call_progress).insert(token.to_string(), Arc::new(on_progress));
-        let _guard = ProgressGuard {
-            inner: &self.inner,
-            token: token.to_string(),
-        };
-        let params = json!({
-            "name": name,
-            "arguments": arguments,
-            "_meta": { "progressToken": token },
-        });
-        self.call_plain(params).await
-    }
-
-    /// Sends a response to a server request.
-    pub(crate) async fn respond(&self, id: &RequestId, result: Result<Value, RpcError>) -> Value {
-        let message = match result {
-            Ok(v) => jsonrpc::response(id, v),
-            Err(e) => jsonrpc::error_response(Some(id), &e),
-        };
-        if let Err(e) = self.inner.transport.send_message(&message).await {
-            tracing::debug!(%id, error = %e, "could not send the answer to a server request");
-        }
-        message
-    }
-
     /// The HTTP session id (2025-11-25 over HTTP), to rejoin it later with
     /// [`ClientBuilder::resume_session`].
     pub fn session_id(&self) -> Option<String> {
-        self.inner.transport.session()
+        self.inner.conn.transport().session()
     }
 
     /// Stops this client but leaves its HTTP session open on the server, so a later
     /// client can rejoin it (servers that bind tasks to sessions need that); returns
     /// the session id. Over stdio this is [`Client::close`].
     pub async fn detach(self) -> Option<String> {
-        match &self.inner.transport {
+        match self.inner.conn.transport() {
             Transport::Http(t) => {
                 let sid = t.session();
                 t.leave();
-                self.inner.peer.close();
+                self.inner.conn.close_peer();
                 sid
             }
             Transport::Stdio(_) => {
@@ -437,8 +324,7 @@ impl Client {
     /// Ends the session (HTTP `DELETE`) or stops the child process (stdio). Tasks go on
     /// on the server and can be resumed by id from another connection.
     pub async fn close(self) {
-        self.inner.transport.close().await;
-        self.inner.peer.close();
+        self.inner.conn.close().await;
     }
 }
 

@@ -8,7 +8,6 @@
 //! question reaches its handler once, however often the server repeats it.
 
 use futures::future::BoxFuture;
-use mcp_tasks_protocol::codec::RELATED_TASK_META;
 use mcp_tasks_protocol::{RpcError, TaskId};
 use serde_json::{json, Value};
 use std::fmt;
@@ -45,16 +44,6 @@ impl InputRequest {
     pub fn requested_schema(&self) -> Option<&Value> {
         self.params.get("requestedSchema")
     }
-}
-
-/// The related task named in a message's `_meta`.
-pub(crate) fn related_task(params: &Value) -> Option<TaskId> {
-    params
-        .get("_meta")?
-        .get(RELATED_TASK_META)?
-        .get("taskId")?
-        .as_str()
-        .map(TaskId::from_string)
 }
 
 /// A function answering one kind of question.
@@ -142,12 +131,5 @@ mod tests {
         assert_eq!(h.capabilities()["elicitation"], json!({"form": {}}));
         assert!(h.for_method(ELICITATION).is_some());
         assert!(h.for_method(SAMPLING).is_none());
-    }
-
-    #[test]
-    fn related_task_is_read_from_meta() {
-        let p = json!({"_meta": {RELATED_TASK_META: {"taskId": "t9"}}});
-        assert_eq!(related_task(&p), Some(TaskId::from_string("t9")));
-        assert_eq!(related_task(&json!({})), None);
     }
 }

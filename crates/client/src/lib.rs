@@ -34,16 +34,20 @@
 //! | [`wire`] | [`Wire`] and [`WirePreference`]: which generation of the task wire |
 //! | [`error`] | [`ClientError`], with the JSON-RPC code kept |
 //! | [`log`] | log messages the server sends, and the handler that sees them |
-//! | `connect` | [`ClientBuilder`]: handlers, transport, the handshake and wire choice |
-//! | `task_calls` | the task methods of [`Client`] on either wire: create, get, list, cancel, result |
-//! | `dispatch` | what the server sends on its own: status and progress to handles, input requests to handlers |
+//! | `builder` | [`ClientBuilder`]: the handlers and settings of a connection |
+//! | `connect` | [`ClientBuilder::connect`]: transport, the handshake and wire choice |
+//! | `task_calls` | the task methods of [`Client`] on either wire: create, get, list, cancel, result; plain tool calls |
+//! | `dispatch` | what the server sends on its own: status and progress to handles, input requests to handlers; who subscribed to what |
+//! | `connection` | a peer and its transport, and the one way to send a request and wait for its answer |
 //! | `peer` | requests waiting for answers and server-started messages, for either transport |
 //! | `transport` | stdio (a spawned server) and Streamable HTTP; they only move messages |
 //! | `sse` | an incremental `text/event-stream` reader |
 #![deny(missing_docs)]
 
+mod builder;
 pub mod client;
 mod connect;
+mod connection;
 mod dispatch;
 pub mod error;
 pub mod input;
@@ -56,7 +60,8 @@ pub mod tools;
 mod transport;
 pub mod wire;
 
-pub use client::{Client, ClientBuilder, ServerInfo, Target};
+pub use builder::ClientBuilder;
+pub use client::{Client, ServerInfo, Target};
 pub use error::ClientError;
 pub use input::InputRequest;
 pub use log::ServerLog;

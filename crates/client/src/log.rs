@@ -6,7 +6,7 @@ use mcp_tasks_protocol::{LoggingLevel, TaskId};
 use serde_json::Value;
 use std::sync::Arc;
 
-use crate::input::related_task;
+use crate::wire::related_task;
 
 /// One log message from the server.
 #[derive(Debug, Clone, PartialEq)]

@@ -22,9 +22,12 @@ use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
 use crate::client::Client;
+use crate::dispatch::WatchEvent;
 use crate::error::ClientError;
 use crate::input::InputRequest;
 use crate::wire::Wire;
+
+pub use crate::dispatch::Progress;
 
 /// Poll interval when the server suggests none.
 pub const DEFAULT_POLL_INTERVAL: Duration = Duration::from_secs(1);
@@ -65,17 +68,6 @@ impl TaskOptions {
     }
 }
 
-/// One progress report of a task.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Progress {
-    /// Work done so far.
-    pub progress: f64,
-    /// Total work, when known.
-    pub total: Option<f64>,
-    /// What is being done.
-    pub message: Option<String>,
-}
-
 /// Something that happened to a task, for display. Advisory: a slow reader may miss
 /// some; the outcome comes from [`TaskHandle::result`].
 #[derive(Debug, Clone, PartialEq)]
@@ -87,14 +79,6 @@ pub enum TaskUpdate {
     Progress(Progress),
     /// The server asked a question; the registered handler is answering it.
     InputRequested(InputRequest),
-}
-
-/// What the dispatcher tells a driver.
-#[derive(Debug, Clone)]
-pub(crate) enum WatchEvent {
-    Status(TaskView),
-    Progress(Progress),
-    Input(InputRequest),
 }
 
 /// How a task ended.

@@ -1,6 +1,7 @@
 //! The [`Client`] calls that create and follow tasks: call as a task (with MRTR
 //! rounds on the 2026-07-28 wire), get, list (the 2025-11-25 wire only), cancel,
-//! resume, and the answers to input requests.
+//! resume, and the answers to input requests; and the plain tool calls, which follow
+//! a task too when the server makes one anyway.
 
 use mcp_tasks_protocol::codec::v2026_07_28;
 use mcp_tasks_protocol::methods as m;
@@ -8,17 +9,81 @@ use mcp_tasks_protocol::{TaskId, TaskStatus, TaskView};
 use serde_json::{json, Map, Value};
 use std::collections::HashSet;
 use std::sync::atomic::Ordering;
+use std::sync::Arc;
 use tokio::sync::mpsc;
 
-use crate::client::{
-    lock, next_cursor, unsupported_if_unknown, Client, MAX_INPUT_ROUNDS, MAX_PAGES,
-};
+use crate::client::{next_cursor, unsupported_if_unknown, Client, MAX_INPUT_ROUNDS, MAX_PAGES};
+use crate::dispatch::{Progress, WatchEvent};
 use crate::error::ClientError;
 use crate::input::InputRequest;
-use crate::task::{TaskHandle, TaskOptions, WatchEvent};
+use crate::task::{TaskHandle, TaskOptions};
 use crate::wire::{self, CallReply, Wire};
 
 impl Client {
+    /// Calls a tool and waits for its result, without asking for a task. On the
+    /// extension wire the extension is not declared, so the server runs the call at
+    /// once (a tool that requires a task then fails with -32021).
+    ///
+    /// # Errors
+    /// The server's JSON-RPC error or a connection error. A tool error is a result
+    /// with `isError: true`, not an error.
+    pub async fn call_tool(&self, name: &str, arguments: Value) -> Result<Value, ClientError> {
+        self.call_plain(json!({ "name": name, "arguments": arguments }))
+            .await
+    }
+
+    /// `tools/call` without asking for a task, with the given params.
+    async fn call_plain(&self, params: Value) -> Result<Value, ClientError> {
+        match self.call_rounds(params, false).await? {
+            CallReply::Immediate(v) => Ok(v),
+            CallReply::Task(view) => {
+                let handle = TaskHandle::follow(self.clone(), view, None);
+                let outcome = handle.result().await?;
+                match (outcome.result, outcome.error) {
+                    (Some(r), _) => Ok(r),
+                    (None, Some(e)) => Err(ClientError::Rpc(e)),
+                    (None, None) => Err(ClientError::protocol("the task ended without a result")),
+                }
+            }
+            CallReply::InputRequired(_) => Err(ClientError::protocol(
+                "the server kept asking for input; gave up",
+            )),
+        }
+    }
+
+    /// [`Client::call_tool`] with a progress token: the server's progress notifications
+    /// for this call (`notifications/progress`) go to `on_progress` while it runs.
+    /// Tools that are not tasks report their progress only this way (the everything
+    /// server's `trigger-long-running-operation`, say), so a caller that shows a
+    /// progress bar needs it.
+    ///
+    /// # Errors
+    /// As [`Client::call_tool`].
+    pub async fn call_tool_with_progress<F>(
+        &self,
+        name: &str,
+        arguments: Value,
+        on_progress: F,
+    ) -> Result<Value, ClientError>
+    where
+        F: Fn(Progress) + Send + Sync + 'static,
+    {
+        let token = json!(format!(
+            "mcp-tasks-client-{}",
+            self.inner.next_token.fetch_add(1, Ordering::Relaxed)
+        ));
+        let _guard = self
+            .inner
+            .subscriptions
+            .follow_call_progress(&token, Arc::new(on_progress));
+        let params = json!({
+            "name": name,
+            "arguments": arguments,
+            "_meta": { "progressToken": token },
+        });
+        self.call_plain(params).await
+    }
+
     /// Calls a tool as a task and returns a handle to follow it: its id, a stream of
     /// updates, and its result. Input requests of the task go to the registered
     /// handlers.
@@ -61,7 +126,7 @@ impl Client {
         match self.call_rounds(params, true).await? {
             CallReply::Task(view) => {
                 if let Some(t) = &token {
-                    lock(&self.inner.progress).insert(t.to_string(), view.id.clone());
+                    self.inner.subscriptions.follow_progress(t, view.id.clone());
                 }
                 Ok(TaskHandle::follow(self.clone(), view, token))
             }
@@ -121,7 +186,9 @@ impl Client {
             key: key.to_string(),
         };
         if let Some(task) = task {
-            self.inner.notify(task, &WatchEvent::Input(req.clone()));
+            self.inner
+                .subscriptions
+                .notify(task, &WatchEvent::Input(req.clone()));
         }
         match self.inner.handlers.for_method(&method) {
             Some(h) => match h(req).await {
@@ -258,17 +325,12 @@ impl Client {
 
     /// Registers a watcher of `task`'s events.
     pub(crate) fn watch(&self, task: &TaskId) -> mpsc::UnboundedReceiver<WatchEvent> {
-        let (tx, rx) = mpsc::unbounded_channel();
-        lock(&self.inner.watchers)
-            .entry(task.clone())
-            .or_default()
-            .push(tx);
-        rx
+        self.inner.subscriptions.watch(task)
     }
 
     /// Forgets the progress token of a finished task.
     pub(crate) fn forget_progress(&self, token: &Value) {
-        lock(&self.inner.progress).remove(&token.to_string());
+        self.inner.subscriptions.forget_progress(token);
     }
 
     /// `tasks/result` (2025-11-25): waits for the task's outcome however long it runs.

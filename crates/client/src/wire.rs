@@ -1,9 +1,10 @@
 //! What differs between the two task wires, on the client side: how a task is asked
 //! for, and how the server's answers are read. The protocol crate's codecs do the
-//! field-level work (`ttl` vs `ttlMs`).
+//! field-level work (`ttl` vs `ttlMs`). Also the related task a server message
+//! names in its `_meta`, which input requests and log messages both read.
 
-use mcp_tasks_protocol::codec::{v2025_11_25, v2026_07_28};
-use mcp_tasks_protocol::{version, TaskView};
+use mcp_tasks_protocol::codec::{v2025_11_25, v2026_07_28, RELATED_TASK_META};
+use mcp_tasks_protocol::{version, TaskId, TaskView};
 use serde_json::{json, Map, Value};
 
 use crate::error::ClientError;
@@ -141,6 +142,16 @@ pub(crate) fn task_reply(
     }
 }
 
+/// The related task named in a message's `_meta`.
+pub(crate) fn related_task(params: &Value) -> Option<TaskId> {
+    params
+        .get("_meta")?
+        .get(RELATED_TASK_META)?
+        .get("taskId")?
+        .as_str()
+        .map(TaskId::from_string)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -234,5 +245,12 @@ mod tests {
         assert!(matches!(r, Ok(CallReply::InputRequired(m)) if m.contains_key("k")));
         let r = call_reply(Wire::V2025_11_25, json!({"task": {"taskId": 3}}));
         assert!(matches!(r, Err(ClientError::Protocol(_))));
+    }
+
+    #[test]
+    fn related_task_is_read_from_meta() {
+        let p = json!({"_meta": {RELATED_TASK_META: {"taskId": "t9"}}});
+        assert_eq!(related_task(&p), Some(TaskId::from_string("t9")));
+        assert_eq!(related_task(&json!({})), None);
     }
 }

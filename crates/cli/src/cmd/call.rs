@@ -7,8 +7,11 @@ use serde_json::{Map, Value};
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::client::{exit_for, fail, target_and_one, usage, ConnectArgs, WireArg, EXIT_OK};
-use super::follow::{connect_and_follow, detached, follow, immediate, outcome, Followed, Watching};
+use super::args::{target_and_one, ConnectArgs};
+use super::exit::{exit_for, fail, usage, EXIT_OK};
+use super::follow::{
+    connect_and_follow, detached, follow, immediate, outcome, resume_command, Followed, Watching,
+};
 use super::terminal::Terminal;
 use crate::config::parse_duration;
 use crate::journal::{Entry, Journal};
@@ -227,22 +230,6 @@ fn asks_for_task(wire: Wire, supports: bool, info: &ToolInfo) -> bool {
         }
         _ => info.task_support != TaskSupport::Forbidden,
     }
-}
-
-/// The `watch` command line that follows a task of this HTTP server (`{id}` marks
-/// where the task id goes), keeping `--json` and `--wire` when they were given; `None`
-/// for a stdio server, whose tasks stop with it.
-pub(super) fn resume_command(target: &Target, c: &ConnectArgs) -> Option<String> {
-    let Target::Http(url) = target else {
-        return None;
-    };
-    let json = if c.json { " --json" } else { "" };
-    let wire = match c.wire {
-        WireArg::Auto => "",
-        WireArg::V2025 => " --wire 2025-11-25",
-        WireArg::V2026 => " --wire 2026-07-28",
-    };
-    Some(format!("mcp-tasks watch{json}{wire} {url} {{id}}"))
 }
 
 /// Reads `value` as the tool's schema types argument `key`.

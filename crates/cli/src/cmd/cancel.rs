@@ -3,7 +3,8 @@
 use console::style;
 use mcp_tasks_client::{Client, ClientError, TaskId, TaskStatus, TaskView};
 
-use super::client::{fail, TaskArgs, EXIT_ALREADY_ENDED, EXIT_OK};
+use super::args::TaskArgs;
+use super::exit::{fail, EXIT_ALREADY_ENDED, EXIT_OK};
 use super::output::{out, task_json, task_line};
 use crate::journal::Journal;
 

@@ -14,7 +14,8 @@ use std::future::Future;
 use std::sync::Arc;
 use tokio::signal::unix::{signal, Signal, SignalKind};
 
-use super::client::{fail, ConnectArgs, EXIT_CANCELLED, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK};
+use super::args::{ConnectArgs, WireArg};
+use super::exit::{fail, EXIT_CANCELLED, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK};
 use super::output::{self, out};
 use super::terminal::{roots, AfterInterrupt, Terminal};
 use crate::journal::Journal;
@@ -33,7 +34,7 @@ where
     let builder = with_prompts(connect.builder(), &term).on_log(move |log| logs.log(&log));
     let client = match builder.connect(target).await {
         Ok(c) => c,
-        Err(e) => return super::client::fail_to_connect(target, &e),
+        Err(e) => return super::exit::fail_to_connect(target, &e),
     };
     if let Some(level) = connect.log_level {
         if let Err(e) = client.set_log_level(level).await {
@@ -366,6 +367,22 @@ pub fn immediate(r: Result<Value, ClientError>, json: bool) -> u8 {
         }),
         json,
     )
+}
+
+/// The `watch` command line that follows a task of this HTTP server (`{id}` marks
+/// where the task id goes), keeping `--json` and `--wire` when they were given; `None`
+/// for a stdio server, whose tasks stop with it.
+pub fn resume_command(target: &Target, c: &ConnectArgs) -> Option<String> {
+    let Target::Http(url) = target else {
+        return None;
+    };
+    let json = if c.json { " --json" } else { "" };
+    let wire = match c.wire {
+        WireArg::Auto => "",
+        WireArg::V2025 => " --wire 2025-11-25",
+        WireArg::V2026 => " --wire 2026-07-28",
+    };
+    Some(format!("mcp-tasks watch{json}{wire} {url} {{id}}"))
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 //! `mcp-tasks get`: a task's current state.
 
-use super::client::{fail, TaskArgs, EXIT_OK};
+use super::args::TaskArgs;
+use super::exit::{fail, EXIT_OK};
 use super::output::{out, task_details, task_json};
 use crate::journal::Journal;
 

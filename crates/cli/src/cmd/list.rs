@@ -8,7 +8,8 @@ use mcp_tasks_client::{Client, ClientError, TaskId, TaskView, Wire};
 use serde_json::{json, Value};
 use std::collections::HashSet;
 
-use super::client::{fail, ServerArgs, EXIT_OK};
+use super::args::ServerArgs;
+use super::exit::{fail, EXIT_OK};
 use super::output::{out, status_word, task_json};
 use crate::journal::{Entry, Journal, STATE_DIR_ENV};
 

@@ -12,7 +12,8 @@ use console::style;
 use mcp_tasks_client::{ToolInfo, Wire};
 use serde_json::{json, Value};
 
-use super::client::{fail, ServerArgs, EXIT_OK};
+use super::args::ServerArgs;
+use super::exit::{fail, EXIT_OK};
 use super::output::out;
 
 /// Runs `tools`; returns the exit status.

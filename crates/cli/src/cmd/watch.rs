@@ -1,9 +1,9 @@
 //! `mcp-tasks watch`: pick up a task by id (after `call --detach`, a Ctrl-C detach, or
 //! a restart) and follow it to its end, answering its questions.
 
-use super::call::resume_command;
-use super::client::{fail, TaskArgs};
-use super::follow::{connect_and_follow, follow, Followed, Watching};
+use super::args::TaskArgs;
+use super::exit::fail;
+use super::follow::{connect_and_follow, follow, resume_command, Followed, Watching};
 use crate::journal::Journal;
 
 /// Runs `watch`; returns the exit status.

@@ -2,6 +2,7 @@
 //! stdin and stdout. Its stderr is read line by line: logged at `debug`, and the last
 //! lines are kept so a server that dies at start-up can say why.
 
+use mcp_tasks_protocol::Secret;
 use serde_json::Value;
 use std::collections::VecDeque;
 use std::process::Stdio;
@@ -20,6 +21,15 @@ const STDERR_TAIL: usize = 20;
 /// How long a closing server gets to exit after its stdin closes.
 const EXIT_GRACE: Duration = Duration::from_secs(2);
 
+/// How a stdio server is started besides its command line.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct StdioOptions {
+    /// Variables added to the inherited environment (values may be API keys).
+    pub(crate) env: Vec<(String, Secret<String>)>,
+    /// The working directory, when not ours.
+    pub(crate) cwd: Option<std::path::PathBuf>,
+}
+
 /// A running child process speaking MCP on stdio.
 #[derive(Debug)]
 pub(crate) struct StdioTransport {
@@ -34,7 +44,7 @@ impl StdioTransport {
     pub(crate) fn spawn(
         program: &str,
         args: &[String],
-        options: &crate::connect::StdioOptions,
+        options: &StdioOptions,
         peer: Arc<Peer>,
     ) -> Result<Self, ClientError> {
         let mut command = Command::new(program);

@@ -304,7 +304,7 @@ pub async fn run_with_upstreams(
 /// log's one-JSON-object-per-line promise).
 fn stopped(format: LogFormat, e: anyhow::Error) -> anyhow::Error {
     match format {
-        LogFormat::Json => crate::cmd::client::Exit(1).into(),
+        LogFormat::Json => crate::cmd::exit::Exit(1).into(),
         LogFormat::Text => e,
     }
 }
