@@ -43,7 +43,7 @@ pub(crate) async fn drive(
         // The client's task answered, but not as the form asks: the question, still
         // open, is asked again directly, saying what was wrong.
         Err(mcp_tasks_engine::EngineError::InvalidInput(problem)) => {
-            crate::task_input::ask_again(&server, &session, &task, &key, &problem).await;
+            crate::reask::ask_again(&server, &session, &task, &key, &problem).await;
         }
         Err(e) => {
             tracing::debug!(task_id = %task, key, error = %e, "client-hosted answer not applied")

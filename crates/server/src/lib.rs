@@ -51,6 +51,7 @@ mod messages;
 pub mod metrics;
 mod outgoing;
 pub mod passthrough;
+mod reask;
 pub mod registry;
 mod routing;
 mod serve;

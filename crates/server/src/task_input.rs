@@ -9,11 +9,10 @@ use mcp_tasks_engine::{EngineError, Outcome, TaskRecord};
 use mcp_tasks_protocol::jsonrpc::{self, RequestId};
 use mcp_tasks_protocol::methods as m;
 use mcp_tasks_protocol::TaskId;
-use serde_json::json;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use crate::messages::params_for;
+use crate::reask::RETRY_PREFIX;
 use crate::server::Server;
 use crate::session::Session;
 
@@ -22,19 +21,6 @@ const ID_PREFIX: &str = "mcp-tasks:";
 /// The JSON-RPC id of the request asking input `key` of `task`.
 pub(crate) fn request_id(task: &TaskId, key: &str) -> RequestId {
     RequestId::String(format!("{ID_PREFIX}{task}:{key}"))
-}
-
-/// Prefix of the id of a question asked again after a refused answer: the attempt
-/// number keeps every request id of a session unique, as JSON-RPC asks.
-const RETRY_PREFIX: &str = "mcp-tasks-retry-";
-
-/// Attempts of questions asked again, for their ids.
-static RETRIES: AtomicU64 = AtomicU64::new(1);
-
-/// The id of a question asked again (`mcp-tasks-retry-<n>:<task>:<key>`).
-fn retry_request_id(task: &TaskId, key: &str) -> RequestId {
-    let n = RETRIES.fetch_add(1, Ordering::Relaxed);
-    RequestId::String(format!("{RETRY_PREFIX}{n}:{task}:{key}"))
 }
 
 /// The task and key an id of ours names, if it is one.
@@ -121,44 +107,11 @@ pub(crate) async fn answer(
         // asked again with what was wrong in front of its message.
         Err(EngineError::InvalidInput(problem)) => {
             tracing::info!(task_id = %task, key, %problem, "answer refused; asking again");
-            ask_again(server, session, &task, &key, &problem).await;
+            crate::reask::ask_again(server, session, &task, &key, &problem).await;
         }
         Err(e) => {
             tracing::debug!(task_id = %task, key, error = %e, "answer for an unknown task ignored")
         }
-    }
-}
-
-/// Sends input request `key` of `task` to the client once more, with `problem` (why
-/// its last answer was refused) in front of the question's message.
-pub(crate) async fn ask_again(
-    server: &Server,
-    session: &Arc<Session>,
-    task: &TaskId,
-    key: &str,
-    problem: &str,
-) {
-    let record = match server.engine().get(task, &session.caller()).await {
-        Ok(r) => r,
-        Err(e) => {
-            tracing::debug!(task_id = %task, key, error = %e, "cannot ask again: task gone");
-            return;
-        }
-    };
-    let Some(request) = record
-        .input_requests
-        .get(key)
-        .filter(|r| r.is_outstanding())
-    else {
-        return;
-    };
-    let mut params = params_for(task, &request.params);
-    let message = params["message"].as_str().unwrap_or_default().to_string();
-    params["message"] = json!(format!("{problem}\n\n{message}"));
-    let message = jsonrpc::request(&retry_request_id(task, key), &request.method, params);
-    if !session.send_for_task(task, message) {
-        // Nothing to carry it now: the next delivery (a new tasks/result) asks again.
-        session.release_delivery(task, key);
     }
 }
 
@@ -174,7 +127,7 @@ mod tests {
             parse_request_id(&id),
             Some((t.clone(), "elicitation-3".to_string()))
         );
-        let again = retry_request_id(&t, "elicitation-3");
+        let again = crate::reask::retry_request_id(&t, "elicitation-3");
         assert_ne!(again, id);
         assert_eq!(
             parse_request_id(&again),
