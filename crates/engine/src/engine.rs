@@ -12,7 +12,7 @@
 //! Components reach each other only through arguments (`Core` below everything), so
 //! none depends on this file; `Engine` is the only place all of them meet.
 
-use mcp_tasks_protocol::{TaskId, TaskStatus, TaskView};
+use mcp_tasks_protocol::{TaskId, TaskView};
 use mcp_tasks_store::{
     ChangeFeed, Failure, ListParams, Outcome, StoreError, TaskRecord, TaskStore, TransitionParams,
 };
@@ -43,6 +43,9 @@ pub use crate::executor::Work;
 /// Status message of a task that a crash or restart interrupted.
 pub const RESTART_STATUS_MESSAGE: &str =
     "the server restarted while this task was running; the work did not finish";
+
+/// The error a cancelled task's outcome carries (its status message says who and why).
+const CANCELLED_OUTCOME: &str = "the task was cancelled before it finished";
 
 /// What a new task is.
 #[derive(Debug, Clone)]
@@ -393,20 +396,9 @@ impl Engine {
         }
         let record = inner
             .core
-            .apply(TransitionParams {
-                id: id.clone(),
-                expected_version: None,
-                status: TaskStatus::Cancelled,
-                status_message: Some(Some(message)),
-                outcome: Some(Outcome::failed(
-                    Failure::Cancelled,
-                    "the task was cancelled before it finished",
-                )),
-                now: now_ms(),
-                input_requests: Some(Default::default()),
-                expected_lease_generation: None,
-                external: None,
-            })
+            .apply(
+                TransitionParams::cancel(id.clone(), CANCELLED_OUTCOME, now_ms()).message(message),
+            )
             .await
             .map_err(|e| match e {
                 StoreError::Conflict { current } => EngineError::AlreadyTerminal(current.status),

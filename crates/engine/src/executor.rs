@@ -5,8 +5,8 @@
 
 use futures::future::{AbortHandle, Abortable, Aborted, BoxFuture};
 use futures::FutureExt;
-use mcp_tasks_protocol::{TaskId, TaskStatus};
-use mcp_tasks_store::{Failure, Outcome, StoreError, TaskRecord, TransitionParams};
+use mcp_tasks_protocol::TaskId;
+use mcp_tasks_store::{Failure, FieldChange, Outcome, StoreError, TaskRecord, TransitionParams};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::future::Future;
@@ -187,30 +187,17 @@ impl Executor {
         outcome: Outcome,
     ) -> TransitionParams {
         let outcome = limit_result_size(core, outcome);
-        let status = if outcome.is_error() {
-            TaskStatus::Failed
-        } else {
-            TaskStatus::Completed
-        };
         // A failure brings its own message. A result keeps the work's last word as
         // the finished task's summary (a command tool's last line, "all done"): a
         // "waiting for …" cannot be that word, since the answer that ended the wait
         // cleared it (`waiters`).
         let message = match &outcome {
-            Outcome::Result { value } => core.reader().result_error_message(value).map(Some),
-            failed => failed.error_message().map(|m| Some(m.to_string())),
+            Outcome::Result { value } => core.reader().result_error_message(value),
+            failed => failed.error_message().map(str::to_string),
         };
-        TransitionParams {
-            id: id.clone(),
-            expected_version: None,
-            status,
-            status_message: message,
-            outcome: Some(outcome),
-            now: now_ms(),
-            input_requests: Some(Default::default()),
-            expected_lease_generation: self.fence(id),
-            external: None,
-        }
+        TransitionParams::finish(id.clone(), outcome, now_ms())
+            .message_change(FieldChange::set_or_keep(message))
+            .fenced(self.fence(id))
     }
 
     /// Records the work's outcome. Loses quietly against an earlier terminal transition
@@ -261,17 +248,12 @@ impl Executor {
                 }
             };
             let result = core
-                .apply(TransitionParams {
-                    id: id.clone(),
-                    expected_version: Some(current.version),
-                    status: current.status,
-                    status_message: Some(Some(message.clone())),
-                    outcome: None,
-                    now: now_ms(),
-                    input_requests: None,
-                    expected_lease_generation: self.fence(id),
-                    external: None,
-                })
+                .apply(
+                    TransitionParams::to(id.clone(), current.status, now_ms())
+                        .expecting(current.version)
+                        .message(message.clone())
+                        .fenced(self.fence(id)),
+                )
                 .await;
             match result {
                 Ok(_) | Err(StoreError::NotFound) => return,

@@ -13,7 +13,9 @@
 
 use async_trait::async_trait;
 use mcp_tasks_protocol::{TaskId, TaskStatus};
-use mcp_tasks_store::{ExternalJob, Failure, Outcome, StoreError, TaskRecord, TransitionParams};
+use mcp_tasks_store::{
+    ExternalJob, Failure, FieldChange, Outcome, StoreError, TaskRecord, TransitionParams,
+};
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
@@ -202,17 +204,12 @@ impl Externals {
         job: ExternalJob,
     ) -> Option<Outcome> {
         let attached = core
-            .apply(TransitionParams {
-                id: id.clone(),
-                expected_version: None,
-                status: TaskStatus::Working,
-                status_message: Some(Some(EXTERNAL_STARTED_MESSAGE.into())),
-                outcome: None,
-                input_requests: None,
-                now: now_ms(),
-                expected_lease_generation: executor.fence(id),
-                external: Some(Some(job.clone())),
-            })
+            .apply(
+                TransitionParams::to(id.clone(), TaskStatus::Working, now_ms())
+                    .message(EXTERNAL_STARTED_MESSAGE)
+                    .attach(job.clone())
+                    .fenced(executor.fence(id)),
+            )
             .await;
         match attached {
             Ok(_) => {
@@ -371,22 +368,14 @@ impl Externals {
         if state.is_none() && status_message.is_none() {
             return record;
         }
-        let change = TransitionParams {
-            id: record.id.clone(),
-            expected_version: Some(record.version),
-            status: record.status,
-            status_message: status_message.map(Some),
-            outcome: None,
-            input_requests: None,
-            now: now_ms(),
-            expected_lease_generation: None,
-            external: state.map(|state| {
-                Some(ExternalJob {
-                    kind: job.kind,
-                    state,
-                })
-            }),
-        };
+        let job = state.map(|state| ExternalJob {
+            kind: job.kind,
+            state,
+        });
+        let change = TransitionParams::to(record.id.clone(), record.status, now_ms())
+            .expecting(record.version)
+            .message_change(FieldChange::set_or_keep(status_message))
+            .external_change(FieldChange::set_or_keep(job));
         match core.apply(change).await {
             Ok(updated) => updated,
             Err(StoreError::Conflict { current }) => *current,

@@ -5,10 +5,8 @@
 //! fencing token), so after a takeover the old runner's writes are refused: never two
 //! replicas acting on one task.
 
-use mcp_tasks_protocol::TaskStatus;
 use mcp_tasks_store::{
-    ClaimExpiredParams, Failure, Outcome, RenewLeaseParams, StoreError, TaskRecord,
-    TransitionParams,
+    ClaimExpiredParams, Failure, RenewLeaseParams, StoreError, TaskRecord, TransitionParams,
 };
 use serde_json::Value;
 use std::sync::{Arc, Mutex, Weak};
@@ -132,17 +130,13 @@ impl Leases {
             return;
         }
         tracing::warn!(task_id = %record.id, "took over a task from a stopped replica; failing it");
-        let change = TransitionParams {
-            id: record.id.clone(),
-            expected_version: None,
-            status: TaskStatus::Failed,
-            status_message: Some(Some(LOST_RUNNER_MESSAGE.into())),
-            outcome: Some(Outcome::failed(Failure::LeaseLost, LOST_RUNNER_MESSAGE)),
-            now: now_ms(),
-            input_requests: Some(Default::default()),
-            expected_lease_generation: Some(record.lease_generation),
-            external: None,
-        };
+        let change = TransitionParams::fail(
+            record.id.clone(),
+            Failure::LeaseLost,
+            LOST_RUNNER_MESSAGE,
+            now_ms(),
+        )
+        .fenced(record.lease_generation);
         if let Err(e) = core.apply(change).await {
             tracing::debug!(task_id = %record.id, error = %e, "taken-over task changed meanwhile");
         }

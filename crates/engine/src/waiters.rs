@@ -3,7 +3,7 @@
 //! only the in-process channels that wake the waiting work.
 
 use mcp_tasks_protocol::{TaskId, TaskStatus};
-use mcp_tasks_store::{Failure, InputRequest, Outcome, StoreError, TransitionParams};
+use mcp_tasks_store::{Failure, FieldChange, InputRequest, Outcome, StoreError, TransitionParams};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard};
@@ -98,17 +98,10 @@ impl InputWaiters {
             }
             let mut requests = current.input_requests.clone();
             requests.insert(key.to_string(), request.clone());
-            let change = TransitionParams {
-                id: id.clone(),
-                expected_version: Some(current.version),
-                status: TaskStatus::InputRequired,
-                status_message: None,
-                outcome: None,
-                now: now_ms(),
-                input_requests: Some(requests),
-                expected_lease_generation: executor.fence(id),
-                external: None,
-            };
+            let change = TransitionParams::to(id.clone(), TaskStatus::InputRequired, now_ms())
+                .expecting(current.version)
+                .questions(requests)
+                .fenced(executor.fence(id));
             match core.apply(change).await {
                 Ok(_) => return Ok(()),
                 Err(StoreError::Conflict { current }) if !current.status.is_terminal() => continue,
@@ -164,19 +157,15 @@ impl InputWaiters {
             // The message shown while the task waited ("waiting for …") does not
             // outlive the wait: leaving `input_required` clears it, until the work
             // says what it does next.
-            let status_message =
-                (current.status == TaskStatus::InputRequired && !still_asking).then_some(None);
-            let change = TransitionParams {
-                id: id.clone(),
-                expected_version: Some(current.version),
-                status,
-                status_message,
-                outcome: None,
-                now: now_ms(),
-                input_requests: Some(requests),
-                expected_lease_generation: None,
-                external: None,
+            let message = if current.status == TaskStatus::InputRequired && !still_asking {
+                FieldChange::Clear
+            } else {
+                FieldChange::Keep
             };
+            let change = TransitionParams::to(id.clone(), status, now_ms())
+                .expecting(current.version)
+                .message_change(message)
+                .questions(requests);
             match core.apply(change).await {
                 Ok(_) => break,
                 Err(StoreError::Conflict { .. }) => continue,
@@ -216,17 +205,7 @@ impl InputWaiters {
         failure: Failure,
         message: String,
     ) {
-        let change = TransitionParams {
-            id: id.clone(),
-            expected_version: None,
-            status: TaskStatus::Failed,
-            status_message: Some(Some(message.clone())),
-            outcome: Some(Outcome::failed(failure, message)),
-            now: now_ms(),
-            input_requests: Some(Default::default()),
-            expected_lease_generation: None,
-            external: None,
-        };
+        let change = TransitionParams::fail(id.clone(), failure, message, now_ms());
         if core.apply(change).await.is_ok() {
             executor.stop_work(id, core.config.cancel_grace);
         }

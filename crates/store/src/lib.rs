@@ -67,8 +67,8 @@ pub use postgres::PgStore;
 pub use record::SessionRecord;
 pub use record::{
     BoardQuery, ClaimExpiredParams, ClaimLeaseParams, ExpiredTask, ExternalJob, Failure,
-    InputRequest, InputRequests, ListPage, ListParams, Outcome, RenewLeaseParams, TaskRecord,
-    TimelineEntry, TransitionParams,
+    FieldChange, InputRequest, InputRequests, ListPage, ListParams, Outcome, RenewLeaseParams,
+    TaskRecord, TimelineEntry, TransitionParams,
 };
 pub use request::RequestJson;
 #[cfg(feature = "sqlite")]

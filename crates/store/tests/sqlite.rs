@@ -7,7 +7,7 @@ use mcp_tasks_protocol::{TaskId, TaskStatus};
 use mcp_tasks_store::suite::{at, base_time, new_delivery, ok_outcome, record, to_status, Guarded};
 use mcp_tasks_store::{
     ClaimDeliveriesParams, DeliveryResult, ListParams, SqliteStore, StoreError, TaskRecord,
-    TaskStore, TransitionParams,
+    TaskStore,
 };
 use std::sync::Arc;
 use std::time::Duration;
@@ -64,11 +64,11 @@ async fn records_survive_reopen() {
         ids.push(rec.id);
     }
     store
-        .transition(&TransitionParams {
-            outcome: Some(ok_outcome("done")),
-            status_message: Some(Some("finished".to_string())),
-            ..to_status(&ids[0], TaskStatus::Completed, at(50))
-        })
+        .transition(
+            &to_status(&ids[0], TaskStatus::Completed, at(50))
+                .outcome(ok_outcome("done"))
+                .message("finished"),
+        )
         .await
         .unwrap();
     store

@@ -334,8 +334,10 @@ impl TaskStore for MemoryStore {
                 let ends_a_wait =
                     r.status == TaskStatus::InputRequired && params.status.is_terminal();
                 r.status = params.status;
-                if let Some(message) = &params.status_message {
-                    r.status_message.clone_from(message);
+                if !params.status_message.is_keep() {
+                    params
+                        .status_message
+                        .apply_to(&mut r.status_message, Clone::clone);
                 } else if ends_a_wait {
                     r.status_message = None;
                 }
@@ -345,9 +347,9 @@ impl TaskStore for MemoryStore {
                 if let Some(requests) = &params.input_requests {
                     r.input_requests.clone_from(requests);
                 }
-                if let Some(external) = &params.external {
-                    r.external = external.clone().map(Box::new);
-                }
+                params
+                    .external
+                    .apply_to(&mut r.external, |job| Box::new(job.clone()));
                 r.last_updated_at = params.now;
             })
             .ok_or(StoreError::NotFound)?;

@@ -57,14 +57,10 @@ pub(crate) fn from_json<T: serde::de::DeserializeOwned>(
 /// The external-job columns of a transition: whether it sets the job, and the job (as
 /// JSON) it sets, `None` to remove it (see [`crate::TransitionParams::external`]).
 pub(crate) fn external_to_db(
-    external: &Option<Option<crate::record::ExternalJob>>,
+    external: &crate::record::FieldChange<crate::record::ExternalJob>,
 ) -> Result<(bool, Option<String>), StoreError> {
-    let json = external
-        .as_ref()
-        .and_then(Option::as_ref)
-        .map(to_json)
-        .transpose()?;
-    Ok((external.is_some(), json))
+    let json = external.new_value().map(to_json).transpose()?;
+    Ok((!external.is_keep(), json))
 }
 
 /// Reads one row returned by a backend's `DELETE_EXPIRED` (id, status, external). The

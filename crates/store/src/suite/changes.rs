@@ -2,7 +2,7 @@
 
 use super::{at, record, to_status};
 use crate::change::{Change, ChangeFeed};
-use crate::record::{ClaimLeaseParams, RenewLeaseParams, TaskRecord, TransitionParams};
+use crate::record::{ClaimLeaseParams, RenewLeaseParams, TaskRecord};
 use crate::TaskStore;
 use mcp_tasks_protocol::{TaskId, TaskStatus};
 use std::sync::Arc;
@@ -51,10 +51,7 @@ pub async fn change_feed_reports_visible_changes(store: Arc<dyn TaskStore>) {
     expected.extend([a.id.clone(), b.id.clone()]);
 
     store
-        .transition(&TransitionParams {
-            status_message: Some(Some("halfway".to_string())),
-            ..to_status(&a.id, TaskStatus::Working, at(10))
-        })
+        .transition(&to_status(&a.id, TaskStatus::Working, at(10)).message("halfway"))
         .await
         .unwrap();
     expected.push(a.id.clone());

@@ -3,9 +3,7 @@
 //! touch it.
 
 use super::{at, ok_outcome, record, to_status};
-use crate::record::{
-    ClaimExpiredParams, ExpiredTask, ExternalJob, Outcome, TaskRecord, TransitionParams,
-};
+use crate::record::{ClaimExpiredParams, ExpiredTask, ExternalJob, Outcome, TaskRecord};
 use crate::TaskStore;
 use mcp_tasks_protocol::TaskStatus;
 use serde_json::json;
@@ -21,8 +19,8 @@ fn job(token: &str) -> ExternalJob {
 }
 
 /// The external job is stored by `create`, read back by `get`, replaced by a
-/// transition with `Some(Some(job))`, kept by one with `None` (a message update),
-/// removed by `Some(None)`, and kept through a terminal transition that leaves it.
+/// transition that attaches a job, kept by one that leaves it (a message update),
+/// removed by one that detaches it, and kept through a terminal transition that leaves it.
 pub async fn external_job_round_trips(store: Arc<dyn TaskStore>) {
     let plain = record("alice", None, at(0));
     let with_job = TaskRecord {
@@ -42,11 +40,11 @@ pub async fn external_job_round_trips(store: Arc<dyn TaskStore>) {
 
     // Attach a job to the plain task, as the engine does once the job started.
     let attached = store
-        .transition(&TransitionParams {
-            status_message: Some(Some("started".to_string())),
-            external: Some(Some(job("a1"))),
-            ..to_status(&plain.id, TaskStatus::Working, at(10))
-        })
+        .transition(
+            &to_status(&plain.id, TaskStatus::Working, at(10))
+                .message("started")
+                .attach(job("a1")),
+        )
         .await
         .unwrap();
     assert_eq!(attached.external, Some(Box::new(job("a1"))));
@@ -58,20 +56,14 @@ pub async fn external_job_round_trips(store: Arc<dyn TaskStore>) {
 
     // A message-only update leaves the job.
     let messaged = store
-        .transition(&TransitionParams {
-            status_message: Some(Some("50%".to_string())),
-            ..to_status(&plain.id, TaskStatus::Working, at(20))
-        })
+        .transition(&to_status(&plain.id, TaskStatus::Working, at(20)).message("50%"))
         .await
         .unwrap();
     assert_eq!(messaged.external, Some(Box::new(job("a1"))));
 
     // A new state replaces the old one.
     let replaced = store
-        .transition(&TransitionParams {
-            external: Some(Some(job("a2"))),
-            ..to_status(&plain.id, TaskStatus::Working, at(30))
-        })
+        .transition(&to_status(&plain.id, TaskStatus::Working, at(30)).attach(job("a2")))
         .await
         .unwrap();
     assert_eq!(replaced.external, Some(Box::new(job("a2"))));
@@ -83,10 +75,9 @@ pub async fn external_job_round_trips(store: Arc<dyn TaskStore>) {
 
     // Finishing leaves it (a note of which job produced the outcome).
     let finished = store
-        .transition(&TransitionParams {
-            outcome: Some(ok_outcome("rows")),
-            ..to_status(&plain.id, TaskStatus::Completed, at(40))
-        })
+        .transition(
+            &to_status(&plain.id, TaskStatus::Completed, at(40)).outcome(ok_outcome("rows")),
+        )
         .await
         .unwrap();
     assert_eq!(finished.external, Some(Box::new(job("a2"))));
@@ -95,12 +86,9 @@ pub async fn external_job_round_trips(store: Arc<dyn TaskStore>) {
         Some(&finished)
     );
 
-    // `Some(None)` removes it.
+    // Detaching removes it.
     let removed = store
-        .transition(&TransitionParams {
-            external: Some(None),
-            ..to_status(&with_job.id, TaskStatus::Working, at(50))
-        })
+        .transition(&to_status(&with_job.id, TaskStatus::Working, at(50)).detach())
         .await
         .unwrap();
     assert_eq!(removed.external, None);
@@ -138,10 +126,7 @@ pub async fn fail_orphaned_skips_external_jobs(store: Arc<dyn TaskStore>) {
         store.create(rec).await.unwrap();
     }
     let attached_later = store
-        .transition(&TransitionParams {
-            external: Some(Some(job("z"))),
-            ..to_status(&attached_later.id, TaskStatus::Working, at(10))
-        })
+        .transition(&to_status(&attached_later.id, TaskStatus::Working, at(10)).attach(job("z")))
         .await
         .unwrap();
 
@@ -192,11 +177,11 @@ pub async fn claim_expired_leases_skips_external_jobs(store: Arc<dyn TaskStore>)
         store.create(rec).await.unwrap();
     }
     let attached_later = store
-        .transition(&TransitionParams {
-            external: Some(Some(job("z"))),
-            expected_lease_generation: Some(1),
-            ..to_status(&attached_later.id, TaskStatus::Working, at(10))
-        })
+        .transition(
+            &to_status(&attached_later.id, TaskStatus::Working, at(10))
+                .attach(job("z"))
+                .fenced(1),
+        )
         .await
         .unwrap();
 
@@ -242,17 +227,15 @@ pub async fn delete_expired_returns_external_jobs(store: Arc<dyn TaskStore>) {
         store.create(rec).await.unwrap();
     }
     store
-        .transition(&TransitionParams {
-            external: Some(Some(job("late"))),
-            ..to_status(&attached_later.id, TaskStatus::InputRequired, at(10))
-        })
+        .transition(
+            &to_status(&attached_later.id, TaskStatus::InputRequired, at(10)).attach(job("late")),
+        )
         .await
         .unwrap();
     store
-        .transition(&TransitionParams {
-            outcome: Some(ok_outcome("rows")),
-            ..to_status(&finished.id, TaskStatus::Completed, at(20))
-        })
+        .transition(
+            &to_status(&finished.id, TaskStatus::Completed, at(20)).outcome(ok_outcome("rows")),
+        )
         .await
         .unwrap();
 

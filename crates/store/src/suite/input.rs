@@ -26,8 +26,7 @@ fn one(key: &str) -> InputRequests {
 pub async fn input_requests_are_stored_replaced_and_kept(store: Arc<dyn TaskStore>) {
     let rec = record("alice", Some("s1"), base_time());
     store.create(&rec).await.unwrap();
-    let mut asking = to_status(&rec.id, TaskStatus::InputRequired, at(10));
-    asking.input_requests = Some(one("q1"));
+    let asking = to_status(&rec.id, TaskStatus::InputRequired, at(10)).questions(one("q1"));
     let r = store.transition(&asking).await.unwrap();
     assert_eq!(r.input_requests, one("q1"));
     let got = store.get(&rec.id, at(11)).await.unwrap().unwrap();
@@ -37,8 +36,7 @@ pub async fn input_requests_are_stored_replaced_and_kept(store: Arc<dyn TaskStor
     let r = store.transition(&message_only).await.unwrap();
     assert_eq!(r.input_requests, one("q1"), "None keeps the requests");
 
-    let mut answered = to_status(&rec.id, TaskStatus::Working, at(13));
-    answered.input_requests = Some(InputRequests::new());
+    let answered = to_status(&rec.id, TaskStatus::Working, at(13)).questions(InputRequests::new());
     let r = store.transition(&answered).await.unwrap();
     assert!(r.input_requests.is_empty());
     assert_eq!(store.get(&rec.id, at(14)).await.unwrap().unwrap(), r);
@@ -49,8 +47,7 @@ pub async fn fail_orphaned_clears_input_requests(store: Arc<dyn TaskStore>) {
     let mut rec = record("alice", Some("s1"), base_time());
     rec.runner = Some("old".into());
     store.create(&rec).await.unwrap();
-    let mut asking = to_status(&rec.id, TaskStatus::InputRequired, at(10));
-    asking.input_requests = Some(one("q1"));
+    let asking = to_status(&rec.id, TaskStatus::InputRequired, at(10)).questions(one("q1"));
     store.transition(&asking).await.unwrap();
     let error = Outcome::Error {
         code: -32603,
@@ -74,19 +71,18 @@ pub async fn fail_orphaned_clears_input_requests(store: Arc<dyn TaskStore>) {
 /// brings a message sets it, and an end from `working` keeps the work's last word.
 pub async fn ending_a_wait_drops_its_message(store: Arc<dyn TaskStore>) {
     let waits = |id| {
-        let mut asking = to_status(id, TaskStatus::InputRequired, at(10));
-        asking.status_message = Some(Some("waiting for the approval".into()));
-        asking.input_requests = Some(one("q1"));
-        asking
+        to_status(id, TaskStatus::InputRequired, at(10))
+            .message("waiting for the approval")
+            .questions(one("q1"))
     };
     let rec = record("alice", None, base_time());
     store.create(&rec).await.unwrap();
     store.transition(&waits(&rec.id)).await.unwrap();
-    let mut done = to_status(&rec.id, TaskStatus::Completed, at(20));
-    done.outcome = Some(Outcome::Result {
-        value: json!({"content": []}),
-    });
-    done.input_requests = Some(InputRequests::new());
+    let done = to_status(&rec.id, TaskStatus::Completed, at(20))
+        .outcome(Outcome::Result {
+            value: json!({"content": []}),
+        })
+        .questions(InputRequests::new());
     let r = store.transition(&done).await.unwrap();
     assert_eq!(
         r.status_message, None,
@@ -105,18 +101,16 @@ pub async fn ending_a_wait_drops_its_message(store: Arc<dyn TaskStore>) {
     let said = record("alice", None, base_time());
     store.create(&said).await.unwrap();
     store.transition(&waits(&said.id)).await.unwrap();
-    let mut cancelled = to_status(&said.id, TaskStatus::Cancelled, at(20));
-    cancelled.status_message = Some(Some("cancelled by alice".into()));
+    let cancelled =
+        to_status(&said.id, TaskStatus::Cancelled, at(20)).message("cancelled by alice");
     let r = store.transition(&cancelled).await.unwrap();
     assert_eq!(r.status_message.as_deref(), Some("cancelled by alice"));
 
     let working = record("alice", None, base_time());
     store.create(&working).await.unwrap();
-    let mut last_word = to_status(&working.id, TaskStatus::Working, at(10));
-    last_word.status_message = Some(Some("all done".into()));
+    let last_word = to_status(&working.id, TaskStatus::Working, at(10)).message("all done");
     store.transition(&last_word).await.unwrap();
-    let mut finished = to_status(&working.id, TaskStatus::Completed, at(20));
-    finished.outcome = Some(Outcome::Result {
+    let finished = to_status(&working.id, TaskStatus::Completed, at(20)).outcome(Outcome::Result {
         value: json!({"content": []}),
     });
     let r = store.transition(&finished).await.unwrap();

@@ -3,9 +3,7 @@
 
 use super::{at, ok_outcome, record, to_status};
 use crate::error::StoreError;
-use crate::record::{
-    ClaimExpiredParams, ClaimLeaseParams, RenewLeaseParams, TaskRecord, TransitionParams,
-};
+use crate::record::{ClaimExpiredParams, ClaimLeaseParams, RenewLeaseParams, TaskRecord};
 use crate::TaskStore;
 use mcp_tasks_protocol::{TaskId, TaskStatus};
 use std::collections::HashSet;
@@ -240,10 +238,10 @@ pub async fn fenced_transition_with_stale_generation_is_lease_conflict(store: Ar
     for r in [&rec, &other] {
         store.create(r).await.unwrap();
     }
-    let fenced = |generation: u64, status: TaskStatus, now_ms: i64| TransitionParams {
-        expected_lease_generation: Some(generation),
-        status_message: Some(Some(format!("by generation {generation}"))),
-        ..to_status(&rec.id, status, at(now_ms))
+    let fenced = |generation: u64, status: TaskStatus, now_ms: i64| {
+        to_status(&rec.id, status, at(now_ms))
+            .fenced(generation)
+            .message(format!("by generation {generation}"))
     };
 
     let progress = store
@@ -274,10 +272,7 @@ pub async fn fenced_transition_with_stale_generation_is_lease_conflict(store: Ar
     let taken = store.get(&rec.id, at(1_000)).await.unwrap().unwrap();
     assert_eq!(taken, held(&progress, "b", 9_000, 2));
 
-    let late = TransitionParams {
-        outcome: Some(ok_outcome("stale work")),
-        ..fenced(1, TaskStatus::Completed, 1_100)
-    };
+    let late = fenced(1, TaskStatus::Completed, 1_100).outcome(ok_outcome("stale work"));
     assert_lease_conflict(store.transition(&late).await, &taken);
     assert_lease_conflict(
         store
@@ -287,10 +282,7 @@ pub async fn fenced_transition_with_stale_generation_is_lease_conflict(store: Ar
     );
 
     let finished = store
-        .transition(&TransitionParams {
-            outcome: Some(ok_outcome("fresh work")),
-            ..fenced(2, TaskStatus::Completed, 1_200)
-        })
+        .transition(&fenced(2, TaskStatus::Completed, 1_200).outcome(ok_outcome("fresh work")))
         .await
         .unwrap();
     assert_eq!(finished.status, TaskStatus::Completed);

@@ -197,17 +197,7 @@ pub fn record(owner: &str, session: Option<&str>, created_at: DateTime<Utc>) -> 
 
 /// A transition of `id` to `status` at `now` with no message, outcome or version check.
 pub fn to_status(id: &TaskId, status: TaskStatus, now: DateTime<Utc>) -> TransitionParams {
-    TransitionParams {
-        id: id.clone(),
-        expected_version: None,
-        status,
-        status_message: None,
-        outcome: None,
-        now,
-        input_requests: None,
-        expected_lease_generation: None,
-        external: None,
-    }
+    TransitionParams::to(id.clone(), status, now)
 }
 
 /// A successful tool result.

@@ -1,7 +1,7 @@
 //! Start-up recovery: tasks left running by a previous process are failed.
 
 use super::{at, ok_outcome, record, to_status};
-use crate::record::{Outcome, TaskRecord, TransitionParams};
+use crate::record::{Outcome, TaskRecord};
 use crate::TaskStore;
 use mcp_tasks_protocol::TaskStatus;
 use std::sync::Arc;
@@ -14,10 +14,7 @@ async fn set(
     outcome: Option<Outcome>,
 ) -> TaskRecord {
     store
-        .transition(&TransitionParams {
-            outcome,
-            ..to_status(&rec.id, status, at(10))
-        })
+        .transition(&to_status(&rec.id, status, at(10)).outcome(outcome))
         .await
         .unwrap()
 }

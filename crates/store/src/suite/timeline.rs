@@ -2,9 +2,7 @@
 //! with the task.
 
 use super::{at, ok_outcome, record, to_status};
-use crate::record::{
-    ClaimExpiredParams, ClaimLeaseParams, Outcome, TaskRecord, TimelineEntry, TransitionParams,
-};
+use crate::record::{ClaimExpiredParams, ClaimLeaseParams, Outcome, TaskRecord, TimelineEntry};
 use crate::TaskStore;
 use chrono::{DateTime, Utc};
 use mcp_tasks_protocol::{TaskId, TaskStatus};
@@ -36,11 +34,11 @@ async fn change(
     ms: i64,
 ) -> TaskRecord {
     store
-        .transition(&TransitionParams {
-            status_message: Some(Some(message.to_string())),
-            outcome: status.is_terminal().then(|| ok_outcome("done")),
-            ..to_status(id, status, at(ms))
-        })
+        .transition(
+            &to_status(id, status, at(ms))
+                .message(message.to_string())
+                .outcome(status.is_terminal().then(|| ok_outcome("done"))),
+        )
         .await
         .unwrap()
 }
@@ -206,11 +204,11 @@ pub async fn racing_status_changes_are_recorded_once(store: Arc<dyn TaskStore>) 
                 tokio::spawn(async move {
                     let ms = 10 * (round as i64 + 1) + n;
                     store
-                        .transition(&TransitionParams {
-                            status_message: Some(Some(format!("racer {n}"))),
-                            outcome: status.is_terminal().then(|| ok_outcome("done")),
-                            ..to_status(&id, status, at(ms))
-                        })
+                        .transition(
+                            &to_status(&id, status, at(ms))
+                                .message(format!("racer {n}"))
+                                .outcome(status.is_terminal().then(|| ok_outcome("done"))),
+                        )
                         .await
                         .is_ok()
                 })
@@ -246,10 +244,7 @@ pub async fn racing_status_changes_are_recorded_once(store: Arc<dyn TaskStore>) 
 pub async fn a_pending_creation_takes_its_end_along(store: Arc<dyn TaskStore>) {
     let rec = record("alice", None, at(0));
     let pending = Arc::new(crate::PendingCreate::new(rec.clone()));
-    let end = TransitionParams {
-        outcome: Some(ok_outcome("done")),
-        ..to_status(&rec.id, TaskStatus::Completed, at(1))
-    };
+    let end = to_status(&rec.id, TaskStatus::Completed, at(1)).outcome(ok_outcome("done"));
     assert!(pending.amend(end.clone()), "open until the store seals it");
     let stored = store.create_pending(Arc::clone(&pending)).await.unwrap();
     assert_eq!(stored.status, TaskStatus::Completed);

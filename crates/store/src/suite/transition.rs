@@ -2,7 +2,7 @@
 
 use super::{at, base_time, ok_outcome, record, to_status};
 use crate::error::StoreError;
-use crate::record::{Outcome, TaskRecord, TransitionParams};
+use crate::record::{Outcome, TaskRecord};
 use crate::TaskStore;
 use mcp_tasks_protocol::{TaskId, TaskStatus};
 use std::sync::Arc;
@@ -24,12 +24,12 @@ pub async fn transition_to_terminal_records_outcome_and_bumps_version(store: Arc
 
     let outcome = ok_outcome("done");
     let updated = store
-        .transition(&TransitionParams {
-            expected_version: Some(rec.version),
-            status_message: Some(Some("finished".to_string())),
-            outcome: Some(outcome.clone()),
-            ..to_status(&rec.id, TaskStatus::Completed, at(250))
-        })
+        .transition(
+            &to_status(&rec.id, TaskStatus::Completed, at(250))
+                .expecting(rec.version)
+                .message("finished")
+                .outcome(outcome.clone()),
+        )
         .await
         .unwrap();
 
@@ -73,27 +73,25 @@ pub async fn no_transition_out_of_terminal(store: Arc<dyn TaskStore>) {
         let rec = record("alice", None, at(i as i64));
         store.create(&rec).await.unwrap();
         let done = store
-            .transition(&TransitionParams {
-                outcome: Some(ok_outcome("first")),
-                status_message: Some(Some(terminal.as_str().to_string())),
-                ..to_status(&rec.id, terminal, at(100))
-            })
+            .transition(
+                &to_status(&rec.id, terminal, at(100))
+                    .outcome(ok_outcome("first"))
+                    .message(terminal.as_str().to_string()),
+            )
             .await
             .unwrap();
         assert_eq!(done.status, terminal);
 
         for next in TaskStatus::ALL {
             for expected_version in [None, Some(done.version)] {
-                let attempt = TransitionParams {
-                    expected_version,
-                    status_message: Some(Some("late".to_string())),
-                    outcome: Some(Outcome::Error {
+                let attempt = to_status(&rec.id, next, at(200))
+                    .expecting(expected_version)
+                    .message("late")
+                    .outcome(Outcome::Error {
                         code: -1,
                         message: "late".to_string(),
                         data: None,
-                    }),
-                    ..to_status(&rec.id, next, at(200))
-                };
+                    });
                 assert_conflict(store.transition(&attempt).await, &done);
             }
         }
@@ -107,33 +105,21 @@ pub async fn expected_version_mismatch_is_conflict(store: Arc<dyn TaskStore>) {
     let rec = record("alice", None, base_time());
     store.create(&rec).await.unwrap();
 
-    let ahead = TransitionParams {
-        expected_version: Some(rec.version + 1),
-        ..to_status(&rec.id, TaskStatus::InputRequired, at(1))
-    };
+    let ahead = to_status(&rec.id, TaskStatus::InputRequired, at(1)).expecting(rec.version + 1);
     assert_conflict(store.transition(&ahead).await, &rec);
 
     let waiting = store
-        .transition(&TransitionParams {
-            expected_version: Some(rec.version),
-            ..to_status(&rec.id, TaskStatus::InputRequired, at(2))
-        })
+        .transition(&to_status(&rec.id, TaskStatus::InputRequired, at(2)).expecting(rec.version))
         .await
         .unwrap();
     assert_eq!(waiting.status, TaskStatus::InputRequired);
     assert_eq!(waiting.version, rec.version + 1);
 
-    let stale = TransitionParams {
-        expected_version: Some(rec.version),
-        ..to_status(&rec.id, TaskStatus::Cancelled, at(3))
-    };
+    let stale = to_status(&rec.id, TaskStatus::Cancelled, at(3)).expecting(rec.version);
     assert_conflict(store.transition(&stale).await, &waiting);
 
     let back = store
-        .transition(&TransitionParams {
-            expected_version: Some(waiting.version),
-            ..to_status(&rec.id, TaskStatus::Working, at(4))
-        })
+        .transition(&to_status(&rec.id, TaskStatus::Working, at(4)).expecting(waiting.version))
         .await
         .unwrap();
     assert_eq!(back.status, TaskStatus::Working);
@@ -142,16 +128,13 @@ pub async fn expected_version_mismatch_is_conflict(store: Arc<dyn TaskStore>) {
 }
 
 /// Same status with a message changes only the message (and time, version);
-/// `status_message: None` keeps the message and `Some(None)` clears it.
+/// `FieldChange::Keep` keeps the message and `FieldChange::Clear` clears it.
 pub async fn message_only_update_keeps_status(store: Arc<dyn TaskStore>) {
     let rec = record("alice", None, base_time());
     store.create(&rec).await.unwrap();
 
     let halfway = store
-        .transition(&TransitionParams {
-            status_message: Some(Some("halfway".to_string())),
-            ..to_status(&rec.id, TaskStatus::Working, at(10))
-        })
+        .transition(&to_status(&rec.id, TaskStatus::Working, at(10)).message("halfway"))
         .await
         .unwrap();
     assert_eq!(
@@ -173,10 +156,7 @@ pub async fn message_only_update_keeps_status(store: Arc<dyn TaskStore>) {
     assert_eq!(kept.version, rec.version + 2);
 
     let cleared = store
-        .transition(&TransitionParams {
-            status_message: Some(None),
-            ..to_status(&rec.id, TaskStatus::Working, at(30))
-        })
+        .transition(&to_status(&rec.id, TaskStatus::Working, at(30)).clear_message())
         .await
         .unwrap();
     assert_eq!(cleared.status_message, None);
@@ -199,14 +179,9 @@ pub async fn cancel_vs_complete_race_has_one_winner(store: Arc<dyn TaskStore>) {
 
     let mut races = Vec::new();
     for id in &ids {
-        let cancel = TransitionParams {
-            status_message: Some(Some("cancelled by client".to_string())),
-            ..to_status(id, TaskStatus::Cancelled, at(1_000))
-        };
-        let complete = TransitionParams {
-            outcome: Some(ok_outcome("finished")),
-            ..to_status(id, TaskStatus::Completed, at(1_001))
-        };
+        let cancel = to_status(id, TaskStatus::Cancelled, at(1_000)).message("cancelled by client");
+        let complete =
+            to_status(id, TaskStatus::Completed, at(1_001)).outcome(ok_outcome("finished"));
         let (a, b) = (Arc::clone(&store), Arc::clone(&store));
         races.push((
             tokio::spawn(async move { a.transition(&cancel).await }),
@@ -247,10 +222,10 @@ pub async fn compare_and_set_race_has_one_winner(store: Arc<dyn TaskStore>) {
 
     let mut races = Vec::new();
     for (id, version) in &ids {
-        let attempts = ["a", "b"].map(|who| TransitionParams {
-            expected_version: Some(*version),
-            status_message: Some(Some(who.to_string())),
-            ..to_status(id, TaskStatus::InputRequired, at(1_000))
+        let attempts = ["a", "b"].map(|who| {
+            to_status(id, TaskStatus::InputRequired, at(1_000))
+                .expecting(*version)
+                .message(who.to_string())
         });
         races.push(attempts.map(|attempt| {
             let store = Arc::clone(&store);
