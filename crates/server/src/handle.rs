@@ -10,7 +10,7 @@ use std::sync::Arc;
 use tokio::sync::mpsc;
 use tracing::Instrument;
 
-use crate::outgoing::Exchange;
+use crate::questions::outgoing::Exchange;
 use crate::server::Server;
 use crate::session::Session;
 
@@ -34,14 +34,15 @@ impl Server {
                     // initialize: the version the client asks for.
                     params.get("protocolVersion").and_then(Value::as_str)
                 });
-                let span = crate::telemetry::request_span(&crate::telemetry::RequestInfo {
-                    method: &method,
-                    params: &params,
-                    id: &id,
-                    protocol_version: version,
-                    session: Some(session.id()),
-                    known_tool: self.knows_tool(&params),
-                });
+                let span =
+                    crate::ops::telemetry::request_span(&crate::ops::telemetry::RequestInfo {
+                        method: &method,
+                        params: &params,
+                        id: &id,
+                        protocol_version: version,
+                        session: Some(session.id()),
+                        known_tool: self.knows_tool(&params),
+                    });
                 let outcome = crate::wire::v2025_11_25::request(
                     self,
                     session,
@@ -53,7 +54,7 @@ impl Server {
                 .instrument(span.clone())
                 .await;
                 if let Some(result) = &outcome {
-                    crate::telemetry::record_response(&span, result);
+                    crate::ops::telemetry::record_response(&span, result);
                     self.metrics()
                         .observe_request(&method, result.is_ok(), started.elapsed());
                 }
@@ -66,7 +67,7 @@ impl Server {
             Incoming::Response { id, result } => {
                 let outcome = Outcome::Result { value: result };
                 if let Some(outcome) = self.inner.outgoing.complete(session, &id, outcome) {
-                    crate::task_input::answer(self, session, &id, outcome).await;
+                    crate::questions::in_task::answer(self, session, &id, outcome).await;
                 }
                 None
             }
@@ -80,7 +81,7 @@ impl Server {
                     data: error.data,
                 };
                 if let Some(outcome) = self.inner.outgoing.complete(session, &id, outcome) {
-                    crate::task_input::answer(self, session, &id, outcome).await;
+                    crate::questions::in_task::answer(self, session, &id, outcome).await;
                 }
                 None
             }

@@ -10,9 +10,9 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 use tokio_util::sync::CancellationToken;
 
-use crate::outgoing::Outgoing;
-use crate::registry::ToolRegistry;
+use crate::questions::outgoing::Outgoing;
 use crate::session::Session;
+use crate::tools::registry::ToolRegistry;
 
 /// Default largest request body accepted: 4 MiB.
 pub const DEFAULT_MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
@@ -34,7 +34,7 @@ pub struct ServerConfig {
     /// against DNS rebinding for servers bound to loopback.
     pub allowed_hosts: Option<Vec<String>>,
     /// Bearer-token authentication over HTTP.
-    pub auth: crate::auth::AuthMode,
+    pub auth: crate::ops::auth::AuthMode,
     /// Client-hosted tasks (2025-11-25 only, off by default): when the client declares
     /// `tasks.requests.elicitation.create` / `tasks.requests.sampling.createMessage`,
     /// input requests are sent as tasks on the client and polled there.
@@ -53,7 +53,7 @@ pub struct ServerConfig {
     /// hour. Its client gets 404 and initializes again; its tasks stay reachable by id.
     pub max_sessions: usize,
     /// Limits on HTTP connections (timeouts, how many at once, SSE keep-alive).
-    pub http: crate::http_limits::HttpLimits,
+    pub http: crate::transport::limits::HttpLimits,
     /// On the Tasks extension wire the server decides which calls become tasks: a call
     /// of an `optional` task tool whose work finishes within this window is answered
     /// with its plain `CallToolResult` and leaves no task behind; otherwise the task is
@@ -91,7 +91,7 @@ impl Default for ServerConfig {
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             allowed_origins: Vec::new(),
             allowed_hosts: None,
-            auth: crate::auth::AuthMode::Off,
+            auth: crate::ops::auth::AuthMode::Off,
             client_hosted_tasks: false,
             client_request_timeout: std::time::Duration::from_secs(60),
             session_idle_timeout: Some(DEFAULT_SESSION_IDLE_TIMEOUT),
@@ -117,8 +117,8 @@ pub(crate) struct ServerInner {
     /// Swapped whole when the set changes (a gateway's upstream listed new tools);
     /// readers keep the set they started with.
     pub(crate) tools: std::sync::RwLock<Arc<ToolRegistry>>,
-    /// Prometheus metrics (see [`crate::metrics`]).
-    pub(crate) metrics: Arc<crate::metrics::Metrics>,
+    /// Prometheus metrics (see [`crate::ops::metrics`]).
+    pub(crate) metrics: Arc<crate::ops::metrics::Metrics>,
     /// Extra readiness checks for `/readyz` (name, check): `Some(reason)` when not ready.
     pub(crate) readiness: std::sync::RwLock<Vec<(String, ReadinessProbe)>>,
     /// Who answers the methods we do not (see [`crate::Passthrough`]).
@@ -156,7 +156,7 @@ impl Server {
     }
 
     /// The metrics, updated as the server works.
-    pub(crate) fn metrics(&self) -> &crate::metrics::Metrics {
+    pub(crate) fn metrics(&self) -> &crate::ops::metrics::Metrics {
         &self.inner.metrics
     }
 

@@ -114,7 +114,7 @@ pub async fn handle(
         .get("_meta")
         .and_then(|m| m.get(META_PROTOCOL_VERSION))
         .and_then(Value::as_str);
-    let span = crate::telemetry::request_span(&crate::telemetry::RequestInfo {
+    let span = crate::ops::telemetry::request_span(&crate::ops::telemetry::RequestInfo {
         method,
         params: &params,
         id,
@@ -125,7 +125,7 @@ pub async fn handle(
     let result = dispatch(server, subject, headers, method, params)
         .instrument(span.clone())
         .await;
-    crate::telemetry::record_response(&span, &result);
+    crate::ops::telemetry::record_response(&span, &result);
     server
         .metrics()
         .observe_request(method, result.is_ok(), started.elapsed());

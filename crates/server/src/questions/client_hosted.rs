@@ -43,7 +43,7 @@ pub(crate) async fn drive(
         // The client's task answered, but not as the form asks: the question, still
         // open, is asked again directly, saying what was wrong.
         Err(mcp_tasks_engine::EngineError::InvalidInput(problem)) => {
-            crate::reask::ask_again(&server, &session, &task, &key, &problem).await;
+            crate::questions::reask::ask_again(&server, &session, &task, &key, &problem).await;
         }
         Err(e) => {
             tracing::debug!(task_id = %task, key, error = %e, "client-hosted answer not applied")
@@ -57,7 +57,7 @@ async fn run(
     task: &TaskId,
     request: &InputRequest,
 ) -> Result<Value, RpcError> {
-    let mut params = crate::messages::params_for(task, &request.params);
+    let mut params = crate::notify::messages::params_for(task, &request.params);
     params["task"] = json!({ "ttl": CLIENT_TASK_TTL_MS });
     let created = server
         .call_client(session, Some(task), &request.method, params)

@@ -1,5 +1,5 @@
 //! Starting a tool as a task, the one way both wire generations do it: a running
-//! future for ordinary tools, an external job for [`crate::external`] tools, with the
+//! future for ordinary tools, an external job for [`crate::tools::external`] tools, with the
 //! tool's preflight questions answered either before (MRTR, extension wire) or inside
 //! the task (2025-11-25, as input requests).
 
@@ -10,8 +10,8 @@ use mcp_tasks_engine::{
 use serde_json::{Map, Value};
 use std::time::Duration;
 
-use crate::registry::{Tool, ToolResult};
-use crate::tool_call::to_outcome;
+use crate::tools::call::to_outcome;
+use crate::tools::registry::{Tool, ToolResult};
 
 /// Where the answers to a tool's preflight questions come from.
 pub(crate) enum Answers {

@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
-use crate::registry::{Tool, ToolRegistry};
+use crate::tools::registry::{Tool, ToolRegistry};
 
 /// The tool called `name`, or the error every wire answers for an unknown one.
 ///
