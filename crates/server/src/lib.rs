@@ -12,7 +12,7 @@
 //! | [`server`] | [`Server`] and [`ServerConfig`]: the shared state (engine, tools, sessions, outgoing requests) |
 //! | `start` | what starting a server wires into the engine: external pollers, the reader, resumable tools, log routing, the idle-session sweep |
 //! | [`session`] | [`Session`]: negotiated version, client capabilities, outbound stream, in-flight calls |
-//! | `tools/` | tools and calling them: [`registry`] ([`ToolRegistry`]), [`typed`] tool functions, [`external`] tools polled elsewhere ([`ExternalJob`]), `call` (the one tool-call path both wires share: lookup, panic capture, cancellation) and `task_start` (a tool call started as a task) |
+//! | `tools/` | tools and calling them: [`registry`] ([`ToolRegistry`]), [`typed`] tool functions, [`external`] tools polled elsewhere ([`ExternalJob`]), `call` (the one tool-call path both wires share: lookup, panic capture, cancellation, and starting a call as a task) |
 //! | `questions/` | questions asked of the client and their answers: [`ask`] ([`AskClient`]: elicitation, sampling, roots), [`elicit`] (a Rust type as a requested schema), `in_task` (inside a task, on either wire), `in_call` (during a plain call, on its own stream), `client_hosted` (a request the client answers as a task), `outgoing` (the server's requests and the answers it waits for), `reask` (asking again after a refused answer) |
 //! | `notify/` | notifications: `routing` (engine events to the sessions that should see them) and `messages` (status, progress, log lines) |
 //! | `ops/` | operating a server: [`auth`] (bearer tokens: static table or JWT via JWKS), [`metrics`] (Prometheus), [`telemetry`] (one span per MCP request after OpenTelemetry's MCP conventions, trace context from `_meta`) |
@@ -28,7 +28,6 @@
 
 pub mod builder;
 pub mod error_map;
-mod handle;
 pub mod mcp_reader;
 mod notify;
 mod ops;

@@ -1,7 +1,8 @@
 //! [`Server`]: the state every transport and handler shares (the engine, the tools,
 //! the settings, the session table, the server's own requests to clients) and the
 //! session table's rules. It depends on no handler: `start` builds it and wires the
-//! event routing, `handle` takes messages to the per-method handlers.
+//! event routing, `Server::handle` (in `wire::v2025_11_25`) takes messages to the
+//! per-method handlers.
 
 use mcp_tasks_engine::Engine;
 use mcp_tasks_protocol::TaskId;
@@ -153,6 +154,15 @@ impl Server {
     /// The tools this server offers now.
     pub fn tools(&self) -> Arc<ToolRegistry> {
         Arc::clone(&self.inner.tools.read().unwrap_or_else(|p| p.into_inner()))
+    }
+
+    /// Whether the `name` in `params` is a tool registered here (span names use only
+    /// those).
+    pub(crate) fn knows_tool(&self, params: &Value) -> bool {
+        params
+            .get("name")
+            .and_then(Value::as_str)
+            .is_some_and(|n| self.tools().get(n).is_some())
     }
 
     /// The metrics, updated as the server works.

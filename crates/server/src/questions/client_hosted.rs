@@ -10,6 +10,7 @@ use serde_json::{json, Value};
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::questions::outgoing::Exchange;
 use crate::server::Server;
 use crate::session::Session;
 
@@ -114,4 +115,41 @@ fn poll_interval(task: &Value) -> Duration {
         .map(Duration::from_millis)
         .unwrap_or(DEFAULT_POLL)
         .max(MIN_POLL)
+}
+
+impl Server {
+    /// Sends a request of the server's own to the client (on the task's stream when
+    /// `task` is given) and waits for the response.
+    ///
+    /// # Errors
+    /// The client's error, or `-32001` when it does not answer within the configured
+    /// time, or `-32603` when nothing could be sent.
+    pub(crate) async fn call_client(
+        &self,
+        session: &Session,
+        task: Option<&TaskId>,
+        method: &str,
+        params: Value,
+    ) -> Result<Value, RpcError> {
+        let timeout = self.inner.config.client_request_timeout;
+        let sent = self
+            .inner
+            .outgoing
+            .exchange(session, method, params, timeout, |message| match task {
+                Some(t) => session.send_for_task(t, message),
+                None => session.send(message),
+            })
+            .await;
+        sent.map_err(|e| match e {
+            Exchange::NotSent => RpcError::new(
+                mcp_tasks_protocol::error_code::INTERNAL_ERROR,
+                format!("could not send {method} to the client: no open stream"),
+            ),
+            Exchange::TimedOut => RpcError::new(
+                mcp_tasks_protocol::error_code::REQUEST_TIMEOUT,
+                format!("the client did not answer {method} within {timeout:?}"),
+            ),
+            Exchange::Refused(e) => e,
+        })
+    }
 }

@@ -5,5 +5,4 @@
 pub(crate) mod call;
 pub mod external;
 pub mod registry;
-pub(crate) mod task_start;
 pub mod typed;

@@ -2,7 +2,7 @@
 //! both sides (`tools_call.rs`, `tasks_get.rs`, `tasks_cancel.rs`, `tools_list.rs`, ...),
 //! as sqlx's backends do, so the difference between the wires for one method is two
 //! files side by side. What both share (finding and running a tool, starting a task,
-//! mapping engine errors) lives above, in `tools/` (`call`, `task_start`) and `error_map`.
+//! mapping engine errors) lives above, in `tools::call` and `error_map`.
 //!
 //! - `v2025_11_25`: sessions opened by `initialize`; `params.task`; `tasks/get`,
 //!   `tasks/result`, `tasks/list`, `tasks/cancel`; input requests as server-to-client

@@ -102,7 +102,7 @@ async fn start_task(
     params: Value,
 ) -> Result<Value, RpcError> {
     let tool_name = tool.name().to_string();
-    let record = crate::tools::task_start::create_task(
+    let record = crate::tools::call::create_task(
         server.engine(),
         tool,
         args,
@@ -113,7 +113,7 @@ async fn start_task(
             requested_ttl: ttl,
             client_capabilities: session.client_capabilities(),
         },
-        crate::tools::task_start::Answers::AskInTask,
+        crate::tools::call::Answers::AskInTask,
     )
     .await
     .map_err(to_rpc)?;

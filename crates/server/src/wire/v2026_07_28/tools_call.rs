@@ -61,7 +61,7 @@ pub(super) async fn handle(req: &Request<'_>, params: &Value) -> Result<Value, R
             TaskSupport::Required => Duration::ZERO,
             _ => req.server.config().task_after,
         };
-        let settled = crate::tools::task_start::task_or_result(
+        let settled = crate::tools::call::task_or_result(
             req.server.engine(),
             tool,
             args,
@@ -74,7 +74,7 @@ pub(super) async fn handle(req: &Request<'_>, params: &Value) -> Result<Value, R
                 requested_ttl: None,
                 client_capabilities: req.capabilities.clone(),
             },
-            crate::tools::task_start::Answers::Given(answers),
+            crate::tools::call::Answers::Given(answers),
             window,
         )
         .await
