@@ -22,7 +22,6 @@ use mcp_tasks_protocol::{RequestId, RpcError};
 use serde_json::{json, Value};
 use std::sync::Arc;
 use tokio::sync::mpsc;
-use tracing::Instrument;
 
 use crate::server::Server;
 use crate::session::Session;
@@ -41,7 +40,6 @@ impl Server {
         match message {
             Incoming::Request { id, method, params } => {
                 let _busy = session.busy();
-                let started = std::time::Instant::now();
                 let version = session.protocol_version();
                 let version = version.as_deref().or_else(|| {
                     // initialize: the version the client asks for.
@@ -56,14 +54,8 @@ impl Server {
                         session: Some(session.id()),
                         known_tool: self.knows_tool(&params),
                     });
-                let outcome = request(self, session, &id, &method, params, request_stream)
-                    .instrument(span.clone())
-                    .await;
-                if let Some(result) = &outcome {
-                    crate::ops::telemetry::record_response(&span, result);
-                    self.metrics()
-                        .observe_request(&method, result.is_ok(), started.elapsed());
-                }
+                let work = request(self, session, &id, &method, params, request_stream);
+                let outcome = self.observe_request(&method, span, work).await;
                 outcome.map(|r| reply(&id, r))
             }
             Incoming::Notification { method, params } => {
