@@ -22,8 +22,8 @@ use mcp_tasks_engine::{Engine, EngineConfig};
 use mcp_tasks_store::TaskStore;
 use std::sync::Arc;
 
-use crate::registry::{RegistryError, Tool, ToolRegistry};
 use crate::server::{Server, ServerConfig};
+use crate::tools::registry::{RegistryError, Tool, ToolRegistry};
 
 /// Why a server could not be built or served.
 #[derive(Debug, thiserror::Error)]

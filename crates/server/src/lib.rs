@@ -11,61 +11,40 @@
 //! | `serve` | running a [`Server`]: `from_parts`, `serve_stdio`, `serve_http`, `router`, the shutdown signal |
 //! | [`server`] | [`Server`] and [`ServerConfig`]: the shared state (engine, tools, sessions, outgoing requests) |
 //! | `start` | what starting a server wires into the engine: external pollers, the reader, resumable tools, log routing, the idle-session sweep |
-//! | `handle` | one incoming JSON-RPC message: routing to the wire that owns its method |
-//! | `messages` | notifications built from engine events (status, progress, log lines) |
-//! | `routing` | engine events to the sessions that should see them |
-//! | `outgoing` | requests this server sends to clients and the answers it waits for |
 //! | [`session`] | [`Session`]: negotiated version, client capabilities, outbound stream, in-flight calls |
-//! | [`registry`] | [`ToolRegistry`]: tools, their input schemas, task support and handlers |
-//! | [`typed`] | typed tool functions: arguments from JSON, results into tool results |
-//! | [`ask`] | [`AskClient`]: elicitation, sampling and roots asked of the client from a tool |
-//! | [`elicit`] | typed elicitation: a Rust type as a requested schema, the answer parsed back |
-//! | [`external`] | tools whose work runs elsewhere and is polled ([`ExternalJob`]) |
-//! | `tool_call` | the one tool-call path both wires share: lookup, panic capture, cancellation |
-//! | `task_start` | creating a task for a tool call and launching its work |
-//! | `task_input` | questions a running task asks its client, on either wire |
-//! | `sync_input` | questions asked during a plain (non-task) call, on the call's own stream |
-//! | `client_task` | client-hosted tasks: a request the client answers as a task |
-//! | [`wire`] | one folder per wire generation with the same file name for the same method: `v2025_11_25` and [`wire::v2026_07_28`] |
+//! | `tools/` | tools and calling them: [`registry`] ([`ToolRegistry`]), [`typed`] tool functions, [`external`] tools polled elsewhere ([`ExternalJob`]), `call` (the one tool-call path both wires share: lookup, panic capture, cancellation, and starting a call as a task) |
+//! | `questions/` | questions asked of the client and their answers: [`ask`] ([`AskClient`]: elicitation, sampling, roots), [`elicit`] (a Rust type as a requested schema), `in_task` (inside a task, on either wire), `in_call` (during a plain call, on its own stream), `client_hosted` (a request the client answers as a task), `outgoing` (the server's requests and the answers it waits for), `reask` (asking again after a refused answer) |
+//! | `notify/` | notifications: `routing` (engine events to the sessions that should see them) and `messages` (status, progress, log lines) |
+//! | `ops/` | operating a server: [`auth`] (bearer tokens: static table or JWT via JWKS), [`metrics`] (Prometheus), [`telemetry`] (one span per MCP request after OpenTelemetry's MCP conventions, trace context from `_meta`) |
+//! | [`wire`] | one folder per wire generation with the same file name for the same method: `v2025_11_25` (which also takes one incoming message, `Server::handle`) and [`wire::v2026_07_28`] |
 //! | [`passthrough`] | [`Passthrough`]: methods we do not answer (resources, prompts) handed on, e.g. to a gateway's upstreams |
 //! | [`error_map`] | engine errors and task failures to JSON-RPC errors, in one place |
 //! | [`mcp_reader`] | the engine's `WireReader`: progress tokens and `isError`, read for it |
-//! | [`auth`] | bearer tokens: static table or JWT (JWKS), the subject tasks are bound to |
-//! | [`metrics`] | Prometheus metrics: tasks by tool and outcome, durations, requests, sessions |
-//! | [`telemetry`] | spans for traces: one per MCP request after OpenTelemetry's MCP conventions, trace context from `_meta` |
-//! | [`http_limits`] | HTTP connection limits and timeouts ([`http_limits::HttpLimits`]) |
-//! | [`transport`] | stdio and Streamable HTTP (our own hyper accept loop under an axum router) |
+//! | [`transport`] | stdio and Streamable HTTP (our own hyper accept loop under an axum router), with the HTTP connection limits ([`transport::limits`], also at [`http_limits`]) |
+//!
+//! The modules that moved into a feature folder stay importable at their old paths
+//! (`mcp_tasks_server::registry`, `::auth`, `::http_limits`, ...), re-exported below.
 #![deny(missing_docs)]
 
-pub mod ask;
-pub mod auth;
 pub mod builder;
-mod client_task;
-pub mod elicit;
 pub mod error_map;
-pub mod external;
-mod handle;
-pub mod http_limits;
 pub mod mcp_reader;
-mod messages;
-pub mod metrics;
-mod outgoing;
+mod notify;
+mod ops;
 pub mod passthrough;
-mod reask;
-pub mod registry;
-mod routing;
+mod questions;
 mod serve;
 pub mod server;
 pub mod session;
 mod start;
-mod sync_input;
-mod task_input;
-mod task_start;
-pub mod telemetry;
-mod tool_call;
+mod tools;
 pub mod transport;
-pub mod typed;
 pub mod wire;
+
+pub use ops::{auth, metrics, telemetry};
+pub use questions::{ask, elicit};
+pub use tools::{external, registry, typed};
+pub use transport::limits as http_limits;
 
 pub use ask::{AskClient, ElicitAction, ElicitResponse};
 pub use builder::{BuildError, ServerBuilder};

@@ -5,8 +5,8 @@ use mcp_tasks_engine::Engine;
 use tokio::net::{TcpListener, ToSocketAddrs};
 
 use crate::builder::BuildError;
-use crate::registry::ToolRegistry;
 use crate::server::{Server, ServerConfig};
+use crate::tools::registry::ToolRegistry;
 use crate::transport::{http, stdio};
 
 impl Server {

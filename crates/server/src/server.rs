@@ -1,7 +1,8 @@
 //! [`Server`]: the state every transport and handler shares (the engine, the tools,
 //! the settings, the session table, the server's own requests to clients) and the
 //! session table's rules. It depends on no handler: `start` builds it and wires the
-//! event routing, `handle` takes messages to the per-method handlers.
+//! event routing, `Server::handle` (in `wire::v2025_11_25`) takes messages to the
+//! per-method handlers.
 
 use mcp_tasks_engine::Engine;
 use mcp_tasks_protocol::TaskId;
@@ -10,9 +11,9 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 use tokio_util::sync::CancellationToken;
 
-use crate::outgoing::Outgoing;
-use crate::registry::ToolRegistry;
+use crate::questions::outgoing::Outgoing;
 use crate::session::Session;
+use crate::tools::registry::ToolRegistry;
 
 /// Default largest request body accepted: 4 MiB.
 pub const DEFAULT_MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
@@ -34,7 +35,7 @@ pub struct ServerConfig {
     /// against DNS rebinding for servers bound to loopback.
     pub allowed_hosts: Option<Vec<String>>,
     /// Bearer-token authentication over HTTP.
-    pub auth: crate::auth::AuthMode,
+    pub auth: crate::ops::auth::AuthMode,
     /// Client-hosted tasks (2025-11-25 only, off by default): when the client declares
     /// `tasks.requests.elicitation.create` / `tasks.requests.sampling.createMessage`,
     /// input requests are sent as tasks on the client and polled there.
@@ -53,7 +54,7 @@ pub struct ServerConfig {
     /// hour. Its client gets 404 and initializes again; its tasks stay reachable by id.
     pub max_sessions: usize,
     /// Limits on HTTP connections (timeouts, how many at once, SSE keep-alive).
-    pub http: crate::http_limits::HttpLimits,
+    pub http: crate::transport::limits::HttpLimits,
     /// On the Tasks extension wire the server decides which calls become tasks: a call
     /// of an `optional` task tool whose work finishes within this window is answered
     /// with its plain `CallToolResult` and leaves no task behind; otherwise the task is
@@ -91,7 +92,7 @@ impl Default for ServerConfig {
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             allowed_origins: Vec::new(),
             allowed_hosts: None,
-            auth: crate::auth::AuthMode::Off,
+            auth: crate::ops::auth::AuthMode::Off,
             client_hosted_tasks: false,
             client_request_timeout: std::time::Duration::from_secs(60),
             session_idle_timeout: Some(DEFAULT_SESSION_IDLE_TIMEOUT),
@@ -117,8 +118,8 @@ pub(crate) struct ServerInner {
     /// Swapped whole when the set changes (a gateway's upstream listed new tools);
     /// readers keep the set they started with.
     pub(crate) tools: std::sync::RwLock<Arc<ToolRegistry>>,
-    /// Prometheus metrics (see [`crate::metrics`]).
-    pub(crate) metrics: Arc<crate::metrics::Metrics>,
+    /// Prometheus metrics (see [`crate::ops::metrics`]).
+    pub(crate) metrics: Arc<crate::ops::metrics::Metrics>,
     /// Extra readiness checks for `/readyz` (name, check): `Some(reason)` when not ready.
     pub(crate) readiness: std::sync::RwLock<Vec<(String, ReadinessProbe)>>,
     /// Who answers the methods we do not (see [`crate::Passthrough`]).
@@ -155,8 +156,17 @@ impl Server {
         Arc::clone(&self.inner.tools.read().unwrap_or_else(|p| p.into_inner()))
     }
 
+    /// Whether the `name` in `params` is a tool registered here (span names use only
+    /// those).
+    pub(crate) fn knows_tool(&self, params: &Value) -> bool {
+        params
+            .get("name")
+            .and_then(Value::as_str)
+            .is_some_and(|n| self.tools().get(n).is_some())
+    }
+
     /// The metrics, updated as the server works.
-    pub(crate) fn metrics(&self) -> &crate::metrics::Metrics {
+    pub(crate) fn metrics(&self) -> &crate::ops::metrics::Metrics {
         &self.inner.metrics
     }
 

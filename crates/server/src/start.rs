@@ -8,16 +8,16 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use tokio_util::sync::CancellationToken;
 
-use crate::outgoing::Outgoing;
-use crate::registry::ToolRegistry;
+use crate::questions::outgoing::Outgoing;
 use crate::server::{Server, ServerConfig, ServerInner};
+use crate::tools::registry::ToolRegistry;
 
 impl Server {
     /// Builds a server and starts routing engine events to sessions. Must be called
     /// inside a tokio runtime.
     pub(crate) fn new(engine: Engine, tools: ToolRegistry, config: ServerConfig) -> Self {
         // Task spans are registry roots traced as children of their request.
-        crate::telemetry::link_task_spans();
+        crate::ops::telemetry::link_task_spans();
         for tool in tools.iter() {
             if let Some(spec) = tool.external_spec() {
                 engine.register_external(tool.name(), spec.poller.clone());
@@ -43,7 +43,7 @@ impl Server {
                 _ => Default::default(),
             };
             Some(Box::new(move |ctx| {
-                Box::pin(async move { crate::tool_call::to_outcome(tool.call(args, ctx).await) })
+                Box::pin(async move { crate::tools::call::to_outcome(tool.call(args, ctx).await) })
                     as mcp_tasks_engine::Work
             }))
         }));
@@ -60,7 +60,7 @@ impl Server {
                 shutdown: CancellationToken::new(),
             }),
         };
-        tokio::spawn(crate::routing::route_events(
+        tokio::spawn(crate::notify::routing::route_events(
             Arc::downgrade(&server.inner),
             server.inner.engine.subscribe(),
             server.inner.shutdown.clone(),
@@ -92,7 +92,7 @@ impl Server {
         let weak = Arc::downgrade(&server.inner);
         server.inner.engine.set_log_router(Arc::new(move |log| {
             if let Some(inner) = weak.upgrade() {
-                crate::routing::deliver_log(&Server { inner }, log);
+                crate::notify::routing::deliver_log(&Server { inner }, log);
             }
         }));
         let idle_timeout = server

@@ -48,7 +48,7 @@ pub(crate) async fn metrics(
     } else {
         (
             "text/plain; version=0.0.4; charset=utf-8",
-            crate::metrics::to_prometheus_text(&text),
+            crate::ops::metrics::to_prometheus_text(&text),
         )
     };
     ([(axum::http::header::CONTENT_TYPE, content_type)], body).into_response()

@@ -32,7 +32,7 @@ use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 
-use crate::auth::AuthMode;
+use crate::ops::auth::AuthMode;
 use crate::server::Server;
 use crate::session::{Session, OUTBOUND_CAPACITY};
 use crate::wire::v2026_07_28::{self, RoutingHeaders};

@@ -3,4 +3,5 @@
 pub mod connections;
 pub mod health;
 pub mod http;
+pub mod limits;
 pub mod stdio;

@@ -1,5 +1,9 @@
-//! Method dispatch: one file per MCP method, chosen by [`Method`]. Unknown methods get
-//! `-32601` and the session stays up (the mini-redis `Unknown` command pattern).
+//! The 2025-11-25 wire: [`Server::handle`] takes one parsed message in and gives the
+//! response out. Requests and notifications go to the handlers of this wire; responses
+//! answer the server's own requests to the client (input for tasks and synchronous
+//! calls). Method dispatch: one file per MCP method, chosen by [`Method`]. Unknown
+//! methods get `-32601` and the session stays up (the mini-redis `Unknown` command
+//! pattern).
 
 mod initialize;
 mod logging;
@@ -11,6 +15,8 @@ mod tasks_result;
 pub(crate) mod tools_call;
 mod tools_list;
 
+use mcp_tasks_engine::Outcome;
+use mcp_tasks_protocol::jsonrpc::{self, Incoming};
 use mcp_tasks_protocol::methods as m;
 use mcp_tasks_protocol::{RequestId, RpcError};
 use serde_json::{json, Value};
@@ -19,6 +25,78 @@ use tokio::sync::mpsc;
 
 use crate::server::Server;
 use crate::session::Session;
+
+impl Server {
+    /// Handles one parsed message. Returns the response to send, if any (requests get
+    /// one unless they were cancelled; notifications and responses get none).
+    /// `request_stream` receives notifications tied to this request (progress of a
+    /// synchronous call) when the transport can carry them.
+    pub async fn handle(
+        &self,
+        session: &Arc<Session>,
+        message: Incoming,
+        request_stream: Option<mpsc::Sender<Value>>,
+    ) -> Option<Value> {
+        match message {
+            Incoming::Request { id, method, params } => {
+                let _busy = session.busy();
+                let version = session.protocol_version();
+                let version = version.as_deref().or_else(|| {
+                    // initialize: the version the client asks for.
+                    params.get("protocolVersion").and_then(Value::as_str)
+                });
+                let span =
+                    crate::ops::telemetry::request_span(&crate::ops::telemetry::RequestInfo {
+                        method: &method,
+                        params: &params,
+                        id: &id,
+                        protocol_version: version,
+                        session: Some(session.id()),
+                        known_tool: self.knows_tool(&params),
+                    });
+                let work = request(self, session, &id, &method, params, request_stream);
+                let outcome = self.observe_request(&method, span, work).await;
+                outcome.map(|r| reply(&id, r))
+            }
+            Incoming::Notification { method, params } => {
+                notification(self, session, &method, params);
+                None
+            }
+            Incoming::Response { id, result } => {
+                let outcome = Outcome::Result { value: result };
+                if let Some(outcome) = self.inner.outgoing.complete(session, &id, outcome) {
+                    crate::questions::in_task::answer(self, session, &id, outcome).await;
+                }
+                None
+            }
+            Incoming::ErrorResponse {
+                id: Some(id),
+                error,
+            } => {
+                let outcome = Outcome::Error {
+                    code: error.code,
+                    message: error.message,
+                    data: error.data,
+                };
+                if let Some(outcome) = self.inner.outgoing.complete(session, &id, outcome) {
+                    crate::questions::in_task::answer(self, session, &id, outcome).await;
+                }
+                None
+            }
+            Incoming::ErrorResponse { id: None, error } => {
+                tracing::warn!(code = error.code, message = %error.message, "client reported an error");
+                None
+            }
+        }
+    }
+}
+
+fn reply(id: &RequestId, result: Result<Value, RpcError>) -> Value {
+    match result {
+        Ok(v) => jsonrpc::response(id, v),
+        Err(e) => jsonrpc::error_response(Some(id), &e),
+    }
+}
 
 /// The requests this server answers.
 enum Method {

@@ -41,7 +41,7 @@ async fn wait_and_reply(
 ) -> Result<Value, RpcError> {
     let caller = session.caller();
     if let Ok(record) = server.engine().get(&p.task_id, &caller).await {
-        crate::task_input::deliver(server, session, &record);
+        crate::questions::in_task::deliver(server, session, &record);
     }
     let shutdown = server.shutdown_token();
     let record = tokio::select! {

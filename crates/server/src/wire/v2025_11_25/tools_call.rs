@@ -11,10 +11,10 @@ use std::sync::Arc;
 use tokio::sync::mpsc;
 
 use crate::error_map::to_rpc;
-use crate::messages::{log_notification, progress_notification};
-use crate::registry::{TaskSupport, Tool};
+use crate::notify::messages::{log_notification, progress_notification};
 use crate::server::Server;
 use crate::session::Session;
+use crate::tools::registry::{TaskSupport, Tool};
 
 pub(super) async fn handle(
     server: &Server,
@@ -52,7 +52,7 @@ enum Prepared {
 /// Checks name, task support and arguments before anything runs.
 fn prepare(server: &Server, session: &Arc<Session>, params: &Value) -> Result<Prepared, RpcError> {
     let p: CallToolParams = parse_params(TOOLS_CALL, params)?;
-    let tool = crate::tool_call::find(&server.tools(), &p.name)?;
+    let tool = crate::tools::call::find(&server.tools(), &p.name)?;
     let task = if session.speaks_tasks() {
         v2025_11_25::task_metadata(params)?
     } else {
@@ -102,7 +102,7 @@ async fn start_task(
     params: Value,
 ) -> Result<Value, RpcError> {
     let tool_name = tool.name().to_string();
-    let record = crate::task_start::create_task(
+    let record = crate::tools::call::create_task(
         server.engine(),
         tool,
         args,
@@ -113,7 +113,7 @@ async fn start_task(
             requested_ttl: ttl,
             client_capabilities: session.client_capabilities(),
         },
-        crate::task_start::Answers::AskInTask,
+        crate::tools::call::Answers::AskInTask,
     )
     .await
     .map_err(to_rpc)?;
@@ -139,7 +139,7 @@ async fn run_sync(
     stream: Option<mpsc::Sender<Value>>,
 ) -> Option<Result<Value, RpcError>> {
     let cancel = session.begin_request(id);
-    let requester = crate::sync_input::requester(server, session, stream.clone());
+    let requester = crate::questions::in_call::requester(server, session, stream.clone());
     let log = log_sink(session, stream.clone());
     let progress: Option<ProgressSink> = match (progress_token(params), stream) {
         (Some(token), Some(tx)) => Some(Arc::new(move |p| {
@@ -158,7 +158,7 @@ async fn run_sync(
     // was dropped), the request is no longer in flight.
     let _ended = EndRequest { session, id };
     let grace = server.engine().config().cancel_grace;
-    let answer = crate::tool_call::run_inline(&tool, args, ctx, &cancel, grace).await;
+    let answer = crate::tools::call::run_inline(&tool, args, ctx, &cancel, grace).await;
     if answer.is_none() {
         tracing::info!(%id, "synchronous call cancelled by the client");
     }

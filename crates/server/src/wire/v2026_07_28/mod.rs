@@ -24,7 +24,6 @@ use mcp_tasks_protocol::jsonrpc::{self, RequestId, RpcError};
 use mcp_tasks_protocol::methods as m;
 use mcp_tasks_protocol::version;
 use serde_json::{json, Value};
-use tracing::Instrument;
 
 use crate::server::Server;
 
@@ -109,12 +108,11 @@ pub async fn handle(
     method: &str,
     params: Value,
 ) -> (u16, Value) {
-    let started = std::time::Instant::now();
     let version = params
         .get("_meta")
         .and_then(|m| m.get(META_PROTOCOL_VERSION))
         .and_then(Value::as_str);
-    let span = crate::telemetry::request_span(&crate::telemetry::RequestInfo {
+    let span = crate::ops::telemetry::request_span(&crate::ops::telemetry::RequestInfo {
         method,
         params: &params,
         id,
@@ -122,13 +120,8 @@ pub async fn handle(
         session: None, // no sessions on this wire
         known_tool: server.knows_tool(&params),
     });
-    let result = dispatch(server, subject, headers, method, params)
-        .instrument(span.clone())
-        .await;
-    crate::telemetry::record_response(&span, &result);
-    server
-        .metrics()
-        .observe_request(method, result.is_ok(), started.elapsed());
+    let work = dispatch(server, subject, headers, method, params);
+    let result = server.observe_request(method, span, work).await;
     match result {
         Ok(v) => (200, jsonrpc::response(id, v)),
         Err(e) => (http_status(&e), jsonrpc::error_response(Some(id), &e)),

@@ -12,11 +12,11 @@ use std::time::Duration;
 
 use super::{missing_extension, Request};
 use crate::error_map::to_rpc;
-use crate::registry::TaskSupport;
+use crate::tools::registry::TaskSupport;
 
 pub(super) async fn handle(req: &Request<'_>, params: &Value) -> Result<Value, RpcError> {
     let p: CallToolParams = parse_params(TOOLS_CALL, params)?;
-    let tool = crate::tool_call::find(&req.server.tools(), &p.name)?;
+    let tool = crate::tools::call::find(&req.server.tools(), &p.name)?;
     if tool.support() == TaskSupport::Required && !req.extension {
         return Err(missing_extension(&format!("tool '{}'", p.name)));
     }
@@ -61,7 +61,7 @@ pub(super) async fn handle(req: &Request<'_>, params: &Value) -> Result<Value, R
             TaskSupport::Required => Duration::ZERO,
             _ => req.server.config().task_after,
         };
-        let settled = crate::task_start::task_or_result(
+        let settled = crate::tools::call::task_or_result(
             req.server.engine(),
             tool,
             args,
@@ -74,7 +74,7 @@ pub(super) async fn handle(req: &Request<'_>, params: &Value) -> Result<Value, R
                 requested_ttl: None,
                 client_capabilities: req.capabilities.clone(),
             },
-            crate::task_start::Answers::Given(answers),
+            crate::tools::call::Answers::Given(answers),
             window,
         )
         .await
@@ -97,7 +97,7 @@ pub(super) async fn handle(req: &Request<'_>, params: &Value) -> Result<Value, R
     let cancel = req.server.shutdown_token().child_token();
     let ctx = TaskContext::detached(cancel.clone(), None).with_answers(answers);
     let grace = req.server.engine().config().cancel_grace;
-    match crate::tool_call::run_inline(&tool, args, ctx, &cancel, grace).await {
+    match crate::tools::call::run_inline(&tool, args, ctx, &cancel, grace).await {
         Some(r) => r.map(v2026_07_28::complete),
         None => Err(RpcError::new(
             INTERNAL_ERROR,

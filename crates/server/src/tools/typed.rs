@@ -40,7 +40,7 @@ use std::fmt::Display;
 use std::future::Future;
 use std::sync::Arc;
 
-use crate::registry::{Tool, ToolResult};
+use crate::tools::registry::{Tool, ToolResult};
 
 /// Turns what a tool function returns into a `CallToolResult`.
 ///

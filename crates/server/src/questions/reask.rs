@@ -1,8 +1,8 @@
 //! A question asked again after its answer was refused (it did not fit the form): the
 //! same input request, its message led by what was wrong, under a fresh request id. A
 //! 2025-11-25 response cannot carry an error back to whoever answered, so asking again
-//! is how they learn what to fix. Used by tasks' questions (`task_input`) and by
-//! client-hosted tasks (`client_task`), which is why it is a module of its own.
+//! is how they learn what to fix. Used by tasks' questions (`in_task`) and by
+//! client-hosted tasks (`client_hosted`), which is why it is a module of its own.
 
 use mcp_tasks_protocol::jsonrpc::{self, RequestId};
 use mcp_tasks_protocol::TaskId;
@@ -10,7 +10,7 @@ use serde_json::json;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use crate::messages::params_for;
+use crate::notify::messages::params_for;
 use crate::server::Server;
 use crate::session::Session;
 

@@ -97,7 +97,7 @@ struct ToolSpec {
     handler: ToolHandler,
     preflight: Vec<Preflight>,
     resumable: bool,
-    /// Set for tools whose work runs in another system ([`crate::external`]).
+    /// Set for tools whose work runs in another system ([`crate::tools::external`]).
     external: Option<ExternalSpec>,
 }
 

@@ -10,6 +10,7 @@ use serde_json::{json, Value};
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::questions::outgoing::Exchange;
 use crate::server::Server;
 use crate::session::Session;
 
@@ -43,7 +44,7 @@ pub(crate) async fn drive(
         // The client's task answered, but not as the form asks: the question, still
         // open, is asked again directly, saying what was wrong.
         Err(mcp_tasks_engine::EngineError::InvalidInput(problem)) => {
-            crate::reask::ask_again(&server, &session, &task, &key, &problem).await;
+            crate::questions::reask::ask_again(&server, &session, &task, &key, &problem).await;
         }
         Err(e) => {
             tracing::debug!(task_id = %task, key, error = %e, "client-hosted answer not applied")
@@ -57,7 +58,7 @@ async fn run(
     task: &TaskId,
     request: &InputRequest,
 ) -> Result<Value, RpcError> {
-    let mut params = crate::messages::params_for(task, &request.params);
+    let mut params = crate::notify::messages::params_for(task, &request.params);
     params["task"] = json!({ "ttl": CLIENT_TASK_TTL_MS });
     let created = server
         .call_client(session, Some(task), &request.method, params)
@@ -114,4 +115,41 @@ fn poll_interval(task: &Value) -> Duration {
         .map(Duration::from_millis)
         .unwrap_or(DEFAULT_POLL)
         .max(MIN_POLL)
+}
+
+impl Server {
+    /// Sends a request of the server's own to the client (on the task's stream when
+    /// `task` is given) and waits for the response.
+    ///
+    /// # Errors
+    /// The client's error, or `-32001` when it does not answer within the configured
+    /// time, or `-32603` when nothing could be sent.
+    pub(crate) async fn call_client(
+        &self,
+        session: &Session,
+        task: Option<&TaskId>,
+        method: &str,
+        params: Value,
+    ) -> Result<Value, RpcError> {
+        let timeout = self.inner.config.client_request_timeout;
+        let sent = self
+            .inner
+            .outgoing
+            .exchange(session, method, params, timeout, |message| match task {
+                Some(t) => session.send_for_task(t, message),
+                None => session.send(message),
+            })
+            .await;
+        sent.map_err(|e| match e {
+            Exchange::NotSent => RpcError::new(
+                mcp_tasks_protocol::error_code::INTERNAL_ERROR,
+                format!("could not send {method} to the client: no open stream"),
+            ),
+            Exchange::TimedOut => RpcError::new(
+                mcp_tasks_protocol::error_code::REQUEST_TIMEOUT,
+                format!("the client did not answer {method} within {timeout:?}"),
+            ),
+            Exchange::Refused(e) => e,
+        })
+    }
 }

@@ -3,13 +3,13 @@
 
 use mcp_tasks_engine::{InputError, TaskContext};
 
-use crate::ask::{AskClient, ElicitAction};
+use crate::questions::ask::{AskClient, ElicitAction};
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use std::future::Future;
 
-use crate::typed::schema_value;
+use crate::tools::typed::schema_value;
 
 /// What the user did with a typed question.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -9,7 +9,7 @@ use std::sync::{Arc, Weak};
 use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
-use crate::messages::{log_notification, progress_notification};
+use crate::notify::messages::{log_notification, progress_notification};
 use crate::server::{Server, ServerInner};
 use crate::session::Session;
 
@@ -66,7 +66,7 @@ fn deliver_event(server: &Server, event: TaskEvent) {
                     NOTIF_TASK_STATUS,
                     v2025_11_25::status_notification_params(&view),
                 ));
-                crate::task_input::deliver(server, &session, &record);
+                crate::questions::in_task::deliver(server, &session, &record);
             }
         }
         TaskEvent::Progress {

@@ -11,8 +11,8 @@ use mcp_tasks_protocol::methods as m;
 use mcp_tasks_protocol::TaskId;
 use std::sync::Arc;
 
-use crate::messages::params_for;
-use crate::reask::RETRY_PREFIX;
+use crate::notify::messages::params_for;
+use crate::questions::reask::RETRY_PREFIX;
 use crate::server::Server;
 use crate::session::Session;
 
@@ -56,7 +56,7 @@ pub(crate) fn deliver(server: &Server, session: &Arc<Session>, record: &TaskReco
             continue;
         }
         if server.config().client_hosted_tasks && client_hosts(session, &request.method) {
-            tokio::spawn(crate::client_task::drive(
+            tokio::spawn(crate::questions::client_hosted::drive(
                 server.clone(),
                 Arc::clone(session),
                 record.id.clone(),
@@ -107,7 +107,7 @@ pub(crate) async fn answer(
         // asked again with what was wrong in front of its message.
         Err(EngineError::InvalidInput(problem)) => {
             tracing::info!(task_id = %task, key, %problem, "answer refused; asking again");
-            crate::reask::ask_again(server, session, &task, &key, &problem).await;
+            crate::questions::reask::ask_again(server, session, &task, &key, &problem).await;
         }
         Err(e) => {
             tracing::debug!(task_id = %task, key, error = %e, "answer for an unknown task ignored")
@@ -127,7 +127,7 @@ mod tests {
             parse_request_id(&id),
             Some((t.clone(), "elicitation-3".to_string()))
         );
-        let again = crate::reask::retry_request_id(&t, "elicitation-3");
+        let again = crate::questions::reask::retry_request_id(&t, "elicitation-3");
         assert_ne!(again, id);
         assert_eq!(
             parse_request_id(&again),

@@ -9,7 +9,7 @@ use serde_json::Value;
 use std::sync::Arc;
 use tokio::sync::mpsc;
 
-use crate::outgoing::Exchange;
+use crate::questions::outgoing::Exchange;
 use crate::server::Server;
 use crate::session::Session;
 

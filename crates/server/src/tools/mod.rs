@@ -1,0 +1,8 @@
+//! Tools: what a server offers and how a call to one runs. The registry of tools and
+//! their schemas, typed tool functions, tools whose work runs elsewhere, and the one
+//! tool-call path both wires share (finding the tool, running it inline or as a task).
+
+pub(crate) mod call;
+pub mod external;
+pub mod registry;
+pub mod typed;
