@@ -12,6 +12,11 @@ use mcp_tasks_server::{NoArgs, ProtocolError, TaskSupport, Tool, ToolRegistry};
 use serde_json::{json, Value};
 use std::time::Duration;
 
+use futures::future::try_join;
+use mcp_tasks_server::{ElicitAs, Structured};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
 /// Registers `greet`, `slow_compute`, `failing_job`, `protocol_error_job`,
 /// `confirm_delete`, `multi_input` and `test_tool_with_task` (the Tasks scenarios'),
 /// then the 2025-11-25 scenarios' tools ([`crate::fixtures_2025::register`]).
@@ -21,7 +26,7 @@ pub fn register(registry: &mut ToolRegistry) -> Result<()> {
     registry.register(crate::demo::failing_job())?;
     registry.register(protocol_error_job())?;
     registry.register(crate::demo_input::confirm_delete())?;
-    registry.register(crate::demo_input::multi_input())?;
+    registry.register(multi_input())?;
     registry.register(test_tool_with_task())?;
     crate::fixtures_2025::register(registry)
 }
@@ -74,4 +79,52 @@ fn test_tool_with_task() -> Tool {
     )
     .ask_first("user_name", "What is your name?", schema)
     .task_support(TaskSupport::Required)
+}
+
+/// The first question of the fixture `multi_input`: a name.
+#[derive(Debug, Deserialize, JsonSchema)]
+struct NameForm {
+    #[schemars(title = "Name")]
+    name: String,
+}
+
+/// The second question of the fixture `multi_input`: a confirmation.
+#[derive(Debug, Deserialize, JsonSchema)]
+struct ConfirmForm {
+    #[schemars(title = "Confirm")]
+    confirm: bool,
+}
+
+/// What the fixture `multi_input` returns.
+#[derive(Debug, Serialize, JsonSchema)]
+struct NameAndConfirm {
+    /// The name given, if the first question was answered.
+    name: Option<String>,
+    /// The confirmation, if the second question was answered.
+    confirm: Option<bool>,
+}
+
+/// Two questions at once, shaped as the suite's `tasks-mrtr-partial-fulfillment`
+/// answers them (`{name, confirm}` to each key): a name, then a confirmation. The demo
+/// server's `multi_input` asks for a colour instead, which that answer does not give,
+/// and answers are checked against their form before the tool sees them.
+fn multi_input() -> Tool {
+    Tool::from_fn(
+        "multi_input",
+        "Asks two questions at once (a name and a confirmation) and reports the answers.",
+        |_: NoArgs, ctx: TaskContext| async move {
+            let name = ctx.elicit_as::<NameForm>("What is your name?");
+            let confirm = ctx.elicit_as::<ConfirmForm>("Confirm?");
+            let (name, confirm) = try_join(name, confirm)
+                .await
+                .map_err(|e| format!("multi_input: {e}"))?;
+            let name = name.accepted().map(|f| f.name);
+            let confirm = confirm.accepted().map(|f| f.confirm);
+            Ok::<_, String>(Structured::new(
+                format!("name {name:?}, confirm {confirm:?}"),
+                NameAndConfirm { name, confirm },
+            ))
+        },
+    )
+    .task_support(TaskSupport::Optional)
 }
