@@ -43,7 +43,13 @@ fn check_metadata(params: &Value) {
         Ok(Some(meta)) => {
             let t = params.get("task").expect("metadata came from params.task");
             assert!(t.is_object());
-            assert_eq!(meta.ttl, t.get("ttl").and_then(Value::as_u64));
+            // Any non-negative number reads, cut to whole milliseconds.
+            let expected = t
+                .get("ttl")
+                .filter(|v| !v.is_null())
+                .and_then(mcp_tasks_protocol::codec::millis_from_json)
+                .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
+            assert_eq!(meta.ttl, expected);
             let _ = meta.ttl();
         }
         Ok(None) => assert!(params.get("task").is_none_or(Value::is_null)),

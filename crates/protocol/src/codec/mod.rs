@@ -31,24 +31,27 @@ pub fn timestamp(t: &DateTime<Utc>) -> String {
     t.to_rfc3339_opts(SecondsFormat::Millis, true)
 }
 
-/// A duration given in milliseconds as any non-negative JSON number: `500`, `500.0` and
-/// `0.5` all read. The schemas of both wires type `ttl`/`ttlMs` and
-/// `pollInterval`/`pollIntervalMs` as `number`, and real peers send floats (a Rust
+/// A duration given in milliseconds as any non-negative JSON number: `500` and `500.0`
+/// read alike, a fraction is cut to whole milliseconds (the wires' precision, so a task
+/// read and rendered again is the same). The schemas of both wires type `ttl`/`ttlMs`
+/// and `pollInterval`/`pollIntervalMs` as `number`, and real peers send floats (a Rust
 /// server with the Tasks extension sends `"pollIntervalMs": 500.0`). `None` for
-/// anything else (negative, not a number); a value past `Duration::MAX` saturates.
+/// anything else (negative, not a number); a value past `u64::MAX` milliseconds
+/// saturates.
 pub fn millis_from_json(x: &Value) -> Option<Duration> {
     if let Some(whole) = x.as_u64() {
         return Some(Duration::from_millis(whole));
     }
     let ms = x.as_f64()?;
-    if !ms.is_finite() || ms < 0.0 {
+    if ms.is_nan() || ms < 0.0 {
         return None;
     }
-    Some(Duration::try_from_secs_f64(ms / 1000.0).unwrap_or(Duration::MAX))
+    // `as` saturates at u64::MAX (and maps infinity there).
+    Some(Duration::from_millis(ms.floor() as u64))
 }
 
-/// Deserializes an optional millisecond count from any non-negative JSON number,
-/// rounded to whole milliseconds (see [`millis_from_json`]).
+/// Deserializes an optional millisecond count from any non-negative JSON number, cut
+/// to whole milliseconds (see [`millis_from_json`]).
 pub(crate) fn deserialize_optional_millis<'de, D>(d: D) -> Result<Option<u64>, D::Error>
 where
     D: serde::Deserializer<'de>,
@@ -82,12 +85,17 @@ mod number_tests {
             millis_from_json(&json!(500.0)),
             Some(Duration::from_millis(500))
         );
+        assert_eq!(millis_from_json(&json!(0.5)), Some(Duration::ZERO));
         assert_eq!(
-            millis_from_json(&json!(0.5)),
-            Some(Duration::from_micros(500))
+            millis_from_json(&json!(1.9)),
+            Some(Duration::from_millis(1))
         );
+        assert_eq!(millis_from_json(&json!(-0.0)), Some(Duration::ZERO));
         assert_eq!(millis_from_json(&json!(0)), Some(Duration::ZERO));
-        assert_eq!(millis_from_json(&json!(1e300)), Some(Duration::MAX));
+        assert_eq!(
+            millis_from_json(&json!(1e300)),
+            Some(Duration::from_millis(u64::MAX))
+        );
         assert_eq!(millis_from_json(&json!(-1)), None);
         assert_eq!(millis_from_json(&json!(-0.5)), None);
         assert_eq!(millis_from_json(&json!("500")), None);

@@ -108,7 +108,7 @@ pub fn error_with_related_task(mut error: RpcError, task_id: &str) -> RpcError {
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 pub struct TaskMetadata {
     /// Requested time to keep the task, in milliseconds from creation. The schema types
-    /// it `number`: `60000.0` reads as 60000 (fractions are rounded down).
+    /// it `number`: `60000.0` reads as 60000 (fractions are cut to whole milliseconds).
     #[serde(default, deserialize_with = "super::deserialize_optional_millis")]
     pub ttl: Option<u64>,
 }
