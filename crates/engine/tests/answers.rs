@@ -3,9 +3,7 @@
 //! (no "waiting for …" on an answered or finished task).
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
-use mcp_tasks_engine::{
-    Caller, CreateParams, Engine, EngineConfig, EngineError, Outcome, WireReader,
-};
+use mcp_tasks_engine::{Engine, EngineConfig, EngineError, Outcome, WireReader};
 use mcp_tasks_protocol::TaskStatus;
 use mcp_tasks_store::MemoryStore;
 use serde_json::{json, Value};
@@ -14,21 +12,9 @@ use tokio::sync::oneshot;
 
 mod common;
 
+use common::{caller, params};
+
 use mcp_tasks_testkit::{eventually, WAIT};
-
-fn caller() -> Caller {
-    Caller::anonymous("owner-a", Some("session-a".into()))
-}
-
-fn params() -> CreateParams {
-    CreateParams {
-        caller: caller(),
-        method: "tools/call".into(),
-        request: json!({"name": "t", "arguments": {}}),
-        requested_ttl: None,
-        client_capabilities: json!({"elicitation": {}}),
-    }
-}
 
 /// A reader that takes only answers whose `content.n` is a number.
 struct NumbersOnly;

@@ -2,9 +2,7 @@
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
 use mcp_tasks_engine::engine::RESTART_STATUS_MESSAGE;
-use mcp_tasks_engine::{
-    Caller, CreateParams, Engine, EngineConfig, EngineError, Outcome, TaskEvent,
-};
+use mcp_tasks_engine::{Caller, Engine, EngineConfig, EngineError, Outcome, TaskEvent};
 use mcp_tasks_protocol::TaskStatus;
 use mcp_tasks_store::{MemoryStore, SqliteStore, TaskStore};
 use serde_json::json;
@@ -14,21 +12,9 @@ use tokio::sync::oneshot;
 
 mod common;
 
+use common::{caller, params};
+
 use mcp_tasks_testkit::{eventually, WAIT};
-
-fn caller() -> Caller {
-    Caller::anonymous("owner-a", Some("session-a".into()))
-}
-
-fn params() -> CreateParams {
-    CreateParams {
-        caller: caller(),
-        method: "tools/call".into(),
-        request: json!({"name": "t", "arguments": {}}),
-        requested_ttl: None,
-        client_capabilities: json!({"elicitation": {}}),
-    }
-}
 
 fn done(text: &str) -> Outcome {
     Outcome::Result {
