@@ -17,7 +17,6 @@
 //! | `view` | tasks as the page shows them: summaries, details, questions |
 //! | `answer` | a person's answer checked against the question and turned into the engine's answer |
 //! | `live` | changes of tasks fanned out to the pages over SSE |
-//! | `reader` | with `takes_questions`, a task may ask what its client did not declare: a person answers |
 //! | [`notify`] | webhooks: events to people when a task needs them, durable and retried |
 //!
 //! Why plain JavaScript and no template engine or library: the page is one list, one
@@ -35,7 +34,6 @@ mod list_html;
 mod live;
 pub mod notify;
 mod pages;
-mod reader;
 mod view;
 mod viewer;
 
@@ -46,7 +44,9 @@ use mcp_tasks_server::Server;
 use std::sync::Arc;
 use std::time::Duration;
 
-pub use notify::{default_sink_name, Notifier, NotifyConfig, NotifyFormat, NotifyOn, NotifySink};
+pub use notify::{
+    default_sink_name, Notifier, NotifyConfig, NotifyFormat, NotifyOn, NotifySink, PreparedNotifier,
+};
 
 /// The path the board is served under.
 pub const BOARD_PATH: &str = "/board";
@@ -67,11 +67,6 @@ pub struct BoardConfig {
     /// random key at start (logins then end with the process). A [`Secret`]: `Debug` of
     /// the config prints `***`.
     pub secret: Option<Secret<Vec<u8>>>,
-    /// Let a task ask questions (elicitation, sampling) its client did not declare it
-    /// can answer: they wait here for a person (and go to the webhooks) instead of
-    /// failing the tool. Off by default: a client that cannot answer then learns so at
-    /// once, as the protocol has it.
-    pub takes_questions: bool,
 }
 
 impl Default for BoardConfig {
@@ -81,7 +76,6 @@ impl Default for BoardConfig {
             public_url: None,
             session_ttl: Duration::from_secs(12 * 3600),
             secret: None,
-            takes_questions: false,
         }
     }
 }
@@ -102,16 +96,11 @@ struct Inner {
 
 impl Board {
     /// A board over `server`'s tasks. Starts listening to the engine's events at once,
-    /// so progress reported before a page opens is already known. With
-    /// [`BoardConfig::takes_questions`] a task may from now on ask questions its client
-    /// did not declare it can answer, since a person can answer them here.
+    /// so progress reported before a page opens is already known. Whether tasks may ask
+    /// people questions their client cannot answer is the engine's setting
+    /// (`EngineConfig::people_answer_questions`), fixed when the server started.
     pub fn new(server: Server, config: BoardConfig) -> Self {
         let keys = viewer::Keys::new(config.secret.as_ref().map(|s| s.expose().as_slice()));
-        if config.takes_questions {
-            server
-                .engine()
-                .set_reader(std::sync::Arc::new(reader::PeopleAnswer));
-        }
         let live = live::Live::start(&server);
         Board {
             inner: Arc::new(Inner {

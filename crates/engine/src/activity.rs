@@ -2,7 +2,7 @@
 //! external jobs, cancels sent to them), published on a `watch` channel.
 //!
 //! They exist so that code watching the engine (tests first, and a metrics exporter)
-//! can wait for "the next heartbeat" or "the sweep after this deletion" as a signal,
+//! can wait for "the next lease renewal" or "the sweep after this deletion" as a signal,
 //! instead of sleeping for a guessed time and hoping the background work ran.
 
 use tokio::sync::watch;
@@ -11,13 +11,19 @@ use tokio::sync::watch;
 /// Read it with [`crate::Engine::activity`]; every field only grows.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Activity {
-    /// Expiry sweeps finished (each deletes every expired task it finds).
+    /// Rounds of the expiry sweeper finished (each deletes every expired task it finds).
     pub sweeps: u64,
-    /// Heartbeats finished: running work re-read and leases renewed (shared stores).
-    pub heartbeats: u64,
-    /// Running tasks re-read by heartbeats, to catch changes no event announced: only
-    /// on stores other processes write (the in-memory store's feed sees every write).
-    pub heartbeat_rereads: u64,
+    /// Rounds of the lease keeper finished (each renews every lease held here; with
+    /// leases only).
+    pub lease_renewal_rounds: u64,
+    /// Rounds of the lease rescuer finished (each takes over the tasks whose lease
+    /// expired; with leases only).
+    pub rescue_rounds: u64,
+    /// Rounds of the change bridge's periodic re-read finished (only on stores other
+    /// processes write: the in-memory store's feed sees every write).
+    pub reread_rounds: u64,
+    /// Running tasks re-read by those rounds, to catch changes no event announced.
+    pub rereads: u64,
     /// Polls of external jobs answered (or failed) by their system.
     pub polls: u64,
     /// Cancels of external jobs requested, counted when the request is decided (before

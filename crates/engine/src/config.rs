@@ -93,6 +93,11 @@ pub struct EngineConfig {
     /// stored record is returned); a cancel that times out is reported in the
     /// cancelled task's status message.
     pub external_call_timeout: Duration,
+    /// Whether people answer questions here (a task board takes them): a task may then
+    /// ask a question its client did not declare it can answer, when the wire reader
+    /// says a person could answer it ([`crate::WireReader::people_may_answer`]). Plain
+    /// (non-task) calls still ask only what their client declared.
+    pub people_answer_questions: bool,
 }
 
 /// Default longest wait for an external job's poll or cancel: 10 s.
@@ -118,6 +123,7 @@ impl Default for EngineConfig {
             heartbeat: DEFAULT_HEARTBEAT,
             lease_ttl: None,
             external_call_timeout: DEFAULT_EXTERNAL_CALL_TIMEOUT,
+            people_answer_questions: false,
         }
     }
 }

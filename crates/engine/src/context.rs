@@ -55,6 +55,9 @@ pub struct LogMessage {
 /// synchronous call, the request's stream. The server filters by the session's level.
 pub type LogSink = Arc<dyn Fn(LogMessage) + Send + Sync>;
 
+/// The future a task runs: it resolves to what the request returns.
+pub type Work = BoxFuture<'static, mcp_tasks_store::Outcome>;
+
 /// Where progress reports go. The engine builds one for tasks (an event routed to the
 /// owner's session); the server builds one for synchronous calls (the request's stream).
 pub type ProgressSink = Arc<dyn Fn(Progress) + Send + Sync>;
@@ -80,6 +83,10 @@ pub struct TaskContext {
     /// Checks an input request against `client_capabilities` (the wire knows what
     /// each request needs).
     reader: Arc<dyn WireReader>,
+    /// Whether a person may answer this task's questions (the engine's
+    /// `people_answer_questions`): then a task may ask what its client did not declare
+    /// it can answer, when the reader says a person could ([`WireReader::people_may_answer`]).
+    people_answer: bool,
     next_key: Arc<AtomicU64>,
     /// The preflight answers; `None` when there are none (most tools), which saves
     /// every running task an allocation.
@@ -130,6 +137,7 @@ impl TaskContext {
         progress: Option<ProgressSink>,
         client_capabilities: Arc<Value>,
         reader: Arc<dyn WireReader>,
+        people_answer: bool,
     ) -> Self {
         TaskContext {
             task: Some((id, inner)),
@@ -137,6 +145,7 @@ impl TaskContext {
             progress,
             client_capabilities,
             reader,
+            people_answer,
             next_key: Arc::new(AtomicU64::new(1)),
             answers: None,
             requester: None,
@@ -153,6 +162,7 @@ impl TaskContext {
             progress: progress.map(steady),
             client_capabilities: Arc::new(Value::Null),
             reader: Arc::new(OpaqueReader),
+            people_answer: false,
             next_key: Arc::new(AtomicU64::new(1)),
             answers: None,
             requester: None,
@@ -307,9 +317,11 @@ impl TaskContext {
                 _ = self.cancel.cancelled() => Err(InputError::Cancelled),
             };
         };
-        self.reader
-            .check_task_input(&self.client_capabilities, client_method, &params)
-            .map_err(InputError::Unsupported)?;
+        // A task's question is stored with it, so someone other than its client (a
+        // person on the task board) may answer it, when people answer questions here.
+        if !(self.people_answer && self.reader.people_may_answer(client_method)) {
+            self.check_input(client_method, &params)?;
+        }
         let inner = inner.upgrade().ok_or(InputError::TaskEnded)?;
         let n = self.next_key.fetch_add(1, Ordering::Relaxed);
         let short = client_method.split('/').next().unwrap_or("input");

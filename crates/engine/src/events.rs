@@ -39,7 +39,7 @@ pub struct TaskLog {
     pub message: LogMessage,
 }
 
-/// Delivers task log messages; registered by the server ([`crate::Engine::set_log_router`]).
+/// Delivers task log messages; given by the server at start ([`crate::EngineHooks::log_router`]).
 /// Called synchronously in the logging work, so a message is queued before anything the
 /// work does next (its result included), and a chatty tool cannot make the event
 /// channel lag. It must not block.

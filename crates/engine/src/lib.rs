@@ -3,36 +3,24 @@
 //! Runs tasks. The engine owns the rules of a task's life and leaves wire formats to the
 //! server and storage to a [`mcp_tasks_store::TaskStore`].
 //!
-//! [`Engine`] is a facade over components that each own their state and reach each
-//! other only through arguments, with `core` below all of them; no module depends on
-//! `engine` except the ones that add methods to it (`sessions`, `external_tasks`,
-//! `sweeper`):
+//! Three layers, each importing only the ones below it:
 //!
-//! | module | what it owns |
-//! |---|---|
-//! | [`engine`] | [`Engine`]: the public API (create / get / list / cancel / wait / answer), wiring the components |
-//! | `core` | the store, settings, runner id and event channel; every status change (`Core::apply`) and its event |
-//! | `executor` | the work running here: cancellation tokens, abort handles, lease generations, quota slots, outcomes |
-//! | `waiters` | work waiting here for answers to its input requests (in-process channels) |
-//! | [`external`] | pollers of external jobs ([`ExternalPoller`]) and the rate limit of their polls |
-//! | `external_tasks` | the engine's API for external jobs: register pollers, create such tasks, cancel expired jobs |
-//! | [`leases`] | how a task taken over from a stopped process is re-run ([`leases::Resumer`]); renewal and takeover |
-//! | `replicas` | re-reading tasks other processes changed (no state of its own) |
-//! | `sweeper` | the expiry sweep and the heartbeat ([`Engine::run_sweeper`]) |
-//! | `sessions` | 2025-11-25 sessions in the shared store (pass-throughs) |
-//! | `cursor` | the opaque `tasks/list` cursor |
-//! | `quota` | active-task counts per principal and in total |
-//! | [`context`] | [`TaskContext`] handed to running work: status messages, progress, input, cancellation |
-//! | [`input`] | [`InputError`]: why a question to the client got no answer (the questions themselves are the server's) |
-//! | [`board`] | [`TaskFilter`]: what people's views read (every task for operators, newest first; a task's timeline) |
-//! | [`activity`] | [`Activity`]: counters of background work (sweeps, heartbeats, polls) to wait on as signals |
-//! | [`events`] | [`TaskEvent`]: the stream of changes the server turns into notifications |
-//! | [`reader`] | [`WireReader`]: what the engine asks the server about opaque requests and results |
-//! | [`config`] | [`EngineConfig`] and the documented defaults |
-//! | [`caller`] | [`Caller`]: who is asking, for owner binding |
-//! | [`error`] | [`EngineError`] |
-//! | [`audit`] | audit events on the `mcp_tasks::audit` tracing target |
-//! | `observability` | the store's timing observer, tasks counted by status, the span of a task's execution |
+//! - `engine/`: the facade. [`Engine`] and every public method of it, one file per
+//!   concern (create, read, cancel, questions, board, sessions, external jobs).
+//! - `maintenance/`: named background services (expiry sweeper, lease keeper, lease
+//!   rescuer, change bridge), started by [`Engine::start`] and stopped by
+//!   [`Engine::shutdown`], each counting its rounds in [`Activity`].
+//! - `run/`: the components, which never import the two above: `core` (the store,
+//!   settings, [`Clock`], events; the one place a status changes), the `executor`
+//!   (what runs here), the one `job` type every task's work runs in (and the hand-over
+//!   of a call that may still end inline), the `ledger` (the writes work makes),
+//!   `questions` (questions and their answers), `external_jobs` (pollers), `replicas`
+//!   (re-reads), `quota`, `sinks` and `span`.
+//!
+//! Beside them, the types the embedder sees: [`EngineConfig`], [`EngineHooks`] (what the
+//! engine learns of its embedder, once, at start), [`TaskContext`] (what running work
+//! holds), [`WireReader`], [`Caller`], [`TaskEvent`], [`EngineError`], [`InputError`].
+//! `docs/architecture.md` traces a task's life through these files.
 //!
 //! Failures the engine decides are [`Failure`]s (cancelled, server restarted, lease
 //! lost, input timed out, result too large, tool panicked, ...), never protocol codes:
@@ -46,46 +34,40 @@
 
 pub mod activity;
 pub mod audit;
-pub mod board;
 pub mod caller;
+pub mod clock;
 pub mod config;
 pub mod context;
-mod core;
-mod creation;
 mod cursor;
-pub mod deferred;
-mod deferred_job;
-pub mod engine;
+mod engine;
 pub mod error;
 pub mod events;
-mod executor;
 pub mod external;
-mod external_tasks;
+pub mod hooks;
 pub mod input;
-pub mod leases;
-mod observability;
-mod quota;
+mod maintenance;
 pub mod reader;
-mod replicas;
-mod sessions;
-mod sweeper;
-mod waiters;
+mod run;
 
 pub use activity::Activity;
-pub use board::TaskFilter;
 pub use caller::Caller;
+pub use clock::Clock;
 pub use config::EngineConfig;
-pub use context::{ClientRequester, LogMessage, LogSink, Progress, ProgressSink, TaskContext};
-pub use core::TransitionObserver;
-pub use deferred::{DeferredTask, Settled};
-pub use engine::{CreateParams, Engine, ListResult, Work};
+pub use context::{
+    ClientRequester, LogMessage, LogSink, Progress, ProgressSink, TaskContext, Work,
+};
+pub use engine::board::TaskFilter;
+pub use engine::create::{Creation, ProvisionalTask, Settled};
+pub use engine::{CreateParams, Engine, ListResult, RESTART_STATUS_MESSAGE};
 pub use error::EngineError;
 pub use events::{LogRouter, TaskEvent, TaskLog};
-pub use external::{ExternalPoller, JobPoll};
+pub use external::{ExternalPoller, JobPoll, EXTERNAL_STARTED_MESSAGE};
+pub use hooks::{EngineHooks, Resumer, TransitionObserver};
 pub use input::InputError;
+pub use maintenance::lease_rescuer::LOST_RUNNER_MESSAGE;
 pub use mcp_tasks_store::{
     ExternalJob, Failure, InputRequest, Outcome, SessionRecord, StoreObserver, TaskRecord,
     TRACE_TARGET,
 };
-pub use observability::set_task_span_parent;
 pub use reader::WireReader;
+pub use run::span::set_task_span_parent;

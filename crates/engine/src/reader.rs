@@ -1,8 +1,8 @@
 //! What the engine needs to know about a request or a result without knowing their wire
-//! format. The server, which speaks MCP, answers for it ([`Engine::set_reader`]); the
+//! format. The server, which speaks MCP, answers for it (given at start in [`EngineHooks`]); the
 //! engine never parses `_meta`, `isError` or content blocks itself.
 //!
-//! [`Engine::set_reader`]: crate::Engine::set_reader
+//! [`EngineHooks`]: crate::EngineHooks
 
 use serde_json::Value;
 
@@ -47,17 +47,14 @@ pub trait WireReader: Send + Sync {
         Ok(())
     }
 
-    /// [`WireReader::check_input`] for a question a *task* asks: such a question is
-    /// stored with the task and may be answered by someone other than the client (a
-    /// person on the task board), so a reader that knows such a person exists may
-    /// allow what the client did not declare. The default is `check_input`.
-    fn check_task_input(
-        &self,
-        client_capabilities: &Value,
-        method: &str,
-        params: &Value,
-    ) -> Result<(), String> {
-        self.check_input(client_capabilities, method, params)
+    /// Whether a person could answer a question of `method` in the client's place
+    /// (MCP: a form or URL elicitation, a sampling request; never roots, which only
+    /// the client knows). Consulted only when the engine is configured with
+    /// `people_answer_questions` (a task board takes questions): a task may then ask
+    /// such a question even of a client that did not declare it can answer. The
+    /// default: no method.
+    fn people_may_answer(&self, _method: &str) -> bool {
+        false
     }
 }
 

@@ -3,7 +3,7 @@
 //! (no "waiting for …" on an answered or finished task).
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
-use mcp_tasks_engine::{Engine, EngineConfig, EngineError, Outcome, WireReader};
+use mcp_tasks_engine::{Engine, EngineConfig, EngineError, EngineHooks, Outcome, WireReader};
 use mcp_tasks_protocol::TaskStatus;
 use mcp_tasks_store::MemoryStore;
 use serde_json::{json, Value};
@@ -53,10 +53,13 @@ async fn asking_task(
     oneshot::Receiver<Value>,
     oneshot::Sender<()>,
 ) {
-    let engine = Engine::start(Arc::new(MemoryStore::new()), EngineConfig::default())
-        .await
-        .unwrap();
-    engine.set_reader(Arc::new(NumbersOnly));
+    let engine = Engine::start(
+        Arc::new(MemoryStore::new()),
+        EngineConfig::default(),
+        EngineHooks::default().reader(Arc::new(NumbersOnly)),
+    )
+    .await
+    .unwrap();
     let (got_tx, got_rx) = oneshot::channel();
     let (finish_tx, finish_rx) = oneshot::channel::<()>();
     let record = engine

@@ -1,8 +1,10 @@
 //! Engine behaviour on real stores: races, recovery after a restart, waiters, events.
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
-use mcp_tasks_engine::engine::RESTART_STATUS_MESSAGE;
-use mcp_tasks_engine::{Caller, Engine, EngineConfig, EngineError, Outcome, TaskEvent};
+use mcp_tasks_engine::RESTART_STATUS_MESSAGE;
+use mcp_tasks_engine::{
+    Caller, Engine, EngineConfig, EngineError, EngineHooks, Outcome, TaskEvent,
+};
 use mcp_tasks_protocol::TaskStatus;
 use mcp_tasks_store::{MemoryStore, SqliteStore, TaskStore};
 use serde_json::json;
@@ -23,9 +25,13 @@ fn done(text: &str) -> Outcome {
 }
 
 async fn memory_engine() -> Engine {
-    Engine::start(Arc::new(MemoryStore::new()), EngineConfig::default())
-        .await
-        .unwrap()
+    Engine::start(
+        Arc::new(MemoryStore::new()),
+        EngineConfig::default(),
+        EngineHooks::default(),
+    )
+    .await
+    .unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -41,7 +47,9 @@ async fn cancel_racing_completion_has_exactly_one_winner() {
                     .unwrap(),
             )
         };
-        let engine = Engine::start(store, EngineConfig::default()).await.unwrap();
+        let engine = Engine::start(store, EngineConfig::default(), EngineHooks::default())
+            .await
+            .unwrap();
         for _ in 0..100 {
             let (tx, rx) = oneshot::channel::<()>();
             let record = engine
@@ -100,9 +108,13 @@ async fn restart_fails_tasks_left_running_by_the_previous_process() {
         ..EngineConfig::default()
     };
     let (running_id, done_id) = {
-        let engine = Engine::start(Arc::new(SqliteStore::open(&url).await.unwrap()), config())
-            .await
-            .unwrap();
+        let engine = Engine::start(
+            Arc::new(SqliteStore::open(&url).await.unwrap()),
+            config(),
+            EngineHooks::default(),
+        )
+        .await
+        .unwrap();
         let finished = engine
             .create(params(), |_ctx| Box::pin(async { done("kept") }))
             .await
@@ -120,9 +132,13 @@ async fn restart_fails_tasks_left_running_by_the_previous_process() {
     // time can stand in for it passing.
     tokio::time::sleep(LEASE + Duration::from_millis(50)).await;
     // a new engine on the same file plays the restarted process
-    let engine = Engine::start(Arc::new(SqliteStore::open(&url).await.unwrap()), config())
-        .await
-        .unwrap();
+    let engine = Engine::start(
+        Arc::new(SqliteStore::open(&url).await.unwrap()),
+        config(),
+        EngineHooks::default(),
+    )
+    .await
+    .unwrap();
     let interrupted = engine.get(&running_id, &caller()).await.unwrap();
     assert_eq!(interrupted.status, TaskStatus::Failed);
     assert_eq!(
@@ -203,7 +219,7 @@ async fn cancelled_work_that_ignores_the_token_is_aborted_after_the_grace_period
         cancel_grace: GRACE,
         ..EngineConfig::default()
     };
-    let engine = Engine::start(Arc::new(MemoryStore::new()), config)
+    let engine = Engine::start(Arc::new(MemoryStore::new()), config, EngineHooks::default())
         .await
         .unwrap();
     let (dropped_tx, dropped_rx) = oneshot::channel::<()>();
@@ -249,7 +265,7 @@ async fn an_unanswered_question_fails_the_task_after_the_input_timeout() {
         input_timeout: TIMEOUT,
         ..EngineConfig::default()
     };
-    let engine = Engine::start(Arc::new(MemoryStore::new()), config)
+    let engine = Engine::start(Arc::new(MemoryStore::new()), config, EngineHooks::default())
         .await
         .unwrap();
     let (asked_tx, asked_rx) = oneshot::channel::<String>();
@@ -310,7 +326,7 @@ async fn several_questions_can_be_outstanding_and_answers_count_once() {
         max_input_requests: 2,
         ..EngineConfig::default()
     };
-    let engine = Engine::start(Arc::new(MemoryStore::new()), config)
+    let engine = Engine::start(Arc::new(MemoryStore::new()), config, EngineHooks::default())
         .await
         .unwrap();
     let (seen_tx, seen_rx) = oneshot::channel::<String>();
@@ -384,17 +400,22 @@ async fn several_questions_can_be_outstanding_and_answers_count_once() {
 /// fails its task as a crash, whether the task was launched or started deferred.
 #[tokio::test]
 async fn work_that_panics_while_being_made_fails_its_task() {
-    let engine = Engine::start(Arc::new(MemoryStore::new()), EngineConfig::default())
-        .await
-        .unwrap();
+    let engine = Engine::start(
+        Arc::new(MemoryStore::new()),
+        EngineConfig::default(),
+        EngineHooks::default(),
+    )
+    .await
+    .unwrap();
     fn boom(_ctx: mcp_tasks_engine::TaskContext) -> mcp_tasks_engine::Work {
         panic!("deliberate panic while making the work")
     }
     let launched = engine.create(params(), boom).await.unwrap();
     let deferred = engine
-        .start_deferred(params(), boom)
+        .begin(params())
         .unwrap()
-        .into_task()
+        .start(boom)
+        .commit()
         .await
         .unwrap();
     for id in [launched.id, deferred.id] {

@@ -7,7 +7,7 @@ mod common;
 mod external_support;
 
 use external_support::*;
-use mcp_tasks_engine::external::EXTERNAL_STARTED_MESSAGE;
+use mcp_tasks_engine::EXTERNAL_STARTED_MESSAGE;
 use mcp_tasks_engine::{EngineConfig, Outcome};
 use mcp_tasks_protocol::TaskStatus;
 use mcp_tasks_store::MemoryStore;
@@ -65,8 +65,13 @@ async fn reads_poll_the_job_and_record_its_progress_and_outcome() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn failed_jobs_fail_the_task_and_tool_errors_are_flagged() {
     let fake = Fake::new();
-    let engine = memory_engine(Duration::from_millis(20), &fake).await;
-    engine.set_reader(Arc::new(IsErrorReader));
+    let engine = engine_with(
+        Arc::new(mcp_tasks_store::MemoryStore::new()),
+        config(Duration::from_millis(20)),
+        mcp_tasks_engine::EngineHooks::default().reader(Arc::new(IsErrorReader)),
+        &fake,
+    )
+    .await;
     let (a, a_state) = start(&engine, &fake).await;
     let (b, b_state) = start(&engine, &fake).await;
     let error = Outcome::Error {

@@ -7,7 +7,7 @@ mod common;
 mod external_support;
 
 use external_support::*;
-use mcp_tasks_engine::{CreateParams, Engine, EngineConfig};
+use mcp_tasks_engine::{CreateParams, Engine, EngineConfig, EngineHooks};
 use mcp_tasks_protocol::TaskStatus;
 use mcp_tasks_store::{MemoryStore, SqliteStore, TaskStore};
 use mcp_tasks_testkit::{eventually, WAIT};
@@ -22,8 +22,6 @@ async fn the_sweeper_cancels_the_jobs_of_expired_tasks_only() {
         ..config(Duration::from_millis(50))
     };
     let engine = engine_on(Arc::new(MemoryStore::new()), config, &fake).await;
-    let sweeper = engine.clone();
-    tokio::spawn(async move { sweeper.run_sweeper(std::future::pending()).await });
     let short = || CreateParams {
         requested_ttl: Some(Duration::from_millis(1_000)),
         ..params()
@@ -112,6 +110,7 @@ async fn external_tasks_survive_a_restart() {
     let second = Engine::start(
         Arc::new(SqliteStore::open(&url).await.unwrap()),
         short_lease(config(Duration::from_millis(50))),
+        EngineHooks::default(),
     )
     .await
     .unwrap();
@@ -144,17 +143,13 @@ async fn another_replica_serves_the_task_and_leases_do_not_take_it_over() {
         ..config(Duration::from_millis(50))
     };
     let a = engine_on(store.clone(), replica.clone(), &fake).await;
-    let sweeper = a.clone();
-    tokio::spawn(async move { sweeper.run_sweeper(std::future::pending()).await });
     let (record, state) = start(&a, &fake).await;
 
-    // Well past the lease (200 ms): ten heartbeats of A (50 ms apart) each looked for
-    // expired leases. B starts now, so its recovery runs over the task too; then six
-    // heartbeats of B look again. Waiting on the heartbeats themselves, not on time.
+    // Well past the lease (200 ms): ten rounds of A's lease rescuer (50 ms apart) each
+    // looked for expired leases. B starts now, so its recovery runs over the task too;
+    // then six rounds of B's rescuer look again. Waiting on the rounds, not on time.
     wait_heartbeats(&a, 10).await;
     let b = engine_on(store.clone(), replica, &fake).await;
-    let sweeper = b.clone();
-    tokio::spawn(async move { sweeper.run_sweeper(std::future::pending()).await });
     wait_heartbeats(&b, 6).await;
     let on_b = b.get(&record.id, &caller()).await.unwrap();
     assert_eq!(on_b.status, TaskStatus::Working, "{on_b:?}");
@@ -178,12 +173,13 @@ async fn another_replica_serves_the_task_and_leases_do_not_take_it_over() {
     assert_eq!(on_a, done);
 }
 
-/// Waits until `engine` finished `n` more heartbeats than it had when called.
+/// Waits until `engine`'s lease rescuer finished `n` more rounds than it had when
+/// called.
 async fn wait_heartbeats(engine: &Engine, n: u64) {
     let mut activity = engine.activity();
-    let start = activity.borrow().heartbeats;
-    tokio::time::timeout(WAIT, activity.wait_for(|a| a.heartbeats >= start + n))
+    let start = activity.borrow().rescue_rounds;
+    tokio::time::timeout(WAIT, activity.wait_for(|a| a.rescue_rounds >= start + n))
         .await
-        .expect("heartbeats stopped")
+        .expect("the lease rescuer stopped")
         .unwrap();
 }

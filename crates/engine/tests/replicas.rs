@@ -4,7 +4,7 @@
 //! (LISTEN/NOTIFY) when `MCP_TASKS_TEST_PG_URL` is set (required under CI).
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
-use mcp_tasks_engine::{Caller, CreateParams, Engine, EngineConfig, Outcome};
+use mcp_tasks_engine::{Caller, CreateParams, Engine, EngineConfig, EngineHooks, Outcome};
 use mcp_tasks_protocol::TaskStatus;
 use mcp_tasks_store::suite::postgres::{test_url, TestSchema};
 use mcp_tasks_store::{MemoryStore, PgStore, TaskStore};
@@ -38,14 +38,16 @@ async fn pair(a: Arc<dyn TaskStore>, b: Arc<dyn TaskStore>) -> (Engine, Engine) 
         ..EngineConfig::default()
     };
     (
-        Engine::start(a, config.clone()).await.unwrap(),
-        Engine::start(b, config).await.unwrap(),
+        Engine::start(a, config.clone(), EngineHooks::default())
+            .await
+            .unwrap(),
+        Engine::start(b, config, EngineHooks::default())
+            .await
+            .unwrap(),
     )
 }
 
 async fn cancel_on_b_stops_work_on_a(a: Engine, b: Engine) {
-    let stop = a.clone();
-    tokio::spawn(async move { stop.run_sweeper(std::future::pending()).await });
     let (tx, rx) = oneshot::channel::<()>();
     let record = a
         .create(params(), move |ctx| {
@@ -150,9 +152,29 @@ async fn takeover_after_a_dead_replica(a_store: Arc<dyn TaskStore>, b_store: Arc
         heartbeat: Duration::from_millis(100),
         ..EngineConfig::default()
     };
-    let a = Engine::start(a_store, leased.clone()).await.unwrap();
-    let b = Engine::start(b_store, leased).await.unwrap();
-    // A never runs its heartbeat: it has died as far as the others can tell.
+    let a = Engine::start(a_store, leased.clone(), EngineHooks::default())
+        .await
+        .unwrap();
+    // B re-runs taken-over work once `resume` is set (the second half), and fails it
+    // before.
+    let resume = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let resuming = Arc::clone(&resume);
+    let hooks = EngineHooks::default().resumer(Arc::new(move |_record| {
+        if !resuming.load(std::sync::atomic::Ordering::SeqCst) {
+            return None;
+        }
+        Some(Box::new(|_ctx| {
+            Box::pin(async {
+                Outcome::Result {
+                    value: json!({"content": [{"type": "text", "text": "re-run on B"}]}),
+                }
+            }) as mcp_tasks_engine::Work
+        }))
+    }));
+    let b = Engine::start(b_store, leased, hooks).await.unwrap();
+    // A's maintenance stops: it never renews a lease again, so it has died as far as
+    // the others can tell (its work still runs, and its late writes are fenced off).
+    a.shutdown().await;
     let (finish_a, finished) = oneshot::channel::<()>();
     let doomed = a
         .create(params(), move |_ctx| {
@@ -165,14 +187,6 @@ async fn takeover_after_a_dead_replica(a_store: Arc<dyn TaskStore>, b_store: Arc
         })
         .await
         .unwrap();
-    let b_loop = b.clone();
-    let stop = tokio_util_stop();
-    let stop_b = stop.clone();
-    tokio::spawn(async move {
-        b_loop
-            .run_sweeper(async move { stop_b.notified().await })
-            .await
-    });
     let failed = tokio::time::timeout(
         Duration::from_secs(10),
         b.wait_terminal(&doomed.id, &caller()),
@@ -183,7 +197,7 @@ async fn takeover_after_a_dead_replica(a_store: Arc<dyn TaskStore>, b_store: Arc
     assert_eq!(failed.status, TaskStatus::Failed);
     assert_eq!(
         failed.status_message.as_deref(),
-        Some(mcp_tasks_engine::leases::LOST_RUNNER_MESSAGE)
+        Some(mcp_tasks_engine::LOST_RUNNER_MESSAGE)
     );
     let _ = finish_a.send(());
     // A's work ended and A tried to store its outcome (it stops counting the task as
@@ -196,15 +210,7 @@ async fn takeover_after_a_dead_replica(a_store: Arc<dyn TaskStore>, b_store: Arc
     );
 
     // with a resumer, B re-runs the work instead
-    b.set_resumer(Arc::new(|_record| {
-        Some(Box::new(|_ctx| {
-            Box::pin(async {
-                Outcome::Result {
-                    value: json!({"content": [{"type": "text", "text": "re-run on B"}]}),
-                }
-            }) as mcp_tasks_engine::Work
-        }))
-    }));
+    resume.store(true, std::sync::atomic::Ordering::SeqCst);
     let resumed = a
         .create(params(), |_ctx| {
             Box::pin(futures::future::pending::<Outcome>())
@@ -225,11 +231,6 @@ async fn takeover_after_a_dead_replica(a_store: Arc<dyn TaskStore>, b_store: Arc
             value: json!({"content": [{"type": "text", "text": "re-run on B"}]})
         })
     );
-    stop.notify_waiters();
-}
-
-fn tokio_util_stop() -> Arc<tokio::sync::Notify> {
-    Arc::new(tokio::sync::Notify::new())
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

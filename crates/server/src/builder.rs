@@ -18,7 +18,7 @@
 //! # Ok(()) }
 //! ```
 
-use mcp_tasks_engine::{Engine, EngineConfig};
+use mcp_tasks_engine::EngineConfig;
 use mcp_tasks_store::TaskStore;
 use std::sync::Arc;
 
@@ -175,8 +175,7 @@ impl ServerBuilder {
                 .await
                 .map_err(|source| BuildError::Store { url, source })?,
         };
-        let engine = Engine::start(store, self.engine).await?;
-        Ok(Server::from_parts(engine, registry, self.config))
+        Ok(Server::start(store, self.engine, registry, self.config, Vec::new()).await?)
     }
 }
 

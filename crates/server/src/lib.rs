@@ -3,12 +3,12 @@
 //! An MCP server speaking both task wires (2025-11-25 sessions with `params.task`, and
 //! the 2026-07-28 Tasks extension) on top of the [`mcp_tasks_engine::Engine`]. It knows
 //! nothing of SQL. [`Server`] is the one server type: build it with [`Server::builder`]
-//! (or [`Server::from_parts`]) and serve it over stdio, HTTP, or your own axum app.
+//! (or [`Server::start`] with parts you assembled) and serve it over stdio, HTTP, or your own axum app.
 //!
 //! | module | what it owns |
 //! |---|---|
 //! | [`builder`] | [`ServerBuilder`]: tools, store and settings collected before start; [`BuildError`] |
-//! | `serve` | running a [`Server`]: `from_parts`, `serve_stdio`, `serve_http`, `router`, the shutdown signal |
+//! | `serve` | running a [`Server`]: `serve_stdio`, `serve_http`, `router`, the shutdown signal |
 //! | [`server`] | [`Server`] and [`ServerConfig`]: the shared state (engine, tools, sessions, outgoing requests) |
 //! | `start` | what starting a server wires into the engine: external pollers, the reader, resumable tools, log routing, the idle-session sweep |
 //! | [`session`] | [`Session`]: negotiated version, client capabilities, outbound stream, in-flight calls |

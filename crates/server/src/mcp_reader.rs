@@ -29,6 +29,15 @@ impl WireReader for McpReader {
         check_input(client_capabilities, method, params)
     }
 
+    /// A person (on the task board, through a webhook) can answer a form or URL
+    /// elicitation or a sampling request; roots only the client knows.
+    fn people_may_answer(&self, method: &str) -> bool {
+        matches!(
+            method,
+            methods::ELICITATION_CREATE | methods::SAMPLING_CREATE_MESSAGE
+        )
+    }
+
     fn result_reports_error(&self, result: &Value) -> bool {
         result.get("isError") == Some(&Value::Bool(true))
     }

@@ -1,24 +1,13 @@
-//! Running a [`Server`]: build one from parts, serve it over stdio or Streamable HTTP,
+//! Running a [`Server`]: serve it over stdio or Streamable HTTP,
 //! or mount its router in your own axum app.
 
-use mcp_tasks_engine::Engine;
 use tokio::net::{TcpListener, ToSocketAddrs};
 
 use crate::builder::BuildError;
-use crate::server::{Server, ServerConfig};
-use crate::tools::registry::ToolRegistry;
+use crate::server::Server;
 use crate::transport::{http, stdio};
 
 impl Server {
-    /// Wraps an engine and tools you assembled yourself, and starts the sweeper.
-    pub fn from_parts(engine: Engine, tools: ToolRegistry, config: ServerConfig) -> Self {
-        let sweeper = engine.clone();
-        let server = Server::new(engine, tools, config);
-        let stop = server.shutdown_token();
-        tokio::spawn(async move { sweeper.run_sweeper(stop.cancelled_owned()).await });
-        server
-    }
-
     /// An axum router answering MCP (Streamable HTTP, both task wires) at `path`; nest
     /// or merge it into an existing app. Call [`Server::shutdown`] when the app stops,
     /// so open event streams end.

@@ -1,11 +1,15 @@
-//! Starting an [`Server`]: registers what the engine needs to know of this server
-//! (external pollers, the MCP reader, how to re-run resumable tools, where task logs
-//! go), starts routing engine events to sessions, and the idle-session sweep.
+//! Starting a [`Server`]: starts the engine with what it needs to know of this server
+//! (the MCP reader, how to re-run resumable tools, where task logs go, the metrics),
+//! registers external pollers, starts routing engine events to sessions, and the
+//! idle-session sweep.
 
-use mcp_tasks_engine::Engine;
+use mcp_tasks_engine::{
+    Engine, EngineConfig, EngineError, EngineHooks, LogRouter, Resumer, TransitionObserver,
+};
+use mcp_tasks_store::TaskStore;
 use serde_json::Value;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 use tokio_util::sync::CancellationToken;
 
 use crate::questions::outgoing::Outgoing;
@@ -13,88 +17,67 @@ use crate::server::{Server, ServerConfig, ServerInner};
 use crate::tools::registry::ToolRegistry;
 
 impl Server {
-    /// Builds a server and starts routing engine events to sessions. Must be called
-    /// inside a tokio runtime.
-    pub(crate) fn new(engine: Engine, tools: ToolRegistry, config: ServerConfig) -> Self {
+    /// Starts a server: the engine on `store` with everything it is to know of this
+    /// server (the MCP reader, how to re-run resumable tools, where task logs go, the
+    /// metrics, then `observers`: other parties told of every task change, such as the
+    /// board's webhooks), the tools' external pollers, the routing of engine events to
+    /// sessions and the idle-session sweep. The engine's maintenance stops with
+    /// [`Server::shutdown`]. Must be called inside a tokio runtime.
+    ///
+    /// # Errors
+    /// When the engine cannot start (its recovery step reads the store).
+    pub async fn start(
+        store: Arc<dyn TaskStore>,
+        engine_config: EngineConfig,
+        tools: ToolRegistry,
+        config: ServerConfig,
+        observers: Vec<TransitionObserver>,
+    ) -> Result<Self, EngineError> {
         // Task spans are registry roots traced as children of their request.
         crate::ops::telemetry::link_task_spans();
+        // The hooks reach the server, which exists only once the engine does.
+        let me: Arc<OnceLock<Weak<ServerInner>>> = Arc::default();
+        let metrics: Arc<crate::ops::metrics::Metrics> = Arc::default();
+        let mut hooks = EngineHooks::default()
+            .reader(Arc::new(crate::mcp_reader::McpReader))
+            .resumer(resumer(Arc::clone(&me)))
+            .log_router(log_router(Arc::clone(&me)))
+            .store_observer(Arc::clone(&metrics) as _)
+            .observe_transitions(metrics_observer(Arc::clone(&me)));
+        for observer in observers {
+            hooks = hooks.observe_transitions(observer);
+        }
+        let engine = Engine::start(store, engine_config, hooks).await?;
         for tool in tools.iter() {
             if let Some(spec) = tool.external_spec() {
                 engine.register_external(tool.name(), spec.poller.clone());
             }
         }
-        engine.set_reader(Arc::new(crate::mcp_reader::McpReader));
-        let resumer_tools: Arc<std::sync::OnceLock<std::sync::Weak<ServerInner>>> = Arc::default();
-        let resolve = Arc::clone(&resumer_tools);
-        engine.set_resumer(Arc::new(move |record| {
-            let name = record.request.name()?;
-            let inner = resolve.get()?.upgrade()?;
-            let tool = inner
-                .tools
-                .read()
-                .unwrap_or_else(|p| p.into_inner())
-                .get(&name)?
-                .clone();
-            if !tool.is_resumable() {
-                return None;
-            }
-            let args = match record.request.field("arguments") {
-                Some(Value::Object(args)) => args,
-                _ => Default::default(),
-            };
-            Some(Box::new(move |ctx| {
-                Box::pin(async move { crate::tools::call::to_outcome(tool.call(args, ctx).await) })
-                    as mcp_tasks_engine::Work
-            }))
-        }));
         let server = Server {
             inner: Arc::new(ServerInner {
                 engine,
                 tools: std::sync::RwLock::new(Arc::new(tools)),
                 passthrough: std::sync::RwLock::new(None),
                 readiness: std::sync::RwLock::new(Vec::new()),
-                metrics: Arc::default(),
+                metrics,
                 config,
                 sessions: Mutex::new(HashMap::new()),
                 outgoing: Outgoing::default(),
                 shutdown: CancellationToken::new(),
             }),
         };
+        let _ = me.set(Arc::downgrade(&server.inner));
         tokio::spawn(crate::notify::routing::route_events(
             Arc::downgrade(&server.inner),
             server.inner.engine.subscribe(),
             server.inner.shutdown.clone(),
         ));
-        let _ = resumer_tools.set(Arc::downgrade(&server.inner));
-        server
-            .inner
-            .engine
-            .set_store_observer(Arc::clone(&server.inner.metrics) as _);
-        let observed = Arc::downgrade(&server.inner);
-        server
-            .inner
-            .engine
-            .add_transition_observer(Arc::new(move |record| {
-                if let Some(inner) = observed.upgrade() {
-                    let name = record.request.name();
-                    let known = name.filter(|n| {
-                        inner
-                            .tools
-                            .read()
-                            .unwrap_or_else(|p| p.into_inner())
-                            .get(n)
-                            .is_some()
-                    });
-                    let tool = known.map_or_else(|| "other".to_string(), String::from);
-                    inner.metrics.observe_task(record, tool);
-                }
-            }));
-        let weak = Arc::downgrade(&server.inner);
-        server.inner.engine.set_log_router(Arc::new(move |log| {
-            if let Some(inner) = weak.upgrade() {
-                crate::notify::routing::deliver_log(&Server { inner }, log);
-            }
-        }));
+        let engine = server.inner.engine.clone();
+        let stop = server.inner.shutdown.clone();
+        tokio::spawn(async move {
+            stop.cancelled().await;
+            engine.shutdown().await;
+        });
         let idle_timeout = server
             .inner
             .config
@@ -107,8 +90,61 @@ impl Server {
                 server.inner.shutdown.clone(),
             ));
         }
-        server
+        Ok(server)
     }
+}
+
+/// Re-runs a task taken over from a stopped process when its tool is resumable.
+fn resumer(me: Arc<OnceLock<Weak<ServerInner>>>) -> Resumer {
+    Arc::new(move |record| {
+        let name = record.request.name()?;
+        let inner = me.get()?.upgrade()?;
+        let tool = inner
+            .tools
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&name)?
+            .clone();
+        if !tool.is_resumable() {
+            return None;
+        }
+        let args = match record.request.field("arguments") {
+            Some(Value::Object(args)) => args,
+            _ => Default::default(),
+        };
+        Some(Box::new(move |ctx| {
+            Box::pin(async move { crate::tools::call::to_outcome(tool.call(args, ctx).await) })
+                as mcp_tasks_engine::Work
+        }))
+    })
+}
+
+/// Sends task logs to the sessions that should see them.
+fn log_router(me: Arc<OnceLock<Weak<ServerInner>>>) -> LogRouter {
+    Arc::new(move |log| {
+        if let Some(inner) = me.get().and_then(Weak::upgrade) {
+            crate::notify::routing::deliver_log(&Server { inner }, log);
+        }
+    })
+}
+
+/// Counts every task change in the metrics, by tool (`other` for unknown names).
+fn metrics_observer(me: Arc<OnceLock<Weak<ServerInner>>>) -> TransitionObserver {
+    Arc::new(move |record| {
+        if let Some(inner) = me.get().and_then(Weak::upgrade) {
+            let name = record.request.name();
+            let known = name.filter(|n| {
+                inner
+                    .tools
+                    .read()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .get(n)
+                    .is_some()
+            });
+            let tool = known.map_or_else(|| "other".to_string(), String::from);
+            inner.metrics.observe_task(record, tool);
+        }
+    })
 }
 
 /// Forgets, every so often, the sessions [`Session::is_idle`] for `timeout`, then sweeps

@@ -2,7 +2,7 @@
 //! decide readiness, and a stopped store makes the server not ready.
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
-use mcp_tasks_engine::{Engine, EngineConfig};
+use mcp_tasks_engine::EngineConfig;
 use mcp_tasks_server::auth::{AuthMode, StaticTokens};
 use mcp_tasks_server::transport::http;
 use mcp_tasks_server::{Server, ServerConfig, ToolRegistry};
@@ -12,8 +12,15 @@ use std::sync::Arc;
 
 /// Serves `store` over HTTP with `config`; returns the server and its base URL.
 async fn serve(store: Arc<dyn TaskStore>, config: ServerConfig) -> (Server, String) {
-    let engine = Engine::start(store, EngineConfig::default()).await.unwrap();
-    let server = Server::from_parts(engine, ToolRegistry::new(), config);
+    let server = Server::start(
+        store,
+        EngineConfig::default(),
+        ToolRegistry::new(),
+        config,
+        Vec::new(),
+    )
+    .await
+    .unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let s = server.clone();

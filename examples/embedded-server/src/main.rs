@@ -4,7 +4,7 @@
 //! Run: `cargo run -p example-embedded-server -- ./example.db` and talk MCP on stdin.
 
 use anyhow::Result;
-use mcp_tasks_engine::{Engine, EngineConfig};
+use mcp_tasks_engine::EngineConfig;
 use mcp_tasks_server::transport::stdio;
 use mcp_tasks_server::{Server, ServerConfig, TaskSupport, Tool, ToolRegistry, ToolResult};
 use serde_json::{json, Value};
@@ -41,8 +41,14 @@ async fn main() -> Result<()> {
     tools.register(count_to)?;
 
     let store = mcp_tasks_store::open(&format!("sqlite://{db}")).await?;
-    let engine = Engine::start(store, EngineConfig::default()).await?;
-    let server = Server::from_parts(engine, tools, ServerConfig::default());
+    let server = Server::start(
+        store,
+        EngineConfig::default(),
+        tools,
+        ServerConfig::default(),
+        Vec::new(),
+    )
+    .await?;
     stdio::serve(
         server,
         tokio::io::stdin(),

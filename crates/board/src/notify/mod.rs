@@ -21,7 +21,7 @@ mod sender;
 use mcp_tasks_protocol::{Secret, TaskStatus};
 use std::time::Duration;
 
-pub use sender::Notifier;
+pub use sender::{Notifier, PreparedNotifier};
 
 /// A state of a task someone can be told about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

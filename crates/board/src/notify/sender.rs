@@ -2,7 +2,7 @@
 //! retried by every process sharing the store.
 
 use chrono::Utc;
-use mcp_tasks_engine::TaskRecord;
+use mcp_tasks_engine::{TaskRecord, TransitionObserver};
 use mcp_tasks_protocol::TaskStatus;
 use mcp_tasks_server::Server;
 use mcp_tasks_store::{
@@ -34,47 +34,93 @@ pub struct Notifier {
     wake: Arc<Notify>,
 }
 
+/// A notifier configured but not started: its transition observer is given to the
+/// server when it starts ([`PreparedNotifier::observer`], so the engine knows every
+/// party it tells from its first task), then it starts on that server
+/// ([`PreparedNotifier::start`]).
+pub struct PreparedNotifier {
+    /// The sinks; `None` when there are none (nothing to start).
+    config: Option<Arc<NotifyConfig>>,
+    http: reqwest::Client,
+    queue: mpsc::UnboundedSender<TaskRecord>,
+    changes: mpsc::UnboundedReceiver<TaskRecord>,
+    wake: Arc<Notify>,
+}
+
+impl std::fmt::Debug for PreparedNotifier {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PreparedNotifier")
+            .field("sinks", &self.config.as_ref().map_or(0, |c| c.sinks.len()))
+            .finish()
+    }
+}
+
 impl Notifier {
-    /// Starts telling `config`'s sinks of `server`'s tasks: registers a transition
-    /// observer (which only queues) and spawns the enqueue and send loops.
+    /// Prepares telling `config`'s sinks of a server's tasks: checks the configuration
+    /// and builds the HTTP client.
     ///
     /// # Errors
     /// When the configuration is invalid ([`NotifyConfig::check`]) or the HTTP client
     /// cannot be built.
-    pub fn start(server: &Server, config: NotifyConfig) -> Result<Self, String> {
+    pub fn prepare(config: NotifyConfig) -> Result<PreparedNotifier, String> {
         config.check()?;
         let http = reqwest::Client::builder()
             .timeout(config.request_timeout)
             .user_agent(concat!("mcp-tasks/", env!("CARGO_PKG_VERSION")))
             .build()
             .map_err(|e| format!("building the webhook HTTP client: {e}"))?;
-        let wake = Arc::new(Notify::new());
+        let (queue, changes) = mpsc::unbounded_channel::<TaskRecord>();
+        Ok(PreparedNotifier {
+            config: (!config.sinks.is_empty()).then(|| Arc::new(config)),
+            http,
+            queue,
+            changes,
+            wake: Arc::new(Notify::new()),
+        })
+    }
+
+    /// Makes the sender look for due deliveries now (tests, and after a receiver is
+    /// known to be back).
+    pub fn wake(&self) {
+        self.wake.notify_one();
+    }
+}
+
+impl PreparedNotifier {
+    /// The transition observer to give the server at start (it only queues the changes
+    /// some sink wants); `None` without sinks.
+    pub fn observer(&self) -> Option<TransitionObserver> {
+        let wanted = Arc::clone(self.config.as_ref()?);
+        let queue = self.queue.clone();
+        Some(Arc::new(move |record: &TaskRecord| {
+            let wants = NotifyOn::of_record(record)
+                .is_some_and(|on| wanted.sinks.iter().any(|s| s.on.contains(&on)));
+            if wants {
+                let _ = queue.send(record.clone());
+            }
+        }))
+    }
+
+    /// Starts telling the sinks of `server`'s tasks (whose engine was given
+    /// [`PreparedNotifier::observer`]): spawns the enqueue and send loops, and a
+    /// catch-up of endings a crash may have kept from the outbox.
+    pub fn start(self, server: &Server) -> Notifier {
+        let PreparedNotifier {
+            config,
+            http,
+            queue,
+            changes,
+            wake,
+        } = self;
         let notifier = Notifier {
             wake: Arc::clone(&wake),
         };
-        if config.sinks.is_empty() {
-            return Ok(notifier);
-        }
-        let config = Arc::new(config);
+        let Some(config) = config else {
+            return notifier;
+        };
         let store = Arc::clone(server.engine().store());
         let stop = server.shutdown_token();
-        let (queue, changes) = mpsc::unbounded_channel::<TaskRecord>();
-        let wanted = Arc::clone(&config);
-        let queue_again = queue.clone();
-        server
-            .engine()
-            .add_transition_observer(Arc::new(move |record: &TaskRecord| {
-                let wants = NotifyOn::of_record(record)
-                    .is_some_and(|on| wanted.sinks.iter().any(|s| s.on.contains(&on)));
-                if wants {
-                    let _ = queue.send(record.clone());
-                }
-            }));
-        tokio::spawn(catch_up(
-            Arc::clone(&store),
-            Arc::clone(&config),
-            queue_again,
-        ));
+        tokio::spawn(catch_up(Arc::clone(&store), Arc::clone(&config), queue));
         tokio::spawn(enqueue_loop(
             Arc::clone(&store),
             Arc::clone(&config),
@@ -87,13 +133,7 @@ impl Notifier {
             counted.count_webhook_attempt(sink, result)
         });
         tokio::spawn(send_loop(store, config, http, wake, runner, stop, count));
-        Ok(notifier)
-    }
-
-    /// Makes the sender look for due deliveries now (tests, and after a receiver is
-    /// known to be back).
-    pub fn wake(&self) {
-        self.wake.notify_one();
+        notifier
     }
 }
 

@@ -5,7 +5,8 @@
 
 use async_trait::async_trait;
 use mcp_tasks_engine::{
-    Caller, CreateParams, Engine, EngineConfig, ExternalPoller, JobPoll, Outcome, TaskRecord,
+    Caller, CreateParams, Engine, EngineConfig, EngineHooks, ExternalPoller, JobPoll, Outcome,
+    TaskRecord,
 };
 use mcp_tasks_protocol::{TaskId, TaskStatus};
 use mcp_tasks_store::{MemoryStore, TaskStore};
@@ -160,7 +161,17 @@ pub async fn engine_on(
     config: EngineConfig,
     fake: &Arc<Fake>,
 ) -> Engine {
-    let engine = Engine::start(store, config).await.unwrap();
+    engine_with(store, config, EngineHooks::default(), fake).await
+}
+
+/// [`engine_on`] with `hooks` (a reader of its own).
+pub async fn engine_with(
+    store: Arc<dyn TaskStore>,
+    config: EngineConfig,
+    hooks: EngineHooks,
+    fake: &Arc<Fake>,
+) -> Engine {
+    let engine = Engine::start(store, config, hooks).await.unwrap();
     engine.register_external(KIND, fake.clone());
     engine
 }

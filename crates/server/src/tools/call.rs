@@ -10,7 +10,7 @@
 
 use futures::FutureExt;
 use mcp_tasks_engine::{
-    CreateParams, DeferredTask, Engine, EngineError, Outcome, Settled, TaskContext, TaskRecord,
+    CreateParams, Engine, EngineError, Outcome, ProvisionalTask, Settled, TaskContext, TaskRecord,
 };
 use mcp_tasks_protocol::error_code::INTERNAL_ERROR;
 use mcp_tasks_protocol::RpcError;
@@ -106,11 +106,7 @@ pub(crate) async fn create_task(
     answers: Answers,
 ) -> Result<TaskRecord, EngineError> {
     match tool.external_spec().cloned() {
-        None => {
-            start(engine, tool, args, params, answers)?
-                .into_task()
-                .await
-        }
+        None => start(engine, tool, args, params, answers)?.commit().await,
         Some(spec) => {
             let kind = tool.name().to_string();
             engine
@@ -155,8 +151,8 @@ fn start(
     args: Map<String, Value>,
     params: CreateParams,
     answers: Answers,
-) -> Result<DeferredTask, EngineError> {
-    engine.start_deferred(params, move |ctx| match answers {
+) -> Result<ProvisionalTask, EngineError> {
+    Ok(engine.begin(params)?.start(move |ctx| match answers {
         // Nothing to ask: the tool's own future, and only it, runs as long as the task
         // does.
         Answers::Given(map) => tool
@@ -173,7 +169,7 @@ fn start(
             };
             to_outcome(tool.call(args, ctx).await)
         }),
-    })
+    }))
 }
 
 /// The context with the preflight answers, asking them first when needed. A question

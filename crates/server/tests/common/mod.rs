@@ -3,7 +3,7 @@
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
 use futures::StreamExt;
-use mcp_tasks_engine::{Engine, EngineConfig};
+use mcp_tasks_engine::EngineConfig;
 use mcp_tasks_protocol::RpcError;
 use mcp_tasks_server::transport::http;
 use mcp_tasks_server::{
@@ -215,20 +215,21 @@ pub async fn start_server_with_engine(
     config: ServerConfig,
 ) -> TestServer {
     let store = mcp_tasks_store::open("memory:").await.unwrap();
-    let engine = Engine::start(store, engine_config).await.unwrap();
     let flag = Arc::new(AtomicBool::new(false));
     let sleeps_started = Arc::new(AtomicUsize::new(0));
-    let server = Server::from_parts(
-        engine.clone(),
+    let server = Server::start(
+        store,
+        engine_config,
         test_tools(flag.clone(), sleeps_started.clone()),
         config,
-    );
+        Vec::new(),
+    )
+    .await
+    .unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let (tx, rx) = oneshot::channel::<()>();
     let s = server.clone();
-    let stop = server.shutdown_token();
-    tokio::spawn(async move { engine.run_sweeper(stop.cancelled_owned()).await });
     tokio::spawn(async move {
         http::serve(s, listener, async move {
             let _ = rx.await;

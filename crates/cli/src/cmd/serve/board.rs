@@ -67,6 +67,12 @@ impl BoardArgs {
         !self.no_board && !file.board.disabled
     }
 
+    /// Whether people answer tasks' questions on the board (`--board-takes-questions`
+    /// or `takes_questions` in `[board]`).
+    pub fn takes_questions(&self, file: &ConfigFile) -> bool {
+        self.board_takes_questions || file.board.takes_questions
+    }
+
     /// The public URL, flag before file.
     pub fn public_url(&self, file: &ConfigFile) -> Option<String> {
         self.public_url
@@ -104,7 +110,6 @@ impl BoardArgs {
             operators,
             public_url: self.public_url(file),
             secret,
-            takes_questions: self.board_takes_questions || file.board.takes_questions,
             ..BoardConfig::default()
         })
     }

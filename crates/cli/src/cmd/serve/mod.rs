@@ -2,7 +2,6 @@
 
 use anyhow::{Context, Result};
 use clap::Args;
-use mcp_tasks_engine::Engine;
 use mcp_tasks_protocol::secret::{redact_url, scrub, Secret};
 use mcp_tasks_server::shutdown_signal;
 use mcp_tasks_server::transport::http;
@@ -388,65 +387,96 @@ async fn serve(args: ServeArgs, extra: Vec<mcp_tasks_gateway::UpstreamConfig>) -
             let why = scrub(&chain, database.expose());
             anyhow::anyhow!("opening task store {shown}: {why}")
         })?;
-    let engine = Engine::start(store, engine_config)
-        .await
-        .context("starting the task engine")?;
-    tracing::info!(database = %shown, "task store ready");
-    let server = Server::from_parts(engine, tools, server_config);
-    if let Some(gateway) = gateway {
-        gateway.keep_current(&server);
-    }
+    // Bound before the server starts: whether the board is served (and so whether
+    // people answer questions) depends on the address, and the engine is told at start.
+    let listener = if args.stdio {
+        None
+    } else {
+        let listener = TcpListener::bind(&listen)
+            .await
+            .with_context(|| format!("binding {listen}"))?;
+        let addr = listener.local_addr().context("reading the bound address")?;
+        let allow_remote = args.allow_unauthenticated_remote || s.allow_unauthenticated_remote;
+        if !addr.ip().is_loopback() && !auth.is_enabled() && !allow_remote {
+            anyhow::bail!(
+                "refusing to serve {addr} without authentication: anyone who can reach it could run the tools. \
+                 Configure --auth-tokens or --jwt-jwks, bind 127.0.0.1, or pass --allow-unauthenticated-remote"
+            );
+        }
+        Some((listener, addr))
+    };
+    let board_served = listener
+        .as_ref()
+        .is_some_and(|(_, addr)| board_served(&args, &file, *addr, auth.is_enabled()));
+    let mut engine_config = engine_config;
+    engine_config.people_answer_questions = board_served && args.board.takes_questions(&file);
     let notify = args.board.notify_config(&file)?;
     if !notify.sinks.is_empty() {
         tracing::info!(webhooks = notify.sinks.len(), "notifications on");
     }
-    mcp_tasks_board::Notifier::start(&server, notify).map_err(|e| anyhow::anyhow!(e))?;
+    let notifier = mcp_tasks_board::Notifier::prepare(notify).map_err(|e| anyhow::anyhow!(e))?;
+    let server = Server::start(
+        store,
+        engine_config,
+        tools,
+        server_config,
+        notifier.observer().into_iter().collect(),
+    )
+    .await
+    .context("starting the task engine")?;
+    tracing::info!(database = %shown, "task store ready");
+    if let Some(gateway) = gateway {
+        gateway.keep_current(&server);
+    }
+    notifier.start(&server);
 
-    if args.stdio {
+    let Some((listener, addr)) = listener else {
         server.serve_stdio().await?;
         return Ok(());
-    }
-    let listener = TcpListener::bind(&listen)
-        .await
-        .with_context(|| format!("binding {listen}"))?;
-    let addr = listener.local_addr().context("reading the bound address")?;
-    let allow_remote = args.allow_unauthenticated_remote || s.allow_unauthenticated_remote;
-    if !addr.ip().is_loopback() && !auth.is_enabled() && !allow_remote {
-        anyhow::bail!(
-            "refusing to serve {addr} without authentication: anyone who can reach it could run the tools. \
-             Configure --auth-tokens or --jwt-jwks, bind 127.0.0.1, or pass --allow-unauthenticated-remote"
-        );
-    }
+    };
     logging::announce(
         args.log_format,
         "listening on",
         &format!("http://{addr}{}", http::DEFAULT_PATH),
     );
-    let board = board_routes(&args, &file, &server, addr, auth.is_enabled())?;
+    let board = if board_served {
+        board_routes(&args, &file, &server, addr)?
+    } else {
+        axum::Router::new()
+    };
     server
         .serve_http_with(listener, board, shutdown_signal())
         .await?;
     Ok(())
 }
 
-/// The task board's routes, when it is wanted and may be served here: with
-/// authentication (behind a login), or without it on a loopback address only.
-fn board_routes(
+/// Whether the task board is served: when it is wanted, with authentication (behind a
+/// login), or without it on a loopback address only.
+fn board_served(
     args: &ServeArgs,
     file: &ConfigFile,
-    server: &Server,
     addr: std::net::SocketAddr,
     authenticated: bool,
-) -> Result<axum::Router> {
+) -> bool {
     if !args.board.enabled(file) {
-        return Ok(axum::Router::new());
+        return false;
     }
     if !authenticated && !addr.ip().is_loopback() {
         tracing::warn!(
             "the task board is off: without authentication it is served on loopback addresses only (configure --auth-tokens or --jwt-jwks)"
         );
-        return Ok(axum::Router::new());
+        return false;
     }
+    true
+}
+
+/// The task board's routes (see [`board_served`]).
+fn board_routes(
+    args: &ServeArgs,
+    file: &ConfigFile,
+    server: &Server,
+    addr: std::net::SocketAddr,
+) -> Result<axum::Router> {
     let config = args.board.board_config(file)?;
     let shown = config
         .public_url

@@ -1,6 +1,9 @@
-//! [`InputWaiters`]: work waiting here for the answers to its input requests. The
-//! requests and answers themselves live in the task record (see `input`); this owns
-//! only the in-process channels that wake the waiting work.
+//! Questions a task asks (input requests) and their answers, on the engine's side:
+//! storing a question on the record (`input_required`), the one entry point of every
+//! answer (a client's, a person's on the board, one another replica stored), the
+//! question's deadline, and [`QuestionWaiters`], the in-process channels that wake the
+//! work waiting for an answer. How a question reaches a person or a client is the
+//! server's (`questions/` there); the requests and answers live in the task record.
 
 use mcp_tasks_protocol::{TaskId, TaskStatus};
 use mcp_tasks_store::{Failure, FieldChange, InputRequest, Outcome, StoreError, TransitionParams};
@@ -11,28 +14,28 @@ use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
 use crate::caller::Caller;
-use crate::core::{now_ms, Core};
 use crate::error::EngineError;
-use crate::executor::Executor;
 use crate::input::InputError;
+use crate::run::core::Core;
+use crate::run::executor::Executor;
 
 /// Work waiting for the answer to an input request, by task and request key.
 type Waiting = HashMap<(TaskId, String), oneshot::Sender<Outcome>>;
 
 /// The work of this process waiting on input answers. See the module docs.
 #[derive(Default)]
-pub(crate) struct InputWaiters {
+pub(crate) struct QuestionWaiters {
     waiting: Mutex<Waiting>,
 }
 
-impl InputWaiters {
+impl QuestionWaiters {
     fn lock(&self) -> MutexGuard<'_, Waiting> {
         // A poisoned lock only means a thread panicked mid-update of a map of senders.
         self.waiting.lock().unwrap_or_else(|p| p.into_inner())
     }
 }
 
-impl InputWaiters {
+impl QuestionWaiters {
     /// Stores a new input request on the task and waits for its answer.
     pub(crate) async fn request(
         &self,
@@ -56,7 +59,7 @@ impl InputWaiters {
             _ = cancel.cancelled() => Err(InputError::Cancelled),
             _ = tokio::time::sleep(timeout) => {
                 let err = InputError::TimedOut { key: key.clone(), method: request.method.clone(), after: timeout };
-                self.fail_task(core, executor, id, Failure::InputTimedOut, format!("{err}; the task failed. Answer input requests sooner or raise --input-timeout")).await;
+                crate::run::ledger::fail(core, executor, id, Failure::InputTimedOut, format!("{err}; the task failed. Answer input requests sooner or raise --input-timeout")).await;
                 Err(err)
             }
         };
@@ -78,7 +81,7 @@ impl InputWaiters {
         request: &InputRequest,
     ) -> Result<(), InputError> {
         loop {
-            let current = match core.store.get(id, now_ms()).await {
+            let current = match core.store.get(id, core.now()).await {
                 Ok(Some(r)) => r,
                 Ok(None) => return Err(InputError::TaskEnded),
                 Err(e) => return Err(InputError::Store(e.to_string())),
@@ -98,7 +101,7 @@ impl InputWaiters {
             }
             let mut requests = current.input_requests.clone();
             requests.insert(key.to_string(), request.clone());
-            let change = TransitionParams::to(id.clone(), TaskStatus::InputRequired, now_ms())
+            let change = TransitionParams::to(id.clone(), TaskStatus::InputRequired, core.now())
                 .expecting(current.version)
                 .questions(requests)
                 .fenced(executor.fence(id));
@@ -162,7 +165,7 @@ impl InputWaiters {
             } else {
                 FieldChange::Keep
             };
-            let change = TransitionParams::to(id.clone(), status, now_ms())
+            let change = TransitionParams::to(id.clone(), status, core.now())
                 .expecting(current.version)
                 .message_change(message)
                 .questions(requests);
@@ -193,21 +196,6 @@ impl InputWaiters {
             if let Some(tx) = self.lock().remove(&(record.id.clone(), key.clone())) {
                 let _ = tx.send(answer.clone());
             }
-        }
-    }
-
-    /// Ends a task as failed with `message` and stops its work.
-    pub(crate) async fn fail_task(
-        &self,
-        core: &Core,
-        executor: &Executor,
-        id: &TaskId,
-        failure: Failure,
-        message: String,
-    ) {
-        let change = TransitionParams::fail(id.clone(), failure, message, now_ms());
-        if core.apply(change).await.is_ok() {
-            executor.stop_work(id, core.config.cancel_grace);
         }
     }
 }

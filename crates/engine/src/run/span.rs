@@ -1,5 +1,4 @@
-//! What the engine offers whoever watches it run (metrics, traces): the store's
-//! timing observer, tasks counted by status, and the span a task's execution runs in.
+//! The span a task's execution runs in, and how its end is recorded on it.
 //!
 //! The span is made when the task is created, inside the request that created it, and
 //! traced as a child of that request's span even though it outlives it; work,
@@ -16,36 +15,11 @@
 //! [`set_task_span_parent`] (OpenTelemetry's context of the current span).
 
 use mcp_tasks_protocol::TaskStatus;
-use mcp_tasks_store::{Outcome, StoreError, StoreObserver, TaskRecord, TaskStore, TRACE_TARGET};
-use std::sync::Arc;
+use mcp_tasks_store::{Outcome, TaskRecord, TRACE_TARGET};
 use tracing::field::Empty;
 use tracing::Span;
 
-use crate::core::now_ms;
-use crate::engine::Engine;
 use crate::reader::WireReader;
-
-impl Engine {
-    /// Registers who is told how long each store operation took (the server's
-    /// metrics). Replaces an earlier one.
-    pub fn set_store_observer(&self, observer: Arc<dyn StoreObserver>) {
-        self.inner.observed.set_observer(observer);
-    }
-
-    /// Visible tasks per status in the store (every process's tasks), or `None` when
-    /// the store cannot count. For the tasks-by-status gauge; cache the answer.
-    ///
-    /// # Errors
-    /// What the store said.
-    pub async fn count_by_status(&self) -> Result<Option<Vec<(TaskStatus, u64)>>, StoreError> {
-        self.inner.observed.count_by_status(now_ms()).await
-    }
-
-    /// The store's backend name (`memory`, `sqlite`, `postgresql`, `custom`).
-    pub fn store_backend(&self) -> &'static str {
-        self.inner.observed.backend_name()
-    }
-}
 
 /// What makes a new task span a trace child of the current span; see the module docs.
 static TASK_SPAN_PARENT: std::sync::OnceLock<fn(&Span)> = std::sync::OnceLock::new();

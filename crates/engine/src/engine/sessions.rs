@@ -4,7 +4,6 @@
 use chrono::DateTime;
 use mcp_tasks_store::SessionRecord;
 
-use crate::core::now_ms;
 use crate::engine::Engine;
 use crate::error::EngineError;
 
@@ -44,7 +43,7 @@ impl Engine {
         alive: &[String],
         idle_timeout: std::time::Duration,
     ) -> Result<u64, EngineError> {
-        let now = now_ms();
+        let now = self.inner.core.now();
         self.store().keep_sessions(alive, now).await?;
         let idle = chrono::Duration::from_std(idle_timeout).unwrap_or(chrono::Duration::MAX);
         // Never before 1970: PostgreSQL refuses timestamps chrono can still represent.

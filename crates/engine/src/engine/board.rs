@@ -5,7 +5,6 @@ use mcp_tasks_protocol::TaskStatus;
 use mcp_tasks_store::{BoardQuery, TaskRecord, TimelineEntry};
 
 use crate::caller::Caller;
-use crate::core::now_ms;
 use crate::cursor::{decode_cursor, encode_cursor};
 use crate::engine::{Engine, ListResult};
 use crate::error::EngineError;
@@ -47,7 +46,7 @@ impl Engine {
                 id_prefix: filter.id_prefix.clone(),
                 before,
                 limit: filter.limit.max(1),
-                now: now_ms(),
+                now: self.inner.core.now(),
             })
             .await?;
         let next_cursor = if page.has_more {

@@ -7,20 +7,26 @@
 //!
 //! The store stays the source of truth: an event is only a hint to re-read the record,
 //! a lost event (`Change::Missed`) triggers a re-read of everything running here, and
-//! a periodic check (every heartbeat) catches what no event announced. This module
-//! owns no state: it is the re-read, given the components it updates.
+//! a periodic re-read (the change bridge, in `maintenance`) catches what no event
+//! announced. This module owns no state: it is the re-read, given the components it
+//! updates.
 
 use mcp_tasks_protocol::TaskId;
 
-use crate::core::{now_ms, Core};
-use crate::executor::Executor;
-use crate::waiters::InputWaiters;
+use crate::run::core::Core;
+use crate::run::executor::Executor;
+use crate::run::questions::QuestionWaiters;
 
 /// Re-reads one task: publishes its change if this engine has not seen that version
 /// yet, hands stored answers to work waiting here, and stops local work the record
 /// says is over.
-pub(crate) async fn refresh(core: &Core, executor: &Executor, waiters: &InputWaiters, id: &TaskId) {
-    match core.store.get(id, now_ms()).await {
+pub(crate) async fn refresh(
+    core: &Core,
+    executor: &Executor,
+    waiters: &QuestionWaiters,
+    id: &TaskId,
+) {
+    match core.store.get(id, core.now()).await {
         Ok(Some(record)) => {
             if record.status.is_terminal() {
                 executor.stop_work(id, core.config.cancel_grace);
@@ -39,7 +45,7 @@ pub(crate) async fn refresh(core: &Core, executor: &Executor, waiters: &InputWai
 pub(crate) async fn refresh_running(
     core: &Core,
     executor: &Executor,
-    waiters: &InputWaiters,
+    waiters: &QuestionWaiters,
 ) -> usize {
     let ids = executor.running_ids();
     for id in &ids {

@@ -2,25 +2,28 @@
 //! settings, this process's runner id, the event channel, and the one place a status
 //! changes ([`Core::apply`]: a store compare-and-set, then the event that announces it).
 //!
-//! The components (executor, input waiters, external jobs, leases, replicas) each own
-//! their own state and reach each other only through arguments; `Core` is the one
-//! thing they all take, and it depends on none of them.
+//! The components (executor, question waiters, external jobs) each own their own state
+//! and reach each other only through arguments; `Core` is the one thing they all
+//! take, and it depends on none of them. What it learns of the server (the reader,
+//! the log router, the observers) is given at start and never changes.
 
 use chrono::{DateTime, Utc};
 use mcp_tasks_protocol::TaskId;
 use mcp_tasks_store::{StoreError, TaskRecord, TaskStore, TransitionParams};
 use serde_json::Value;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::broadcast;
 
 use crate::activity::ActivityCounters;
 use crate::caller::Caller;
+use crate::clock::Clock;
 use crate::config::EngineConfig;
 use crate::error::EngineError;
 use crate::events::{LogRouter, TaskEvent};
-use crate::reader::{OpaqueReader, WireReader};
+use crate::hooks::TransitionObserver;
+use crate::reader::WireReader;
 
 /// Capacity of the event channel; a subscriber that falls further behind re-reads the
 /// store instead of losing correctness.
@@ -34,13 +37,6 @@ const SEEN_CAPACITY: usize = 100_000;
 /// linear list, compared by value (they are small objects).
 const CAPABILITIES_CAPACITY: usize = 16;
 
-/// Now, truncated to milliseconds: the precision every store keeps, so a record reads
-/// back exactly as written.
-pub(crate) fn now_ms() -> DateTime<Utc> {
-    let now = Utc::now();
-    DateTime::from_timestamp_millis(now.timestamp_millis()).unwrap_or(now)
-}
-
 /// The state every component shares. See the module docs.
 pub(crate) struct Core {
     pub(crate) store: Arc<dyn TaskStore>,
@@ -48,39 +44,43 @@ pub(crate) struct Core {
     /// This process's id in `runner` columns and leases.
     pub(crate) runner_id: String,
     pub(crate) events: broadcast::Sender<TaskEvent>,
+    /// "Now" for every record written and every deadline compared (see [`Clock`]).
+    pub(crate) clock: Clock,
     /// The newest version of each task this engine published an event for.
     seen: Mutex<HashMap<TaskId, u64>>,
     /// Reads progress tokens and result error reports (see [`WireReader`]).
-    reader: RwLock<Arc<dyn WireReader>>,
+    reader: Arc<dyn WireReader>,
     /// Where log messages of running work go (see [`LogRouter`]).
-    log_router: RwLock<Option<LogRouter>>,
+    log_router: Option<LogRouter>,
     /// The client capabilities running tasks hold, shared (see [`Core::capabilities`]).
     capabilities: Mutex<Vec<Arc<Value>>>,
     /// Counters of background work, for whoever waits on it.
     pub(crate) activity: ActivityCounters,
     /// Told of every task this process created or changed (metrics).
-    observers: RwLock<Vec<TransitionObserver>>,
+    observers: Vec<TransitionObserver>,
 }
 
-/// Told of each record this process wrote: a new task (version 0) and every status
-/// change it applied (the store's compare-and-set winner, so with several replicas
-/// each change is seen by exactly one of them). Must not block.
-pub type TransitionObserver = Arc<dyn Fn(&TaskRecord) + Send + Sync>;
-
 impl Core {
-    pub(crate) fn new(store: Arc<dyn TaskStore>, config: EngineConfig) -> Self {
+    pub(crate) fn new(
+        store: Arc<dyn TaskStore>,
+        config: EngineConfig,
+        reader: Arc<dyn WireReader>,
+        log_router: Option<LogRouter>,
+        observers: Vec<TransitionObserver>,
+    ) -> Self {
         let (events, _) = broadcast::channel(EVENT_CAPACITY);
         Core {
             store,
             config,
             runner_id: TaskId::generate().to_string(),
             events,
+            clock: Clock::new(),
             seen: Mutex::new(HashMap::new()),
             capabilities: Mutex::new(Vec::new()),
-            reader: RwLock::new(Arc::new(OpaqueReader)),
-            log_router: RwLock::new(None),
+            reader,
+            log_router,
             activity: ActivityCounters::default(),
-            observers: RwLock::new(Vec::new()),
+            observers,
         }
     }
 
@@ -101,25 +101,19 @@ impl Core {
         shared
     }
 
-    /// The registered [`WireReader`].
+    /// Now, to the millisecond (see [`Clock`]).
+    pub(crate) fn now(&self) -> DateTime<Utc> {
+        self.clock.now()
+    }
+
+    /// The [`WireReader`] given at start.
     pub(crate) fn reader(&self) -> Arc<dyn WireReader> {
-        Arc::clone(&self.reader.read().unwrap_or_else(|p| p.into_inner()))
+        Arc::clone(&self.reader)
     }
 
-    pub(crate) fn set_reader(&self, reader: Arc<dyn WireReader>) {
-        *self.reader.write().unwrap_or_else(|p| p.into_inner()) = reader;
-    }
-
-    /// The registered [`LogRouter`], if any.
-    pub(crate) fn log_router(&self) -> Option<LogRouter> {
-        self.log_router
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
-    }
-
-    pub(crate) fn set_log_router(&self, router: LogRouter) {
-        *self.log_router.write().unwrap_or_else(|p| p.into_inner()) = Some(router);
+    /// The [`LogRouter`] given at start, if any.
+    pub(crate) fn log_router(&self) -> Option<&LogRouter> {
+        self.log_router.as_ref()
     }
 
     /// The poll interval of a task: its own, or the configured one.
@@ -135,7 +129,7 @@ impl Core {
         caller: &Caller,
         action: &str,
     ) -> Result<TaskRecord, EngineError> {
-        match self.store.get(id, now_ms()).await? {
+        match self.store.get(id, self.now()).await? {
             Some(r) if caller.may_access(&r.owner) => Ok(r),
             Some(r) => {
                 crate::audit::denied(id, &caller.principal, &r.owner, action);
@@ -156,23 +150,11 @@ impl Core {
         Ok(record)
     }
 
-    /// Hands `record` to every registered [`TransitionObserver`].
+    /// Hands `record` to every [`TransitionObserver`] given at start.
     pub(crate) fn observe(&self, record: &TaskRecord) {
-        let observers = self
-            .observers
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone();
-        for observe in observers {
+        for observe in &self.observers {
             observe(record);
         }
-    }
-
-    pub(crate) fn add_observer(&self, observer: TransitionObserver) {
-        self.observers
-            .write()
-            .unwrap_or_else(|p| p.into_inner())
-            .push(observer);
     }
 
     /// Announces `record` to subscribers unless this version (or a newer one) already

@@ -1,0 +1,440 @@
+//! [`Job`]: the one tokio task of a task's work, however the task began, and the
+//! [`Handover`] that says who records its end.
+//!
+//! A task's work runs on one tokio task from start to end: the work (under an abort
+//! handle of its own, its panics caught, so that an abort or a crash stops the work
+//! but not the recording of how it ended), then the recording. Written out rather
+//! than an `async` block so that it holds exactly these fields while the work runs
+//! (an `async` block keeps room for every local of every step, and a running task is
+//! mostly waiting); the recording's state is boxed only once the work has ended.
+//!
+//! Who records the end is the [`Handover`]'s to say. Work [`launch`]ed for a stored
+//! record is the engine's from the start. *Provisional* work starts before its task
+//! exists (a call that may still end inline, see `engine::create`): its end goes to
+//! the caller until the task is created and the engine [`adopt`]s the job; the same
+//! tokio task then records it. Until then the handover is also the work's context's
+//! host ([`TaskHost`]): a status message set before the task exists is kept for its
+//! creation; a question makes the call a task at once and waits until it is one.
+
+use futures::future::{AbortHandle, AbortRegistration, Abortable, Aborted, BoxFuture};
+use futures::FutureExt;
+use mcp_tasks_protocol::TaskId;
+use mcp_tasks_store::{Failure, InputRequest, Outcome, TaskRecord};
+use serde_json::Value;
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::task::{Context, Poll};
+use tokio::sync::Notify;
+use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
+
+use crate::context::{TaskContext, TaskHost};
+use crate::input::InputError;
+use crate::run::core::Core;
+use crate::run::executor::Executor;
+use crate::run::quota::Slot;
+
+/// Where provisional work stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub(crate) enum Phase {
+    /// No task: the work runs as a plain call.
+    Pending = 0,
+    /// The record is being stored.
+    Creating = 1,
+    /// The task exists; the work is the engine's like any task's.
+    Created = 2,
+    /// No task will exist (it ended inline, or its creation failed).
+    Abandoned = 3,
+}
+
+impl Phase {
+    fn from_u8(v: u8) -> Phase {
+        match v {
+            0 => Phase::Pending,
+            1 => Phase::Creating,
+            2 => Phase::Created,
+            _ => Phase::Abandoned,
+        }
+    }
+}
+
+/// What records a task's end for the engine: the components it writes through, the
+/// task, and its quota slot (held until the end is recorded).
+pub(crate) struct Recorder {
+    pub(crate) executor: Arc<Executor>,
+    pub(crate) core: Arc<Core>,
+    pub(crate) id: TaskId,
+    pub(crate) slot: Option<Slot>,
+}
+
+/// Who takes the work's end.
+enum EndTo {
+    /// The caller, still deciding (or creating the task): the end is kept here.
+    Caller,
+    /// The work ended before anyone adopted it: its outcome (`None` when it was
+    /// aborted), for the caller to take.
+    Ended(Option<Outcome>),
+    /// The engine: the job records the end itself.
+    Engine(Recorder),
+    /// Taken.
+    Taken,
+}
+
+/// Work that ended before the engine could adopt it: its end (`None` when it was
+/// aborted) and the quota slot, back to the caller to record.
+pub(crate) type EndedFirst = Box<(Option<Outcome>, Option<Slot>)>;
+
+/// What a [`Job`], its work's context and the caller share. See the module docs.
+pub(crate) struct Handover {
+    phase: AtomicU8,
+    /// Woken when the phase changes and when the work ends unadopted.
+    changed: Notify,
+    /// Set when the work needs a task now (a question).
+    pub(crate) wanted: Notify,
+    /// The last status message set before the task existed.
+    message: Mutex<Option<String>>,
+    end: Mutex<EndTo>,
+    /// Who answers the work's status messages and questions once the task exists.
+    host: Option<Weak<dyn TaskHost>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // A poisoned lock only means a panic elsewhere mid-update of a small value that
+    // stays consistent.
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl Handover {
+    /// The handover of provisional work: its end is the caller's until adopted;
+    /// `host` answers for the work once its task exists.
+    pub(crate) fn provisional(host: Weak<dyn TaskHost>) -> Arc<Handover> {
+        Arc::new(Handover {
+            phase: AtomicU8::new(Phase::Pending as u8),
+            changed: Notify::new(),
+            wanted: Notify::new(),
+            message: Mutex::new(None),
+            end: Mutex::new(EndTo::Caller),
+            host: Some(host),
+        })
+    }
+
+    /// The handover of work whose task is stored: the engine's from the start.
+    fn engine(recorder: Recorder) -> Arc<Handover> {
+        Arc::new(Handover {
+            phase: AtomicU8::new(Phase::Created as u8),
+            changed: Notify::new(),
+            wanted: Notify::new(),
+            message: Mutex::new(None),
+            end: Mutex::new(EndTo::Engine(recorder)),
+            host: None,
+        })
+    }
+
+    pub(crate) fn phase(&self) -> Phase {
+        Phase::from_u8(self.phase.load(Ordering::Acquire))
+    }
+
+    pub(crate) fn set_phase(&self, phase: Phase) {
+        self.phase.store(phase as u8, Ordering::Release);
+        self.changed.notify_waiters();
+    }
+
+    /// The status message kept before the task existed, taken while moving to
+    /// [`Phase::Creating`] (so that none set meanwhile is lost: a later one goes to
+    /// the task once it exists).
+    pub(crate) fn begin_creating(&self) -> Option<String> {
+        let mut kept = lock(&self.message);
+        self.set_phase(Phase::Creating);
+        kept.take()
+    }
+
+    /// Waits until `done` says the shared state is as wanted, re-checking on every
+    /// change (registered before each check, so no wake-up is missed).
+    async fn wait_until<T>(&self, mut done: impl FnMut(&Handover) -> Option<T>) -> T {
+        loop {
+            let changed = self.changed.notified();
+            tokio::pin!(changed);
+            changed.as_mut().enable();
+            if let Some(v) = done(self) {
+                return v;
+            }
+            changed.await;
+        }
+    }
+
+    /// Waits until the task exists (`true`) or never will (`false`).
+    async fn created(&self) -> bool {
+        self.wait_until(|s| match s.phase() {
+            Phase::Created => Some(true),
+            Phase::Abandoned => Some(false),
+            _ => None,
+        })
+        .await
+    }
+
+    /// Waits for the end of work nobody adopted: its outcome (`None`: it was aborted).
+    pub(crate) async fn ended(&self) -> Option<Outcome> {
+        self.wait_until(|s| s.take_end()).await
+    }
+
+    /// The end of work nobody adopted, if it has ended.
+    pub(crate) fn take_end(&self) -> Option<Option<Outcome>> {
+        let mut end = lock(&self.end);
+        match std::mem::replace(&mut *end, EndTo::Taken) {
+            EndTo::Ended(outcome) => Some(outcome),
+            other => {
+                *end = other;
+                None
+            }
+        }
+    }
+
+    /// Hands the job's end to the engine: from now on the job records it. Returns the
+    /// end instead when the work had already ended (the caller records it then).
+    fn adopt(&self, recorder: Recorder) -> Result<(), EndedFirst> {
+        let mut end = lock(&self.end);
+        match std::mem::replace(&mut *end, EndTo::Taken) {
+            EndTo::Caller => {
+                *end = EndTo::Engine(recorder);
+                Ok(())
+            }
+            EndTo::Ended(outcome) => Err(Box::new((outcome, recorder.slot))),
+            other => {
+                *end = other;
+                Err(Box::new((None, recorder.slot)))
+            }
+        }
+    }
+
+    /// The host to answer for the work, once its task exists (`None`: never).
+    async fn host_when_created(&self) -> Option<Arc<dyn TaskHost>> {
+        if !self.created().await {
+            return None;
+        }
+        self.host.as_ref().and_then(Weak::upgrade)
+    }
+}
+
+#[async_trait::async_trait]
+impl TaskHost for Handover {
+    async fn set_message(&self, id: &TaskId, message: String) {
+        {
+            let mut kept = lock(&self.message);
+            if self.phase() == Phase::Pending {
+                *kept = Some(message);
+                return;
+            }
+        }
+        if let Some(host) = self.host_when_created().await {
+            host.set_message(id, message).await;
+        }
+    }
+
+    async fn ask(
+        &self,
+        id: &TaskId,
+        key: String,
+        request: InputRequest,
+        cancel: &CancellationToken,
+    ) -> Result<Value, InputError> {
+        self.wanted.notify_one();
+        match self.host_when_created().await {
+            Some(host) => host.ask(id, key, request, cancel).await,
+            None => Err(InputError::Cancelled),
+        }
+    }
+}
+
+/// Work as a job runs it: a panic, while making its future or in it, comes out as
+/// the `Err` of a [`std::thread::Result`]. Smaller than an `Either` of the future and a
+/// ready error (which would hold a whole outcome for the rare panic), so every running
+/// task's job is too.
+pub(crate) enum Guarded<W> {
+    /// The work's future, its panics caught.
+    Work(futures::future::CatchUnwind<AssertUnwindSafe<W>>),
+    /// Making the future panicked: this, once.
+    Panicked(Option<Box<dyn std::any::Any + Send>>),
+}
+
+impl<W: Future + Unpin> Guarded<W> {
+    /// The work `make` returns, or its panic.
+    pub(crate) fn new(make: impl FnOnce() -> W) -> Self {
+        match std::panic::catch_unwind(AssertUnwindSafe(make)) {
+            Ok(work) => Guarded::Work(AssertUnwindSafe(work).catch_unwind()),
+            Err(panic) => Guarded::Panicked(Some(panic)),
+        }
+    }
+}
+
+impl<W: Future + Unpin> Future for Guarded<W> {
+    type Output = std::thread::Result<W::Output>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        match &mut *self {
+            Guarded::Work(work) => Pin::new(work).poll(cx),
+            Guarded::Panicked(panic) => Poll::Ready(Err(panic
+                .take()
+                .unwrap_or_else(|| Box::new("polled after the panic was reported")))),
+        }
+    }
+}
+
+/// A task's one tokio task: its work, then the hand-over or recording of its end. See
+/// the module docs.
+pub(crate) struct Job<W> {
+    work: Abortable<Guarded<W>>,
+    handover: Arc<Handover>,
+    recording: Option<BoxFuture<'static, ()>>,
+}
+
+impl<W, O> Job<W>
+where
+    W: Future<Output = O> + Send + Unpin + 'static,
+    O: Into<Option<Outcome>> + Send + 'static,
+{
+    /// The job for the work `make` returns (a panic while making it is the work's
+    /// crash), stopped by the abort handle of `registration`.
+    pub(crate) fn new(
+        handover: Arc<Handover>,
+        registration: AbortRegistration,
+        make: impl FnOnce() -> W,
+    ) -> Job<W> {
+        Job {
+            work: Abortable::new(Guarded::new(make), registration),
+            handover,
+            recording: None,
+        }
+    }
+}
+
+/// What ended work leaves: its outcome (`None`: nothing to record, as when it handed
+/// the task over), a crash as a failure, nothing when it was aborted.
+fn outcome_of<O: Into<Option<Outcome>>>(
+    ended: Result<std::thread::Result<O>, Aborted>,
+) -> Option<Outcome> {
+    match ended {
+        Ok(Ok(outcome)) => outcome.into(),
+        Ok(Err(_panic)) => {
+            tracing::error!("task work panicked");
+            Some(Outcome::failed(
+                Failure::ToolPanicked,
+                "the tool crashed while running this task",
+            ))
+        }
+        Err(Aborted) => None, // aborted after cancellation, expiry or a lost lease
+    }
+}
+
+impl<W, O> Future for Job<W>
+where
+    W: Future<Output = O> + Unpin,
+    O: Into<Option<Outcome>> + Send + 'static,
+{
+    type Output = ();
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let this = &mut *self;
+        loop {
+            if let Some(recording) = this.recording.as_mut() {
+                return recording.as_mut().poll(cx);
+            }
+            let outcome = outcome_of(std::task::ready!(Pin::new(&mut this.work).poll(cx)));
+            let mut end = lock(&this.handover.end);
+            match std::mem::replace(&mut *end, EndTo::Taken) {
+                EndTo::Engine(recorder) => {
+                    drop(end);
+                    this.recording = Some(Box::pin(async move {
+                        let Recorder {
+                            executor,
+                            core,
+                            id,
+                            slot,
+                        } = recorder;
+                        crate::run::ledger::record_end(&core, &executor, &id, outcome).await;
+                        drop(slot);
+                    }));
+                }
+                EndTo::Caller => {
+                    *end = EndTo::Ended(outcome);
+                    drop(end);
+                    this.handover.changed.notify_waiters();
+                    return Poll::Ready(());
+                }
+                other => {
+                    *end = other;
+                    return Poll::Ready(());
+                }
+            }
+        }
+    }
+}
+
+/// Spawns `work` for a stored record: registers it as running here (with the lease
+/// generation it holds), and records its outcome when it ends. `host` answers the
+/// work's status messages and questions; `slot` is the quota slot held until the work
+/// stops. The work ends in an [`Outcome`] to record, or in `Option<Outcome>` for work
+/// that may end with nothing to record (`None`: it handed the task over, as the start
+/// of an external job does; only the running entry and the slot then go away).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn launch<F, W, O>(
+    core: &Arc<Core>,
+    executor: &Arc<Executor>,
+    host: Weak<dyn TaskHost>,
+    record: &TaskRecord,
+    client_capabilities: Arc<Value>,
+    work: F,
+    slot: Option<Slot>,
+) where
+    F: FnOnce(TaskContext) -> W,
+    W: Future<Output = O> + Send + Unpin + 'static,
+    O: Into<Option<Outcome>> + Send + 'static,
+{
+    let cancel = CancellationToken::new();
+    let ctx =
+        crate::run::sinks::task_context(core, host, record, client_capabilities, cancel.clone());
+    let (abort, registration) = AbortHandle::new_pair();
+    executor.register(record, cancel, abort);
+    // Made here, inside the creating request's span: the execution is its child.
+    let span = crate::run::span::task_span(record);
+    let handover = Handover::engine(Recorder {
+        executor: Arc::clone(executor),
+        core: Arc::clone(core),
+        id: record.id.clone(),
+        slot,
+    });
+    // Making the work's future runs the caller's code (a tool's handler may do some
+    // before its future starts): a panic there fails the task like a panic in the
+    // future does, not the request that creates the task.
+    let job = Job::new(handover, registration, || work(ctx));
+    tokio::spawn(job.instrument(span));
+}
+
+/// Takes over provisional work already running for a record just stored: registers it
+/// as running here and has its job record its end, as for launched work. When the
+/// work has already ended, nothing is registered and its end (and the slot) come back
+/// to be recorded by the caller.
+pub(crate) fn adopt(
+    executor: &Arc<Executor>,
+    core: &Arc<Core>,
+    record: &TaskRecord,
+    handover: &Handover,
+    running: (CancellationToken, AbortHandle),
+    slot: Option<Slot>,
+) -> Result<(), EndedFirst> {
+    let (cancel, abort) = running;
+    executor.register(record, cancel, abort);
+    let adopted = handover.adopt(Recorder {
+        executor: Arc::clone(executor),
+        core: Arc::clone(core),
+        id: record.id.clone(),
+        slot,
+    });
+    if adopted.is_err() {
+        executor.forget(&record.id);
+    }
+    adopted
+}
