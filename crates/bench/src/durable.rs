@@ -8,9 +8,9 @@ use crate::error::BenchError;
 use crate::fsync::{measure, sqlite_dir};
 use crate::load::create_tasks;
 use crate::mcp::{McpConn, Status, Wire};
+use crate::measure::{open_sessions, progress, sample, session_options};
 use crate::plan::{Database, Launch, Plan, Target, DISK};
 use crate::report::{Sample, Scenario};
-use crate::run::{open_sessions, progress, sample, session_options};
 use crate::server::Server;
 
 /// Sessions per configured connection for creating the completed tasks: durable

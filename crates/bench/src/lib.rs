@@ -20,7 +20,8 @@
 //!
 //! Crate map: [`args`] (flags), [`plan`] (targets and sizes), [`mod@run`] (orchestration),
 //! [`server`] (a server under measurement), [`load`] (closed-loop drivers),
-//! [`durable`] (fsync and retained figures), [`fsync`] (the disk's fsync loop), [`mcp`]
+//! [`durable`] (fsync and retained figures), [`measure`] (what both share: sessions,
+//! samples, progress lines), [`fsync`] (the disk's fsync loop), [`mcp`]
 //! (one session, either task wire), [`http`] (a minimal keep-alive HTTP/1.1 client),
 //! [`process`] (spawned servers, `/proc`), [`stats`] (percentiles, median, spread),
 //! [`report`] (figures and checks, JSON), [`table`] (the report for people), [`targets`]
@@ -37,6 +38,7 @@ pub mod http;
 pub mod load;
 pub mod machine;
 pub mod mcp;
+pub mod measure;
 pub mod plan;
 pub mod process;
 pub mod report;

@@ -5,10 +5,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::args::FigureSel;
+use crate::durable::{fsync_figure, retained_figures};
 use crate::error::BenchError;
-use crate::http::Endpoint;
-use crate::load::{create_tasks, timed, Collect, LoadRun, Op};
-use crate::mcp::{McpConn, SessionOptions, Wire};
+use crate::load::{create_tasks, timed, Collect, Op};
+use crate::mcp::{McpConn, Wire};
+use crate::measure::{open_sessions, progress, sample, session_options};
 use crate::plan::{Launch, Plan, Target};
 use crate::report::{num, Sample, Scenario};
 use crate::server::Server;
@@ -20,7 +21,7 @@ use crate::server::Server;
 pub async fn run_plan(plan: &Plan) -> Result<Vec<Sample>, BenchError> {
     let mut samples = Vec::new();
     if plan.wants(FigureSel::Fsync) {
-        crate::durable::fsync_figure(plan, &mut samples).await?;
+        fsync_figure(plan, &mut samples).await?;
     }
     for target in &plan.targets {
         eprintln!(
@@ -40,93 +41,9 @@ pub async fn run_plan(plan: &Plan) -> Result<Vec<Sample>, BenchError> {
         }
     }
     if plan.wants(FigureSel::Retained) {
-        crate::durable::retained_figures(plan, &mut samples).await?;
+        retained_figures(plan, &mut samples).await?;
     }
     Ok(samples)
-}
-
-/// Session options for the plan's load.
-pub(crate) fn session_options(plan: &Plan, wire: Wire, declare_tasks: bool) -> SessionOptions {
-    SessionOptions {
-        wire,
-        declare_tasks,
-        accept_sse: plan.accept_sse,
-        ordinary_socket: false,
-    }
-}
-
-/// Opens `n` initialized sessions, each warmed up with a few pings.
-pub(crate) async fn open_sessions(
-    endpoint: &Endpoint,
-    n: usize,
-    opts: &SessionOptions,
-) -> Result<Vec<McpConn>, BenchError> {
-    let mut conns = Vec::with_capacity(n);
-    for _ in 0..n {
-        let mut c = McpConn::open(endpoint, opts).await?;
-        if c.supports_ping() {
-            for _ in 0..10 {
-                c.ping().await?;
-            }
-        }
-        conns.push(c);
-    }
-    Ok(conns)
-}
-
-/// A sample of a load run on a target.
-pub(crate) fn sample(
-    target: &Target,
-    scenario: Scenario,
-    n: usize,
-    conns: usize,
-    run: LoadRun,
-) -> Sample {
-    let polls_per_op = match scenario {
-        Scenario::E2eTask => run.polls_per_op(),
-        _ => None,
-    };
-    Sample {
-        target: target.name.clone(),
-        wire: target.wire.as_str().to_string(),
-        scenario,
-        live_tasks: n,
-        connections: conns,
-        polls_per_op,
-        value: run.rate(),
-        server_cpu_us: run.server_cpu_us(),
-        client_cpu_us: run.client_cpu_us(),
-        other_cores: run.other_cores(),
-        latency: run.latencies.summary(),
-        rss_bytes: None,
-    }
-}
-
-/// One progress line on stderr.
-pub(crate) fn progress(target: &str, n: usize, rep: usize, plan: &Plan, s: &Sample) {
-    let lat = s
-        .latency
-        .map(|l| format!(", p50 {:.0} µs, p99 {:.0} µs", l.p50_us, l.p99_us))
-        .unwrap_or_default();
-    let cpu = s
-        .server_cpu_us
-        .map(|c| format!(", server {c:.1} µs CPU/op"))
-        .unwrap_or_default();
-    let polls = s
-        .polls_per_op
-        .map(|p| format!(", {p:.2} polls/op"))
-        .unwrap_or_default();
-    eprintln!(
-        "   {} [{}] N={} run {}/{}: {} {} {}{lat}{cpu}{polls}",
-        target,
-        if s.wire.is_empty() { "-" } else { &s.wire },
-        num(n as f64),
-        rep + 1,
-        plan.repeat,
-        s.scenario.name(),
-        num(s.value),
-        s.scenario.unit()
-    );
 }
 
 /// Every size and run on a fresh server.

@@ -7,8 +7,9 @@ use serde_json::Value;
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use tokio::sync::mpsc;
+use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 /// Messages queued for a session's server-to-client stream before it is considered
@@ -37,7 +38,8 @@ pub struct Session {
     /// Streams of pending `tasks/result` calls, by task: input requests of that task go
     /// there first.
     result_streams: Mutex<HashMap<TaskId, mpsc::Sender<Value>>>,
-    /// When the client last sent anything on this session.
+    /// When the client last sent anything on this session, on tokio's clock (which a
+    /// test can pause and advance, so idle sessions are tested without waiting).
     last_active: Mutex<Instant>,
     /// The least severe log message the client wants (`logging/setLevel`).
     log_level: Mutex<LoggingLevel>,
@@ -109,6 +111,7 @@ impl Session {
     /// no open server-to-client stream, no request being handled ([`Session::busy`]
     /// covers synchronous calls and waiting `tasks/result`s, whatever stream they
     /// answer on). Clients that vanish without `DELETE` leave such sessions behind.
+    /// `now` is on tokio's clock, as [`Session::touch`] records it.
     pub fn is_idle(&self, now: Instant, timeout: Duration) -> bool {
         let quiet = now.saturating_duration_since(*lock(&self.last_active)) >= timeout;
         let streaming = lock(&self.outbound)

@@ -170,7 +170,8 @@ async fn forget_idle_sessions(
         let Some(server) = server.upgrade() else {
             return;
         };
-        let now = std::time::Instant::now();
+        // Tokio's clock, as sessions record their use: paused time drives this sweep.
+        let now = tokio::time::Instant::now();
         let (forgotten, alive) = {
             let mut sessions = server.sessions.lock().unwrap_or_else(|p| p.into_inner());
             let before = sessions.len();

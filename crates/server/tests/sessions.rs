@@ -1,16 +1,33 @@
 //! Idle sessions: clients that leave without `DELETE` do not leave their sessions in
 //! memory forever, while sessions with an open stream or a call in flight stay.
+//!
+//! The idle-session tests run on paused tokio time: the server measures idleness on
+//! tokio's clock, so `advance` makes sessions idle at once. Paused time also moves by
+//! itself whenever the runtime waits (on a socket, say), to the next timer due: never
+//! further than the server's next idle sweep (a quarter of [`IDLE`]), in practice the
+//! engine's sweeper (every 50 ms). Every "still kept" check leaves more than that
+//! margin: sessions in use are used a third of [`IDLE`] apart, or are busy.
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
 mod common;
 
 use common::{start_server_with, Client};
 use mcp_tasks_server::ServerConfig;
-use mcp_tasks_testkit::{eventually, WAIT};
+use mcp_tasks_testkit::eventually;
 use serde_json::json;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
+use tokio::time::advance;
 
-const IDLE: Duration = Duration::from_millis(300);
+/// The idle timeout of these tests, in paused time: long beside the jumps paused time
+/// makes by itself, short beside the HTTP connections' own idle timeout (60 s), so no
+/// connection is closed under a test.
+const IDLE: Duration = Duration::from_secs(10);
+
+/// How long, in paused time, a test waits for a sweep to forget sessions that already
+/// are idle: several sweeps (one runs every quarter of [`IDLE`]), reached at once
+/// since the runtime is idle while the test waits.
+const SWEEPS: Duration = Duration::from_secs(30);
 
 fn idle_config() -> ServerConfig {
     ServerConfig {
@@ -21,19 +38,20 @@ fn idle_config() -> ServerConfig {
 
 /// Waits until the server holds `n` sessions.
 async fn wait_sessions(server: &mcp_tasks_server::Server, n: usize) {
-    eventually(WAIT, || async { server.session_count() == n }).await;
+    eventually(SWEEPS, || async { server.session_count() == n }).await;
 }
 
-/// Waits until an idle-session sweep ran that would have forgotten every session unused
-/// since this call: a new session nobody uses is forgotten by it (one sweep checks all
-/// sessions against the same instant), so the `n` others survived that sweep.
+/// Lets [`IDLE`] pass and waits for the sweep that then forgets a new session nobody
+/// uses: one sweep checks all sessions against the same instant, so the `n` others,
+/// unused as long as that probe at least, were kept by it.
 async fn wait_for_a_sweep_keeping(s: &common::TestServer, n: usize) {
     let _probe = Client::connect(&s.url).await;
     assert_eq!(s.server.session_count(), n + 1);
+    advance(IDLE).await;
     wait_sessions(&s.server, n).await;
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn an_idle_session_is_forgotten_and_its_tasks_stay_reachable_from_a_new_one() {
     let s = start_server_with(idle_config()).await;
     let mut c = Client::connect(&s.url).await;
@@ -41,10 +59,10 @@ async fn an_idle_session_is_forgotten_and_its_tasks_stay_reachable_from_a_new_on
     c.wait_status(&task, "completed").await;
     assert_eq!(s.server.session_count(), 1);
 
-    // Used more often than the timeout: kept. (What is tested is use spread over time;
-    // the server's idle clock is std's, which paused tokio time does not move.)
+    // Used more often than the timeout, over longer than the timeout: kept. A sweep
+    // runs after each advance (sweeps are a quarter of IDLE apart).
     for _ in 0..4 {
-        tokio::time::sleep(IDLE / 3).await;
+        advance(IDLE / 3).await;
         c.call("ping", json!({})).await;
     }
     assert_eq!(
@@ -54,6 +72,7 @@ async fn an_idle_session_is_forgotten_and_its_tasks_stay_reachable_from_a_new_on
     );
 
     // Unused: forgotten, and the next request says how to go on.
+    advance(IDLE).await;
     wait_sessions(&s.server, 0).await;
     let r = c.request("ping", json!({})).await;
     assert_eq!(r.status, 404, "{:?}", r.body);
@@ -67,36 +86,46 @@ async fn an_idle_session_is_forgotten_and_its_tasks_stay_reachable_from_a_new_on
     assert_eq!(result["content"][0]["text"], "slept 1 ms");
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn sessions_with_an_open_stream_or_a_call_in_flight_are_kept() {
     let s = start_server_with(idle_config()).await;
     let watcher = Client::connect(&s.url).await;
     let stream = watcher.open_event_stream().await;
     assert_eq!(stream.status(), 200);
     let caller = Client::connect(&s.url).await;
+    // The call outlasts the sweeps below: it ends only when the test lets time run.
+    let ms = (IDLE * 4).as_millis();
     let call = tokio::spawn(async move {
         caller
             .stream_request(
                 7,
                 "tools/call",
-                json!({"name": "sleep", "arguments": {"ms": 1500}}),
+                json!({"name": "sleep", "arguments": {"ms": ms}}),
             )
             .await
     });
+    // The call is in flight once the tool began.
+    let started = s.sleeps_started.clone();
+    eventually(SWEEPS, || {
+        let began = started.load(Ordering::SeqCst) == 1;
+        async move { began }
+    })
+    .await;
     let _left = Client::connect(&s.url).await;
 
     // The session nobody uses goes; the two others stay past the timeout.
+    advance(IDLE).await;
     wait_sessions(&s.server, 2).await;
     wait_for_a_sweep_keeping(&s, 2).await;
 
     // Once the call answered and the stream closed, they go too.
     let reply = call.await.unwrap().text().await.unwrap();
-    assert!(reply.contains("slept 1500 ms"), "{reply}");
+    assert!(reply.contains(&format!("slept {ms} ms")), "{reply}");
     drop(stream);
     wait_sessions(&s.server, 0).await;
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn without_a_timeout_sessions_stay_until_deleted() {
     let s = start_server_with(ServerConfig {
         session_idle_timeout: None,
@@ -104,20 +133,24 @@ async fn without_a_timeout_sessions_stay_until_deleted() {
     })
     .await;
     let mut c = Client::connect(&s.url).await;
-    // Nothing signals a sweep that is not configured to run: let time pass in which
-    // one would have forgotten the session (the server's idle clock is std's).
-    tokio::time::sleep(IDLE * 2).await;
+    // Nothing signals a sweep that is not configured to run: let pass the time in
+    // which one would have forgotten the session.
+    advance(IDLE * 2).await;
     assert_eq!(s.server.session_count(), 1);
     c.call("ping", json!({})).await;
+    assert_eq!(s.server.session_count(), 1);
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_session_waiting_in_a_plain_json_request_is_kept() {
     let s = start_server_with(idle_config()).await;
     let mut c = Client::connect(&s.url).await;
-    let task = c.create_task("sleep", json!({"ms": 1500})).await;
+    // The task outlasts the sweep below: it ends only when the test lets time run.
+    let ms = (IDLE * 4).as_millis();
+    let task = c.create_task("sleep", json!({"ms": ms})).await;
     // tasks/result without SSE: the request itself is all that keeps the session.
     let (http, url, session) = (c.http.clone(), s.url.clone(), c.session.clone().unwrap());
+    let id = session.clone();
     let waiting = tokio::spawn(async move {
         http.post(&url)
             .header("content-type", "application/json")
@@ -134,11 +167,20 @@ async fn a_session_waiting_in_a_plain_json_request_is_kept() {
             .await
             .unwrap()
     });
+    // The request waits once its session is busy: with no stream open, a session is
+    // kept at once only while it handles a request.
+    let session = s.server.session(&id).unwrap();
+    eventually(SWEEPS, || {
+        let busy = !session.is_idle(tokio::time::Instant::now(), Duration::ZERO);
+        async move { busy }
+    })
+    .await;
     // Kept (while the request waits) by a sweep that forgets an unused session.
     wait_for_a_sweep_keeping(&s, 1).await;
     let result = waiting.await.unwrap();
     assert_eq!(
-        result["result"]["content"][0]["text"], "slept 1500 ms",
+        result["result"]["content"][0]["text"],
+        format!("slept {ms} ms"),
         "{result}"
     );
 }

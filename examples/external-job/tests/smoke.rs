@@ -4,6 +4,7 @@
 //! export and check the worker was asked to stop.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use mcp_tasks_testkit::{eventually, WAIT};
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
@@ -79,19 +80,18 @@ impl Drop for Server {
     }
 }
 
-/// Checks `done` every 50 ms for up to 5 s; whether it came true.
-fn wait_until(mut done: impl FnMut() -> bool) -> bool {
-    for _ in 0..100 {
-        if done() {
-            return true;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-    done()
+/// Waits until the export `job` reached the batch system (its request file exists).
+async fn submitted(spool: &Path, job: &str) {
+    let request = spool.join(format!("{job}.request"));
+    eventually(WAIT, || {
+        let there = request.exists();
+        async move { there }
+    })
+    .await;
 }
 
-#[test]
-fn an_external_job_survives_a_crash_and_can_be_cancelled() {
+#[tokio::test]
+async fn an_external_job_survives_a_crash_and_can_be_cancelled() {
     let dir = tempfile::tempdir().unwrap();
     let spool = dir.path().join("spool");
     std::fs::create_dir(&spool).unwrap();
@@ -108,15 +108,15 @@ fn an_external_job_survives_a_crash_and_can_be_cancelled() {
         .to_string();
     let job = format!("export-orders-{task}");
     // The start ran in the task: wait until the request reached the batch system.
-    assert!(
-        wait_until(|| spool.join(format!("{job}.request")).exists()),
-        "job submitted"
-    );
+    submitted(&spool, &job).await;
     std::fs::write(spool.join(format!("{job}.status")), "40% exported").unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(1200));
-    let got = server.get(&task);
+    // A poll of the job reads the worker's status into the task's status message.
+    let got = eventually(WAIT, || {
+        let got = server.get(&task);
+        async move { (got["statusMessage"] == "40% exported").then_some(got) }
+    })
+    .await;
     assert_eq!(got["status"], "working");
-    assert_eq!(got["statusMessage"], "40% exported");
 
     // kill -9: no process holds the task any more, and none needs to.
     drop(server);
@@ -140,10 +140,14 @@ fn an_external_job_survives_a_crash_and_can_be_cancelled() {
         .unwrap()
         .to_string();
     let job2 = format!("export-users-{task2}");
-    wait_until(|| spool.join(format!("{job2}.request")).exists());
+    submitted(&spool, &job2).await;
     // Cancel once the job state is stored (the task's status message says so), so that
     // this is the cancel of a running external job.
-    wait_until(|| !server.get(&task2)["statusMessage"].is_null());
+    eventually(WAIT, || {
+        let stored = !server.get(&task2)["statusMessage"].is_null();
+        async move { stored }
+    })
+    .await;
     let cancelled = server.request("tasks/cancel", json!({"taskId": task2}));
     assert_eq!(cancelled["result"]["status"], "cancelled");
     assert!(

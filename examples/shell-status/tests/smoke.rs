@@ -53,12 +53,21 @@ async fn output_lines_become_status_and_progress() {
 #[tokio::test]
 async fn cancelling_stops_the_child() {
     let client = Client::connect(&target()).await.expect("connect");
-    let handle = client
+    let mut handle = client
         .call_tool_as_task("build", json!({"steps": 100}), TaskOptions::default())
         .await
         .unwrap();
     let id = handle.task_id().cloned().unwrap();
-    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    // Cancel once the child runs: its first output line arrives as progress.
+    let mut updates = handle.updates();
+    loop {
+        match updates.next().await {
+            Some(TaskUpdate::Progress(_)) => break,
+            Some(_) => {}
+            None => panic!("the task's updates ended before the child printed a line"),
+        }
+    }
+    drop(updates);
     let view = client.cancel(&id).await.unwrap();
     assert_eq!(view.status, TaskStatus::Cancelled);
     client.close().await;
