@@ -39,8 +39,9 @@ impl Notifier {
     /// observer (which only queues) and spawns the enqueue and send loops.
     ///
     /// # Errors
-    /// When the configuration is invalid ([`NotifyConfig::check`]) or the HTTP client
-    /// cannot be built.
+    /// When the configuration is invalid ([`NotifyConfig::check`]), the HTTP client
+    /// cannot be built, or sinks are configured on a store that keeps no webhook outbox
+    /// ([`TaskStore::outbox`] is `None`: a custom store for tasks alone).
     pub fn start(server: &Server, config: NotifyConfig) -> Result<Self, String> {
         config.check()?;
         let http = reqwest::Client::builder()
@@ -57,6 +58,12 @@ impl Notifier {
         }
         let config = Arc::new(config);
         let store = Arc::clone(server.engine().store());
+        if store.outbox().is_none() {
+            return Err(format!(
+                "webhooks need a store with a delivery outbox, and the {} store keeps none",
+                store.backend_name()
+            ));
+        }
         let stop = server.shutdown_token();
         let (queue, changes) = mpsc::unbounded_channel::<TaskRecord>();
         let wanted = Arc::clone(&config);
@@ -105,6 +112,10 @@ async fn enqueue_loop(
     mut changes: mpsc::UnboundedReceiver<TaskRecord>,
     wake: Arc<Notify>,
 ) {
+    // `Notifier::start` checked that there is one.
+    let Some(outbox) = store.outbox() else {
+        return;
+    };
     while let Some(record) = changes.recv().await {
         let entered = match store.timeline(&record.id).await {
             Ok(timeline) => timeline
@@ -129,7 +140,7 @@ async fn enqueue_loop(
                 payload: body.to_string(),
                 created_at: Utc::now(),
             };
-            match store.enqueue_delivery(&delivery).await {
+            match outbox.enqueue_delivery(&delivery).await {
                 Ok(_) => {}
                 Err(e) => tracing::warn!(
                     task_id = %record.id, sink = %sink.name, error = %e,
@@ -217,13 +228,17 @@ async fn send_loop(
     stop: CancellationToken,
     count: AttemptCounter,
 ) {
+    // `Notifier::start` checked that there is one.
+    let Some(outbox) = store.outbox() else {
+        return;
+    };
     // A claim outlives one POST by a margin; a process that dies while posting holds
     // its deliveries no longer than that.
     let claim_for = chrono::Duration::from_std(config.request_timeout + Duration::from_secs(2))
         .unwrap_or(chrono::Duration::seconds(30));
     loop {
         let now = Utc::now();
-        let claimed = store
+        let claimed = outbox
             .claim_deliveries(&ClaimDeliveriesParams {
                 runner: runner.clone(),
                 now,
@@ -248,7 +263,7 @@ async fn send_loop(
                 DeliveryResult::GaveUp { .. } => "gave_up",
             };
             count(&delivery.sink, name);
-            if let Err(e) = store.finish_delivery(&delivery.key, &runner, &result).await {
+            if let Err(e) = outbox.finish_delivery(&delivery.key, &runner, &result).await {
                 tracing::warn!(key = %delivery.key, error = %e, "webhook: recording the delivery's result failed");
             }
         });
@@ -258,7 +273,7 @@ async fn send_loop(
         }
         // Retries fall due on their own schedule: while any delivery is pending, look
         // again after the shortest retry wait.
-        let pending = store.pending_deliveries().await.unwrap_or(1);
+        let pending = outbox.pending_deliveries().await.unwrap_or(1);
         let wait = if pending > 0 {
             config
                 .retry_initial
