@@ -397,7 +397,7 @@ async fn replicas_forget_idle_shared_sessions_but_not_one_with_an_open_stream() 
     assert_eq!(watched.on(&b.url).ping_status().await, 200);
 
     // Watched in the database itself: a ping would mark the session in use.
-    use mcp_tasks_store::TaskStore;
+    use mcp_tasks_store::SessionStore;
     let db = mcp_tasks_store::PgStore::open(schema.url()).await.unwrap();
     let stored = |id: String| {
         let db = &db;

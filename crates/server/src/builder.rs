@@ -123,7 +123,9 @@ impl ServerBuilder {
     }
 
     /// Uses a store you built, or your own backend: anything implementing
-    /// [`TaskStore`].
+    /// [`TaskStore`]. Sessions that several replicas share and the board's webhook
+    /// outbox are optional parts of a store ([`TaskStore::sessions`],
+    /// [`TaskStore::outbox`]); without them sessions stay in this process's memory.
     pub fn store(mut self, store: Arc<dyn TaskStore>) -> Self {
         self.store = StoreChoice::Value(store);
         self

@@ -11,7 +11,8 @@
 //! | `suite` (feature `test-suite`) | the parity cases every backend must pass |
 //! | `sql` | what SQLite and PostgreSQL share: statements, store methods, value conversions |
 //! | [`record`] | the task record ([`TaskRecord`]), its [`TimelineEntry`]s, and the parameter structs of store calls |
-//! | [`delivery`] | the durable outbox of webhook deliveries ([`NewDelivery`], [`Delivery`], [`DeliveryResult`]) |
+//! | [`delivery`] | the durable outbox of webhook deliveries: [`DeliveryOutbox`] ([`NewDelivery`], [`Delivery`], [`DeliveryResult`]) |
+//! | [`session`] | 2025-11-25 sessions that replicas share: [`SessionStore`] ([`SessionRecord`]) |
 //! | [`change`] | the change feed several processes use to hear of each other's writes |
 //! | [`error`] | [`StoreError`] |
 //! | `explain` | why a compare-and-set did not apply, told from the record as it is now |
@@ -29,12 +30,18 @@
 //! implementations describe a single process, where the process itself is every lease
 //! and there is nobody else to hear from.
 //!
-//! For operators and notifications it keeps, on every backend, the **timeline** of each
-//! task (every status it entered, written in the same atomic step as the change:
-//! [`TaskStore::timeline`]), a **board** listing across owners with filters
-//! ([`TaskStore::board_list`]), and an **outbox** of webhook deliveries that several
-//! processes share without sending an event twice ([`delivery`],
-//! [`TaskStore::enqueue_delivery`], [`TaskStore::claim_deliveries`]).
+//! For operators it keeps, on every backend, the **timeline** of each task (every
+//! status it entered, written in the same atomic step as the change:
+//! [`TaskStore::timeline`]) and a **board** listing across owners with filters
+//! ([`TaskStore::board_list`]).
+//!
+//! What only some callers need is a trait of its own, reached through an accessor that
+//! answers `None` by default, so a custom store implements [`TaskStore`] alone:
+//!
+//! | trait | accessor | who needs it | built-in backends |
+//! |---|---|---|---|
+//! | [`DeliveryOutbox`] | [`TaskStore::outbox`] | the board's webhooks: an outbox several processes share without sending an event twice | memory, SQLite, PostgreSQL |
+//! | [`SessionStore`] | [`TaskStore::sessions`] | the 2025-11-25 HTTP transport, so that any replica serves a session another opened | PostgreSQL (the others serve one process, whose memory holds its sessions) |
 #![deny(missing_docs)]
 
 pub mod change;
@@ -49,6 +56,7 @@ pub mod pending;
 pub mod postgres;
 pub mod record;
 pub mod request;
+pub mod session;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod sql;
 #[cfg(feature = "sqlite")]
@@ -57,20 +65,20 @@ pub mod sqlite;
 pub mod suite;
 
 pub use change::{Change, ChangeFeed};
-pub use delivery::{ClaimDeliveriesParams, Delivery, DeliveryResult, NewDelivery};
+pub use delivery::{ClaimDeliveriesParams, Delivery, DeliveryOutbox, DeliveryResult, NewDelivery};
 pub use error::StoreError;
 pub use memory::MemoryStore;
 pub use observed::{ObservedStore, ObserverSlot, StoreObserver};
 pub use pending::PendingCreate;
 #[cfg(feature = "postgres")]
 pub use postgres::PgStore;
-pub use record::SessionRecord;
 pub use record::{
     BoardQuery, ClaimExpiredParams, ClaimLeaseParams, ExpiredTask, ExternalJob, Failure,
     FieldChange, InputRequest, InputRequests, ListPage, ListParams, Outcome, RenewLeaseParams,
     TaskRecord, TimelineEntry, TransitionParams,
 };
 pub use request::RequestJson;
+pub use session::{SessionRecord, SessionStore};
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteStore;
 
@@ -223,66 +231,6 @@ pub trait TaskStore: Send + Sync + std::fmt::Debug {
     /// [`StoreError::Backend`] on I/O failure.
     async fn board_list(&self, query: &BoardQuery) -> Result<ListPage, StoreError>;
 
-    /// Adds a pending delivery, due at its `created_at`, unless one with its key exists:
-    /// then nothing changes and this returns false. So several processes that each see
-    /// the same event and enqueue it produce one delivery (see [`delivery`]).
-    ///
-    /// # Errors
-    /// [`StoreError::Backend`] on I/O failure.
-    async fn enqueue_delivery(&self, delivery: &NewDelivery) -> Result<bool, StoreError>;
-
-    /// Atomically takes up to `limit` deliveries that are unfinished, due
-    /// (`next_attempt_at <= now`) and not under a live claim (none, or
-    /// `claimed_until <= now`): each is claimed by `runner` until `until` and its
-    /// `attempts` is incremented. Returns them oldest-due first (by `next_attempt_at`,
-    /// then key). Concurrent claimers, in this process or others, never receive the same
-    /// delivery while its claim lives.
-    ///
-    /// Why: several processes send webhooks from one store; each delivery must be in
-    /// the hands of one sender at a time, and return to the others if that sender dies.
-    ///
-    /// # Errors
-    /// [`StoreError::Backend`] on I/O failure.
-    async fn claim_deliveries(
-        &self,
-        params: &ClaimDeliveriesParams,
-    ) -> Result<Vec<Delivery>, StoreError>;
-
-    /// Records the result of an attempt on the delivery `key`, if `runner` still holds
-    /// it (it made the latest claim, and the delivery is neither finished nor handed
-    /// back by a retry). [`DeliveryResult::Delivered`] and [`DeliveryResult::GaveUp`]
-    /// finish it (the row stays until purged, so its key stays taken);
-    /// [`DeliveryResult::Retry`] stores the error, makes it due at `next_attempt_at` and
-    /// releases the claim. A claim that expired but that nobody took over still counts
-    /// as held: the attempt happened, and its result is worth keeping.
-    ///
-    /// # Errors
-    /// [`StoreError::DeliveryClaimLost`] when `runner` does not hold it (another runner
-    /// took it over, it is finished, or the key is unknown), changing nothing;
-    /// [`StoreError::Backend`] on I/O failure.
-    async fn finish_delivery(
-        &self,
-        key: &str,
-        runner: &str,
-        result: &DeliveryResult,
-    ) -> Result<(), StoreError>;
-
-    /// How many deliveries are unfinished (due, claimed or waiting for a retry): a
-    /// gauge for metrics, and what tests wait on.
-    ///
-    /// # Errors
-    /// [`StoreError::Backend`] on I/O failure.
-    async fn pending_deliveries(&self) -> Result<u64, StoreError>;
-
-    /// Deletes the deliveries that finished strictly before `finished_before`, returning
-    /// how many: the outbox would otherwise grow forever. Their keys are free again, so
-    /// purge only what no process can still enqueue (well past the retention of the
-    /// events that produce them).
-    ///
-    /// # Errors
-    /// [`StoreError::Backend`] on I/O failure.
-    async fn purge_deliveries(&self, finished_before: DateTime<Utc>) -> Result<u64, StoreError>;
-
     /// Takes the lease of one non-terminal task for `runner` until `until`, if nobody
     /// holds a live one (`lease_until` is unset or `<= now`). Sets `runner`, the expiry,
     /// and bumps `lease_generation`; returns the record with the generation the caller
@@ -350,57 +298,6 @@ pub trait TaskStore: Send + Sync + std::fmt::Debug {
         Ok(Vec::new())
     }
 
-    /// Stores a session so that other replicas can serve it (upsert). The default
-    /// (single process): sessions live in memory only, nothing to store.
-    ///
-    /// # Errors
-    /// [`StoreError::Backend`] on I/O failure.
-    async fn save_session(&self, session: &SessionRecord) -> Result<(), StoreError> {
-        let _ = session;
-        Ok(())
-    }
-
-    /// Reads a session another replica opened. The default: none are shared.
-    ///
-    /// # Errors
-    /// [`StoreError::Backend`] on I/O failure.
-    async fn load_session(&self, id: &str) -> Result<Option<SessionRecord>, StoreError> {
-        let _ = id;
-        Ok(None)
-    }
-
-    /// Forgets a session (the client ended it).
-    ///
-    /// # Errors
-    /// [`StoreError::Backend`] on I/O failure.
-    async fn delete_session(&self, id: &str) -> Result<(), StoreError> {
-        let _ = id;
-        Ok(())
-    }
-
-    /// Records that the sessions `ids` are still in use at `now` (a replica holding
-    /// them saw their clients active or their streams open), so that
-    /// [`TaskStore::delete_idle_sessions`] on any replica leaves them alone. Called
-    /// in batches, a few times per idle timeout, not on every request. The default:
-    /// nothing is stored.
-    ///
-    /// # Errors
-    /// [`StoreError::Backend`] on I/O failure.
-    async fn keep_sessions(&self, ids: &[String], now: DateTime<Utc>) -> Result<(), StoreError> {
-        let _ = (ids, now);
-        Ok(())
-    }
-
-    /// Deletes the stored sessions last in use (stored or kept) at or before `cutoff`,
-    /// returning how many: clients that left without `DELETE`. The default: none.
-    ///
-    /// # Errors
-    /// [`StoreError::Backend`] on I/O failure.
-    async fn delete_idle_sessions(&self, cutoff: DateTime<Utc>) -> Result<u64, StoreError> {
-        let _ = cutoff;
-        Ok(0)
-    }
-
     /// Subscribes to the ids of tasks that change (see [`change`]): created, a status,
     /// message or outcome written, or deleted. Returns `None` when the backend has no
     /// feed; then [`supports_notify`](TaskStore::supports_notify) is false and callers
@@ -436,6 +333,28 @@ pub trait TaskStore: Send + Sync + std::fmt::Debug {
     /// on its own in-process events and on polling.
     fn supports_notify(&self) -> bool {
         false
+    }
+
+    /// The store's shared 2025-11-25 sessions, if it keeps them (see [`session`]).
+    /// `None` (the default) for a store only this process uses: sessions then live in
+    /// the server's memory, and the engine treats saving, keeping and deleting one as
+    /// done and loading one as finding none.
+    ///
+    /// Why an accessor rather than methods with defaults: a store for tasks should not
+    /// have to know sessions exist; a store that several replicas share implements
+    /// [`SessionStore`] and returns itself.
+    fn sessions(&self) -> Option<&dyn SessionStore> {
+        None
+    }
+
+    /// The store's outbox of webhook deliveries, if it keeps one (see [`delivery`]).
+    /// `None` (the default) means webhooks cannot be sent from this store: the board's
+    /// notifier refuses to start with sinks configured, and nothing else changes.
+    ///
+    /// Why an accessor: only webhooks need an outbox; a store for tasks implements
+    /// [`DeliveryOutbox`] (and returns itself here) only if it should carry them.
+    fn outbox(&self) -> Option<&dyn DeliveryOutbox> {
+        None
     }
 
     // Operations (issue #20): methods below serve metrics and traces. Kept at the end of

@@ -8,8 +8,11 @@
 //!
 //! Every method of the trait is delegated here, the defaulted ones too: a default left
 //! in place would run against the wrapper instead of the backend (a lease claim
-//! answered by a plain `get`). A test reads the trait's source and fails when a method
-//! is missing here.
+//! answered by a plain `get`). The wrapper implements [`SessionStore`] and
+//! [`DeliveryOutbox`] as well, timing them the same way, and its accessors
+//! ([`TaskStore::sessions`], [`TaskStore::outbox`]) answer with itself exactly when the
+//! wrapped store answers `Some`. A test reads the three traits' source and fails when a
+//! method is missing here.
 //!
 //! Spans use the [`crate::TRACE_TARGET`] target and OpenTelemetry's database
 //! conventions: the name `{db.operation.name} {db.collection.name}` (`transition
@@ -17,12 +20,15 @@
 //! (our namespace) for every backend, the in-memory one included.
 
 use crate::change::ChangeFeed;
-use crate::delivery::{ClaimDeliveriesParams, Delivery, DeliveryResult, NewDelivery};
+use crate::delivery::{
+    ClaimDeliveriesParams, Delivery, DeliveryOutbox, DeliveryResult, NewDelivery,
+};
 use crate::error::StoreError;
 use crate::record::{
     BoardQuery, ClaimExpiredParams, ClaimLeaseParams, ExpiredTask, ListPage, ListParams, Outcome,
-    RenewLeaseParams, SessionRecord, TaskRecord, TimelineEntry, TransitionParams,
+    RenewLeaseParams, TaskRecord, TimelineEntry, TransitionParams,
 };
+use crate::session::{SessionRecord, SessionStore};
 use crate::{TaskStore, TRACE_TARGET};
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
@@ -87,6 +93,21 @@ impl ObservedStore {
         &self.inner
     }
 
+    /// The wrapped store's sessions. Only reached when [`TaskStore::sessions`] said
+    /// `Some`; a direct call on a wrapper of a store without sessions is an error.
+    fn inner_sessions(&self) -> Result<&dyn SessionStore, StoreError> {
+        self.inner
+            .sessions()
+            .ok_or_else(|| missing("keeps no sessions"))
+    }
+
+    /// The wrapped store's outbox, as [`ObservedStore::inner_sessions`] for sessions.
+    fn inner_outbox(&self) -> Result<&dyn DeliveryOutbox, StoreError> {
+        self.inner
+            .outbox()
+            .ok_or_else(|| missing("keeps no webhook outbox"))
+    }
+
     /// Runs one operation inside its span, then reports its duration.
     async fn run<T>(
         &self,
@@ -134,6 +155,11 @@ impl ObservedStore {
         }
         result
     }
+}
+
+/// The error of a call to a part the wrapped store does not have.
+fn missing(what: &str) -> StoreError {
+    StoreError::Backend(format!("the wrapped store {what}").into())
 }
 
 /// The `error.type` of a failed operation: low cardinality, never the message.
@@ -215,31 +241,6 @@ impl TaskStore for ObservedStore {
         self.run("claim_expired_leases", TASKS, call).await
     }
 
-    async fn save_session(&self, session: &SessionRecord) -> Result<(), StoreError> {
-        self.run("save_session", SESSIONS, self.inner.save_session(session))
-            .await
-    }
-
-    async fn load_session(&self, id: &str) -> Result<Option<SessionRecord>, StoreError> {
-        self.run("load_session", SESSIONS, self.inner.load_session(id))
-            .await
-    }
-
-    async fn delete_session(&self, id: &str) -> Result<(), StoreError> {
-        self.run("delete_session", SESSIONS, self.inner.delete_session(id))
-            .await
-    }
-
-    async fn keep_sessions(&self, ids: &[String], now: DateTime<Utc>) -> Result<(), StoreError> {
-        let call = self.inner.keep_sessions(ids, now);
-        self.run("keep_sessions", SESSIONS, call).await
-    }
-
-    async fn delete_idle_sessions(&self, cutoff: DateTime<Utc>) -> Result<u64, StoreError> {
-        let call = self.inner.delete_idle_sessions(cutoff);
-        self.run("delete_idle_sessions", SESSIONS, call).await
-    }
-
     async fn subscribe_changes(&self) -> Result<Option<ChangeFeed>, StoreError> {
         // Setting up a feed is rare and long-lived: no span, no timing.
         self.inner.subscribe_changes().await
@@ -279,8 +280,63 @@ impl TaskStore for ObservedStore {
             .await
     }
 
+    fn sessions(&self) -> Option<&dyn SessionStore> {
+        self.inner.sessions().map(|_| self as &dyn SessionStore)
+    }
+
+    fn outbox(&self) -> Option<&dyn DeliveryOutbox> {
+        self.inner.outbox().map(|_| self as &dyn DeliveryOutbox)
+    }
+}
+
+/// Times and traces the wrapped store's sessions; reached through
+/// [`TaskStore::sessions`], which answers `Some` only when the wrapped store keeps them.
+#[async_trait]
+impl SessionStore for ObservedStore {
+    async fn save_session(&self, session: &SessionRecord) -> Result<(), StoreError> {
+        self.run(
+            "save_session",
+            SESSIONS,
+            self.inner_sessions()?.save_session(session),
+        )
+        .await
+    }
+
+    async fn load_session(&self, id: &str) -> Result<Option<SessionRecord>, StoreError> {
+        self.run(
+            "load_session",
+            SESSIONS,
+            self.inner_sessions()?.load_session(id),
+        )
+        .await
+    }
+
+    async fn delete_session(&self, id: &str) -> Result<(), StoreError> {
+        self.run(
+            "delete_session",
+            SESSIONS,
+            self.inner_sessions()?.delete_session(id),
+        )
+        .await
+    }
+
+    async fn keep_sessions(&self, ids: &[String], now: DateTime<Utc>) -> Result<(), StoreError> {
+        let call = self.inner_sessions()?.keep_sessions(ids, now);
+        self.run("keep_sessions", SESSIONS, call).await
+    }
+
+    async fn delete_idle_sessions(&self, cutoff: DateTime<Utc>) -> Result<u64, StoreError> {
+        let call = self.inner_sessions()?.delete_idle_sessions(cutoff);
+        self.run("delete_idle_sessions", SESSIONS, call).await
+    }
+}
+
+/// Times and traces the wrapped store's outbox; reached through [`TaskStore::outbox`],
+/// which answers `Some` only when the wrapped store keeps one.
+#[async_trait]
+impl DeliveryOutbox for ObservedStore {
     async fn enqueue_delivery(&self, delivery: &NewDelivery) -> Result<bool, StoreError> {
-        let call = self.inner.enqueue_delivery(delivery);
+        let call = self.inner_outbox()?.enqueue_delivery(delivery);
         self.run("enqueue_delivery", DELIVERIES, call).await
     }
 
@@ -288,7 +344,7 @@ impl TaskStore for ObservedStore {
         &self,
         params: &ClaimDeliveriesParams,
     ) -> Result<Vec<Delivery>, StoreError> {
-        let call = self.inner.claim_deliveries(params);
+        let call = self.inner_outbox()?.claim_deliveries(params);
         self.run("claim_deliveries", DELIVERIES, call).await
     }
 
@@ -298,28 +354,27 @@ impl TaskStore for ObservedStore {
         runner: &str,
         result: &DeliveryResult,
     ) -> Result<(), StoreError> {
-        let call = self.inner.finish_delivery(key, runner, result);
+        let call = self.inner_outbox()?.finish_delivery(key, runner, result);
         self.run("finish_delivery", DELIVERIES, call).await
     }
 
     async fn pending_deliveries(&self) -> Result<u64, StoreError> {
-        let call = self.inner.pending_deliveries();
+        let call = self.inner_outbox()?.pending_deliveries();
         self.run("pending_deliveries", DELIVERIES, call).await
     }
 
     async fn purge_deliveries(&self, finished_before: DateTime<Utc>) -> Result<u64, StoreError> {
-        let call = self.inner.purge_deliveries(finished_before);
+        let call = self.inner_outbox()?.purge_deliveries(finished_before);
         self.run("purge_deliveries", DELIVERIES, call).await
     }
 }
-
 #[cfg(test)]
 mod tests {
-    /// The names of the methods of `trait TaskStore` in `lib.rs`.
-    fn trait_methods(source: &str) -> Vec<String> {
+    /// The names of the methods of `pub trait {name}` in `source`.
+    fn trait_methods(source: &str, name: &str) -> Vec<String> {
         let start = source
-            .find("pub trait TaskStore")
-            .expect("the trait is in lib.rs");
+            .find(&format!("pub trait {name}"))
+            .expect("the trait is in its file");
         let body = &source[start..];
         let end = body.find("\n}\n").expect("the trait ends");
         body[..end]
@@ -336,15 +391,20 @@ mod tests {
 
     #[test]
     fn every_trait_method_is_delegated() {
-        let lib = include_str!("lib.rs");
         let here = include_str!("observed.rs");
-        let methods = trait_methods(lib);
-        assert!(methods.len() >= 19, "{methods:?}");
-        for m in methods {
-            assert!(
-                here.contains(&format!("fn {m}(")),
-                "ObservedStore does not delegate TaskStore::{m}: a default would run against the wrapper"
-            );
+        for (source, name, at_least) in [
+            (include_str!("lib.rs"), "TaskStore", 16),
+            (include_str!("session.rs"), "SessionStore", 5),
+            (include_str!("delivery.rs"), "DeliveryOutbox", 5),
+        ] {
+            let methods = trait_methods(source, name);
+            assert!(methods.len() >= at_least, "{name}: {methods:?}");
+            for m in methods {
+                assert!(
+                    here.contains(&format!("fn {m}(")),
+                    "ObservedStore does not delegate {name}::{m}: a default would run against the wrapper"
+                );
+            }
         }
     }
 }

@@ -536,25 +536,6 @@ pub struct TimelineEntry {
     pub status_message: Option<String>,
 }
 
-/// A 2025-11-25 session (`Mcp-Session-Id`), kept in a shared database so that any
-/// replica can serve it: who owns it and what was negotiated. Its open streams belong to
-/// one replica and are not stored.
-#[derive(Debug, Clone, PartialEq)]
-pub struct SessionRecord {
-    /// The session id.
-    pub id: String,
-    /// Who owns the tasks created in it.
-    pub principal: String,
-    /// Whether the principal is an authenticated subject.
-    pub authenticated: bool,
-    /// The negotiated protocol version.
-    pub protocol_version: String,
-    /// The capabilities the client declared.
-    pub client_capabilities: Value,
-    /// When it was opened.
-    pub created_at: DateTime<Utc>,
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -8,8 +8,8 @@ use mcp_tasks_protocol::TaskId;
 use mcp_tasks_store::suite::postgres::{fresh_store, test_url, TestSchema};
 use mcp_tasks_store::suite::{at, record};
 use mcp_tasks_store::{
-    Change, ChangeFeed, ClaimExpiredParams, PgStore, SessionRecord, StoreError, TaskRecord,
-    TaskStore,
+    Change, ChangeFeed, ClaimExpiredParams, PgStore, SessionRecord, SessionStore, StoreError,
+    TaskRecord, TaskStore,
 };
 use std::collections::HashSet;
 use std::time::Duration;

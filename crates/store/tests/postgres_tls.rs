@@ -8,7 +8,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use mcp_tasks_store::{PgStore, SessionRecord, StoreError, TaskStore};
+use mcp_tasks_store::{PgStore, SessionRecord, SessionStore, StoreError};
 use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair, KeyUsagePurpose};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

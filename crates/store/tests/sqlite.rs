@@ -6,8 +6,8 @@
 use mcp_tasks_protocol::{TaskId, TaskStatus};
 use mcp_tasks_store::suite::{at, base_time, new_delivery, ok_outcome, record, to_status, Guarded};
 use mcp_tasks_store::{
-    ClaimDeliveriesParams, DeliveryResult, ListParams, SqliteStore, StoreError, TaskRecord,
-    TaskStore,
+    ClaimDeliveriesParams, DeliveryOutbox, DeliveryResult, ListParams, SqliteStore, StoreError,
+    TaskRecord, TaskStore,
 };
 use std::sync::Arc;
 use std::time::Duration;

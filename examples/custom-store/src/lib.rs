@@ -4,15 +4,26 @@
 //! [`MemoryStore`]; a real backend (Redis, DynamoDB, your company's database) would
 //! implement the same methods against its own storage, and should pass the store
 //! conformance suite the way this one does (`tests/suite.rs`).
+//!
+//! It implements [`TaskStore`] alone: what tasks need. Two parts of a store are traits
+//! of their own, reached through accessors that answer `None` unless overridden:
+//! [`TaskStore::outbox`] ([`DeliveryOutbox`], the webhook outbox of the task board's
+//! notifications) and [`TaskStore::sessions`] ([`SessionStore`], 2025-11-25 sessions
+//! that several replicas share). Without them this store serves every task, the server
+//! keeps its sessions in memory, and the board refuses webhook sinks; the suite skips
+//! its outbox cases. A store that should carry webhooks implements [`DeliveryOutbox`]
+//! and returns `Some(self)` from `outbox()`.
+//!
+//! [`DeliveryOutbox`]: mcp_tasks::store::DeliveryOutbox
+//! [`SessionStore`]: mcp_tasks::store::SessionStore
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use mcp_tasks::protocol::{TaskId, TaskStatus};
 use mcp_tasks::store::{
-    BoardQuery, ChangeFeed, ClaimDeliveriesParams, ClaimExpiredParams, ClaimLeaseParams, Delivery,
-    DeliveryResult, ExpiredTask, ListPage, ListParams, MemoryStore, NewDelivery, Outcome,
-    RenewLeaseParams, SessionRecord, StoreError, TaskRecord, TaskStore, TimelineEntry,
-    TransitionParams,
+    BoardQuery, ChangeFeed, ClaimExpiredParams, ClaimLeaseParams, ExpiredTask, ListPage,
+    ListParams, MemoryStore, Outcome, RenewLeaseParams, StoreError, TaskRecord, TaskStore,
+    TimelineEntry, TransitionParams,
 };
 use std::sync::{Arc, Mutex};
 
@@ -105,35 +116,6 @@ impl TaskStore for JournalStore {
         self.records.board_list(query).await
     }
 
-    // The webhook outbox delegates as is too: deliveries are not task changes.
-    async fn enqueue_delivery(&self, delivery: &NewDelivery) -> Result<bool, StoreError> {
-        self.records.enqueue_delivery(delivery).await
-    }
-
-    async fn claim_deliveries(
-        &self,
-        params: &ClaimDeliveriesParams,
-    ) -> Result<Vec<Delivery>, StoreError> {
-        self.records.claim_deliveries(params).await
-    }
-
-    async fn finish_delivery(
-        &self,
-        key: &str,
-        runner: &str,
-        result: &DeliveryResult,
-    ) -> Result<(), StoreError> {
-        self.records.finish_delivery(key, runner, result).await
-    }
-
-    async fn pending_deliveries(&self) -> Result<u64, StoreError> {
-        self.records.pending_deliveries().await
-    }
-
-    async fn purge_deliveries(&self, finished_before: DateTime<Utc>) -> Result<u64, StoreError> {
-        self.records.purge_deliveries(finished_before).await
-    }
-
     async fn count_by_status(
         &self,
         now: DateTime<Utc>,
@@ -141,8 +123,8 @@ impl TaskStore for JournalStore {
         self.records.count_by_status(now).await
     }
 
-    // The rest delegates as is: leases, sessions and the change feed only matter to
-    // stores several processes share.
+    // The rest delegates as is: leases and the change feed only matter to stores
+    // several processes share.
     async fn claim_lease(&self, params: &ClaimLeaseParams) -> Result<TaskRecord, StoreError> {
         self.records.claim_lease(params).await
     }
@@ -156,26 +138,6 @@ impl TaskStore for JournalStore {
         params: &ClaimExpiredParams,
     ) -> Result<Vec<TaskRecord>, StoreError> {
         self.records.claim_expired_leases(params).await
-    }
-
-    async fn save_session(&self, session: &SessionRecord) -> Result<(), StoreError> {
-        self.records.save_session(session).await
-    }
-
-    async fn load_session(&self, id: &str) -> Result<Option<SessionRecord>, StoreError> {
-        self.records.load_session(id).await
-    }
-
-    async fn delete_session(&self, id: &str) -> Result<(), StoreError> {
-        self.records.delete_session(id).await
-    }
-
-    async fn keep_sessions(&self, ids: &[String], now: DateTime<Utc>) -> Result<(), StoreError> {
-        self.records.keep_sessions(ids, now).await
-    }
-
-    async fn delete_idle_sessions(&self, cutoff: DateTime<Utc>) -> Result<u64, StoreError> {
-        self.records.delete_idle_sessions(cutoff).await
     }
 
     async fn subscribe_changes(&self) -> Result<Option<ChangeFeed>, StoreError> {

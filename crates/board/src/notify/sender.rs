@@ -104,7 +104,11 @@ impl PreparedNotifier {
     /// Starts telling the sinks of `server`'s tasks (whose engine was given
     /// [`PreparedNotifier::observer`]): spawns the enqueue and send loops, and a
     /// catch-up of endings a crash may have kept from the outbox.
-    pub fn start(self, server: &Server) -> Notifier {
+    ///
+    /// # Errors
+    /// When sinks are configured on a store that keeps no webhook outbox
+    /// ([`TaskStore::outbox`] is `None`: a custom store for tasks alone).
+    pub fn start(self, server: &Server) -> Result<Notifier, String> {
         let PreparedNotifier {
             config,
             http,
@@ -116,9 +120,15 @@ impl PreparedNotifier {
             wake: Arc::clone(&wake),
         };
         let Some(config) = config else {
-            return notifier;
+            return Ok(notifier);
         };
         let store = Arc::clone(server.engine().store());
+        if store.outbox().is_none() {
+            return Err(format!(
+                "webhooks need a store with a delivery outbox, and the {} store keeps none",
+                store.backend_name()
+            ));
+        }
         let stop = server.shutdown_token();
         tokio::spawn(catch_up(Arc::clone(&store), Arc::clone(&config), queue));
         tokio::spawn(enqueue_loop(
@@ -133,7 +143,7 @@ impl PreparedNotifier {
             counted.count_webhook_attempt(sink, result)
         });
         tokio::spawn(send_loop(store, config, http, wake, runner, stop, count));
-        notifier
+        Ok(notifier)
     }
 }
 
@@ -145,6 +155,10 @@ async fn enqueue_loop(
     mut changes: mpsc::UnboundedReceiver<TaskRecord>,
     wake: Arc<Notify>,
 ) {
+    // `PreparedNotifier::start` checked that there is one.
+    let Some(outbox) = store.outbox() else {
+        return;
+    };
     while let Some(record) = changes.recv().await {
         let entered = match store.timeline(&record.id).await {
             Ok(timeline) => timeline
@@ -169,7 +183,7 @@ async fn enqueue_loop(
                 payload: body.to_string(),
                 created_at: Utc::now(),
             };
-            match store.enqueue_delivery(&delivery).await {
+            match outbox.enqueue_delivery(&delivery).await {
                 Ok(_) => {}
                 Err(e) => tracing::warn!(
                     task_id = %record.id, sink = %sink.name, error = %e,
@@ -257,13 +271,17 @@ async fn send_loop(
     stop: CancellationToken,
     count: AttemptCounter,
 ) {
+    // `PreparedNotifier::start` checked that there is one.
+    let Some(outbox) = store.outbox() else {
+        return;
+    };
     // A claim outlives one POST by a margin; a process that dies while posting holds
     // its deliveries no longer than that.
     let claim_for = chrono::Duration::from_std(config.request_timeout + Duration::from_secs(2))
         .unwrap_or(chrono::Duration::seconds(30));
     loop {
         let now = Utc::now();
-        let claimed = store
+        let claimed = outbox
             .claim_deliveries(&ClaimDeliveriesParams {
                 runner: runner.clone(),
                 now,
@@ -288,7 +306,7 @@ async fn send_loop(
                 DeliveryResult::GaveUp { .. } => "gave_up",
             };
             count(&delivery.sink, name);
-            if let Err(e) = store.finish_delivery(&delivery.key, &runner, &result).await {
+            if let Err(e) = outbox.finish_delivery(&delivery.key, &runner, &result).await {
                 tracing::warn!(key = %delivery.key, error = %e, "webhook: recording the delivery's result failed");
             }
         });
@@ -298,7 +316,7 @@ async fn send_loop(
         }
         // Retries fall due on their own schedule: while any delivery is pending, look
         // again after the shortest retry wait.
-        let pending = store.pending_deliveries().await.unwrap_or(1);
+        let pending = outbox.pending_deliveries().await.unwrap_or(1);
         let wait = if pending > 0 {
             config
                 .retry_initial

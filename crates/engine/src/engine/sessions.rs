@@ -13,7 +13,10 @@ impl Engine {
     /// # Errors
     /// Store failures.
     pub async fn save_session(&self, session: &SessionRecord) -> Result<(), EngineError> {
-        Ok(self.store().save_session(session).await?)
+        match self.store().sessions() {
+            Some(sessions) => Ok(sessions.save_session(session).await?),
+            None => Ok(()),
+        }
     }
 
     /// Reads a session another replica opened.
@@ -21,7 +24,10 @@ impl Engine {
     /// # Errors
     /// Store failures.
     pub async fn load_session(&self, id: &str) -> Result<Option<SessionRecord>, EngineError> {
-        Ok(self.store().load_session(id).await?)
+        match self.store().sessions() {
+            Some(sessions) => Ok(sessions.load_session(id).await?),
+            None => Ok(None),
+        }
     }
 
     /// Forgets a session in the shared store.
@@ -29,7 +35,10 @@ impl Engine {
     /// # Errors
     /// Store failures.
     pub async fn delete_session(&self, id: &str) -> Result<(), EngineError> {
-        Ok(self.store().delete_session(id).await?)
+        match self.store().sessions() {
+            Some(sessions) => Ok(sessions.delete_session(id).await?),
+            None => Ok(()),
+        }
     }
 
     /// Sweeps the shared store's sessions: marks `alive` (held by this process and not
@@ -43,14 +52,17 @@ impl Engine {
         alive: &[String],
         idle_timeout: std::time::Duration,
     ) -> Result<u64, EngineError> {
+        let Some(sessions) = self.store().sessions() else {
+            return Ok(0);
+        };
         let now = self.inner.core.now();
-        self.store().keep_sessions(alive, now).await?;
+        sessions.keep_sessions(alive, now).await?;
         let idle = chrono::Duration::from_std(idle_timeout).unwrap_or(chrono::Duration::MAX);
         // Never before 1970: PostgreSQL refuses timestamps chrono can still represent.
         let cutoff = now
             .checked_sub_signed(idle)
             .unwrap_or(DateTime::UNIX_EPOCH)
             .max(DateTime::UNIX_EPOCH);
-        Ok(self.store().delete_idle_sessions(cutoff).await?)
+        Ok(sessions.delete_idle_sessions(cutoff).await?)
     }
 }

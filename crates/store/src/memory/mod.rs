@@ -15,7 +15,9 @@
 //!   [`TaskStore::claim_expired_leases`] O(running).
 //!
 //! Webhook deliveries live apart, in an `outbox` behind a lock of their own: they
-//! never change together with a task.
+//! never change together with a task. It implements [`DeliveryOutbox`] (`outbox.rs`);
+//! sessions it leaves to the server's memory ([`TaskStore::sessions`] is `None`), since
+//! no other process can read them here.
 //!
 //! Only this process can write the maps, so its change feed (an in-process broadcast)
 //! sees every write and [`TaskStore::supports_notify`] is true.
@@ -23,7 +25,7 @@
 mod outbox;
 
 use crate::change::{Change, ChangeFeed, ChangeHub};
-use crate::delivery::{ClaimDeliveriesParams, Delivery, DeliveryResult, NewDelivery};
+use crate::delivery::DeliveryOutbox;
 use crate::error::StoreError;
 use crate::record::{
     BoardQuery, ClaimExpiredParams, ClaimLeaseParams, ExpiredTask, ListPage, ListParams, Outcome,
@@ -85,11 +87,6 @@ impl MemoryStore {
     /// lock is simply taken over.
     fn lock(&self) -> MutexGuard<'_, Inner> {
         self.inner.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// Takes the outbox's lock; poisoning is harmless for the same reason.
-    fn outbox(&self) -> MutexGuard<'_, outbox::Outbox> {
-        self.outbox.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Announces changed tasks (called without the lock held).
@@ -454,34 +451,6 @@ impl TaskStore for MemoryStore {
         Ok(ListPage { records, has_more })
     }
 
-    async fn enqueue_delivery(&self, delivery: &NewDelivery) -> Result<bool, StoreError> {
-        Ok(self.outbox().enqueue(delivery))
-    }
-
-    async fn claim_deliveries(
-        &self,
-        params: &ClaimDeliveriesParams,
-    ) -> Result<Vec<Delivery>, StoreError> {
-        Ok(self.outbox().claim(params))
-    }
-
-    async fn finish_delivery(
-        &self,
-        key: &str,
-        runner: &str,
-        result: &DeliveryResult,
-    ) -> Result<(), StoreError> {
-        self.outbox().finish(key, runner, result)
-    }
-
-    async fn pending_deliveries(&self) -> Result<u64, StoreError> {
-        Ok(self.outbox().pending())
-    }
-
-    async fn purge_deliveries(&self, finished_before: DateTime<Utc>) -> Result<u64, StoreError> {
-        Ok(self.outbox().purge(finished_before))
-    }
-
     async fn claim_lease(&self, params: &ClaimLeaseParams) -> Result<TaskRecord, StoreError> {
         let mut inner = self.lock();
         let current = inner.visible(&params.id, params.now)?;
@@ -542,6 +511,10 @@ impl TaskStore for MemoryStore {
 
     fn supports_notify(&self) -> bool {
         true
+    }
+
+    fn outbox(&self) -> Option<&dyn DeliveryOutbox> {
+        Some(self)
     }
 
     fn backend_name(&self) -> &'static str {

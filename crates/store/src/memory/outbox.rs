@@ -3,10 +3,15 @@
 //! the finished ones by finish time (what a purge walks), so each call costs what it
 //! returns plus the live claims it steps over, never a scan of every delivery.
 
-use crate::delivery::{ClaimDeliveriesParams, Delivery, DeliveryResult, NewDelivery};
+use super::MemoryStore;
+use crate::delivery::{
+    ClaimDeliveriesParams, Delivery, DeliveryOutbox, DeliveryResult, NewDelivery,
+};
 use crate::error::StoreError;
+use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use std::collections::{BTreeSet, HashMap};
+use std::sync::{MutexGuard, PoisonError};
 
 /// A position by time, then key: the order of both indexes.
 type TimedKey = (DateTime<Utc>, String);
@@ -134,5 +139,44 @@ impl Outbox {
             self.deliveries.remove(key);
         }
         purged.len() as u64
+    }
+}
+
+impl MemoryStore {
+    /// Takes the outbox's lock; poisoning is harmless, as for the records' lock (every
+    /// change is complete before the lock is released).
+    fn deliveries(&self) -> MutexGuard<'_, Outbox> {
+        self.outbox.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+#[async_trait]
+impl DeliveryOutbox for MemoryStore {
+    async fn enqueue_delivery(&self, delivery: &NewDelivery) -> Result<bool, StoreError> {
+        Ok(self.deliveries().enqueue(delivery))
+    }
+
+    async fn claim_deliveries(
+        &self,
+        params: &ClaimDeliveriesParams,
+    ) -> Result<Vec<Delivery>, StoreError> {
+        Ok(self.deliveries().claim(params))
+    }
+
+    async fn finish_delivery(
+        &self,
+        key: &str,
+        runner: &str,
+        result: &DeliveryResult,
+    ) -> Result<(), StoreError> {
+        self.deliveries().finish(key, runner, result)
+    }
+
+    async fn pending_deliveries(&self) -> Result<u64, StoreError> {
+        Ok(self.deliveries().pending())
+    }
+
+    async fn purge_deliveries(&self, finished_before: DateTime<Utc>) -> Result<u64, StoreError> {
+        Ok(self.deliveries().purge(finished_before))
     }
 }

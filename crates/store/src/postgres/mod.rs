@@ -21,26 +21,30 @@
 //!
 //! Task timelines are written by triggers of the schema (`migrations/0008_timeline_board.sql`)
 //! inside the statement that changes the task, whichever replica (or version) runs it;
-//! the webhook outbox (`migrations/0009_deliveries.sql`) is claimed with
-//! `FOR UPDATE SKIP LOCKED`, like expired leases.
+//! the webhook outbox (`migrations/0009_deliveries.sql`, [`DeliveryOutbox`]) is claimed
+//! with `FOR UPDATE SKIP LOCKED`, like expired leases. 2025-11-25 sessions are stored
+//! too ([`SessionStore`], `sessions.rs`), so that any replica serves any session.
 
 mod counts;
 mod listen;
 mod queries;
 mod row;
+mod sessions;
 mod tls;
 
 pub use listen::RECONNECT_DELAY;
 
 use crate::change::ChangeFeed;
-use crate::delivery::{ClaimDeliveriesParams, Delivery, DeliveryResult, NewDelivery};
+use crate::delivery::{
+    ClaimDeliveriesParams, Delivery, DeliveryOutbox, DeliveryResult, NewDelivery,
+};
 use crate::error::StoreError;
-use crate::record::SessionRecord;
 use crate::record::{
     BoardQuery, ClaimExpiredParams, ClaimLeaseParams, ExpiredTask, ListPage, ListParams, Outcome,
     RenewLeaseParams, TaskRecord, TimelineEntry, TransitionParams,
 };
-use crate::sql::values::{decode_error, row_to_count, row_to_expired, to_json};
+use crate::session::SessionStore;
+use crate::sql::values::{row_to_count, row_to_expired};
 use crate::sql::{self, Backend as _, Call, Statements};
 use crate::TaskStore;
 use async_trait::async_trait;
@@ -51,7 +55,7 @@ use queries::STATEMENTS;
 use row::{classify, query};
 use sqlx::migrate::{MigrateError, Migrator};
 use sqlx::postgres::{PgConnectOptions, PgConnection, PgPool, PgPoolOptions, PgRow};
-use sqlx::{Connection, Row};
+use sqlx::Connection;
 use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -191,6 +195,56 @@ impl TaskStore for PgStore {
         sql::store::board_list(self, query).await
     }
 
+    async fn claim_lease(&self, params: &ClaimLeaseParams) -> Result<TaskRecord, StoreError> {
+        sql::store::claim_lease(self, params).await
+    }
+
+    async fn renew_lease(&self, params: &RenewLeaseParams) -> Result<TaskRecord, StoreError> {
+        sql::store::renew_lease(self, params).await
+    }
+
+    async fn claim_expired_leases(
+        &self,
+        params: &ClaimExpiredParams,
+    ) -> Result<Vec<TaskRecord>, StoreError> {
+        sql::store::claim_expired_leases(self, params).await
+    }
+
+    async fn subscribe_changes(&self) -> Result<Option<ChangeFeed>, StoreError> {
+        self.listener.subscribe().await.map(Some)
+    }
+
+    fn supports_notify(&self) -> bool {
+        true
+    }
+
+    fn shared_by_processes(&self) -> bool {
+        true
+    }
+
+    fn sessions(&self) -> Option<&dyn SessionStore> {
+        Some(self)
+    }
+
+    fn outbox(&self) -> Option<&dyn DeliveryOutbox> {
+        Some(self)
+    }
+
+    fn backend_name(&self) -> &'static str {
+        "postgresql"
+    }
+
+    async fn count_by_status(
+        &self,
+        now: DateTime<Utc>,
+    ) -> Result<Option<Vec<(mcp_tasks_protocol::TaskStatus, u64)>>, StoreError> {
+        counts::count_by_status(&self.pool, now).await.map(Some)
+    }
+}
+
+/// The outbox is a table of the shared database, claimed with `FOR UPDATE SKIP LOCKED`.
+#[async_trait]
+impl DeliveryOutbox for PgStore {
     async fn enqueue_delivery(&self, delivery: &NewDelivery) -> Result<bool, StoreError> {
         sql::delivery::enqueue(self, delivery).await
     }
@@ -217,109 +271,6 @@ impl TaskStore for PgStore {
 
     async fn purge_deliveries(&self, finished_before: DateTime<Utc>) -> Result<u64, StoreError> {
         sql::delivery::purge(self, finished_before).await
-    }
-
-    async fn claim_lease(&self, params: &ClaimLeaseParams) -> Result<TaskRecord, StoreError> {
-        sql::store::claim_lease(self, params).await
-    }
-
-    async fn renew_lease(&self, params: &RenewLeaseParams) -> Result<TaskRecord, StoreError> {
-        sql::store::renew_lease(self, params).await
-    }
-
-    async fn claim_expired_leases(
-        &self,
-        params: &ClaimExpiredParams,
-    ) -> Result<Vec<TaskRecord>, StoreError> {
-        sql::store::claim_expired_leases(self, params).await
-    }
-
-    async fn subscribe_changes(&self) -> Result<Option<ChangeFeed>, StoreError> {
-        self.listener.subscribe().await.map(Some)
-    }
-
-    async fn save_session(&self, session: &SessionRecord) -> Result<(), StoreError> {
-        sqlx::query(queries::SAVE_SESSION)
-            .bind(&session.id)
-            .bind(&session.principal)
-            .bind(session.authenticated)
-            .bind(&session.protocol_version)
-            .bind(to_json(&session.client_capabilities)?)
-            .bind(session.created_at)
-            .execute(&self.pool)
-            .await
-            .map_err(classify)?;
-        Ok(())
-    }
-
-    async fn load_session(&self, id: &str) -> Result<Option<SessionRecord>, StoreError> {
-        let row = sqlx::query(queries::LOAD_SESSION)
-            .bind(id)
-            .fetch_optional(&self.pool)
-            .await
-            .map_err(classify)?;
-        let Some(row) = row else { return Ok(None) };
-        let caps: String = row.try_get("client_capabilities").map_err(decode_error)?;
-        Ok(Some(SessionRecord {
-            id: row.try_get("id").map_err(decode_error)?,
-            principal: row.try_get("principal").map_err(decode_error)?,
-            authenticated: row.try_get("authenticated").map_err(decode_error)?,
-            protocol_version: row.try_get("protocol_version").map_err(decode_error)?,
-            client_capabilities: serde_json::from_str(&caps).map_err(|e| {
-                StoreError::Backend(format!("stored session capabilities are invalid: {e}").into())
-            })?,
-            created_at: row.try_get("created_at").map_err(decode_error)?,
-        }))
-    }
-
-    async fn delete_session(&self, id: &str) -> Result<(), StoreError> {
-        sqlx::query(queries::DELETE_SESSION)
-            .bind(id)
-            .execute(&self.pool)
-            .await
-            .map_err(classify)?;
-        Ok(())
-    }
-
-    async fn keep_sessions(&self, ids: &[String], now: DateTime<Utc>) -> Result<(), StoreError> {
-        if ids.is_empty() {
-            return Ok(());
-        }
-        sqlx::query(queries::KEEP_SESSIONS)
-            .bind(ids)
-            .bind(now)
-            .execute(&self.pool)
-            .await
-            .map_err(classify)?;
-        Ok(())
-    }
-
-    async fn delete_idle_sessions(&self, cutoff: DateTime<Utc>) -> Result<u64, StoreError> {
-        let done = sqlx::query(queries::DELETE_IDLE_SESSIONS)
-            .bind(cutoff)
-            .execute(&self.pool)
-            .await
-            .map_err(classify)?;
-        Ok(done.rows_affected())
-    }
-
-    fn supports_notify(&self) -> bool {
-        true
-    }
-
-    fn shared_by_processes(&self) -> bool {
-        true
-    }
-
-    fn backend_name(&self) -> &'static str {
-        "postgresql"
-    }
-
-    async fn count_by_status(
-        &self,
-        now: DateTime<Utc>,
-    ) -> Result<Option<Vec<(mcp_tasks_protocol::TaskStatus, u64)>>, StoreError> {
-        counts::count_by_status(&self.pool, now).await.map(Some)
     }
 }
 
@@ -372,6 +323,7 @@ impl sql::Backend for PgStore {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+    use sqlx::Row;
 
     #[tokio::test]
     async fn urls_without_the_postgres_scheme_are_invalid() {

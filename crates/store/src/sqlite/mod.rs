@@ -15,7 +15,9 @@
 //! Task timelines are written by triggers of the schema (`migrations/0006_timeline_board.sql`)
 //! inside the statement that changes the task, so a grouped create commits its first
 //! entry with it. The webhook outbox (`migrations/0007_deliveries.sql`) is claimed one
-//! statement at a time under the write lock, like expired leases.
+//! statement at a time under the write lock, like expired leases ([`DeliveryOutbox`]).
+//! Sessions are not stored ([`TaskStore::sessions`] is `None`): each process serves the
+//! 2025-11-25 sessions it opened, from its memory.
 //!
 //! Leases work as on any backend (each claim is one `UPDATE` under SQLite's single
 //! write lock), and a database file is [`TaskStore::shared_by_processes`]: several
@@ -28,7 +30,9 @@ mod queries;
 mod row;
 pub mod writer;
 
-use crate::delivery::{ClaimDeliveriesParams, Delivery, DeliveryResult, NewDelivery};
+use crate::delivery::{
+    ClaimDeliveriesParams, Delivery, DeliveryOutbox, DeliveryResult, NewDelivery,
+};
 use crate::error::StoreError;
 use crate::record::{
     BoardQuery, ClaimExpiredParams, ClaimLeaseParams, ExpiredTask, ListPage, ListParams, Outcome,
@@ -252,6 +256,49 @@ impl TaskStore for SqliteStore {
         sql::store::board_list(self, query).await
     }
 
+    async fn claim_lease(&self, params: &ClaimLeaseParams) -> Result<TaskRecord, StoreError> {
+        sql::store::claim_lease(self, params).await
+    }
+
+    async fn renew_lease(&self, params: &RenewLeaseParams) -> Result<TaskRecord, StoreError> {
+        sql::store::renew_lease(self, params).await
+    }
+
+    async fn claim_expired_leases(
+        &self,
+        params: &ClaimExpiredParams,
+    ) -> Result<Vec<TaskRecord>, StoreError> {
+        sql::store::claim_expired_leases(self, params).await
+    }
+
+    fn shared_by_processes(&self) -> bool {
+        self.shared
+    }
+
+    fn outbox(&self) -> Option<&dyn DeliveryOutbox> {
+        Some(self)
+    }
+
+    fn backend_name(&self) -> &'static str {
+        "sqlite"
+    }
+
+    async fn count_by_status(
+        &self,
+        now: DateTime<Utc>,
+    ) -> Result<Option<Vec<(mcp_tasks_protocol::TaskStatus, u64)>>, StoreError> {
+        counts::count_by_status(&self.pool, now).await.map(Some)
+    }
+
+    fn set_store_observer(&self, observer: std::sync::Arc<dyn crate::StoreObserver>) {
+        *self.observer.write().unwrap_or_else(|p| p.into_inner()) = Some(observer);
+    }
+}
+
+/// The outbox is a table of the same file (`migrations/0007_deliveries.sql`), so every
+/// process on the file shares it.
+#[async_trait]
+impl DeliveryOutbox for SqliteStore {
     async fn enqueue_delivery(&self, delivery: &NewDelivery) -> Result<bool, StoreError> {
         sql::delivery::enqueue(self, delivery).await
     }
@@ -278,40 +325,6 @@ impl TaskStore for SqliteStore {
 
     async fn purge_deliveries(&self, finished_before: DateTime<Utc>) -> Result<u64, StoreError> {
         sql::delivery::purge(self, finished_before).await
-    }
-
-    async fn claim_lease(&self, params: &ClaimLeaseParams) -> Result<TaskRecord, StoreError> {
-        sql::store::claim_lease(self, params).await
-    }
-
-    async fn renew_lease(&self, params: &RenewLeaseParams) -> Result<TaskRecord, StoreError> {
-        sql::store::renew_lease(self, params).await
-    }
-
-    async fn claim_expired_leases(
-        &self,
-        params: &ClaimExpiredParams,
-    ) -> Result<Vec<TaskRecord>, StoreError> {
-        sql::store::claim_expired_leases(self, params).await
-    }
-
-    fn shared_by_processes(&self) -> bool {
-        self.shared
-    }
-
-    fn backend_name(&self) -> &'static str {
-        "sqlite"
-    }
-
-    async fn count_by_status(
-        &self,
-        now: DateTime<Utc>,
-    ) -> Result<Option<Vec<(mcp_tasks_protocol::TaskStatus, u64)>>, StoreError> {
-        counts::count_by_status(&self.pool, now).await.map(Some)
-    }
-
-    fn set_store_observer(&self, observer: std::sync::Arc<dyn crate::StoreObserver>) {
-        *self.observer.write().unwrap_or_else(|p| p.into_inner()) = Some(observer);
     }
 }
 

@@ -2,12 +2,13 @@
 //! and a store that carries its test resources along.
 
 use crate::change::ChangeFeed;
-use crate::delivery::{ClaimDeliveriesParams, Delivery, DeliveryResult, NewDelivery};
+use crate::delivery::DeliveryOutbox;
 use crate::error::StoreError;
 use crate::record::{
     BoardQuery, ClaimExpiredParams, ClaimLeaseParams, ExpiredTask, ListPage, ListParams, Outcome,
-    RenewLeaseParams, SessionRecord, TaskRecord, TimelineEntry, TransitionParams,
+    RenewLeaseParams, TaskRecord, TimelineEntry, TransitionParams,
 };
+use crate::session::SessionStore;
 use crate::TaskStore;
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
@@ -34,7 +35,8 @@ impl SuiteStore for Option<Arc<dyn TaskStore>> {
 
 /// A store that owns a guard (a temporary directory, a value whose `Drop` removes a
 /// test schema) and drops it right after the store, so the resource outlives every
-/// call. Every method forwards to the inner store.
+/// call. Every method forwards to the inner store, and so do the accessors of its
+/// sessions and outbox.
 #[derive(Debug)]
 pub struct Guarded<G> {
     store: Arc<dyn TaskStore>,
@@ -94,29 +96,6 @@ impl<G: Send + Sync + std::fmt::Debug> TaskStore for Guarded<G> {
     async fn board_list(&self, query: &BoardQuery) -> Result<ListPage, StoreError> {
         self.store.board_list(query).await
     }
-    async fn enqueue_delivery(&self, delivery: &NewDelivery) -> Result<bool, StoreError> {
-        self.store.enqueue_delivery(delivery).await
-    }
-    async fn claim_deliveries(
-        &self,
-        params: &ClaimDeliveriesParams,
-    ) -> Result<Vec<Delivery>, StoreError> {
-        self.store.claim_deliveries(params).await
-    }
-    async fn finish_delivery(
-        &self,
-        key: &str,
-        runner: &str,
-        result: &DeliveryResult,
-    ) -> Result<(), StoreError> {
-        self.store.finish_delivery(key, runner, result).await
-    }
-    async fn pending_deliveries(&self) -> Result<u64, StoreError> {
-        self.store.pending_deliveries().await
-    }
-    async fn purge_deliveries(&self, finished_before: DateTime<Utc>) -> Result<u64, StoreError> {
-        self.store.purge_deliveries(finished_before).await
-    }
     async fn claim_lease(&self, params: &ClaimLeaseParams) -> Result<TaskRecord, StoreError> {
         self.store.claim_lease(params).await
     }
@@ -129,26 +108,17 @@ impl<G: Send + Sync + std::fmt::Debug> TaskStore for Guarded<G> {
     ) -> Result<Vec<TaskRecord>, StoreError> {
         self.store.claim_expired_leases(params).await
     }
-    async fn save_session(&self, session: &SessionRecord) -> Result<(), StoreError> {
-        self.store.save_session(session).await
-    }
-    async fn load_session(&self, id: &str) -> Result<Option<SessionRecord>, StoreError> {
-        self.store.load_session(id).await
-    }
-    async fn delete_session(&self, id: &str) -> Result<(), StoreError> {
-        self.store.delete_session(id).await
-    }
-    async fn keep_sessions(&self, ids: &[String], now: DateTime<Utc>) -> Result<(), StoreError> {
-        self.store.keep_sessions(ids, now).await
-    }
-    async fn delete_idle_sessions(&self, cutoff: DateTime<Utc>) -> Result<u64, StoreError> {
-        self.store.delete_idle_sessions(cutoff).await
-    }
     async fn subscribe_changes(&self) -> Result<Option<ChangeFeed>, StoreError> {
         self.store.subscribe_changes().await
     }
     fn supports_notify(&self) -> bool {
         self.store.supports_notify()
+    }
+    fn sessions(&self) -> Option<&dyn SessionStore> {
+        self.store.sessions()
+    }
+    fn outbox(&self) -> Option<&dyn DeliveryOutbox> {
+        self.store.outbox()
     }
     fn backend_name(&self) -> &'static str {
         self.store.backend_name()

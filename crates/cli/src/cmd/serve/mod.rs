@@ -428,7 +428,7 @@ async fn serve(args: ServeArgs, extra: Vec<mcp_tasks_gateway::UpstreamConfig>) -
     if let Some(gateway) = gateway {
         gateway.keep_current(&server);
     }
-    notifier.start(&server);
+    notifier.start(&server).map_err(|e| anyhow::anyhow!(e))?;
 
     let Some((listener, addr)) = listener else {
         server.serve_stdio().await?;
