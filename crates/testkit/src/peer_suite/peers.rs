@@ -79,7 +79,7 @@ pub static FASTMCP_TASKS: Peer = Peer {
     auto: EXTENSION,
     sessions: &[],
     server: Some("fastmcp-tasks-interop"),
-    tools: None,
+    tools: Some(&["slow_steps", "ask_name", "run_until_cancelled"]),
     required: None,
     steps: Steps {
         tool: "slow_steps",
