@@ -1,5 +1,5 @@
 //! Servers nobody here wrote, started for the peer scenarios
-//! ([`peer_suite`](crate::peer_suite)) that the client crate's and the CLI's
+//! ([`peer_suite`](mod@crate::peer_suite)) that the client crate's and the CLI's
 //! `tests/peers.rs` run.
 //!
 //! `tests/interop/run.sh` installs the peers and points at them with environment

@@ -10,11 +10,11 @@
 //!   client's types (the client's tests depend on it, and a second copy of the client
 //!   would not be the same crate), hence the trait.
 //! - [`Peer`]: a description of each server nobody here wrote (how to start it, its
-//!   tools, what they answer), in [`peers`](self::peers).
+//!   tools, what they answer), in [`peers`].
 //! - [`scenarios`]: one `async fn` per scenario, taking a front-end, a peer, where it
 //!   runs and the wire to ask for.
 //!
-//! [`peer_suite!`](crate::peer_suite) stamps out the table: one `#[test]` per scenario ×
+//! [`peer_suite!`](crate::peer_suite!) stamps out the table: one `#[test]` per scenario ×
 //! peer × wire the peer is tested on, for the front-end of the test file that invokes
 //! it. A scenario a peer (or a front-end) cannot do is an ignored test whose reason
 //! says why, so `cargo test` lists it as `ignored, <reason>` rather than leaving it out.

@@ -1,6 +1,6 @@
 //! The peers the scenarios run against, one description each: how to start it, what
 //! its tools are called and what they answer. The table of which scenario runs on
-//! which peer and wire is [`peer_suite!`](crate::peer_suite).
+//! which peer and wire is [`peer_suite!`](crate::peer_suite!).
 
 use super::{Long, Progress, Question, Running, Sampling, Steps, Text, EXTENSION, LEGACY};
 use crate::peers as launch;

@@ -1,5 +1,5 @@
 //! The scenarios, each an `async fn` run by one generated test per peer and wire (see
-//! [`peer_suite!`](crate::peer_suite)). Each panics on failure, naming the peer and
+//! [`peer_suite!`](crate::peer_suite!)). Each panics on failure, naming the peer and
 //! what it saw. What a front-end cannot observe (the library sees statuses and the
 //! questions its handler got; the CLI shows lines at the terminal) comes back as
 //! `None` and is checked where it is seen.
@@ -214,6 +214,7 @@ pub async fn a_question_is_answered<F: FrontEnd>(fe: &F, peer: &Peer, at: &Endpo
                 .is_some_and(|m| q.asks.matches(m)),
             "{name}: {asked:?}"
         );
+        assert_eq!(asked[0].method, "elicitation/create", "{name}");
         assert!(
             asked[0].task_id.is_some(),
             "{name}: not asked on behalf of the task"

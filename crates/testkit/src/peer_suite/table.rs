@@ -1,5 +1,5 @@
 //! The table: which scenario runs on which peer and wire, and why the others cannot.
-//! [`peer_suite!`](crate::peer_suite) expands it for one front-end.
+//! [`peer_suite!`](crate::peer_suite!) expands it for one front-end.
 
 /// Stamps out the peer table for one front-end: for every peer and wire, a module
 /// (`fastmcp_tasks_on_auto_wire`, `rmcp_on_legacy_wire`, ...) holding one `#[test]` per
@@ -126,7 +126,7 @@ macro_rules! peer_suite {
     };
 }
 
-/// One peer and wire of [`peer_suite!`](crate::peer_suite): a module of cells.
+/// One peer and wire of [`peer_suite!`](crate::peer_suite!): a module of cells.
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __peer_module {
@@ -138,7 +138,7 @@ macro_rules! __peer_module {
     };
 }
 
-/// One cell of [`peer_suite!`](crate::peer_suite): a test, or an ignored one with its
+/// One cell of [`peer_suite!`](crate::peer_suite!): a test, or an ignored one with its
 /// reason.
 #[doc(hidden)]
 #[macro_export]
