@@ -163,6 +163,8 @@ macro_rules! __peer_cell {
         $crate::__peer_cell! { $fe, $make, $peer, $wire, $scenario, run }
     };
     ($fe:ident, $make:path, $peer:ident, $wire:ident, $scenario:ident, na $reason:literal) => {
+        // Listed, not run: `cargo test` prints "ignored, <reason>". There is nothing to
+        // run, so `--include-ignored` passes it.
         #[test]
         #[ignore = $reason]
         fn $scenario() {}
