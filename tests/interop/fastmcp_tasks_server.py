@@ -1,7 +1,7 @@
 """A small MCP server written with FastMCP and fastmcp-tasks (the 2026-07-28 Tasks
 extension, SEP-2663, run on a Docket queue with the in-memory backend), for our Rust
-client and CLI to drive: crates/client/tests/fastmcp_tasks.rs and
-crates/cli/tests/fastmcp_tasks.rs.
+client and CLI to drive: the peer scenarios of crates/{client,cli}/tests/peers.rs
+(modules fastmcp_tasks_*).
 
     python fastmcp_tasks_server.py PORT      # 0 picks a free port
 

@@ -32,8 +32,9 @@
 # servers written with other Rust MCP libraries: tests/interop/rmcp-server (rmcp) and
 # tests/interop/tower-mcp-server (tower-mcp), each its own cargo workspace with a committed
 # lock, built (debug, --locked) into target/interop/rust-peers
-# (crates/{client,cli}/tests/rust_peers.rs, which find the binaries through
-# MCP_TASKS_INTEROP_RMCP_SERVER / MCP_TASKS_INTEROP_TOWER_MCP_SERVER).
+# (the peer scenarios of crates/{client,cli}/tests/peers.rs, modules rmcp_* and
+# tower_mcp_*, which find the binaries through MCP_TASKS_INTEROP_RMCP_SERVER /
+# MCP_TASKS_INTEROP_TOWER_MCP_SERVER).
 # Every run is recorded (peer, version, wire, counts) in target/interop/results.tsv, and
 # render_matrix.py turns that into target/interop/interop.md; a full run (no INTEROP_*
 # narrowing) also writes docs/interop.md, the matrix the README links to.
@@ -462,11 +463,13 @@ if [ -z "$ONLY" ] || [ "$ONLY" = ts ]; then
     -p mcp-tasks-client --test ts_examples
 fi
 
-# Our client crate and CLI against their servers (each #[test] a check):
+# Our client crate and CLI against their servers: the peer scenarios, written once in
+# mcp_tasks_testkit::peer_suite and run by crates/{client,cli}/tests/peers.rs, one module
+# per peer and wire (each #[test] a check; a scenario a peer cannot do is listed as
+# ignored with its reason):
 # - a server written with fastmcp-tasks (tests/interop/fastmcp_tasks_server.py), the
-#   2026-07-28 Tasks extension: crates/{client,cli}/tests/fastmcp_tasks.rs;
-# - the everything server on 2025-11-25, over HTTP and stdio:
-#   crates/{client,cli}/tests/everything.rs.
+#   2026-07-28 Tasks extension: modules fastmcp_tasks_*;
+# - the everything server on 2025-11-25, over HTTP and stdio: modules everything_*.
 # The tests find the peers through the variables set here (without them they skip).
 for client_peer in $CLIENT_PEERS; do
   case "$client_peer" in
@@ -476,7 +479,7 @@ for client_peer in $CLIENT_PEERS; do
       for crate in client cli; do
         run_cargo_test "rust-$crate-fastmcp-tasks" 600 \
           MCP_TASKS_INTEROP_FASTMCP_PYTHON="$FASTMCP_VENV/bin/python" -- \
-          -p "mcp-tasks-$crate" --test fastmcp_tasks
+          -p "mcp-tasks-$crate" --test peers fastmcp_tasks_
       done
       ;;
     everything)
@@ -485,7 +488,7 @@ for client_peer in $CLIENT_PEERS; do
       for crate in client cli; do
         run_cargo_test "rust-$crate-everything" 600 \
           MCP_TASKS_INTEROP_EVERYTHING="$EVERYTHING" -- \
-          -p "mcp-tasks-$crate" --test everything
+          -p "mcp-tasks-$crate" --test peers everything_
       done
       ;;
     none) ;;
@@ -515,9 +518,9 @@ if [ -z "$ONLY" ] || [ "$ONLY" = rust ]; then
   peer "client" "rmcp server (tests/interop/rmcp-server)" "$RMCP_VERSION" "2026-07-28 extension"
   if RMCP_BIN="$(build_rust_peer rmcp-server rmcp "$RMCP_VERSION")"; then
     run_cargo_test "rust-client-rmcp" 600 MCP_TASKS_INTEROP_RMCP_SERVER="$RMCP_BIN" -- \
-      -p mcp-tasks-client --test rust_peers rmcp_
+      -p mcp-tasks-client --test peers rmcp_
     run_cargo_test "cli-rmcp" 600 MCP_TASKS_INTEROP_RMCP_SERVER="$RMCP_BIN" -- \
-      -p mcp-tasks-cli --test rust_peers rmcp_
+      -p mcp-tasks-cli --test peers rmcp_
   else
     echo "FAIL [rust-peers-rmcp] building tests/interop/rmcp-server failed"
     record "rust-peers-rmcp-build" 0 1
@@ -525,9 +528,9 @@ if [ -z "$ONLY" ] || [ "$ONLY" = rust ]; then
   peer "client" "tower-mcp server (tests/interop/tower-mcp-server)" "$TOWER_MCP_VERSION" "both"
   if TOWER_BIN="$(build_rust_peer tower-mcp-server tower-mcp "$TOWER_MCP_VERSION")"; then
     run_cargo_test "rust-client-tower-mcp" 600 MCP_TASKS_INTEROP_TOWER_MCP_SERVER="$TOWER_BIN" -- \
-      -p mcp-tasks-client --test rust_peers tower_mcp_
+      -p mcp-tasks-client --test peers tower_mcp_
     run_cargo_test "cli-tower-mcp" 600 MCP_TASKS_INTEROP_TOWER_MCP_SERVER="$TOWER_BIN" -- \
-      -p mcp-tasks-cli --test rust_peers tower_mcp_
+      -p mcp-tasks-cli --test peers tower_mcp_
   else
     echo "FAIL [rust-peers-tower-mcp] building tests/interop/tower-mcp-server failed"
     record "rust-peers-tower-mcp-build" 0 1

@@ -1,6 +1,6 @@
-//! Servers nobody here wrote, for the client crate's and the CLI's interop tests
-//! (`crates/client/tests/{fastmcp_tasks,everything}.rs`,
-//! `crates/cli/tests/{fastmcp_tasks,everything,rust_peers}.rs`).
+//! Servers nobody here wrote, started for the peer scenarios
+//! ([`peer_suite`](mod@crate::peer_suite)) that the client crate's and the CLI's
+//! `tests/peers.rs` run.
 //!
 //! `tests/interop/run.sh` installs the peers and points at them with environment
 //! variables; without the variable a test prints a notice and passes (the plain
@@ -13,7 +13,7 @@
 //! - `MCP_TASKS_INTEROP_EVERYTHING`: `dist/index.js` of
 //!   `@modelcontextprotocol/server-everything` 2026.8.31, run with `node`.
 //! - `MCP_TASKS_INTEROP_RMCP_SERVER`, `MCP_TASKS_INTEROP_TOWER_MCP_SERVER`: the servers
-//!   built from `tests/interop/{rmcp,tower-mcp}-server` (`rust_peers.rs`; [`RustPeer`]).
+//!   built from `tests/interop/{rmcp,tower-mcp}-server` ([`RustPeer`]).
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};

@@ -1,0 +1,308 @@
+//! The peers the scenarios run against, one description each: how to start it, what
+//! its tools are called and what they answer. The table of which scenario runs on
+//! which peer and wire is [`peer_suite!`](crate::peer_suite!).
+
+use super::{Long, Progress, Question, Running, Sampling, Steps, Text, EXTENSION, LEGACY};
+use crate::peers as launch;
+
+/// A server nobody here wrote, as the scenarios see it.
+#[derive(Debug)]
+pub struct Peer {
+    /// How failures name it (library and version).
+    pub name: &'static str,
+    /// Starts it for one test; `None` (with a notice) when its variable is unset.
+    pub start: fn() -> Option<Running>,
+    /// The wire the front-end picks when none is forced.
+    pub auto: &'static str,
+    /// The wires on which it keeps an HTTP session, where its tasks live: later
+    /// connections rejoin it to find them.
+    pub sessions: &'static [&'static str],
+    /// Its name in `initialize` / `server/discover`, when checked.
+    pub server: Option<&'static str>,
+    /// Its tools, in order, when checked exactly.
+    pub tools: Option<&'static [&'static str]>,
+    /// A tool that declares task support `required`, when it has one.
+    pub required: Option<&'static str>,
+    /// A task followed to its end by the call that started it.
+    pub steps: Steps,
+    /// A shorter task, started detached and followed by id.
+    pub detached: Steps,
+    /// A task cancelled while it runs.
+    pub long: Long,
+    /// A tool that asks a question mid-task.
+    pub question: Option<&'static Question>,
+    /// The JSON-RPC error code of `tasks/get` for an unknown id.
+    pub unknown: i64,
+    /// A plain call that asks for a sampling.
+    pub sampling: Option<Sampling>,
+    /// A plain call that reports progress.
+    pub progress: Option<Progress>,
+}
+
+impl Peer {
+    /// Starts it, or `None` with a notice when it is not configured.
+    pub fn start(&self) -> Option<Running> {
+        (self.start)()
+    }
+
+    /// Whether it keeps an HTTP session on the wire `negotiated`.
+    pub fn keeps_sessions(&self, negotiated: &str) -> bool {
+        self.sessions.contains(&negotiated)
+    }
+
+    /// The wire the connection speaks when `wire` is asked for.
+    pub fn expected(&self, wire: super::Wire) -> &'static str {
+        wire.forced().unwrap_or(self.auto)
+    }
+}
+
+// ---------------------------------------------------------------- fastmcp-tasks
+
+static FASTMCP_QUESTION: Question = Question {
+    tool: "ask_name",
+    args: r#"{"greeting": "Hi"}"#,
+    asks: Text::Is("What is your name?"),
+    shows: &["What is your name?"],
+    field: "name",
+    value: "Ada",
+    typed: "Ada",
+    answered: Text::Is("Hi, Ada!"),
+    declined: Text::Is("no name given"),
+    messages: &[],
+};
+
+/// FastMCP with `fastmcp-tasks` 4.1.4 (the Tasks extension on a Docket `memory://`
+/// queue): `tests/interop/fastmcp_tasks_server.py`, stateless HTTP.
+pub static FASTMCP_TASKS: Peer = Peer {
+    name: "fastmcp-tasks 4.1.4",
+    start: || launch::fastmcp_tasks().map(Running::http),
+    auto: EXTENSION,
+    sessions: &[],
+    server: Some("fastmcp-tasks-interop"),
+    tools: Some(&["slow_steps", "ask_name", "run_until_cancelled"]),
+    required: None,
+    steps: Steps {
+        tool: "slow_steps",
+        args: r#"{"steps": 3, "step_ms": 600}"#,
+        result: Text::Is("done after 3 steps"),
+        structured: Some("result"),
+        // Polled every 100 ms, 600 ms apart: each step's message is seen, in order.
+        messages: &[Text::Is("step 1 of 3"), Text::Is("step 3 of 3")],
+        ordered: Some("step "),
+    },
+    detached: Steps {
+        tool: "slow_steps",
+        args: r#"{"steps": 2, "step_ms": 300}"#,
+        result: Text::Is("done after 2 steps"),
+        structured: Some("result"),
+        messages: &[],
+        ordered: None,
+    },
+    long: Long {
+        tool: "run_until_cancelled",
+        args: "{}",
+        ticks: Some("tick "),
+        acknowledged: &["cancelled"],
+    },
+    question: Some(&FASTMCP_QUESTION),
+    unknown: -32602,
+    sampling: None,
+    progress: None,
+};
+
+// ---------------------------------------------------------------- server-everything
+
+static EVERYTHING_QUESTION: Question = Question {
+    tool: "simulate-research-query",
+    args: r#"{"topic": "python", "ambiguous": true}"#,
+    asks: Text::Has("\"python\""),
+    shows: &["2) Python snake species", "Clarification"],
+    field: "interpretation",
+    value: "snake",
+    typed: "2",
+    answered: Text::Has("# Research Report: python (snake)"),
+    declined: Text::Has("# Research Report: python (User declined - using default interpretation)"),
+    messages: &[
+        Text::Is("Gathering sources..."),
+        Text::Has("Requesting clarification"),
+    ],
+};
+
+static EVERYTHING_STDIO_QUESTION: Question = Question {
+    tool: "simulate-research-query",
+    args: r#"{"topic": "python", "ambiguous": true}"#,
+    asks: Text::Has("\"python\""),
+    shows: &["1) Python programming language", "Clarification"],
+    field: "interpretation",
+    value: "programming",
+    typed: "1",
+    answered: Text::Has("# Research Report: python (programming)"),
+    declined: Text::Has("# Research Report: python (User declined - using default interpretation)"),
+    messages: &[Text::Is("Generating report...")],
+};
+
+/// The everything server's research task, run to its report, with the status
+/// messages of its stages when they are checked (a task followed by the call that
+/// started it; `watch --json` prints none).
+const fn research(args: &'static str, report: &'static str, messages: &'static [Text]) -> Steps {
+    Steps {
+        tool: "simulate-research-query",
+        args,
+        result: Text::Has(report),
+        structured: None,
+        messages,
+        ordered: None,
+    }
+}
+
+/// The status messages of the research task's first and last stages.
+const STAGES: &[Text] = &[
+    Text::Is("Gathering sources..."),
+    Text::Is("Generating report..."),
+];
+
+/// The everything server's research task as one to cancel: it takes about 4 s.
+const RESEARCH_TO_CANCEL: Long = Long {
+    tool: "simulate-research-query",
+    args: r#"{"topic": "cancel me"}"#,
+    ticks: None,
+    acknowledged: &["cancelled"],
+};
+
+/// `@modelcontextprotocol/server-everything` 2026.8.31 (the official test server,
+/// 2025-11-25 tasks through the TypeScript SDK) over Streamable HTTP; it keeps tasks
+/// per session.
+pub static EVERYTHING_HTTP: Peer = Peer {
+    name: "server-everything 2026.8.31 (HTTP)",
+    start: || launch::everything_http().map(Running::http),
+    auto: LEGACY,
+    sessions: &[LEGACY],
+    server: None,
+    tools: None,
+    required: Some("simulate-research-query"),
+    steps: research(r#"{"topic": "go"}"#, "# Research Report: go", STAGES),
+    detached: research(r#"{"topic": "rust"}"#, "# Research Report: rust", &[]),
+    long: RESEARCH_TO_CANCEL,
+    question: Some(&EVERYTHING_QUESTION),
+    unknown: -32602,
+    sampling: Some(Sampling {
+        tool: "trigger-sampling-request",
+        args: r#"{"prompt": "autumn"}"#,
+        prompt: "autumn",
+        shows: "context: autumn",
+    }),
+    progress: Some(Progress {
+        tool: "trigger-long-running-operation",
+        args: r#"{"duration": 1, "steps": 3}"#,
+        steps: &[(1.0, Some(3.0)), (2.0, Some(3.0)), (3.0, Some(3.0))],
+        result: Text::Has("Steps: 3"),
+    }),
+};
+
+/// The everything server over stdio: each connection starts its own.
+pub static EVERYTHING_STDIO: Peer = Peer {
+    name: "server-everything 2026.8.31 (stdio)",
+    start: || launch::everything_stdio().map(|(program, args)| Running::stdio(program, args)),
+    auto: LEGACY,
+    sessions: &[],
+    server: None,
+    tools: None,
+    required: Some("simulate-research-query"),
+    steps: research(r#"{"topic": "zig"}"#, "# Research Report: zig", STAGES),
+    detached: research(r#"{"topic": "rust"}"#, "# Research Report: rust", &[]),
+    long: RESEARCH_TO_CANCEL,
+    question: Some(&EVERYTHING_STDIO_QUESTION),
+    unknown: -32602,
+    sampling: Some(Sampling {
+        tool: "trigger-sampling-request",
+        args: r#"{"prompt": "winter"}"#,
+        prompt: "winter",
+        shows: "context: winter",
+    }),
+    progress: Some(Progress {
+        tool: "trigger-long-running-operation",
+        args: r#"{"duration": 1, "steps": 3}"#,
+        steps: &[(1.0, Some(3.0)), (2.0, Some(3.0)), (3.0, Some(3.0))],
+        result: Text::Has("Steps: 3"),
+    }),
+};
+
+// ---------------------------------------------------------------- Rust peers
+
+static RUST_QUESTION: Question = Question {
+    tool: "ask_name",
+    args: "{}",
+    asks: Text::Is("What is your name?"),
+    shows: &["What is your name?", "Name: "],
+    field: "name",
+    value: "Ada",
+    typed: "Ada",
+    answered: Text::Is("hello Ada"),
+    declined: Text::Is("no name (decline)"),
+    messages: &[],
+};
+
+/// The Rust peers' `slow_steps`: tower-mcp suggests polling every 2 s, so the steps
+/// are long enough for one to show.
+const RUST_STEPS: Steps = Steps {
+    tool: "slow_steps",
+    args: r#"{"steps": 3, "step_ms": 1500}"#,
+    result: Text::Is("done 3 steps"),
+    structured: None,
+    messages: &[Text::Around("step ", " of 3")],
+    ordered: None,
+};
+
+const RUST_DETACHED: Steps = Steps {
+    tool: "slow_steps",
+    args: r#"{"steps": 2, "step_ms": 300}"#,
+    result: Text::Is("done 2 steps"),
+    structured: None,
+    messages: &[],
+    ordered: None,
+};
+
+/// Both Rust peers cancel cooperatively: the acknowledgement may still show `working`.
+const RUST_LONG: Long = Long {
+    tool: "until_cancelled",
+    args: "{}",
+    ticks: None,
+    acknowledged: &["working", "cancelled"],
+};
+
+/// rmcp 3.11 (`tests/interop/rmcp-server`): tasks on the extension wire only.
+pub static RMCP: Peer = Peer {
+    name: "rmcp 3.11.0",
+    start: || launch::RMCP.start().map(Running::http),
+    auto: EXTENSION,
+    sessions: &[],
+    server: None,
+    tools: Some(&["slow_steps", "ask_name", "until_cancelled"]),
+    required: None,
+    steps: RUST_STEPS,
+    detached: RUST_DETACHED,
+    long: RUST_LONG,
+    question: Some(&RUST_QUESTION),
+    unknown: -32602,
+    sampling: None,
+    progress: None,
+};
+
+/// tower-mcp 0.25 (`tests/interop/tower-mcp-server`): both wires at one URL.
+pub static TOWER_MCP: Peer = Peer {
+    name: "tower-mcp 0.25.0",
+    start: || launch::TOWER_MCP.start().map(Running::http),
+    auto: EXTENSION,
+    // The 2025-11-25 session lifecycle; the extension wire is sessionless.
+    sessions: &[LEGACY],
+    server: None,
+    tools: Some(&["ask_name", "slow_steps", "until_cancelled"]),
+    required: None,
+    steps: RUST_STEPS,
+    detached: RUST_DETACHED,
+    long: RUST_LONG,
+    question: Some(&RUST_QUESTION),
+    unknown: -32602,
+    sampling: None,
+    progress: None,
+};

@@ -1,0 +1,172 @@
+//! The table: which scenario runs on which peer and wire, and why the others cannot.
+//! [`peer_suite!`](crate::peer_suite!) expands it for one front-end.
+
+/// Stamps out the peer table for one front-end: for every peer and wire, a module
+/// (`fastmcp_tasks_on_auto_wire`, `rmcp_on_legacy_wire`, ...) holding one `#[test]` per
+/// scenario, or an ignored test whose reason says why the scenario does not apply.
+///
+/// `$fe` is `library` or `cli` (a few cells apply to one of them only); `$make` is the
+/// path of a function returning the front-end, e.g. `crate::library`.
+///
+/// ```ignore
+/// fn library() -> MyFrontEnd { MyFrontEnd }
+/// mcp_tasks_testkit::peer_suite!(library, crate::library);
+/// ```
+#[macro_export]
+macro_rules! peer_suite {
+    ($fe:ident, $make:path) => {
+        $crate::__peer_module! { $fe, $make, fastmcp_tasks_on_auto_wire, FASTMCP_TASKS, Auto;
+            lists_its_tools: run;
+            a_task_reports_its_steps: run;
+            a_detached_task_is_followed_by_id: run;
+            cancel_ends_a_task: run;
+            a_question_is_answered: run;
+            a_declined_question_reaches_the_tool: run;
+            an_unknown_task_is_refused: run;
+            sampling_is_answered: na "the fastmcp-tasks server has no tool that asks for a sampling";
+            progress_reaches_the_caller: na "the fastmcp-tasks server speaks the extension wire, which has no progress notifications";
+            no_tasks_on_this_wire: na "fastmcp-tasks offers tasks on the wire it negotiates";
+        }
+        $crate::__peer_module! { $fe, $make, everything_http_on_auto_wire, EVERYTHING_HTTP, Auto;
+            lists_its_tools: run;
+            a_task_reports_its_steps: run;
+            a_detached_task_is_followed_by_id: run;
+            cancel_ends_a_task: run;
+            a_question_is_answered: run;
+            a_declined_question_reaches_the_tool: run;
+            an_unknown_task_is_refused: run;
+            sampling_is_answered: run;
+            progress_reaches_the_caller: run;
+            no_tasks_on_this_wire: na "the everything server offers tasks on 2025-11-25, the wire auto picks";
+        }
+        $crate::__peer_module! { $fe, $make, everything_stdio_on_auto_wire, EVERYTHING_STDIO, Auto;
+            lists_its_tools: run;
+            a_task_reports_its_steps: run;
+            a_detached_task_is_followed_by_id: na "over stdio each connection starts its own server: a new connection cannot find an earlier one's task";
+            cancel_ends_a_task: cli_na "over stdio the server is the CLI process's child: `call --detach` stops it, so no later `cancel` can reach the task";
+            a_question_is_answered: run;
+            a_declined_question_reaches_the_tool: run;
+            an_unknown_task_is_refused: run;
+            sampling_is_answered: run;
+            progress_reaches_the_caller: run;
+            no_tasks_on_this_wire: na "the everything server offers tasks on 2025-11-25, the wire auto picks";
+        }
+        $crate::__peer_module! { $fe, $make, rmcp_on_auto_wire, RMCP, Auto;
+            lists_its_tools: run;
+            a_task_reports_its_steps: run;
+            a_detached_task_is_followed_by_id: run;
+            cancel_ends_a_task: run;
+            a_question_is_answered: run;
+            a_declined_question_reaches_the_tool: run;
+            an_unknown_task_is_refused: run;
+            sampling_is_answered: na "the Rust peers serve slow_steps, ask_name and until_cancelled only: nothing asks for a sampling";
+            progress_reaches_the_caller: na "the Rust peers serve slow_steps, ask_name and until_cancelled only: nothing reports progress";
+            no_tasks_on_this_wire: na "rmcp offers tasks on the extension wire, the one auto picks";
+        }
+        $crate::__peer_module! { $fe, $make, rmcp_on_extension_wire, RMCP, Extension;
+            lists_its_tools: run;
+            a_task_reports_its_steps: run;
+            a_detached_task_is_followed_by_id: run;
+            cancel_ends_a_task: run;
+            a_question_is_answered: run;
+            a_declined_question_reaches_the_tool: run;
+            an_unknown_task_is_refused: run;
+            sampling_is_answered: na "the Rust peers serve slow_steps, ask_name and until_cancelled only: nothing asks for a sampling";
+            progress_reaches_the_caller: na "the Rust peers serve slow_steps, ask_name and until_cancelled only: nothing reports progress";
+            no_tasks_on_this_wire: na "rmcp offers tasks on the extension wire";
+        }
+        $crate::__peer_module! { $fe, $make, rmcp_on_legacy_wire, RMCP, Legacy;
+            lists_its_tools: na "rmcp 3.11 has tasks only as the extension: on 2025-11-25 it offers none";
+            a_task_reports_its_steps: na "rmcp 3.11 has tasks only as the extension: on 2025-11-25 it offers none";
+            a_detached_task_is_followed_by_id: na "rmcp 3.11 has tasks only as the extension: on 2025-11-25 it offers none";
+            cancel_ends_a_task: na "rmcp 3.11 has tasks only as the extension: on 2025-11-25 it offers none";
+            a_question_is_answered: na "rmcp 3.11 has tasks only as the extension: on 2025-11-25 it offers none";
+            a_declined_question_reaches_the_tool: na "rmcp 3.11 has tasks only as the extension: on 2025-11-25 it offers none";
+            an_unknown_task_is_refused: na "rmcp 3.11 has tasks only as the extension: on 2025-11-25 it offers none";
+            sampling_is_answered: na "the Rust peers serve slow_steps, ask_name and until_cancelled only: nothing asks for a sampling";
+            progress_reaches_the_caller: na "the Rust peers serve slow_steps, ask_name and until_cancelled only: nothing reports progress";
+            no_tasks_on_this_wire: run;
+        }
+        $crate::__peer_module! { $fe, $make, tower_mcp_on_auto_wire, TOWER_MCP, Auto;
+            lists_its_tools: run;
+            a_task_reports_its_steps: run;
+            a_detached_task_is_followed_by_id: run;
+            cancel_ends_a_task: run;
+            a_question_is_answered: run;
+            a_declined_question_reaches_the_tool: run;
+            an_unknown_task_is_refused: run;
+            sampling_is_answered: na "the Rust peers serve slow_steps, ask_name and until_cancelled only: nothing asks for a sampling";
+            progress_reaches_the_caller: na "the Rust peers serve slow_steps, ask_name and until_cancelled only: nothing reports progress";
+            no_tasks_on_this_wire: na "tower-mcp offers tasks on both wires";
+        }
+        $crate::__peer_module! { $fe, $make, tower_mcp_on_extension_wire, TOWER_MCP, Extension;
+            lists_its_tools: run;
+            a_task_reports_its_steps: run;
+            a_detached_task_is_followed_by_id: run;
+            cancel_ends_a_task: run;
+            a_question_is_answered: run;
+            a_declined_question_reaches_the_tool: run;
+            an_unknown_task_is_refused: run;
+            sampling_is_answered: na "the Rust peers serve slow_steps, ask_name and until_cancelled only: nothing asks for a sampling";
+            progress_reaches_the_caller: na "the Rust peers serve slow_steps, ask_name and until_cancelled only: nothing reports progress";
+            no_tasks_on_this_wire: na "tower-mcp offers tasks on both wires";
+        }
+        $crate::__peer_module! { $fe, $make, tower_mcp_on_legacy_wire, TOWER_MCP, Legacy;
+            lists_its_tools: run;
+            a_task_reports_its_steps: run;
+            a_detached_task_is_followed_by_id: run;
+            cancel_ends_a_task: run;
+            a_question_is_answered: na "tower-mcp 0.25 carries no question of a task on 2025-11-25 (no tasks/result; tests/interop/workarounds.md): the task waits until its ttl";
+            a_declined_question_reaches_the_tool: na "tower-mcp 0.25 carries no question of a task on 2025-11-25 (no tasks/result; tests/interop/workarounds.md): the task waits until its ttl";
+            an_unknown_task_is_refused: run;
+            sampling_is_answered: na "the Rust peers serve slow_steps, ask_name and until_cancelled only: nothing asks for a sampling";
+            progress_reaches_the_caller: na "the Rust peers serve slow_steps, ask_name and until_cancelled only: nothing reports progress";
+            no_tasks_on_this_wire: na "tower-mcp offers tasks on both wires";
+        }
+    };
+}
+
+/// One peer and wire of [`peer_suite!`](crate::peer_suite!): a module of cells.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __peer_module {
+    ($fe:ident, $make:path, $module:ident, $peer:ident, $wire:ident;
+     $($scenario:ident : $kind:ident $($reason:literal)?;)*) => {
+        mod $module {
+            $( $crate::__peer_cell! { $fe, $make, $peer, $wire, $scenario, $kind $($reason)? } )*
+        }
+    };
+}
+
+/// One cell of [`peer_suite!`](crate::peer_suite!): a test, or an ignored one with its
+/// reason.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __peer_cell {
+    ($fe:ident, $make:path, $peer:ident, $wire:ident, $scenario:ident, run) => {
+        #[test]
+        fn $scenario() {
+            let peer = &$crate::peer_suite::$peer;
+            let Some(running) = peer.start() else { return };
+            $crate::peer_suite::block_on($crate::peer_suite::scenarios::$scenario(
+                &$make(),
+                peer,
+                &running.at,
+                $crate::peer_suite::Wire::$wire,
+            ));
+        }
+    };
+    (cli, $make:path, $peer:ident, $wire:ident, $scenario:ident, cli_na $reason:literal) => {
+        $crate::__peer_cell! { cli, $make, $peer, $wire, $scenario, na $reason }
+    };
+    ($fe:ident, $make:path, $peer:ident, $wire:ident, $scenario:ident, cli_na $reason:literal) => {
+        $crate::__peer_cell! { $fe, $make, $peer, $wire, $scenario, run }
+    };
+    ($fe:ident, $make:path, $peer:ident, $wire:ident, $scenario:ident, na $reason:literal) => {
+        // Listed, not run: `cargo test` prints "ignored, <reason>". There is nothing to
+        // run, so `--include-ignored` passes it.
+        #[test]
+        #[ignore = $reason]
+        fn $scenario() {}
+    };
+}
