@@ -11,54 +11,40 @@
 //! all: several processes on one database compare leases written by each other, so
 //! they must all read the same wall clock, not the time since each one started.
 //!
-//! How: `now = wall clock + (tokio time elapsed − monotonic time elapsed)` since the
-//! clock was made. Unpaused, tokio's `Instant` *is* the monotonic clock and the two
-//! elapsed times cancel; paused, the monotonic clock still runs but tokio's stands
-//! still (or jumps by `advance`), and the difference is exactly the time a test made
-//! pass (minus the real time the test took, a few milliseconds, which only makes the
-//! clock slower than the test's story, never faster).
+//! How: `now = wall clock + (tokio's instant − the monotonic clock's instant)`, read
+//! together. Unpaused, tokio's `Instant` *is* the monotonic clock and the difference is
+//! nil; paused, tokio's clock stood still at the pause (or moved by `advance`) while the
+//! monotonic clock ran on, and the difference is exactly the time the test made pass
+//! minus the real time it took, so `now` is the wall clock at the pause plus what was
+//! advanced. No anchor is kept, so every engine in a process (a test's "restarted"
+//! replica too) reads the same time.
 
 use chrono::{DateTime, Utc};
 
-/// The engine's source of "now". Cheap to copy; see the module docs.
-#[derive(Debug, Clone, Copy)]
-pub struct Clock {
-    /// tokio's time when the clock was made.
-    tokio_start: tokio::time::Instant,
-    /// The monotonic clock's time when the clock was made.
-    real_start: std::time::Instant,
-}
-
-impl Default for Clock {
-    fn default() -> Self {
-        Clock::new()
-    }
-}
+/// The engine's source of "now". It holds nothing; see the module docs.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Clock;
 
 impl Clock {
-    /// A clock starting now (read tokio's time inside the runtime that will drive it:
-    /// outside a runtime, tokio's time is the monotonic clock).
+    /// The clock (read it inside the runtime that drives it: outside a runtime,
+    /// tokio's time is the monotonic clock and this is the wall clock).
     pub fn new() -> Self {
-        Clock {
-            tokio_start: tokio::time::Instant::now(),
-            real_start: std::time::Instant::now(),
-        }
+        Clock
     }
 
     /// Now, truncated to milliseconds: the precision every store keeps, so a record
     /// reads back exactly as written.
     pub fn now(&self) -> DateTime<Utc> {
-        let virtual_elapsed = self.tokio_start.elapsed();
-        let real_elapsed = self.real_start.elapsed();
+        let virtual_now = tokio::time::Instant::now().into_std();
+        let real_now = std::time::Instant::now();
         let wall = Utc::now();
-        let now = if virtual_elapsed >= real_elapsed {
-            chrono::Duration::from_std(virtual_elapsed - real_elapsed)
+        let now = match virtual_now.checked_duration_since(real_now) {
+            Some(ahead) => chrono::Duration::from_std(ahead)
                 .ok()
-                .and_then(|ahead| wall.checked_add_signed(ahead))
-        } else {
-            chrono::Duration::from_std(real_elapsed - virtual_elapsed)
+                .and_then(|ahead| wall.checked_add_signed(ahead)),
+            None => chrono::Duration::from_std(real_now.duration_since(virtual_now))
                 .ok()
-                .and_then(|behind| wall.checked_sub_signed(behind))
+                .and_then(|behind| wall.checked_sub_signed(behind)),
         }
         .unwrap_or(wall);
         DateTime::from_timestamp_millis(now.timestamp_millis()).unwrap_or(now)
@@ -82,6 +68,15 @@ mod tests {
         // The wall clock's real time and the monotonic clock's cancel: what is left
         // is the advance, give or take the millisecond the reads straddle.
         assert!(off <= 5, "moved {} ms more or less than advanced", off);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn clocks_made_at_different_times_agree() {
+        let first = Clock::new();
+        tokio::time::advance(Duration::from_secs(600)).await;
+        let second = Clock::new();
+        let apart = (second.now() - first.now()).num_milliseconds().abs();
+        assert!(apart <= 5, "two clocks {apart} ms apart");
     }
 
     #[tokio::test]

@@ -126,11 +126,14 @@ async fn restart_fails_tasks_left_running_by_the_previous_process() {
             })
             .await
             .unwrap();
+        // The process stops: no lease is renewed after this.
+        engine.shutdown().await;
         (running.id, finished.id)
     };
-    // The lease is a wall-clock expiry written in the file: no tokio signal or paused
-    // time can stand in for it passing.
-    tokio::time::sleep(LEASE + Duration::from_millis(50)).await;
+    // The lease is an expiry written in the file, on the engine's clock: paused time
+    // (frozen against jumps while SQLite works) makes it pass.
+    let _frozen = common::freeze(true);
+    tokio::time::advance(LEASE + Duration::from_millis(50)).await;
     // a new engine on the same file plays the restarted process
     let engine = Engine::start(
         Arc::new(SqliteStore::open(&url).await.unwrap()),

@@ -14,9 +14,10 @@ use mcp_tasks_store::MemoryStore;
 use mcp_tasks_testkit::{eventually, WAIT};
 use serde_json::json;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+use tokio::time::Instant;
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test(start_paused = true)]
 async fn reads_poll_the_job_and_record_its_progress_and_outcome() {
     let fake = Fake::new();
     let engine = memory_engine(Duration::from_millis(50), &fake).await;
@@ -55,9 +56,10 @@ async fn reads_poll_the_job_and_record_its_progress_and_outcome() {
 
     // Terminal tasks are not polled any more.
     let polls = fake.polls();
-    // Nothing signals a poll that does not happen: let the wall-clock poll interval
-    // (of the stored change time) pass, so that one would be due.
-    tokio::time::sleep(Duration::from_millis(60)).await;
+    // Nothing signals a poll that does not happen: let the poll interval (of the
+    // stored change time, on the engine's clock) pass on paused time, so that one
+    // would be due.
+    tokio::time::advance(Duration::from_millis(60)).await;
     engine.get(&record.id, &caller()).await.unwrap();
     assert_eq!(fake.polls(), polls);
 }
@@ -103,7 +105,7 @@ async fn failed_jobs_fail_the_task_and_tool_errors_are_flagged() {
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test(start_paused = true)]
 async fn polls_are_rate_limited_to_one_per_interval_and_single_flight() {
     let fake = Fake::new();
     let gate = fake.hold_polls();
@@ -116,9 +118,9 @@ async fn polls_are_rate_limited_to_one_per_interval_and_single_flight() {
     }
     assert_eq!(fake.polls(), 0, "polled a job that just started");
 
-    // A poll is due only once a wall-clock interval passed since the stored change
-    // (a chrono timestamp in the record): no tokio signal or paused clock marks it.
-    tokio::time::sleep(interval + Duration::from_millis(50)).await;
+    // A poll is due only once an interval passed since the stored change (a
+    // timestamp in the record, from the engine's clock, which paused time drives).
+    tokio::time::advance(interval + Duration::from_millis(50)).await;
     let began = Instant::now();
     // Concurrent reads while the poll is held: one polls, the others get the record.
     let reads: Vec<_> = (0..20)
@@ -213,7 +215,7 @@ async fn wait_terminal_from_before_the_job_started_polls_it() {
     assert_eq!(done.outcome.as_deref(), Some(&rows("quick")));
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test(start_paused = true)]
 async fn cancel_cancels_the_job_and_a_failed_job_cancel_still_cancels_the_task() {
     let fake = Fake::new();
     let engine = memory_engine(Duration::from_millis(50), &fake).await;
@@ -227,9 +229,9 @@ async fn cancel_cancels_the_job_and_a_failed_job_cancel_still_cancels_the_task()
     assert_eq!(*fake.cancels.lock().unwrap(), vec![state.clone()]);
     assert_eq!(fake.job(&state), Some(Job::Cancelled));
     // The outcome stays the cancellation, whatever a later read finds. Nothing
-    // signals a poll that does not happen: let the wall-clock poll interval pass, so
-    // that one would be due.
-    tokio::time::sleep(Duration::from_millis(60)).await;
+    // signals a poll that does not happen: let the poll interval pass on paused time,
+    // so that one would be due.
+    tokio::time::advance(Duration::from_millis(60)).await;
     let read = engine.get(&record.id, &caller()).await.unwrap();
     assert_eq!(read, cancelled);
 

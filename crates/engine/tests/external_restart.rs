@@ -77,7 +77,7 @@ async fn the_sweeper_cancels_the_jobs_of_expired_tasks_only() {
     assert_eq!(fake.job(&kept_state), Some(Job::Running { page: 0 }));
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test]
 async fn external_tasks_survive_a_restart() {
     let dir = tempfile::tempdir().unwrap();
     let url = format!("sqlite://{}", dir.path().join("tasks.db").display());
@@ -101,12 +101,15 @@ async fn external_tasks_survive_a_restart() {
         .unwrap();
     // (A slow machine may have let the first engine poll once while it attached.)
     let polls_before = fake.polls();
+    // The process stops: no lease is renewed after this.
+    first.shutdown().await;
     drop(first);
 
     // The file may be shared by live processes: the plain task is an orphan only once
-    // the first engine's lease on it ran out (a wall-clock expiry in the file, which
-    // no tokio signal or paused clock can stand in for).
-    tokio::time::sleep(SHORT_LEASE + Duration::from_millis(50)).await;
+    // the first engine's lease on it ran out (an expiry in the file, on the engine's
+    // clock: paused time, frozen against jumps while SQLite works, makes it pass).
+    let _frozen = common::freeze(true);
+    tokio::time::advance(SHORT_LEASE + Duration::from_millis(50)).await;
     let second = Engine::start(
         Arc::new(SqliteStore::open(&url).await.unwrap()),
         short_lease(config(Duration::from_millis(50))),

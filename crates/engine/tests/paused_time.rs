@@ -6,8 +6,8 @@
 //!
 //! Paused time normally jumps to the next timer whenever the runtime waits, also on a
 //! database's I/O, which would fire a pool's acquire timeout or a maintenance round at
-//! a moment the test did not choose. [`Frozen`] keeps a blocking task alive for the
-//! test, which tokio counts as work under way: time then moves only when the test
+//! a moment the test did not choose. `common::freeze` keeps a blocking task alive for
+//! the test, which tokio counts as work under way: time then moves only when the test
 //! advances it, on SQLite and PostgreSQL. The memory store waits on no I/O, so there
 //! paused time's own jumps (to the next timer) are exactly the rounds the test drives.
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
@@ -25,13 +25,19 @@ mod common;
 
 use common::{caller, params};
 
+/// How long, in real time, a step waits for the maintenance round it started.
+const REAL_BOUND: Duration = Duration::from_secs(2);
+
 /// Every deadline tested is a minute; maintenance runs every second.
 const DEADLINE: Duration = Duration::from_secs(60);
 
+/// Maintenance every second; leases far longer than any step a test takes at once, so
+/// that a task's own lease never runs out under it (the lease test sets its own).
 fn config() -> EngineConfig {
     EngineConfig {
         sweep_interval: Duration::from_secs(1),
         heartbeat: Duration::from_secs(1),
+        lease_ttl: Some(Duration::from_secs(3600)),
         min_ttl: Duration::from_secs(1),
         input_timeout: DEADLINE,
         ..EngineConfig::default()
@@ -68,42 +74,33 @@ async fn stores(
     }
 }
 
-/// Pauses time and keeps it from moving on its own until dropped (see the module docs).
-struct Frozen(Option<std::sync::mpsc::Sender<()>>);
-
-async fn freeze(backend: &str) -> Frozen {
-    tokio::time::pause();
-    if backend == "memory" {
-        // No I/O to wait on: paused time moves only to timers, as the test means.
-        return Frozen(None);
-    }
-    let (release, held) = std::sync::mpsc::channel::<()>();
-    tokio::task::spawn_blocking(move || {
-        let _ = held.recv();
-    });
-    Frozen(Some(release))
-}
-
-impl Drop for Frozen {
-    fn drop(&mut self) {
-        if let Some(release) = self.0.take() {
-            let _ = release.send(());
-        }
-    }
-}
-
-/// Moves frozen time a maintenance interval at a time until `done` holds of
+/// Moves paused time a maintenance interval at a time until `done` holds of
 /// `engine`'s activity (every round the services run then is one the test chose).
-async fn run_until(engine: &Engine, done: impl Fn(&mcp_tasks_engine::Activity) -> bool) {
+/// `frozen`: time was frozen for a store's I/O (see `common::freeze`).
+async fn run_until(
+    engine: &Engine,
+    frozen: bool,
+    done: impl Fn(&mcp_tasks_engine::Activity) -> bool,
+) {
     let mut activity = engine.activity();
     for _ in 0..600 {
         if done(&activity.borrow_and_update()) {
             return;
         }
         tokio::time::advance(Duration::from_secs(1)).await;
-        // The sweeper runs every second: wait for the round the advance started (and
-        // its I/O) to be counted.
-        let _ = activity.changed().await;
+        // The sweeper runs every second: wait for a round the advance started (and
+        // its I/O) to be counted. On the memory store that is all there is to wait
+        // for. With frozen time the bound is real time: a round still under way after
+        // it is seen at the next step.
+        if !frozen {
+            let _ = activity.changed().await;
+            continue;
+        }
+        let bound = tokio::task::spawn_blocking(|| std::thread::park_timeout(REAL_BOUND));
+        tokio::select! {
+            _ = activity.changed() => {}
+            _ = bound => {}
+        }
     }
     panic!("the maintenance services did not get there in 600 rounds");
 }
@@ -120,7 +117,7 @@ async fn ttl_expires_on_paused_time(backend: &str) {
     let engine = Engine::start(store, config(), EngineHooks::default())
         .await
         .unwrap();
-    let _frozen = freeze(backend).await;
+    let _frozen = common::freeze(backend != "memory");
     let task = engine
         .create(
             mcp_tasks_engine::CreateParams {
@@ -134,7 +131,7 @@ async fn ttl_expires_on_paused_time(backend: &str) {
     assert_eq!(task.ttl, Some(DEADLINE), "{backend}");
     // A sweep well inside the TTL keeps it.
     let seen = engine.activity().borrow().sweeps;
-    run_until(&engine, |a| a.sweeps > seen).await;
+    run_until(&engine, backend != "memory", |a| a.sweeps > seen).await;
     assert!(
         engine.get(&task.id, &caller()).await.is_ok(),
         "{backend}: expired before its TTL"
@@ -142,7 +139,7 @@ async fn ttl_expires_on_paused_time(backend: &str) {
     // Past it, the next sweep deletes it and stops its work.
     tokio::time::advance(DEADLINE + Duration::from_secs(1)).await;
     let seen = engine.activity().borrow().sweeps;
-    run_until(&engine, |a| a.sweeps > seen).await;
+    run_until(&engine, backend != "memory", |a| a.sweeps > seen).await;
     assert!(
         matches!(
             engine.get(&task.id, &caller()).await,
@@ -154,7 +151,7 @@ async fn ttl_expires_on_paused_time(backend: &str) {
     let grace = engine.config().cancel_grace;
     let seen = engine.activity().borrow().sweeps;
     let rounds = grace.as_secs() + 2;
-    run_until(&engine, |a| a.sweeps > seen + rounds).await;
+    run_until(&engine, backend != "memory", |a| a.sweeps > seen + rounds).await;
     assert_eq!(
         engine.running_count(),
         0,
@@ -177,11 +174,11 @@ async fn a_lease_runs_out_on_paused_time(backend: &str) {
     let b = Engine::start(b_store, leased, EngineHooks::default())
         .await
         .unwrap();
-    let _frozen = freeze(backend).await;
+    let _frozen = common::freeze(backend != "memory");
     let task = a.create(params(), forever).await.unwrap();
     // While A renews, B's rescuer finds nothing to take.
     let seen = b.activity().borrow().rescue_rounds;
-    run_until(&b, |x| x.rescue_rounds > seen + 2).await;
+    run_until(&b, backend != "memory", |x| x.rescue_rounds > seen + 2).await;
     assert_eq!(
         b.get(&task.id, &caller()).await.unwrap().status,
         TaskStatus::Working,
@@ -192,7 +189,7 @@ async fn a_lease_runs_out_on_paused_time(backend: &str) {
     // resumes it).
     a.shutdown().await;
     tokio::time::advance(DEADLINE + Duration::from_secs(1)).await;
-    run_until(&b, |x| x.lease_takeovers >= 1).await;
+    run_until(&b, backend != "memory", |x| x.lease_takeovers >= 1).await;
     let failed = b.wait_terminal(&task.id, &caller()).await.unwrap();
     assert_eq!(failed.status, TaskStatus::Failed, "{backend}");
     assert_eq!(
@@ -211,7 +208,7 @@ async fn an_unanswered_question_times_out_on_paused_time(backend: &str) {
     let engine = Engine::start(store, config(), EngineHooks::default())
         .await
         .unwrap();
-    let _frozen = freeze(backend).await;
+    let _frozen = common::freeze(backend != "memory");
     let task = engine
         .create(params(), |ctx| {
             Box::pin(async move {
@@ -233,8 +230,32 @@ async fn an_unanswered_question_times_out_on_paused_time(backend: &str) {
         }
         let _ = events.recv().await;
     }
-    tokio::time::advance(DEADLINE + Duration::from_secs(1)).await;
-    let ended = engine.wait_terminal(&task.id, &caller()).await.unwrap();
+    // A second at a time (the work sets its deadline once its question is stored,
+    // which may be a moment after the record shows it), until the task ends.
+    let frozen = backend != "memory";
+    let mut ended = None;
+    for _ in 0..(DEADLINE.as_secs() * 2) {
+        let record = engine.get(&task.id, &caller()).await.unwrap();
+        if record.status.is_terminal() {
+            ended = Some(record);
+            break;
+        }
+        tokio::time::advance(Duration::from_secs(1)).await;
+        if frozen {
+            // Most seconds change nothing: a short real-time bound lets the store's
+            // I/O of those that do finish.
+            let bound = tokio::task::spawn_blocking(|| {
+                std::thread::park_timeout(Duration::from_millis(50))
+            });
+            tokio::select! {
+                _ = events.recv() => {}
+                _ = bound => {}
+            }
+        } else {
+            let _ = tokio::time::timeout(Duration::from_millis(10), events.recv()).await;
+        }
+    }
+    let ended = ended.unwrap_or_else(|| panic!("{backend}: the question never timed out"));
     assert_eq!(ended.status, TaskStatus::Failed, "{backend}");
     assert!(
         matches!(

@@ -34,3 +34,33 @@ pub fn params() -> mcp_tasks_engine::CreateParams {
         client_capabilities: serde_json::json!({"elicitation": {}}),
     }
 }
+
+/// Pauses tokio's time and, for a test that waits on a database's I/O (`with_io`),
+/// keeps it from moving on its own until dropped. Paused time normally jumps to the
+/// next timer whenever the runtime waits, also on I/O, which would fire a pool's
+/// acquire timeout or a maintenance round at a moment the test did not choose; a
+/// blocking task kept alive counts as work under way, so time then moves only when the
+/// test advances it.
+pub fn freeze(with_io: bool) -> Frozen {
+    tokio::time::pause();
+    if !with_io {
+        // No I/O to wait on: paused time moves only to timers, as the test means.
+        return Frozen(None);
+    }
+    let (release, held) = std::sync::mpsc::channel::<()>();
+    tokio::task::spawn_blocking(move || {
+        let _ = held.recv();
+    });
+    Frozen(Some(release))
+}
+
+/// Frozen time (see [`freeze`]); dropping it lets paused time move on its own again.
+pub struct Frozen(Option<std::sync::mpsc::Sender<()>>);
+
+impl Drop for Frozen {
+    fn drop(&mut self) {
+        if let Some(release) = self.0.take() {
+            let _ = release.send(());
+        }
+    }
+}
