@@ -14,6 +14,9 @@ step() { printf '\n== %s\n' "$*"; }
 step "cargo fmt --check"
 cargo fmt --all -- --check
 
+step "import circles: no file of a crate names crate:: items of a file that names its own (scripts/import-circles.py)"
+python3 scripts/import-circles.py
+
 step "cargo clippy (all targets, warnings denied)"
 cargo clippy --workspace --all-targets --all-features -- -D warnings
 

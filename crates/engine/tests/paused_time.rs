@@ -314,3 +314,59 @@ async fn input_deadline_sqlite() {
 async fn input_deadline_postgres() {
     an_unanswered_question_times_out_on_paused_time("postgres").await;
 }
+
+/// Sessions shared by replicas (only PostgreSQL keeps them): one nobody used for the
+/// idle timeout is swept, one a replica still holds is kept, on paused time.
+async fn idle_sessions_are_swept_on_paused_time(backend: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let Some((store, _, _schema)) = stores(backend, dir.path()).await else {
+        return;
+    };
+    let engine = Engine::start(store, config(), EngineHooks::default())
+        .await
+        .unwrap();
+    let _frozen = common::freeze(backend != "memory");
+    let session = |id: &str| mcp_tasks_engine::SessionRecord {
+        id: id.to_string(),
+        principal: format!("session:{id}"),
+        authenticated: false,
+        protocol_version: "2025-11-25".into(),
+        client_capabilities: serde_json::json!({}),
+        created_at: engine.now(),
+    };
+    engine.save_session(&session("idle")).await.unwrap();
+    engine.save_session(&session("held")).await.unwrap();
+    if backend != "postgres" {
+        // Memory and SQLite keep no shared sessions (one process serves them all).
+        assert_eq!(engine.load_session("idle").await.unwrap(), None, "{backend}");
+        assert_eq!(engine.sweep_sessions(&[], DEADLINE).await.unwrap(), 0);
+        return;
+    }
+    assert_eq!(engine.sweep_sessions(&[], DEADLINE).await.unwrap(), 0);
+    // Half the timeout: a replica still holds "held" and marks it in use.
+    tokio::time::advance(DEADLINE / 2).await;
+    engine
+        .sweep_sessions(&["held".to_string()], DEADLINE)
+        .await
+        .unwrap();
+    // Past the timeout for "idle", not for "held" (marked half a timeout ago).
+    tokio::time::advance(DEADLINE / 2 + Duration::from_secs(1)).await;
+    assert_eq!(engine.sweep_sessions(&[], DEADLINE).await.unwrap(), 1);
+    assert_eq!(engine.load_session("idle").await.unwrap(), None);
+    assert!(engine.load_session("held").await.unwrap().is_some());
+}
+
+#[tokio::test]
+async fn idle_sessions_memory() {
+    idle_sessions_are_swept_on_paused_time("memory").await;
+}
+
+#[tokio::test]
+async fn idle_sessions_sqlite() {
+    idle_sessions_are_swept_on_paused_time("sqlite").await;
+}
+
+#[tokio::test]
+async fn idle_sessions_postgres() {
+    idle_sessions_are_swept_on_paused_time("postgres").await;
+}

@@ -414,7 +414,7 @@ impl Server {
             authenticated: session.subject().is_some(),
             protocol_version: version,
             client_capabilities: session.client_capabilities(),
-            created_at: chrono::Utc::now(),
+            created_at: self.inner.engine.now(),
         };
         if let Err(e) = self.inner.engine.save_session(&record).await {
             tracing::warn!(error = %e, "could not share the session with other replicas");
