@@ -1,4 +1,4 @@
-//! What every measurement shares, whichever module runs it ([`crate::run`] for the
+//! What every measurement shares, whichever module runs it ([`crate::run`](mod@crate::run) for the
 //! load figures, [`crate::durable`] for the durability ones): opening the sessions of a
 //! load, turning a load run into a sample, and the progress line each sample prints.
 //! Kept apart so that those two modules need only this one, not each other.

@@ -3,7 +3,7 @@
 //!
 //! A tool *starts* the job and hands the engine a small JSON state (a job id, a page
 //! token); [`Engine::create_external`](crate::Engine::create_external) stores it with the task as an
-//! [`ExternalJob`]. From then on no process holds the task: reading it
+//! [`ExternalJob`](mcp_tasks_store::ExternalJob). From then on no process holds the task: reading it
 //! ([`Engine::get`](crate::Engine::get), [`Engine::wait_terminal`](crate::Engine::wait_terminal)) asks the registered [`ExternalPoller`]
 //! how the job is doing, at most once per poll interval, and records what it says;
 //! [`Engine::cancel`](crate::Engine::cancel) asks it to stop the job. Because everything needed lives in the
