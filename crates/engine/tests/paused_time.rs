@@ -338,7 +338,11 @@ async fn idle_sessions_are_swept_on_paused_time(backend: &str) {
     engine.save_session(&session("held")).await.unwrap();
     if backend != "postgres" {
         // Memory and SQLite keep no shared sessions (one process serves them all).
-        assert_eq!(engine.load_session("idle").await.unwrap(), None, "{backend}");
+        assert_eq!(
+            engine.load_session("idle").await.unwrap(),
+            None,
+            "{backend}"
+        );
         assert_eq!(engine.sweep_sessions(&[], DEADLINE).await.unwrap(), 0);
         return;
     }
