@@ -400,7 +400,7 @@ async fn several_questions_can_be_outstanding_and_answers_count_once() {
 }
 
 /// Work whose future cannot even be made (the handler panics before returning it)
-/// fails its task as a crash, whether the task was launched or started deferred.
+/// fails its task as a crash, whether the task was launched (committed first) or started provisionally.
 #[tokio::test]
 async fn work_that_panics_while_being_made_fails_its_task() {
     let engine = Engine::start(
@@ -414,14 +414,14 @@ async fn work_that_panics_while_being_made_fails_its_task() {
         panic!("deliberate panic while making the work")
     }
     let launched = engine.create(params(), boom).await.unwrap();
-    let deferred = engine
+    let provisional = engine
         .begin(params())
         .unwrap()
         .start(boom)
         .commit()
         .await
         .unwrap();
-    for id in [launched.id, deferred.id] {
+    for id in [launched.id, provisional.id] {
         let failed = eventually(WAIT, || async {
             let r = engine.store().get(&id, chrono::Utc::now()).await.unwrap()?;
             (r.status == TaskStatus::Failed).then_some(r)

@@ -89,7 +89,7 @@ fn forever(_ctx: mcp_tasks_engine::TaskContext) -> mcp_tasks_engine::Work {
     Box::pin(std::future::pending())
 }
 
-/// Launched, created from deferred work, or made a task when the call outlived its
+/// Launched, committed from provisional work, or made a task when the call outlived its
 /// window: each running task is exactly one tokio task (the work and the recording of
 /// its end), with nothing else left running for it once the creation is done.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -112,8 +112,8 @@ async fn a_running_task_is_one_tokio_task_however_it_started() {
         engine.create(params(), forever).await.unwrap();
         let provisional = engine.begin(params()).unwrap().start(forever);
         provisional.commit().await.unwrap();
-        let deferred = engine.begin(params()).unwrap().start(forever);
-        match deferred.settle(std::time::Duration::ZERO).await.unwrap() {
+        let provisional = engine.begin(params()).unwrap().start(forever);
+        match provisional.settle(std::time::Duration::ZERO).await.unwrap() {
             mcp_tasks_engine::Settled::Task(_) => {}
             other => panic!("pending work settled as {other:?}"),
         }
