@@ -26,8 +26,10 @@
 # Needs node + npm and python3 (with venv) on PATH; builds target/debug/mcp-tasks if missing.
 # Each suite (client.mjs/.py, hitl.mjs/.py) runs against a fresh server per transport; the
 # clients of each language share common.mjs/common.py.
-# Then the other direction (unless INTEROP_ONLY=py): the Rust client crate against the
-# TypeScript SDK's own example servers (cargo test -p mcp-tasks-client --test ts_examples).
+# Then the other direction (unless INTEROP_ONLY=py): our Rust client crate and the CLI
+# against the TypeScript SDK's own example servers (the peer scenarios of
+# crates/{client,cli}/tests/peers.rs, modules ts_streamable_http_* and
+# ts_task_interactive_*, which find the SDK through MCP_TASKS_INTEROP_NODE).
 # Then (unless INTEROP_ONLY=ts|py) our Rust client crate and the mcp-tasks CLI against task
 # servers written with other Rust MCP libraries: tests/interop/rmcp-server (rmcp) and
 # tests/interop/tower-mcp-server (tower-mcp), each its own cargo workspace with a committed
@@ -459,8 +461,12 @@ done
 # ---------------------------------------------------------------- our client, their servers
 if [ -z "$ONLY" ] || [ "$ONLY" = ts ]; then
   peer "client" "TypeScript SDK example servers (@modelcontextprotocol/sdk)" "$TS_SDK_VERSION" "2025-11-25"
-  run_cargo_test "rust-client-ts-examples" 600 MCP_TASKS_INTEROP_NODE="$WORK/node" -- \
-    -p mcp-tasks-client --test ts_examples
+  # simpleStreamableHttp.js and simpleTaskInteractive.js, HTTP only; each test starts
+  # its own server.
+  for crate in client cli; do
+    run_cargo_test "rust-$crate-ts-examples" 600 MCP_TASKS_INTEROP_NODE="$WORK/node" -- \
+      -p "mcp-tasks-$crate" --test peers -- ts_streamable_http_ ts_task_interactive_
+  done
 fi
 
 # Our client crate and CLI against their servers: the peer scenarios, written once in

@@ -1,17 +1,19 @@
 //! The interop scenarios (`mcp_tasks_testkit::peer_suite`) with the `mcp-tasks` CLI,
 //! run as a person would, as the front-end, against every peer: fastmcp-tasks, the
-//! everything server (HTTP and stdio), and the task servers written with rmcp and
-//! tower-mcp. Each step is a new process (`call`, `call --detach`, `get`, `cancel`,
-//! `watch`, `tools`), with `--wire` when the scenario forces one; questions and
-//! samplings are answered at the prompt in a pseudo-terminal.
+//! everything server (HTTP and stdio), the task servers written with rmcp and
+//! tower-mcp, and the TypeScript SDK's example servers (HTTP only). Each step is a new
+//! process (`call`, `call --detach`, `get`, `cancel`, `watch`, `tools`), with `--wire`
+//! when the scenario forces one; questions and samplings are answered at the prompt in
+//! a pseudo-terminal.
 //!
 //! `tests/interop/run.sh` installs or builds the peers and points at them with
 //! environment variables (`MCP_TASKS_INTEROP_FASTMCP_PYTHON`,
 //! `MCP_TASKS_INTEROP_EVERYTHING`, `MCP_TASKS_INTEROP_RMCP_SERVER`,
-//! `MCP_TASKS_INTEROP_TOWER_MCP_SERVER`) and picks a peer's tests by their module
-//! (`fastmcp_tasks_`, `everything_`, `rmcp_`, `tower_mcp_`). Without its variable a
-//! peer's tests print a notice and pass; a scenario a peer cannot do is listed as
-//! ignored, with the reason.
+//! `MCP_TASKS_INTEROP_TOWER_MCP_SERVER`, `MCP_TASKS_INTEROP_NODE`) and picks a peer's
+//! tests by their module (`fastmcp_tasks_`, `everything_`, `rmcp_`, `tower_mcp_`,
+//! `ts_streamable_http_`, `ts_task_interactive_`). Without its variable a peer's tests
+//! print a notice and pass; a scenario a peer cannot do is listed as ignored, with the
+//! reason.
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use mcp_tasks_testkit::peer_suite::{
@@ -329,6 +331,21 @@ impl FrontEnd for Cli {
         seen(&json_out(&out))
     }
 
+    async fn cancel_refused(
+        &self,
+        at: &Endpoint,
+        wire: peer_suite::Wire,
+        task: &Started,
+        _: &(),
+    ) -> Refused {
+        let out = run("cancel", at, wire, &task_args(task, &["--json"]));
+        Refused {
+            code: None,
+            exit: out.status.code(),
+            text: format!("stdout: {}\nstderr: {}", stdout(&out), stderr(&out)),
+        }
+    }
+
     async fn cancel(&self, at: &Endpoint, wire: peer_suite::Wire, task: &Started, _: &()) -> Seen {
         let out = run("cancel", at, wire, &task_args(task, &["--json"]));
         assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
@@ -388,8 +405,21 @@ impl FrontEnd for Cli {
         p.exp_string(s.shows).unwrap();
         p.exp_string("Reply (as the model)").unwrap();
         p.send_line(reply).unwrap();
-        let shown = format!("\"text\": \"{reply}\"");
-        p.exp_string(&shown).unwrap();
+        let shown = match s.wraps {
+            // The result's text printed as it is: what comes before the reply, then the
+            // reply on the next line (past the echo of the typed line).
+            Some(before) => {
+                let first = before.trim_end_matches('\n');
+                p.exp_string(first).unwrap();
+                p.exp_string(reply).unwrap();
+                format!("{before}{reply}")
+            }
+            None => {
+                let shown = format!("\"text\": \"{reply}\"");
+                p.exp_string(&shown).unwrap();
+                shown
+            }
+        };
         exits_zero(&mut p);
         Sampled {
             prompt: None,

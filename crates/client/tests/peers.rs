@@ -1,14 +1,16 @@
 //! The interop scenarios (`mcp_tasks_testkit::peer_suite`) with the client library as
 //! the front-end, against every peer: fastmcp-tasks, the everything server (HTTP and
-//! stdio), and the task servers written with rmcp and tower-mcp.
+//! stdio), the task servers written with rmcp and tower-mcp, and the TypeScript SDK's
+//! example servers `simpleStreamableHttp.js` and `simpleTaskInteractive.js` (HTTP only).
 //!
 //! `tests/interop/run.sh` installs or builds the peers and points at them with
 //! environment variables (`MCP_TASKS_INTEROP_FASTMCP_PYTHON`,
 //! `MCP_TASKS_INTEROP_EVERYTHING`, `MCP_TASKS_INTEROP_RMCP_SERVER`,
-//! `MCP_TASKS_INTEROP_TOWER_MCP_SERVER`) and picks a peer's tests by their module
-//! (`fastmcp_tasks_`, `everything_`, `rmcp_`, `tower_mcp_`). Without its variable a
-//! peer's tests print a notice and pass; a scenario a peer cannot do is listed as
-//! ignored, with the reason.
+//! `MCP_TASKS_INTEROP_TOWER_MCP_SERVER`, `MCP_TASKS_INTEROP_NODE`) and picks a peer's
+//! tests by their module (`fastmcp_tasks_`, `everything_`, `rmcp_`, `tower_mcp_`,
+//! `ts_streamable_http_`, `ts_task_interactive_`). Without its variable a peer's tests
+//! print a notice and pass; a scenario a peer cannot do is listed as ignored, with the
+//! reason.
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use futures::StreamExt;
@@ -79,9 +81,13 @@ fn answer(answer: Answer, q: &InputRequest) -> Value {
                         .is_some_and(|o| o.iter().any(|c| c["const"] == question.value)),
                     "{options}"
                 ),
-                None => assert_eq!(field["type"], "string", "{field}"),
+                None => assert_eq!(field["type"], question.kind, "{field}"),
             }
-            input::accept(json!({ question.field: question.value }))
+            let value = match question.kind {
+                "boolean" => json!(question.value == "true"),
+                _ => json!(question.value),
+            };
+            input::accept(json!({ question.field: value }))
         }
     }
 }
@@ -285,6 +291,24 @@ impl FrontEnd for Library {
         }
     }
 
+    async fn cancel_refused(
+        &self,
+        _: &Endpoint,
+        _: peer_suite::Wire,
+        _: &Started,
+        kept: &Kept,
+    ) -> Refused {
+        let text = match kept.task.cancel().await {
+            Err(ClientError::Unsupported(e)) => e.to_string(),
+            other => panic!("cancel not refused as unsupported: {other:?}"),
+        };
+        Refused {
+            code: None,
+            exit: None,
+            text,
+        }
+    }
+
     async fn cancel(&self, _: &Endpoint, _: peer_suite::Wire, _: &Started, kept: &Kept) -> Seen {
         let t = kept.task.cancel().await.unwrap();
         Seen {
@@ -318,6 +342,9 @@ impl FrontEnd for Library {
             }
         };
         let (second, _) = connect(at, wire, Answer::None, "", session.as_deref()).await;
+        if session.is_some() {
+            assert_eq!(second.session_id(), session, "the session rejoined");
+        }
         let handle = second
             .resume(&TaskId::from_string(task.id.clone()))
             .await
@@ -369,11 +396,23 @@ impl FrontEnd for Library {
         reply: &str,
     ) -> Sampled {
         let (client, questions) = connect(at, wire, Answer::None, reply, None).await;
-        let result =
-            tokio::time::timeout(LIMIT, client.call_tool(s.tool, peer_suite::json(s.args)))
+        let text = if s.task {
+            // Asked on the task's behalf while `tasks/result` is held open.
+            let task = client
+                .call_tool_as_task(s.tool, peer_suite::json(s.args), TaskOptions::default())
                 .await
-                .unwrap()
                 .unwrap();
+            let run = follow(&client, task, Some(&questions)).await;
+            assert_eq!(run.status, "completed", "{run:?}");
+            run.text
+        } else {
+            let result =
+                tokio::time::timeout(LIMIT, client.call_tool(s.tool, peer_suite::json(s.args)))
+                    .await
+                    .unwrap()
+                    .unwrap();
+            result["content"][0]["text"].as_str().unwrap().to_string()
+        };
         client.close().await;
         let questions = questions.lock().unwrap().clone();
         assert!(
@@ -390,7 +429,7 @@ impl FrontEnd for Library {
                     .to_string()
             }),
             asked: Some(questions.len()),
-            text: result["content"][0]["text"].as_str().unwrap().to_string(),
+            text,
         }
     }
 

@@ -14,6 +14,11 @@
 //!   `@modelcontextprotocol/server-everything` 2026.8.31, run with `node`.
 //! - `MCP_TASKS_INTEROP_RMCP_SERVER`, `MCP_TASKS_INTEROP_TOWER_MCP_SERVER`: the servers
 //!   built from `tests/interop/{rmcp,tower-mcp}-server` ([`RustPeer`]).
+//! - `MCP_TASKS_INTEROP_NODE`: the folder where run.sh installs
+//!   `@modelcontextprotocol/sdk` 1.32.2, whose example servers `simpleStreamableHttp.js`
+//!   and `simpleTaskInteractive.js` are peers too ([`ts_example`]). Their rule is the
+//!   one their tests had before they joined the peer table: set, but the SDK (or `node`)
+//!   missing, a test prints a notice and passes, except under `CI`, where it fails.
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -27,6 +32,11 @@ pub const EVERYTHING_VERSION: &str = "2026.8.31";
 pub const FASTMCP_VAR: &str = "MCP_TASKS_INTEROP_FASTMCP_PYTHON";
 /// Variable naming the everything server's `dist/index.js`.
 pub const EVERYTHING_VAR: &str = "MCP_TASKS_INTEROP_EVERYTHING";
+
+/// The pinned version of the TypeScript SDK whose example servers the tests start.
+pub const TS_SDK_VERSION: &str = "1.32.2";
+/// Variable naming the folder holding the TypeScript SDK (`node_modules/...`).
+pub const NODE_VAR: &str = "MCP_TASKS_INTEROP_NODE";
 
 /// The repository root (this crate is `crates/testkit`), where `tests/interop` holds
 /// the peers' scripts.
@@ -241,4 +251,66 @@ pub fn rust_peer(var: &str, name: &str) -> Option<PeerServer> {
     let stderr = child.stderr.take().expect("stderr is piped");
     let url = wait_for_line(stderr, "listening on ", name);
     Some(PeerServer { child, url })
+}
+
+/// The TypeScript SDK's example server folder, or `None` (with a notice) when
+/// [`NODE_VAR`] is unset or, outside `CI`, when the SDK it names is not the pinned one
+/// or `node` is missing (under `CI` those fail: run.sh installs them).
+fn ts_examples_dir() -> Option<PathBuf> {
+    let node = configured(NODE_VAR, "TypeScript SDK example server")?;
+    let sdk = node.join("node_modules/@modelcontextprotocol/sdk");
+    let version = std::fs::read_to_string(sdk.join("package.json"))
+        .ok()
+        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+        .and_then(|v| v["version"].as_str().map(str::to_string));
+    let node_ok = Command::new("node")
+        .arg("--version")
+        .stdout(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    let problem = match (version.as_deref(), node_ok) {
+        (_, false) => Some("node is not on PATH".to_string()),
+        (None, _) => Some(format!("no TypeScript SDK under {}", node.display())),
+        (Some(v), _) if v != TS_SDK_VERSION => Some(format!(
+            "TypeScript SDK {v} installed, {TS_SDK_VERSION} expected"
+        )),
+        _ => None,
+    };
+    match problem {
+        None => Some(sdk.join("dist/esm/examples/server")),
+        Some(p) if std::env::var_os("CI").is_some() => {
+            panic!("{p}: run tests/interop/run.sh, which installs it")
+        }
+        Some(p) => {
+            eprintln!(
+                "skipping TypeScript example server test: {p} (tests/interop/run.sh installs it)"
+            );
+            None
+        }
+    }
+}
+
+/// Starts the TypeScript SDK example server `script` (HTTP only) with its port variable
+/// `port_var` set to 0, bound to 127.0.0.1 by `tests/interop/loopback.cjs`; `None`
+/// (with a notice) when the SDK is not there (the rule above). Each test starts its
+/// own: `simpleStreamableHttp.js` dies some seconds after one of its tasks is
+/// cancelled, and both keep tasks per session.
+pub fn ts_example(script: &str, port_var: &str) -> Option<PeerServer> {
+    let dir = ts_examples_dir()?;
+    let mut child = Command::new("node")
+        .arg("-r")
+        .arg(root().join("tests/interop/loopback.cjs"))
+        .arg(dir.join(script))
+        .env(port_var, "0")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("start node {script}: {e}"));
+    let stderr = child.stderr.take().expect("piped stderr");
+    let base = wait_for_line(stderr, "loopback: listening on ", script);
+    Some(PeerServer {
+        child,
+        url: format!("{base}/mcp"),
+    })
 }

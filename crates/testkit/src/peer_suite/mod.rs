@@ -4,11 +4,11 @@
 //!
 //! Three parts:
 //! - [`FrontEnd`]: what a scenario asks of the side under test (call a tool as a task and
-//!   follow it, start one detached, get, cancel, resume by id, answer a question,
-//!   sampling, progress). The client crate's tests implement it with the library, the
-//!   CLI crate's with the binary run as a person runs it. This crate cannot name the
-//!   client's types (the client's tests depend on it, and a second copy of the client
-//!   would not be the same crate), hence the trait.
+//!   follow it, start one detached, get, cancel (or see a cancel refused), resume by
+//!   id, answer a question, sampling, progress). The client crate's tests implement it
+//!   with the library, the CLI crate's with the binary run as a person runs it. This
+//!   crate cannot name the client's types (the client's tests depend on it, and a second
+//!   copy of the client would not be the same crate), hence the trait.
 //! - [`Peer`]: a description of each server nobody here wrote (how to start it, its
 //!   tools, what they answer), in [`peers`].
 //! - [`scenarios`]: one `async fn` per scenario, taking a front-end, a peer, where it
@@ -19,7 +19,8 @@
 //! it. A scenario a peer (or a front-end) cannot do is an ignored test whose reason
 //! says why, so `cargo test` lists it as `ignored, <reason>` rather than leaving it out.
 //! A peer whose environment variable is unset prints a notice and passes (see
-//! [`crate::peers`]); set, a missing or broken peer fails.
+//! [`crate::peers`]); set, a missing or broken peer fails (the TypeScript SDK's example
+//! servers fail only under `CI`, as their tests did before they joined the table).
 
 use serde_json::Value;
 use std::future::Future;
@@ -29,7 +30,10 @@ pub mod peers;
 pub mod scenarios;
 mod table;
 
-pub use peers::{Peer, EVERYTHING_HTTP, EVERYTHING_STDIO, FASTMCP_TASKS, RMCP, TOWER_MCP};
+pub use peers::{
+    Peer, EVERYTHING_HTTP, EVERYTHING_STDIO, FASTMCP_TASKS, RMCP, TOWER_MCP, TS_STREAMABLE_HTTP,
+    TS_TASK_INTERACTIVE,
+};
 
 /// How long any one task or call of a scenario may take before it fails (the
 /// everything server's research task takes about 4 s, the Rust peers' slow steps 4.5 s).
@@ -149,6 +153,9 @@ pub struct Question {
     pub shows: &'static [&'static str],
     /// The form's one field.
     pub field: &'static str,
+    /// The JSON type that field declares when it offers no `oneOf` choice (`string`,
+    /// `boolean`): the library checks it and sends `value` as that type.
+    pub kind: &'static str,
     /// The library's answer for `field` (one of its `oneOf` consts, when it has them).
     pub value: &'static str,
     /// The line a person types at the CLI's prompt for that answer.
@@ -206,6 +213,12 @@ pub struct Sampling {
     pub prompt: &'static str,
     /// What the CLI shows before it reads the reply.
     pub shows: &'static str,
+    /// Whether the tool runs as a task: the sampling is asked on the task's behalf
+    /// (while `tasks/result` is held open) instead of during a plain call.
+    pub task: bool,
+    /// When set, the result's text is exactly this followed by the reply (else it
+    /// holds the reply somewhere).
+    pub wraps: Option<&'static str>,
 }
 
 /// A plain call that reports progress.
@@ -362,6 +375,16 @@ pub trait FrontEnd {
 
     /// Reads the task's status (the library: on the connection that started it).
     async fn get(&self, at: &Endpoint, wire: Wire, task: &Started, kept: &Self::Task) -> Seen;
+
+    /// Cancels the task on a server that does not offer `tasks/cancel`; returns the
+    /// refusal.
+    async fn cancel_refused(
+        &self,
+        at: &Endpoint,
+        wire: Wire,
+        task: &Started,
+        kept: &Self::Task,
+    ) -> Refused;
 
     /// Cancels the task; returns the acknowledgement.
     async fn cancel(&self, at: &Endpoint, wire: Wire, task: &Started, kept: &Self::Task) -> Seen;

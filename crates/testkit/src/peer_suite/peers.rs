@@ -33,6 +33,9 @@ pub struct Peer {
     pub question: Option<&'static Question>,
     /// The JSON-RPC error code of `tasks/get` for an unknown id.
     pub unknown: i64,
+    /// Whether a task's id is unknown outside its session: checked (the refusal has
+    /// the code `unknown`) from a new connection once a detached task has ended.
+    pub fenced: bool,
     /// A plain call that asks for a sampling.
     pub sampling: Option<Sampling>,
     /// A plain call that reports progress.
@@ -64,6 +67,7 @@ static FASTMCP_QUESTION: Question = Question {
     asks: Text::Is("What is your name?"),
     shows: &["What is your name?"],
     field: "name",
+    kind: "string",
     value: "Ada",
     typed: "Ada",
     answered: Text::Is("Hi, Ada!"),
@@ -106,6 +110,7 @@ pub static FASTMCP_TASKS: Peer = Peer {
     },
     question: Some(&FASTMCP_QUESTION),
     unknown: -32602,
+    fenced: false,
     sampling: None,
     progress: None,
 };
@@ -118,6 +123,7 @@ static EVERYTHING_QUESTION: Question = Question {
     asks: Text::Has("\"python\""),
     shows: &["2) Python snake species", "Clarification"],
     field: "interpretation",
+    kind: "string",
     value: "snake",
     typed: "2",
     answered: Text::Has("# Research Report: python (snake)"),
@@ -134,6 +140,7 @@ static EVERYTHING_STDIO_QUESTION: Question = Question {
     asks: Text::Has("\"python\""),
     shows: &["1) Python programming language", "Clarification"],
     field: "interpretation",
+    kind: "string",
     value: "programming",
     typed: "1",
     answered: Text::Has("# Research Report: python (programming)"),
@@ -185,11 +192,14 @@ pub static EVERYTHING_HTTP: Peer = Peer {
     long: RESEARCH_TO_CANCEL,
     question: Some(&EVERYTHING_QUESTION),
     unknown: -32602,
+    fenced: false,
     sampling: Some(Sampling {
         tool: "trigger-sampling-request",
         args: r#"{"prompt": "autumn"}"#,
         prompt: "autumn",
         shows: "context: autumn",
+        task: false,
+        wraps: None,
     }),
     progress: Some(Progress {
         tool: "trigger-long-running-operation",
@@ -213,11 +223,14 @@ pub static EVERYTHING_STDIO: Peer = Peer {
     long: RESEARCH_TO_CANCEL,
     question: Some(&EVERYTHING_STDIO_QUESTION),
     unknown: -32602,
+    fenced: false,
     sampling: Some(Sampling {
         tool: "trigger-sampling-request",
         args: r#"{"prompt": "winter"}"#,
         prompt: "winter",
         shows: "context: winter",
+        task: false,
+        wraps: None,
     }),
     progress: Some(Progress {
         tool: "trigger-long-running-operation",
@@ -235,6 +248,7 @@ static RUST_QUESTION: Question = Question {
     asks: Text::Is("What is your name?"),
     shows: &["What is your name?", "Name: "],
     field: "name",
+    kind: "string",
     value: "Ada",
     typed: "Ada",
     answered: Text::Is("hello Ada"),
@@ -284,6 +298,7 @@ pub static RMCP: Peer = Peer {
     long: RUST_LONG,
     question: Some(&RUST_QUESTION),
     unknown: -32602,
+    fenced: false,
     sampling: None,
     progress: None,
 };
@@ -303,6 +318,115 @@ pub static TOWER_MCP: Peer = Peer {
     long: RUST_LONG,
     question: Some(&RUST_QUESTION),
     unknown: -32602,
+    fenced: false,
     sampling: None,
+    progress: None,
+};
+
+// ---------------------------------------------------------------- TypeScript SDK examples
+
+/// The TypeScript SDK's `simpleStreamableHttp.js` (`@modelcontextprotocol/sdk` 1.32.2,
+/// HTTP only): its task tool `delay` answers "Completed Nms delay" after N ms, with no
+/// status message on the way. It keeps tasks per session, and dies some seconds after
+/// one of its tasks is cancelled: each test starts its own.
+pub static TS_STREAMABLE_HTTP: Peer = Peer {
+    name: "TypeScript SDK 1.32.2 simpleStreamableHttp.js",
+    start: || launch::ts_example("simpleStreamableHttp.js", "MCP_PORT").map(Running::http),
+    auto: LEGACY,
+    sessions: &[LEGACY],
+    server: Some("simple-streamable-http-server"),
+    tools: None,
+    required: Some("delay"),
+    steps: Steps {
+        tool: "delay",
+        args: r#"{"duration": 1200}"#,
+        result: Text::Is("Completed 1200ms delay"),
+        structured: None,
+        messages: &[],
+        ordered: None,
+    },
+    detached: Steps {
+        tool: "delay",
+        args: r#"{"duration": 1500}"#,
+        result: Text::Is("Completed 1500ms delay"),
+        structured: None,
+        messages: &[],
+        ordered: None,
+    },
+    long: Long {
+        tool: "delay",
+        args: r#"{"duration": 60000}"#,
+        ticks: None,
+        acknowledged: &["cancelled"],
+    },
+    question: None,
+    unknown: -32602,
+    fenced: true,
+    sampling: None,
+    progress: None,
+};
+
+static TS_CONFIRM_DELETE: Question = Question {
+    tool: "confirm_delete",
+    args: r#"{"filename": "notes.txt"}"#,
+    asks: Text::Has("notes.txt"),
+    shows: &["Are you sure you want to delete 'notes.txt'?", "[y/n]"],
+    field: "confirm",
+    kind: "boolean",
+    value: "true",
+    typed: "y",
+    answered: Text::Is("Deleted 'notes.txt'"),
+    declined: Text::Is("Deletion cancelled"),
+    messages: &[],
+};
+
+/// The TypeScript SDK's `simpleTaskInteractive.js` (HTTP only): two task tools that
+/// ask the client mid-task while `tasks/result` is held open, `confirm_delete` (an
+/// elicitation) and `write_haiku` (a sampling). It keeps tasks per session and does
+/// not offer `tasks/cancel`.
+pub static TS_TASK_INTERACTIVE: Peer = Peer {
+    name: "TypeScript SDK 1.32.2 simpleTaskInteractive.js",
+    start: || launch::ts_example("simpleTaskInteractive.js", "PORT").map(Running::http),
+    auto: LEGACY,
+    sessions: &[LEGACY],
+    server: Some("simple-task-interactive"),
+    tools: Some(&["confirm_delete", "write_haiku"]),
+    required: Some("confirm_delete"),
+    // Unused: both tools ask the client before they end (see the table).
+    steps: Steps {
+        tool: "write_haiku",
+        args: r#"{"topic": "autumn"}"#,
+        result: Text::Has("Haiku:"),
+        structured: None,
+        messages: &[],
+        ordered: None,
+    },
+    detached: Steps {
+        tool: "write_haiku",
+        args: r#"{"topic": "autumn"}"#,
+        result: Text::Has("Haiku:"),
+        structured: None,
+        messages: &[],
+        ordered: None,
+    },
+    // A task to cancel, which this server does not offer.
+    long: Long {
+        tool: "write_haiku",
+        args: r#"{"topic": "winter"}"#,
+        ticks: None,
+        acknowledged: &[],
+    },
+    question: Some(&TS_CONFIRM_DELETE),
+    // Its own tasks/get handler throws: an internal error, not invalid params.
+    unknown: -32603,
+    fenced: false,
+    sampling: Some(Sampling {
+        tool: "write_haiku",
+        args: r#"{"topic": "autumn"}"#,
+        prompt: "autumn",
+        shows: "Write a haiku about autumn",
+        task: true,
+        wraps: Some("Haiku:\n"),
+    }),
     progress: None,
 };

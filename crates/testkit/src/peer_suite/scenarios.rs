@@ -146,6 +146,15 @@ pub async fn a_detached_task_is_followed_by_id<F: FrontEnd>(
     );
     let run = fe.resume(at, wire, &started, kept).await;
     check_steps(peer, wire, steps, &run);
+    if peer.fenced {
+        // Outside the session the task is unknown, with the server's code kept.
+        let stranger = fe.get_unknown(at, wire, &started.id).await;
+        assert_eq!(
+            stranger.code,
+            Some(peer.unknown),
+            "{name}: the task from outside its session: {stranger:?}"
+        );
+    }
 }
 
 /// A running task is seen `working`, cancelled, and ends `cancelled`.
@@ -173,6 +182,22 @@ pub async fn cancel_ends_a_task<F: FrontEnd>(fe: &F, peer: &Peer, at: &Endpoint,
     if let Some(got) = &run.got_after {
         assert_eq!(got, "cancelled", "{name}: tasks/get after the end");
     }
+}
+
+/// On a server that does not offer `tasks/cancel`, the front-end says so instead of
+/// trying.
+pub async fn cancel_is_refused_where_not_offered<F: FrontEnd>(
+    fe: &F,
+    peer: &Peer,
+    at: &Endpoint,
+    wire: Wire,
+) {
+    let long = &peer.long;
+    let name = peer.name;
+    let (started, kept) = fe.start(at, wire, long.tool, &json(long.args)).await;
+    let refused = fe.cancel_refused(at, wire, &started, &kept).await;
+    assert!(refused.exit.is_none_or(|c| c != 0), "{name}: {refused:?}");
+    assert!(refused.text.contains("tasks/cancel"), "{name}: {refused:?}");
 }
 
 /// A question asked mid-task (an elicitation) reaches the front-end once, on behalf of
@@ -270,7 +295,10 @@ pub async fn sampling_is_answered<F: FrontEnd>(fe: &F, peer: &Peer, at: &Endpoin
         .expect("the peer has a sampling tool");
     let reply = "a sampled reply";
     let got = fe.sample(at, wire, s, reply).await;
-    assert!(got.text.contains(reply), "{}: {}", peer.name, got.text);
+    match s.wraps {
+        Some(before) => assert_eq!(got.text, format!("{before}{reply}"), "{}", peer.name),
+        None => assert!(got.text.contains(reply), "{}: {}", peer.name, got.text),
+    }
     if let Some(prompt) = &got.prompt {
         assert!(prompt.contains(s.prompt), "{}: {prompt}", peer.name);
     }

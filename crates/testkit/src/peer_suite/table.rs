@@ -20,6 +20,7 @@ macro_rules! peer_suite {
             a_task_reports_its_steps: run;
             a_detached_task_is_followed_by_id: run;
             cancel_ends_a_task: run;
+            cancel_is_refused_where_not_offered: na "fastmcp-tasks offers tasks/cancel (cancel_ends_a_task runs)";
             a_question_is_answered: run;
             a_declined_question_reaches_the_tool: run;
             an_unknown_task_is_refused: run;
@@ -32,6 +33,7 @@ macro_rules! peer_suite {
             a_task_reports_its_steps: run;
             a_detached_task_is_followed_by_id: run;
             cancel_ends_a_task: run;
+            cancel_is_refused_where_not_offered: na "the everything server offers tasks/cancel (cancel_ends_a_task runs)";
             a_question_is_answered: run;
             a_declined_question_reaches_the_tool: run;
             an_unknown_task_is_refused: run;
@@ -44,6 +46,7 @@ macro_rules! peer_suite {
             a_task_reports_its_steps: run;
             a_detached_task_is_followed_by_id: na "over stdio each connection starts its own server: a new connection cannot find an earlier one's task";
             cancel_ends_a_task: cli_na "over stdio the server is the CLI process's child: `call --detach` stops it, so no later `cancel` can reach the task";
+            cancel_is_refused_where_not_offered: na "the everything server offers tasks/cancel (cancel_ends_a_task runs)";
             a_question_is_answered: run;
             a_declined_question_reaches_the_tool: run;
             an_unknown_task_is_refused: run;
@@ -56,6 +59,7 @@ macro_rules! peer_suite {
             a_task_reports_its_steps: run;
             a_detached_task_is_followed_by_id: run;
             cancel_ends_a_task: run;
+            cancel_is_refused_where_not_offered: na "rmcp offers tasks/cancel (cancel_ends_a_task runs)";
             a_question_is_answered: run;
             a_declined_question_reaches_the_tool: run;
             an_unknown_task_is_refused: run;
@@ -68,6 +72,7 @@ macro_rules! peer_suite {
             a_task_reports_its_steps: run;
             a_detached_task_is_followed_by_id: run;
             cancel_ends_a_task: run;
+            cancel_is_refused_where_not_offered: na "rmcp offers tasks/cancel (cancel_ends_a_task runs)";
             a_question_is_answered: run;
             a_declined_question_reaches_the_tool: run;
             an_unknown_task_is_refused: run;
@@ -80,6 +85,7 @@ macro_rules! peer_suite {
             a_task_reports_its_steps: na "rmcp 3.11 has tasks only as the extension: on 2025-11-25 it offers none";
             a_detached_task_is_followed_by_id: na "rmcp 3.11 has tasks only as the extension: on 2025-11-25 it offers none";
             cancel_ends_a_task: na "rmcp 3.11 has tasks only as the extension: on 2025-11-25 it offers none";
+            cancel_is_refused_where_not_offered: na "rmcp 3.11 has tasks only as the extension: on 2025-11-25 it offers none";
             a_question_is_answered: na "rmcp 3.11 has tasks only as the extension: on 2025-11-25 it offers none";
             a_declined_question_reaches_the_tool: na "rmcp 3.11 has tasks only as the extension: on 2025-11-25 it offers none";
             an_unknown_task_is_refused: na "rmcp 3.11 has tasks only as the extension: on 2025-11-25 it offers none";
@@ -92,6 +98,7 @@ macro_rules! peer_suite {
             a_task_reports_its_steps: run;
             a_detached_task_is_followed_by_id: run;
             cancel_ends_a_task: run;
+            cancel_is_refused_where_not_offered: na "tower-mcp offers tasks/cancel (cancel_ends_a_task runs)";
             a_question_is_answered: run;
             a_declined_question_reaches_the_tool: run;
             an_unknown_task_is_refused: run;
@@ -104,6 +111,7 @@ macro_rules! peer_suite {
             a_task_reports_its_steps: run;
             a_detached_task_is_followed_by_id: run;
             cancel_ends_a_task: run;
+            cancel_is_refused_where_not_offered: na "tower-mcp offers tasks/cancel (cancel_ends_a_task runs)";
             a_question_is_answered: run;
             a_declined_question_reaches_the_tool: run;
             an_unknown_task_is_refused: run;
@@ -116,12 +124,39 @@ macro_rules! peer_suite {
             a_task_reports_its_steps: run;
             a_detached_task_is_followed_by_id: run;
             cancel_ends_a_task: run;
+            cancel_is_refused_where_not_offered: na "tower-mcp offers tasks/cancel (cancel_ends_a_task runs)";
             a_question_is_answered: na "tower-mcp 0.25 carries no question of a task on 2025-11-25 (no tasks/result; tests/interop/workarounds.md): the task waits until its ttl";
             a_declined_question_reaches_the_tool: na "tower-mcp 0.25 carries no question of a task on 2025-11-25 (no tasks/result; tests/interop/workarounds.md): the task waits until its ttl";
             an_unknown_task_is_refused: run;
             sampling_is_answered: na "the Rust peers serve slow_steps, ask_name and until_cancelled only: nothing asks for a sampling";
             progress_reaches_the_caller: na "the Rust peers serve slow_steps, ask_name and until_cancelled only: nothing reports progress";
             no_tasks_on_this_wire: na "tower-mcp offers tasks on both wires";
+        }
+        $crate::__peer_module! { $fe, $make, ts_streamable_http_on_auto_wire, TS_STREAMABLE_HTTP, Auto;
+            lists_its_tools: run;
+            a_task_reports_its_steps: run;
+            a_detached_task_is_followed_by_id: run;
+            cancel_ends_a_task: run;
+            cancel_is_refused_where_not_offered: na "simpleStreamableHttp.js offers tasks/cancel (cancel_ends_a_task runs)";
+            a_question_is_answered: na "simpleStreamableHttp.js's task tool `delay` asks no question";
+            a_declined_question_reaches_the_tool: na "simpleStreamableHttp.js's task tool `delay` asks no question";
+            an_unknown_task_is_refused: run;
+            sampling_is_answered: na "simpleStreamableHttp.js has no tool that asks for a sampling";
+            progress_reaches_the_caller: na "simpleStreamableHttp.js has no tool that reports progress";
+            no_tasks_on_this_wire: na "simpleStreamableHttp.js offers tasks on 2025-11-25, the wire auto picks";
+        }
+        $crate::__peer_module! { $fe, $make, ts_task_interactive_on_auto_wire, TS_TASK_INTERACTIVE, Auto;
+            lists_its_tools: run;
+            a_task_reports_its_steps: na "simpleTaskInteractive.js's two task tools each ask the client mid-task and report no status message; the question and sampling scenarios follow them to their end";
+            a_detached_task_is_followed_by_id: na "simpleTaskInteractive.js's two task tools each ask the client mid-task: a detached one waits for an answer nobody gives";
+            cancel_ends_a_task: na "simpleTaskInteractive.js does not offer tasks/cancel (cancel_is_refused_where_not_offered runs)";
+            cancel_is_refused_where_not_offered: run;
+            a_question_is_answered: run;
+            a_declined_question_reaches_the_tool: run;
+            an_unknown_task_is_refused: run;
+            sampling_is_answered: run;
+            progress_reaches_the_caller: na "simpleTaskInteractive.js has no tool that reports progress";
+            no_tasks_on_this_wire: na "simpleTaskInteractive.js offers tasks on 2025-11-25, the wire auto picks";
         }
     };
 }
