@@ -202,7 +202,7 @@ impl Engine {
     /// and cancels of external jobs), to wait for the next one as a signal rather than
     /// sleeping: `*activity().wait_for(|a| a.sweeps > seen).await?`. Copy the value out
     /// (it is `Copy`): a held `watch::Ref` blocks the engine's next count.
-    pub fn activity(&self) -> tokio::sync::watch::Receiver<crate::Activity> {
+    pub fn activity(&self) -> tokio::sync::watch::Receiver<crate::activity::Activity> {
         self.inner.core.activity.subscribe()
     }
 
