@@ -5,7 +5,7 @@ use mcp_tasks_protocol::TaskStatus;
 use mcp_tasks_store::{BoardQuery, TaskRecord, TimelineEntry};
 
 use crate::caller::Caller;
-use crate::cursor::{decode_cursor, encode_cursor};
+use crate::cursor::decode_cursor;
 use crate::engine::{Engine, ListResult};
 use crate::error::EngineError;
 
@@ -49,15 +49,7 @@ impl Engine {
                 now: self.inner.core.now(),
             })
             .await?;
-        let next_cursor = if page.has_more {
-            page.records.last().map(encode_cursor)
-        } else {
-            None
-        };
-        Ok(ListResult {
-            tasks: page.records,
-            next_cursor,
-        })
+        Ok(ListResult::from_page(page))
     }
 
     /// The status changes of `record`, oldest first. It takes the record a caller

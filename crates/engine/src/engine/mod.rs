@@ -71,6 +71,22 @@ pub struct ListResult {
     pub next_cursor: Option<String>,
 }
 
+impl ListResult {
+    /// A store's page as callers see it: the cursor of its last record when more
+    /// follow (the same cursor for `tasks/list` and the board's pages).
+    pub(crate) fn from_page(page: mcp_tasks_store::ListPage) -> Self {
+        let next_cursor = if page.has_more {
+            page.records.last().map(crate::cursor::encode_cursor)
+        } else {
+            None
+        };
+        ListResult {
+            tasks: page.records,
+            next_cursor,
+        }
+    }
+}
+
 /// The task engine. Clone it freely; clones share everything.
 #[derive(Clone)]
 pub struct Engine {

@@ -7,7 +7,7 @@ use std::time::Duration;
 use tokio::sync::broadcast;
 
 use crate::caller::Caller;
-use crate::cursor::{decode_cursor, encode_cursor};
+use crate::cursor::decode_cursor;
 use crate::engine::{Engine, ListResult};
 use crate::error::EngineError;
 use crate::events::TaskEvent;
@@ -46,15 +46,7 @@ impl Engine {
                 now: self.inner.core.now(),
             })
             .await?;
-        let next_cursor = if page.has_more {
-            page.records.last().map(encode_cursor)
-        } else {
-            None
-        };
-        Ok(ListResult {
-            tasks: page.records,
-            next_cursor,
-        })
+        Ok(ListResult::from_page(page))
     }
 
     /// Waits until the task is terminal and returns its final record (with the outcome).
