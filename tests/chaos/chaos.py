@@ -28,6 +28,7 @@ import threading
 import time
 import urllib.parse
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import cluster  # noqa: E402

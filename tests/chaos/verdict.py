@@ -130,11 +130,14 @@ def takeovers(lines: list[Line], kills: list[tuple[float, str, int]], ask_after:
 def resume_latencies(lines: list[Line], outcomes: list[Outcome]) -> list[float]:
     """Seconds from an accepted answer to the first step body after the question."""
     out = []
+    by_task: dict[str, list[Line]] = {}
+    for line in lines:
+        by_task.setdefault(line.task, []).append(line)
     for o in outcomes:
         after = o.plan.args.get("ask_after")
         if o.answered_at is None or after is None or not succeeded(o):
             continue
-        first = next((line.seen for line in lines if line.task == o.task_id and line.step == after + 1 and line.seen >= o.answered_at - TAIL_INTERVAL), None)
+        first = next((line.seen for line in by_task.get(o.task_id, []) if line.step == after + 1 and line.seen >= o.answered_at - TAIL_INTERVAL), None)
         if first is not None:
             out.append(max(0.0, first - o.answered_at))
     return out
@@ -171,8 +174,10 @@ def judge(store: str, outcomes: list[Outcome], lines: list[Line], kills, lost: l
     cancelled = [o for o in pipelines if o.plan.cancel_after is not None]
     v.figure("pipelines cancelled", f"{sum(1 for o in cancelled if o.status == 'cancelled')}/{len(cancelled)} (the rest finished first)")
     max_attempt: dict[str, int] = {}
+    steps_of: dict[str, set[int]] = {}
     for line in lines:
         max_attempt[line.task] = max(max_attempt.get(line.task, 0), line.attempt)
+        steps_of.setdefault(line.task, set()).add(line.step)
     for o in pipelines:
         if not succeeded(o):
             continue
@@ -181,7 +186,7 @@ def judge(store: str, outcomes: list[Outcome], lines: list[Line], kills, lost: l
         v.check(sc.get("completed_steps") == o.plan.args["steps"], f"{o.task_id}: completed_steps {sc.get('completed_steps')} != {o.plan.args['steps']}")
         v.check(sc.get("approved") == want, f"{o.task_id}: approved {sc.get('approved')!r}, answered {o.plan.answer!r}")
         v.check(isinstance(sc.get("attempts"), int) and sc["attempts"] >= max_attempt.get(o.task_id, 1), f"{o.task_id}: attempts {sc.get('attempts')} < ledger's {max_attempt.get(o.task_id)}")
-        steps_seen = {line.step for line in lines if line.task == o.task_id}
+        steps_seen = steps_of.get(o.task_id, set())
         v.check(steps_seen == set(range(1, o.plan.args["steps"] + 1)), f"{o.task_id}: ledger steps {sorted(steps_seen)}")
     for o in acked:
         if o.plan.kind == "failing":
