@@ -75,9 +75,9 @@ pub use pending::PendingCreate;
 #[cfg(feature = "postgres")]
 pub use postgres::PgStore;
 pub use record::{
-    BoardQuery, ClaimExpiredParams, ClaimLeaseParams, ExpiredTask, ExternalJob, Failure,
-    FieldChange, InputRequest, InputRequests, ListPage, ListParams, Outcome, RenewLeaseParams,
-    TaskRecord, TimelineEntry, TransitionParams,
+    BoardQuery, ClaimExpiredParams, ClaimLeaseParams, DeadlineOutcome, ExpiredTask, ExternalJob,
+    Failure, FieldChange, InputRequest, InputRequests, ListPage, ListParams, Outcome,
+    QuestionDeadline, RenewLeaseParams, TaskRecord, TimelineEntry, TransitionParams,
 };
 pub use request::RequestJson;
 pub use session::{SessionRecord, SessionStore};
