@@ -98,7 +98,7 @@ pub struct ServerSection {
     /// Extension wire: how long a call may run before it becomes a task.
     #[serde(default, with = "opt_duration")]
     pub task_after: Option<Duration>,
-    /// Time limit for an unanswered input request.
+    /// Time limit for a plain call's unanswered question (tasks wait their TTL).
     #[serde(default, with = "opt_duration")]
     pub input_timeout: Option<Duration>,
     /// Cap on outstanding input requests per task.

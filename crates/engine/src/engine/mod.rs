@@ -171,7 +171,9 @@ impl Engine {
             external_jobs: Arc::new(Externals::default()),
             resumer: hooks.resumer,
             observed,
+            me: std::sync::OnceLock::new(),
         });
+        let _ = components.me.set(Arc::downgrade(&components));
         let feed = match components.core.store.subscribe_changes().await {
             Ok(feed) => feed,
             Err(e) => {
