@@ -47,6 +47,7 @@ def parse_args() -> argparse.Namespace:
     ap.add_argument("--seed", type=int, default=None)
     ap.add_argument("--kill-every", default="10-20", help="seconds between kills, MIN-MAX (default 10-20)")
     ap.add_argument("--server-arg", action="append", default=[], help="an extra argument for every replica (repeat), e.g. --server-arg=--lease-ttl=10s")
+    ap.add_argument("--client-questions-only", action="store_true", help="serve without --board-takes-questions: a question first asked after a takeover then needs the capabilities of the client that created the task")
     ap.add_argument("--out", default=os.path.join(ROOT, "target", "chaos"), help="where databases, ledgers and replica logs go")
     return ap.parse_args()
 
@@ -89,7 +90,11 @@ def run_store(store: str, args, seed: int, kill_min: float, kill_max: float) -> 
         pg_name = f"chaos_{os.getpid()}_{seed}"
         database, n = pg_database(os.environ["MCP_TASKS_TEST_PG_URL"], pg_name, True), 3
     print(f"\n== chaos: {store}, {n} replicas, {args.duration:.0f} s, kill every {kill_min:g}-{kill_max:g} s; logs in {out}", flush=True)
-    c = cluster.Cluster(args.bin, database, n, ledger, out, args.server_arg)
+    # People answer on the board in this workload, so the replicas take questions there:
+    # a question first asked after a takeover can then be asked whatever the re-run
+    # knows of the creating client's capabilities.
+    extra = ([] if args.client_questions_only else ["--board-takes-questions"]) + args.server_arg
+    c = cluster.Cluster(args.bin, database, n, ledger, out, extra)
     tail = verdict.LedgerTail(ledger)
     try:
         c.start()
