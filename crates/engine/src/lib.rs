@@ -58,7 +58,7 @@ pub use config::EngineConfig;
 pub use context::{
     ClientRequester, LogMessage, LogSink, Progress, ProgressSink, TaskContext, Work,
 };
-pub use engine::board::TaskFilter;
+pub use engine::board::{Attempt, TaskFilter};
 pub use engine::create::{Creation, ProvisionalTask, Settled};
 pub use engine::{CreateParams, Engine, ListResult, RESTART_STATUS_MESSAGE};
 pub use error::EngineError;

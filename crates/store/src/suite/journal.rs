@@ -11,10 +11,16 @@ use serde_json::json;
 use std::sync::Arc;
 use std::time::Duration;
 
-fn journal_of(store: &Arc<dyn TaskStore>) -> &dyn StepJournal {
-    store
-        .journal()
-        .expect("every backend of this crate keeps a journal")
+/// The store's journal; `None` (the case is skipped, saying so) for a store that
+/// keeps none: durable execution then re-runs every step, which is allowed.
+fn journal_of(store: &Arc<dyn TaskStore>) -> Option<&dyn StepJournal> {
+    let journal = store.journal();
+    if journal.is_none() {
+        eprintln!(
+            "journal cases skipped: this store keeps no journal (TaskStore::journal is None)"
+        );
+    }
+    journal
 }
 
 fn step(
@@ -39,7 +45,9 @@ fn step(
 pub async fn journal_records_steps_once_in_order(store: Arc<dyn TaskStore>) {
     let rec = record("alice", None, at(0));
     store.create(&rec).await.unwrap();
-    let journal = journal_of(&store);
+    let Some(journal) = journal_of(&store) else {
+        return;
+    };
     assert!(journal.steps(&rec.id).await.unwrap().is_empty());
     let first = journal
         .record_step(&step(&rec.id, "fetch#0", json!({"rows": 3}), None, 10))
@@ -86,7 +94,9 @@ pub async fn journal_writes_are_fenced(store: Arc<dyn TaskStore>) {
         ..record("alice", None, at(0))
     };
     store.create(&rec).await.unwrap();
-    let journal = journal_of(&store);
+    let Some(journal) = journal_of(&store) else {
+        return;
+    };
     // Shared stores hand the lease over; single-process stores keep generation 1.
     let claimed = store
         .claim_lease(&ClaimLeaseParams {
@@ -161,7 +171,9 @@ pub async fn journal_is_deleted_with_the_task(store: Arc<dyn TaskStore>) {
         ..record("alice", None, at(0))
     };
     store.create(&rec).await.unwrap();
-    let journal = journal_of(&store);
+    let Some(journal) = journal_of(&store) else {
+        return;
+    };
     journal
         .record_step(&step(&rec.id, "a#0", json!(1), None, 10))
         .await
