@@ -23,6 +23,7 @@
 //! sees every write and [`TaskStore::supports_notify`] is true.
 
 mod outbox;
+mod runners;
 
 use crate::change::{Change, ChangeFeed, ChangeHub};
 use crate::delivery::DeliveryOutbox;
@@ -74,6 +75,8 @@ struct Inner {
     by_created: BTreeSet<CreatedKey>,
     /// Ids of records that are not terminal.
     active: HashSet<TaskId>,
+    /// The runners' liveness rows, by runner id (`runners.rs`).
+    runners: HashMap<String, crate::runner::RunnerRecord>,
 }
 
 impl MemoryStore {
@@ -100,11 +103,6 @@ impl MemoryStore {
 /// Whether a record is expired at `now` (and so must look absent).
 fn is_expired(record: &TaskRecord, now: DateTime<Utc>) -> bool {
     record.expires_at.is_some_and(|at| at <= now)
-}
-
-/// Whether a record's lease is held by someone at `now`.
-fn lease_is_live(record: &TaskRecord, now: DateTime<Utc>) -> bool {
-    record.lease_until.is_some_and(|until| until > now)
 }
 
 /// The unchanged record as the reason a lease call failed.
@@ -396,7 +394,7 @@ impl TaskStore for MemoryStore {
             .filter(|id| {
                 inner.record(id).is_some_and(|r| {
                     r.runner.as_deref() != Some(current_runner)
-                        && !lease_is_live(r, now)
+                        && !inner.lease_is_live(r, now)
                         && r.external.is_none()
                 })
             })
@@ -457,7 +455,7 @@ impl TaskStore for MemoryStore {
         if current.status.is_terminal() {
             return Err(conflict(current));
         }
-        if lease_is_live(current, params.now) {
+        if inner.lease_is_live(current, params.now) {
             return Err(lease_conflict(current));
         }
         inner
@@ -492,10 +490,8 @@ impl TaskStore for MemoryStore {
             .iter()
             .filter_map(|id| inner.record(id))
             .filter(|r| !is_expired(r, params.now) && r.external.is_none())
-            .filter_map(|r| match r.lease_until {
-                Some(until) if until <= params.now => Some((until, r.id.clone())),
-                _ => None,
-            })
+            .filter(|r| !inner.lease_is_live(r, params.now))
+            .filter_map(|r| r.lease_until.map(|until| (until, r.id.clone())))
             .collect();
         expired.sort();
         Ok(expired
@@ -503,6 +499,29 @@ impl TaskStore for MemoryStore {
             .take(params.limit)
             .filter_map(|(_, id)| inner.take_lease(&id, &params.runner, params.until))
             .collect())
+    }
+
+    async fn heartbeat(&self, runner: &crate::RunnerRecord) -> Result<(), StoreError> {
+        self.lock().heartbeat(runner);
+        Ok(())
+    }
+
+    async fn retire(&self, runner: &str) -> Result<(), StoreError> {
+        self.lock().retire(runner);
+        Ok(())
+    }
+
+    async fn release_leases(&self, params: &crate::ReleaseLeasesParams) -> Result<u64, StoreError> {
+        let released = self.lock().release(params);
+        Ok(released.len() as u64)
+    }
+
+    async fn runners_on_host(&self, host: &str) -> Result<Vec<crate::RunnerRecord>, StoreError> {
+        Ok(self.lock().runners_on_host(host))
+    }
+
+    async fn reap_runner(&self, runner: &str, now: DateTime<Utc>) -> Result<u64, StoreError> {
+        Ok(self.lock().reap(runner, now))
     }
 
     async fn subscribe_changes(&self) -> Result<Option<ChangeFeed>, StoreError> {
