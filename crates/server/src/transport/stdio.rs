@@ -17,7 +17,9 @@ use crate::session::{Session, OUTBOUND_CAPACITY};
 const DRAIN_AFTER_EOF: Duration = Duration::from_secs(2);
 
 /// Serves one session over a reader and a writer (stdin/stdout) until the input ends or
-/// `shutdown` completes. Requests are handled concurrently, so a blocking `tasks/result`
+/// `shutdown` completes, then drains the engine (resumable tasks handed over, the others
+/// given the drain timeout: [`mcp_tasks_engine::Engine::drain`]) unless `stop_now`
+/// completes first. Requests are handled concurrently, so a blocking `tasks/result`
 /// never holds up a `tasks/get`.
 ///
 /// # Errors
@@ -27,6 +29,7 @@ pub async fn serve<R, W>(
     input: R,
     output: W,
     shutdown: impl std::future::Future<Output = ()>,
+    stop_now: impl std::future::Future<Output = ()>,
 ) -> std::io::Result<()>
 where
     R: AsyncRead + Unpin + Send + 'static,
@@ -65,6 +68,7 @@ where
             handle_line(&server, &session, &tx, &line).await;
         }
     }
+    crate::drain::drain_unless(&server, stop_now).await;
     drop(tx);
     session.detach_outbound();
     server.close_session(session.id());
