@@ -25,7 +25,7 @@ impl Server {
     /// I/O errors on stdout.
     pub async fn serve_stdio(self) -> Result<(), BuildError> {
         let signals = ShutdownSignals::listen();
-        stdio::serve(
+        stdio::serve_until(
             self,
             tokio::io::stdin(),
             tokio::io::stdout(),
