@@ -3,7 +3,8 @@
 //! well under the alive window; a task of a replica killed with SIGKILL runs again on
 //! another PostgreSQL replica within 10 s; SIGTERM drains (503 on `/readyz`, new tasks
 //! refused, a resumable task handed to another replica that finishes it, the rest
-//! failed after `--drain-timeout` saying why); a second signal stops at once.
+//! failed after `--drain-timeout` saying why); a second signal stops at once; a stdio
+//! server drains the same way when its input closes.
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
 use serde_json::{json, Value};
@@ -305,4 +306,69 @@ async fn a_postgres_replica_killed_with_sigkill_has_its_task_run_again_within_10
     assert!(took < Duration::from_secs(10), "took {took:?}");
     eprintln!("takeover and re-run after SIGKILL: {took:?}");
     assert_eq!(result_text(&on_b, &resumable).await, "slept 1");
+}
+
+/// A stdio server drains when its input closes: its resumable task is handed to a
+/// replica on the same file, which finishes it; the other is failed after the drain
+/// timeout; then the process exits.
+#[tokio::test]
+async fn a_stdio_server_drains_when_its_input_closes() {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    let dir = tempfile::tempdir().unwrap();
+    let config = config(dir.path());
+    let db = sqlite(dir.path());
+    let mut child = tokio::process::Command::new(common::BIN)
+        .args(["serve", "--stdio", "--log", "warn", "--drain-timeout", "1s"])
+        .args(["--config", &config.display().to_string(), "--database", &db])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let messages = [
+        json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"liveness-test","version":"0"}}}),
+        json!({"jsonrpc":"2.0","method":"notifications/initialized"}),
+        json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"nap","arguments":{"seconds":2},"task":{}}}),
+        json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"stuck","arguments":{"seconds":20},"task":{}}}),
+    ];
+    for m in &messages {
+        stdin.write_all(format!("{m}\n").as_bytes()).await.unwrap();
+    }
+    stdin.flush().await.unwrap();
+    let mut ids = std::collections::HashMap::new();
+    while ids.len() < 2 {
+        let line = tokio::time::timeout(WAIT, lines.next_line())
+            .await
+            .expect("the stdio server answered in time")
+            .unwrap()
+            .expect("the stdio server still runs");
+        let v: Value = serde_json::from_str(&line).unwrap();
+        if let Some(task) = v["result"]["task"]["taskId"].as_str() {
+            ids.insert(v["id"].as_i64().unwrap(), task.to_string());
+        }
+    }
+    let (resumable, plain) = (ids[&1].clone(), ids[&2].clone());
+    let b = start(&config, &db, &[]);
+    let on_b = Session::open(&b.url).await;
+    assert_eq!(on_b.status(&plain).await["status"], "working");
+
+    drop(stdin); // the client goes away
+    let done = on_b.wait_status(&resumable, "completed", WAIT).await;
+    assert_eq!(result_text(&on_b, &resumable).await, "slept 2", "{done}");
+    let failed = on_b.wait_status(&plain, "failed", WAIT).await;
+    assert!(
+        failed["statusMessage"]
+            .as_str()
+            .unwrap()
+            .contains("drain timeout"),
+        "{failed}"
+    );
+    let status = tokio::time::timeout(WAIT, child.wait())
+        .await
+        .expect("the drained stdio server exits")
+        .unwrap();
+    assert!(status.success(), "{status}");
 }
