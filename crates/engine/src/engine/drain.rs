@@ -68,7 +68,12 @@ impl Engine {
         while inner.executor.count() > 0 && tokio::time::Instant::now() < deadline {
             tokio::select! {
                 () = tokio::time::sleep_until(deadline) => {}
-                _ = events.recv() => {}
+                event = events.recv() => {
+                    if matches!(event, Err(tokio::sync::broadcast::error::RecvError::Closed)) {
+                        // No more events to wake on: look every DRAIN_LOOK.
+                        tokio::time::sleep(DRAIN_LOOK.min(deadline.saturating_duration_since(tokio::time::Instant::now()))).await;
+                    }
+                }
                 () = tokio::time::sleep(DRAIN_LOOK) => {}
             }
         }
