@@ -177,11 +177,18 @@ pub(crate) async fn detail_json(
         .timeline(&record)
         .await
         .map_err(engine_refusal)?;
+    let attempts = board
+        .server()
+        .engine()
+        .attempts(&record)
+        .await
+        .map_err(engine_refusal)?;
     let progress = board.inner.live.progress(&id);
     Ok(view::detail(
         &record,
         progress.as_ref(),
         &timeline,
+        &attempts,
         viewer.caller.operator,
         chrono::Utc::now(),
     ))

@@ -2,7 +2,7 @@
 //! task with its questions. Only what a person needs; the owner only for operators.
 
 use chrono::{DateTime, Utc};
-use mcp_tasks_engine::{Outcome, Progress, TaskRecord, WireReader};
+use mcp_tasks_engine::{Attempt, Outcome, Progress, TaskRecord, WireReader};
 use mcp_tasks_protocol::methods::{ELICITATION_CREATE, SAMPLING_CREATE_MESSAGE};
 use mcp_tasks_server::mcp_reader::McpReader;
 use mcp_tasks_store::TimelineEntry;
@@ -74,6 +74,7 @@ pub(crate) fn detail(
     record: &TaskRecord,
     progress: Option<&Progress>,
     timeline: &[TimelineEntry],
+    attempts: &[Attempt],
     operator: bool,
     now: DateTime<Utc>,
 ) -> Value {
@@ -82,17 +83,38 @@ pub(crate) fn detail(
         .request
         .field("arguments")
         .unwrap_or_else(|| json!({}));
-    detail["timeline"] = timeline
+    // Status changes and the attempts after the first (takeovers, retries), in time
+    // order; an attempt shows as an entry of its own kind.
+    let mut entries: Vec<(DateTime<Utc>, Value)> = timeline
         .iter()
         .map(|entry| {
-            json!({
-                "version": entry.version,
-                "at": millis(entry.at),
-                "status": entry.status.as_str(),
-                "statusMessage": entry.status_message,
-            })
+            (
+                entry.at,
+                json!({
+                    "version": entry.version,
+                    "at": millis(entry.at),
+                    "status": entry.status.as_str(),
+                    "statusMessage": entry.status_message,
+                }),
+            )
         })
         .collect();
+    entries.extend(attempts.iter().map(|a| {
+        (
+            a.at,
+            json!({
+                "at": millis(a.at),
+                "status": "attempt",
+                "attempt": a.number,
+                "reason": a.reason,
+                "from": a.from,
+                "to": a.to,
+                "statusMessage": a.describe(),
+            }),
+        )
+    }));
+    entries.sort_by_key(|(at, _)| *at);
+    detail["timeline"] = entries.into_iter().map(|(_, v)| v).collect();
     detail["ttlLeftMs"] = json!(record
         .expires_at
         .map(|at| (at - now).num_milliseconds().max(0)));
@@ -197,5 +219,79 @@ pub(crate) fn question_text(method: &str, params: &Value) -> String {
             }
         }
         QuestionKind::Other => format!("the task asks the client for '{method}'"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mcp_tasks_protocol::{TaskId, TaskStatus};
+
+    fn at(ms: i64) -> DateTime<Utc> {
+        DateTime::from_timestamp_millis(1_800_000_000_000 + ms).unwrap_or_default()
+    }
+
+    /// The detail's timeline shows takeovers and retries among the status changes, in
+    /// time order, saying from which process to which.
+    #[test]
+    fn attempts_join_the_timeline_in_time_order() {
+        let record = TaskRecord {
+            id: TaskId::generate(),
+            owner: "o".into(),
+            session: None,
+            status: TaskStatus::Working,
+            status_message: None,
+            created_at: at(0),
+            last_updated_at: at(0),
+            ttl: None,
+            expires_at: None,
+            poll_interval: None,
+            method: "tools/call".into(),
+            request: json!({"name": "pipeline"}).into(),
+            outcome: None,
+            runner: None,
+            version: 1,
+            input_requests: Default::default(),
+            lease_until: None,
+            lease_generation: 0,
+            external: None,
+        };
+        let timeline = [
+            TimelineEntry {
+                task: record.id.clone(),
+                version: 1,
+                at: at(0),
+                status: TaskStatus::Working,
+                status_message: None,
+            },
+            TimelineEntry {
+                task: record.id.clone(),
+                version: 5,
+                at: at(9_000),
+                status: TaskStatus::Completed,
+                status_message: None,
+            },
+        ];
+        let attempts = [Attempt {
+            number: 2,
+            at: at(5_000),
+            reason: "takeover".into(),
+            from: Some("aaaaaaaaaaaa".into()),
+            to: Some("bbbbbbbbbbbb".into()),
+            error: None,
+        }];
+        let detail = detail(&record, None, &timeline, &attempts, false, at(10_000));
+        let kinds: Vec<&str> = detail["timeline"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["status"].as_str().unwrap())
+            .collect();
+        assert_eq!(kinds, ["working", "attempt", "completed"]);
+        let said = detail["timeline"][1]["statusMessage"].as_str().unwrap();
+        assert!(
+            said.contains("attempt 2") && said.contains("bbbbbbbb") && said.contains("aaaaaaaa"),
+            "{said}"
+        );
     }
 }

@@ -36,13 +36,30 @@ pub fn build(cfg: CommandToolConfig) -> Result<Tool> {
     let name = cfg.name.clone();
     let support = cfg.task_support;
     let resumable = cfg.resumable;
+    let retry = match &cfg.retry {
+        Some(settings) => Some(
+            settings
+                .policy()
+                .map_err(|problem| anyhow::anyhow!("tool '{name}': [tools.retry]: {problem}"))?,
+        ),
+        None => None,
+    };
+    let ttl = cfg.ttl;
     let cfg = Arc::new(cfg);
     let tool = Tool::new(name, description, schema, move |args, ctx| {
         let cfg = Arc::clone(&cfg);
         Box::pin(async move { run(&cfg, &args, ctx).await })
     })?
     .task_support(support);
-    Ok(if resumable { tool.resumable() } else { tool })
+    let tool = if resumable { tool.resumable() } else { tool };
+    let tool = match retry {
+        Some(policy) => tool.retry_policy(policy),
+        None => tool,
+    };
+    Ok(match ttl {
+        Some(ttl) => tool.default_ttl(ttl),
+        None => tool,
+    })
 }
 
 /// Kills the process group if the call is dropped before the process ended (a

@@ -98,7 +98,7 @@ pub struct ServerSection {
     /// Extension wire: how long a call may run before it becomes a task.
     #[serde(default, with = "opt_duration")]
     pub task_after: Option<Duration>,
-    /// Time limit for an unanswered input request.
+    /// Time limit for a plain call's unanswered question (tasks wait their TTL).
     #[serde(default, with = "opt_duration")]
     pub input_timeout: Option<Duration>,
     /// Cap on outstanding input requests per task.
@@ -211,6 +211,14 @@ pub struct CommandToolConfig {
     /// PostgreSQL replicas); otherwise such a task is failed.
     #[serde(default)]
     pub resumable: bool,
+    /// Attempts and backoff of this tool's resumable tasks (`[tools.retry]`); a
+    /// takeover counts as an attempt.
+    #[serde(default)]
+    pub retry: Option<mcp_tasks_server::RetrySettings>,
+    /// How long this tool's tasks are kept when the client asks for no TTL (`"3d"`: an
+    /// approval that may wait days), within the server's `max_ttl`.
+    #[serde(default, with = "opt_duration")]
+    pub ttl: Option<Duration>,
 }
 
 fn default_support() -> TaskSupport {

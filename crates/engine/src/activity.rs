@@ -41,6 +41,18 @@ pub struct Activity {
     /// alive window (paused, partitioned, overloaded: another process may have taken
     /// them); the work here is stopped and its outcome not recorded.
     pub lease_losses: u64,
+    /// Steps of running work recorded in the journal.
+    pub steps_recorded: u64,
+    /// Times a task's work started again (takeover, hand-over, retry), as its next
+    /// attempt.
+    pub reruns: u64,
+    /// Retries scheduled after work asked for one (see `TaskContext::retry`).
+    pub retries_scheduled: u64,
+    /// Questions answered from the task's record because an earlier attempt asked
+    /// them and they were answered (not asked again).
+    pub answers_replayed: u64,
+    /// Questions whose deadline passed unanswered (their outcome applied).
+    pub deadlines_passed: u64,
 }
 
 /// The sending side, kept by the engine's core.

@@ -51,6 +51,14 @@ impl Clock {
     }
 }
 
+/// `at` plus `wait` (the latest representable time when that overflows).
+pub(crate) fn after(at: DateTime<Utc>, wait: std::time::Duration) -> DateTime<Utc> {
+    chrono::Duration::from_std(wait)
+        .ok()
+        .and_then(|d| at.checked_add_signed(d))
+        .unwrap_or(DateTime::<Utc>::MAX_UTC)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

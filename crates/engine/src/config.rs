@@ -37,8 +37,9 @@ pub const DEFAULT_REREAD_INTERVAL: Duration = Duration::from_secs(5);
 pub const DEFAULT_DRAIN_TIMEOUT: Duration = Duration::from_secs(30);
 /// Most expired records deleted per store call, so one sweep never holds the store long.
 pub const SWEEP_BATCH: usize = 500;
-/// How long a task waits for the client to answer an input request before it fails:
-/// 10 minutes.
+/// How long a plain (non-task) call waits for its client to answer a question before
+/// it fails: 10 minutes. A task's question waits as long as the task lives, or until
+/// its own deadline.
 pub const DEFAULT_INPUT_TIMEOUT: Duration = Duration::from_secs(10 * 60);
 /// Most input requests one task may have outstanding at once.
 pub const DEFAULT_MAX_INPUT_REQUESTS: usize = 16;
@@ -74,7 +75,9 @@ pub struct EngineConfig {
     pub sweep_interval: Duration,
     /// `tasks/list` page size.
     pub list_page_size: usize,
-    /// Time limit for an unanswered input request; the task fails when it passes.
+    /// Time limit for a plain call's unanswered question (the server's calls without a
+    /// task hold a connection); a task's questions wait their task's TTL or their own
+    /// deadline instead.
     pub input_timeout: Duration,
     /// Cap on outstanding input requests per task.
     pub max_input_requests: usize,

@@ -2,7 +2,7 @@
 
 use futures::future::BoxFuture;
 use mcp_tasks_protocol::{LoggingLevel, TaskId};
-use mcp_tasks_store::InputRequest;
+use mcp_tasks_store::{DeadlineOutcome, InputRequest};
 use serde_json::Value;
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -11,6 +11,11 @@ use tokio_util::sync::{CancellationToken, WaitForCancellationFuture};
 
 use crate::input::InputError;
 use crate::reader::{OpaqueReader, WireReader};
+use crate::retry::{Retry, RetryRequested};
+use crate::steps::{StepError, StepLog, CURRENT_STEP};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use std::future::Future;
 
 /// What a task's context calls back into: the engine, seen only through this trait so
 /// that the context depends on nothing else of it.
@@ -19,14 +24,31 @@ pub(crate) trait TaskHost: Send + Sync {
     /// Stores a status message on the task (keeping its status).
     async fn set_message(&self, id: &TaskId, message: String);
 
-    /// Stores an input request on the task and waits for its answer.
+    /// Stores an input request on the task and waits for its answer, or until the
+    /// deadline (a wait from now, and what happens then) passes.
     async fn ask(
         &self,
         id: &TaskId,
         key: String,
         request: InputRequest,
+        deadline: Option<(std::time::Duration, DeadlineOutcome)>,
         cancel: &CancellationToken,
     ) -> Result<Value, InputError>;
+
+    /// Records a finished step in the task's journal (fenced by the lease this
+    /// process holds).
+    async fn record_step(
+        &self,
+        id: &TaskId,
+        key: String,
+        attempt: u32,
+        output: Value,
+    ) -> Result<(), StepError>;
+
+    /// Runs the task again later, as `retry` asks, when its tool's policy allows
+    /// another attempt after `attempt`: true when it will (the work's end is then not
+    /// recorded), false when the end should be recorded as it is.
+    async fn retry_later(&self, id: &TaskId, attempt: u32, retry: Retry) -> bool;
 }
 
 /// One progress report (`notifications/progress`).
@@ -96,6 +118,8 @@ pub struct TaskContext {
     requester: Option<ClientRequester>,
     /// Where [`TaskContext::log`] goes; `None` drops messages.
     log: Option<LogSink>,
+    /// This attempt's journaled steps and retry request (see [`TaskContext::step`]).
+    steps: Arc<StepLog>,
 }
 
 impl fmt::Debug for TaskContext {
@@ -130,6 +154,7 @@ fn steady(sink: ProgressSink) -> ProgressSink {
 }
 
 impl TaskContext {
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn for_task(
         id: TaskId,
         inner: Weak<dyn TaskHost>,
@@ -138,8 +163,10 @@ impl TaskContext {
         client_capabilities: Arc<Value>,
         reader: Arc<dyn WireReader>,
         people_answer: bool,
+        steps: Arc<StepLog>,
     ) -> Self {
         TaskContext {
+            steps,
             task: Some((id, inner)),
             cancel,
             progress,
@@ -157,6 +184,7 @@ impl TaskContext {
     /// through `cancel` (`notifications/cancelled`), progress to `progress`.
     pub fn detached(cancel: CancellationToken, progress: Option<ProgressSink>) -> Self {
         TaskContext {
+            steps: Arc::new(StepLog::first()),
             task: None,
             cancel,
             progress: progress.map(steady),
@@ -287,6 +315,88 @@ impl TaskContext {
         }
     }
 
+    /// Runs `body` as the journaled step `name` and returns its output.
+    ///
+    /// In a task, the output is recorded in the task's journal when the body ends; when
+    /// the work runs again (another server process took the task over, a retry, a
+    /// restart after a drain), a step already recorded returns its recorded output and
+    /// its body does not run. Steps are told apart by name and occurrence (the third
+    /// step called `"fetch"` is `fetch#2`), so steps in loops work, as long as the work
+    /// asks for its steps in the same order each time. A body that was running when its
+    /// process died runs again: a step runs at least once, and exactly once when it
+    /// finished. Give calls to outside systems [`TaskContext::step_key`] as an
+    /// idempotency key so that such a repeat does no harm.
+    ///
+    /// Outside a task (a plain call) the body just runs.
+    ///
+    /// ```
+    /// # async fn demo(ctx: mcp_tasks_engine::TaskContext) -> Result<(), mcp_tasks_engine::StepError> {
+    /// let rows: u32 = ctx.step("fetch", async { 42 }).await?;
+    /// let stored: bool = ctx.step("store", async move { rows > 0 }).await?;
+    /// # let _ = stored; Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    /// [`StepError::NotRecorded`] when the step ran but could not be recorded (the task
+    /// ended, another process took it over, the store failed): return; and
+    /// [`StepError::Unreadable`] / [`StepError::Unserializable`] when the output does not
+    /// convert to or from JSON.
+    pub async fn step<T, F>(&self, name: &str, body: F) -> Result<T, StepError>
+    where
+        T: Serialize + DeserializeOwned,
+        F: Future<Output = T>,
+    {
+        let key = self.steps.next_key(name);
+        let Some((id, inner)) = &self.task else {
+            let stable = format!("{}/{key}", self.steps.call_id());
+            return Ok(CURRENT_STEP.scope(stable, body).await);
+        };
+        if let Some(recorded) = self.steps.replay(&key) {
+            return serde_json::from_value(recorded).map_err(|e| StepError::Unreadable {
+                step: key,
+                reason: e.to_string(),
+            });
+        }
+        let output = CURRENT_STEP.scope(format!("{id}/{key}"), body).await;
+        let value = serde_json::to_value(&output).map_err(|e| StepError::Unserializable {
+            step: key.clone(),
+            reason: e.to_string(),
+        })?;
+        let host = inner.upgrade().ok_or_else(|| StepError::NotRecorded {
+            step: key.clone(),
+            reason: "the engine has shut down".into(),
+        })?;
+        host.record_step(id, key, self.steps.attempt, value).await?;
+        Ok(output)
+    }
+
+    /// Inside the body of a [`TaskContext::step`]: a key for that step that is the
+    /// same in every attempt of the task (`TASK_ID/NAME#N`), to pass as the
+    /// idempotency key of a call to an outside system, so that a body run again after
+    /// a crash does not charge a card twice. `None` outside a step body.
+    pub fn step_key(&self) -> Option<String> {
+        CURRENT_STEP.try_with(Clone::clone).ok()
+    }
+
+    /// Which attempt at the task this is: 1 for the first run, one more for every run
+    /// after a takeover, a retry or a drain.
+    pub fn attempt(&self) -> u32 {
+        self.steps.attempt
+    }
+
+    /// Asks for this task to be run again later (a failure worth retrying: an outside
+    /// service was down). Return the value as the tool's error:
+    /// `return Err(ctx.retry(Retry::because("the API answered 503")))`. When the tool's
+    /// retry policy allows another attempt, the task stays `working` (its status
+    /// message says which attempt comes when) and the work runs again after the
+    /// backoff, replaying its journaled steps; otherwise the error is the task's
+    /// result, as a tool error carrying the reason.
+    pub fn retry(&self, retry: Retry) -> RetryRequested {
+        let requested = RetryRequested::new(&retry);
+        self.steps.request_retry(retry);
+        requested
+    }
+
     /// Asks the client something on behalf of this task and waits for the answer: the
     /// task shows `input_required` until every outstanding request is answered. Several
     /// requests may be outstanding at once (call this from concurrent futures).
@@ -305,6 +415,35 @@ impl TaskContext {
         client_method: &str,
         params: Value,
     ) -> Result<Value, InputError> {
+        self.ask(client_method, params, None).await
+    }
+
+    /// [`TaskContext::request_input`] with a deadline: when nobody answered within
+    /// `after`, `outcome` happens (the task fails, the question is answered as
+    /// declined, or with a default answer), and the task's timeline says so. Without a
+    /// deadline a task's question waits as long as the task lives (its TTL). The
+    /// deadline is stored with the question: a restart does not move it.
+    ///
+    /// # Errors
+    /// As [`TaskContext::request_input`]; [`InputError::TimedOut`] when the deadline
+    /// passed with [`DeadlineOutcome::Fail`] (the task has failed).
+    pub async fn request_input_until(
+        &self,
+        client_method: &str,
+        params: Value,
+        after: std::time::Duration,
+        outcome: DeadlineOutcome,
+    ) -> Result<Value, InputError> {
+        self.ask(client_method, params, Some((after, outcome)))
+            .await
+    }
+
+    async fn ask(
+        &self,
+        client_method: &str,
+        params: Value,
+        deadline: Option<(std::time::Duration, DeadlineOutcome)>,
+    ) -> Result<Value, InputError> {
         let Some((id, inner)) = &self.task else {
             let Some(requester) = &self.requester else {
                 return Err(InputError::Unsupported(
@@ -312,9 +451,27 @@ impl TaskContext {
                 ));
             };
             self.check_input(client_method, &params)?;
+            let timer = async {
+                match &deadline {
+                    Some((after, _)) => tokio::time::sleep(*after).await,
+                    None => std::future::pending().await,
+                }
+            };
             return tokio::select! {
                 answer = requester(client_method, params) => answer,
                 _ = self.cancel.cancelled() => Err(InputError::Cancelled),
+                _ = timer => match deadline {
+                    Some((_, DeadlineOutcome::Answer { value })) => Ok(value),
+                    Some((_, DeadlineOutcome::Decline)) if client_method == "elicitation/create" => {
+                        Ok(serde_json::json!({"action": "decline"}))
+                    }
+                    Some((after, _)) => Err(InputError::TimedOut {
+                        key: "call".into(),
+                        method: client_method.to_string(),
+                        after,
+                    }),
+                    None => Err(InputError::Cancelled),
+                },
             };
         };
         // A task's question is stored with it, so someone other than its client (a
@@ -326,12 +483,8 @@ impl TaskContext {
         let n = self.next_key.fetch_add(1, Ordering::Relaxed);
         let short = client_method.split('/').next().unwrap_or("input");
         let key = format!("{short}-{n}");
-        let request = InputRequest {
-            method: client_method.to_string(),
-            params,
-            answer: None,
-        };
-        inner.ask(id, key, request, &self.cancel).await
+        let request = InputRequest::new(client_method, params);
+        inner.ask(id, key, request, deadline, &self.cancel).await
     }
 }
 

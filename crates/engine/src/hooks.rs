@@ -12,17 +12,49 @@ use std::sync::Arc;
 use crate::context::{TaskContext, Work};
 use crate::events::LogRouter;
 use crate::reader::{OpaqueReader, WireReader};
+use crate::retry::RetryPolicy;
 
 /// Told of each record this process wrote: a new task (version 0) and every status
 /// change it applied (the store's compare-and-set winner, so with several replicas
 /// each change is seen by exactly one of them). Must not block.
 pub type TransitionObserver = Arc<dyn Fn(&TaskRecord) + Send + Sync>;
 
-/// Decides whether a task taken over from a dead replica can run again, and builds
-/// its work: `None` means the task is failed instead. Given by the server, which knows
-/// the tools.
-pub type Resumer =
-    Arc<dyn Fn(&TaskRecord) -> Option<Box<dyn FnOnce(TaskContext) -> Work + Send>> + Send + Sync>;
+/// Decides whether a task can run again (taken over from a stopped process, handed
+/// over by a draining one, or retried), and builds its work: `None` means the task is
+/// failed instead. Given by the server, which knows the tools.
+pub type Resumer = Arc<dyn Fn(&TaskRecord) -> Option<Resumption> + Send + Sync>;
+
+/// The work of a task that runs again, and how often it may.
+pub struct Resumption {
+    /// Builds the work (its context replays the journaled steps of earlier attempts).
+    pub work: Box<dyn FnOnce(TaskContext) -> Work + Send>,
+    /// How many attempts the task gets in all, and the waits between retries.
+    pub retry: RetryPolicy,
+}
+
+impl Resumption {
+    /// `work`, under the default [`RetryPolicy`].
+    pub fn new(work: impl FnOnce(TaskContext) -> Work + Send + 'static) -> Self {
+        Resumption {
+            work: Box::new(work),
+            retry: RetryPolicy::default(),
+        }
+    }
+
+    /// The same work under `policy`.
+    pub fn with_retry(mut self, policy: RetryPolicy) -> Self {
+        self.retry = policy;
+        self
+    }
+}
+
+impl std::fmt::Debug for Resumption {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Resumption")
+            .field("retry", &self.retry)
+            .finish()
+    }
+}
 
 /// Everything the engine is told of its embedder, at start. See the module docs.
 #[derive(Clone)]

@@ -47,7 +47,9 @@ pub mod hooks;
 pub mod input;
 mod maintenance;
 pub mod reader;
+pub mod retry;
 mod run;
+pub mod steps;
 
 pub use activity::Activity;
 pub use caller::Caller;
@@ -56,19 +58,21 @@ pub use config::EngineConfig;
 pub use context::{
     ClientRequester, LogMessage, LogSink, Progress, ProgressSink, TaskContext, Work,
 };
-pub use engine::board::TaskFilter;
+pub use engine::board::{Attempt, TaskFilter};
 pub use engine::create::{Creation, ProvisionalTask, Settled};
 pub use engine::drain::{DrainReport, DRAIN_FAILED_MESSAGE};
 pub use engine::{CreateParams, Engine, ListResult, RESTART_STATUS_MESSAGE};
 pub use error::EngineError;
 pub use events::{LogRouter, TaskEvent, TaskLog};
 pub use external::{ExternalPoller, JobPoll, EXTERNAL_STARTED_MESSAGE};
-pub use hooks::{EngineHooks, Resumer, TransitionObserver};
+pub use hooks::{EngineHooks, Resumer, Resumption, TransitionObserver};
 pub use input::InputError;
-pub use maintenance::lease_rescuer::LOST_RUNNER_MESSAGE;
 pub use mcp_tasks_store::{
-    ExternalJob, Failure, InputRequest, Outcome, SessionRecord, StoreObserver, TaskRecord,
-    TRACE_TARGET,
+    DeadlineOutcome, ExternalJob, Failure, InputRequest, Outcome, SessionRecord, StoreObserver,
+    TaskRecord, TRACE_TARGET,
 };
 pub use reader::WireReader;
+pub use retry::{Retry, RetryPolicy, RetryRequested};
+pub use run::rerun::LOST_RUNNER_MESSAGE;
 pub use run::span::set_task_span_parent;
+pub use steps::StepError;

@@ -44,7 +44,9 @@ fn resumer(name: &'static str) -> Resumer {
         if record.request.name().as_deref() != Some("resumable") {
             return None;
         }
-        Some(Box::new(move |_ctx| Box::pin(async move { done(name) })))
+        Some(mcp_tasks_engine::Resumption::new(move |_ctx| {
+            Box::pin(async move { done(name) })
+        }))
     })
 }
 

@@ -260,10 +260,10 @@ async fn cancelled_work_that_ignores_the_token_is_aborted_after_the_grace_period
     );
 }
 
-/// An unanswered input request fails its task once the input timeout (a tokio timer)
-/// passed, and not before: with time paused, a realistic timeout passes at once.
+/// A task's question waits as long as the task lives: the input timeout bounds only
+/// plain calls (which hold a connection), not tasks (durable execution, issue #30).
 #[tokio::test(start_paused = true)]
-async fn an_unanswered_question_fails_the_task_after_the_input_timeout() {
+async fn a_task_question_outlives_the_input_timeout() {
     const TIMEOUT: Duration = Duration::from_secs(600);
     let config = EngineConfig {
         input_timeout: TIMEOUT,
@@ -272,33 +272,22 @@ async fn an_unanswered_question_fails_the_task_after_the_input_timeout() {
     let engine = Engine::start(Arc::new(MemoryStore::new()), config, EngineHooks::default())
         .await
         .unwrap();
-    let (asked_tx, asked_rx) = oneshot::channel::<String>();
     let record = engine
         .create(params(), move |ctx| {
             Box::pin(async move {
                 let answer = common::ask(&ctx, "still there?").await;
-                let _ = asked_tx.send(format!("{:?}", answer.err()));
-                done("after the question")
+                done(&format!("{answer:?}"))
             })
         })
         .await
         .unwrap();
-    let asked_at = tokio::time::Instant::now();
-    let waiting = eventually(WAIT, || async {
+    eventually(WAIT, || async {
         engine.get(&record.id, &caller()).await.unwrap().status == TaskStatus::InputRequired
-    });
-    waiting.await;
-    // Just before the timeout the question is still open.
-    tokio::time::advance(TIMEOUT - Duration::from_secs(1) - asked_at.elapsed()).await;
-    assert_eq!(
-        engine.get(&record.id, &caller()).await.unwrap().status,
-        TaskStatus::InputRequired
-    );
-    let seen = asked_rx.await.unwrap();
-    assert!(seen.contains("TimedOut"), "{seen}");
-    assert!(asked_at.elapsed() >= TIMEOUT);
-    let failed = engine.wait_terminal(&record.id, &caller()).await.unwrap();
-    assert_eq!(failed.status, TaskStatus::Failed, "{failed:?}");
+    })
+    .await;
+    tokio::time::advance(TIMEOUT * 3).await;
+    let waiting = engine.get(&record.id, &caller()).await.unwrap();
+    assert_eq!(waiting.status, TaskStatus::InputRequired, "{waiting:?}");
 }
 
 #[tokio::test]

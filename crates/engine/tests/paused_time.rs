@@ -13,7 +13,8 @@
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
 use mcp_tasks_engine::{
-    Engine, EngineConfig, EngineError, EngineHooks, Failure, Outcome, TaskContext, Work,
+    DeadlineOutcome, Engine, EngineConfig, EngineError, EngineHooks, Failure, Outcome, TaskContext,
+    Work,
 };
 use mcp_tasks_protocol::TaskStatus;
 use mcp_tasks_store::suite::postgres::{test_url, TestSchema};
@@ -212,7 +213,12 @@ async fn an_unanswered_question_times_out_on_paused_time(backend: &str) {
     let task = engine
         .create(params(), |ctx| {
             Box::pin(async move {
-                match common::ask(&ctx, "name?").await {
+                let form = serde_json::json!({"mode": "form", "message": "name?", "requestedSchema": {"type": "object", "properties": {}}});
+                let asked = ctx
+                    .request_input_until("elicitation/create", form, DEADLINE, DeadlineOutcome::Fail)
+                    .await
+                    .map(|a| a["action"].as_str().unwrap_or("none").to_string());
+                match asked {
                     Ok(action) => Outcome::Result {
                         value: serde_json::json!({"content": [{"type": "text", "text": action}]}),
                     },

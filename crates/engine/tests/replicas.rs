@@ -163,7 +163,7 @@ async fn takeover_after_a_dead_replica(a_store: Arc<dyn TaskStore>, b_store: Arc
         if !resuming.load(std::sync::atomic::Ordering::SeqCst) {
             return None;
         }
-        Some(Box::new(|_ctx| {
+        Some(mcp_tasks_engine::Resumption::new(|_ctx| {
             Box::pin(async {
                 Outcome::Result {
                     value: json!({"content": [{"type": "text", "text": "re-run on B"}]}),

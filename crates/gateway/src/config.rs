@@ -46,6 +46,10 @@ pub struct UpstreamConfig {
     /// for tools that are safe to repeat.
     #[serde(default)]
     pub resumable: bool,
+    /// Attempts and backoff of this upstream's resumable calls (`[upstream.retry]`):
+    /// a takeover counts as an attempt.
+    #[serde(default)]
+    pub retry: Option<mcp_tasks_server::RetrySettings>,
     /// Most connections (processes, for stdio) kept to this upstream; calls beyond it
     /// wait for a free one.
     #[serde(default = "default_max_connections")]
@@ -115,6 +119,14 @@ pub enum ConfigError {
     /// `max_connections = 0`.
     #[error("upstream '{0}': max_connections must be at least 1")]
     MaxConnections(String),
+    /// `[upstream.retry]` out of range.
+    #[error("upstream '{name}': [upstream.retry]: {problem}")]
+    Retry {
+        /// The upstream.
+        name: String,
+        /// What is wrong.
+        problem: String,
+    },
     /// `[upstream.task_support]` names a tool the upstream does not list (checked when
     /// its tools are listed): a misspelt name would otherwise be silently ignored.
     #[error("upstream '{upstream}': [upstream.task_support] names `{name}`, which is not one of its tools; {hint}")]
@@ -151,6 +163,7 @@ impl UpstreamConfig {
             prefix: None,
             task_support: BTreeMap::new(),
             resumable: false,
+            retry: None,
             max_connections: DEFAULT_MAX_CONNECTIONS,
         }
     }
@@ -162,6 +175,12 @@ impl UpstreamConfig {
     pub fn endpoint(&self) -> Result<Endpoint, ConfigError> {
         if self.max_connections == 0 {
             return Err(ConfigError::MaxConnections(self.name.clone()));
+        }
+        if let Some(retry) = &self.retry {
+            retry.policy().map_err(|problem| ConfigError::Retry {
+                name: self.name.clone(),
+                problem,
+            })?;
         }
         match (&self.command, &self.url) {
             (Some(command), None) => {

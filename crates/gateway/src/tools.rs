@@ -54,5 +54,8 @@ pub fn proxy_tool(upstream: &Arc<Upstream>, info: &ToolInfo) -> Result<Tool, Reg
     if config.resumable {
         tool = tool.resumable();
     }
+    if let Some(policy) = config.retry.as_ref().and_then(|r| r.policy().ok()) {
+        tool = tool.retry_policy(policy);
+    }
     Ok(tool)
 }

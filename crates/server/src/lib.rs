@@ -45,7 +45,8 @@ pub mod wire;
 
 pub use ops::{auth, metrics, telemetry};
 pub use questions::{ask, elicit};
-pub use tools::{external, registry, typed};
+pub use tools::retry_settings::RetrySettings;
+pub use tools::{external, registry, retry_settings, typed};
 pub use transport::limits as http_limits;
 
 pub use ask::{AskClient, ElicitAction, ElicitResponse};

@@ -4,7 +4,8 @@
 //! idle-session sweep.
 
 use mcp_tasks_engine::{
-    Engine, EngineConfig, EngineError, EngineHooks, LogRouter, Resumer, TransitionObserver,
+    Engine, EngineConfig, EngineError, EngineHooks, LogRouter, Resumer, Resumption,
+    TransitionObserver,
 };
 use mcp_tasks_store::TaskStore;
 use serde_json::Value;
@@ -121,10 +122,14 @@ fn resumer(me: Arc<OnceLock<Weak<ServerInner>>>, initial: Arc<ToolRegistry>) -> 
             Some(Value::Object(args)) => args,
             _ => Default::default(),
         };
-        Some(Box::new(move |ctx| {
-            Box::pin(async move { crate::tools::call::to_outcome(tool.call(args, ctx).await) })
-                as mcp_tasks_engine::Work
-        }))
+        let retry = tool.retry();
+        Some(
+            Resumption::new(move |ctx| {
+                Box::pin(async move { crate::tools::call::to_outcome(tool.call(args, ctx).await) })
+                    as mcp_tasks_engine::Work
+            })
+            .with_retry(retry),
+        )
     })
 }
 

@@ -165,18 +165,22 @@ async fn cancel_while_waiting_for_input_wakes_the_tool() {
 }
 
 #[tokio::test]
-async fn unanswered_input_fails_the_task_naming_the_request() {
+async fn a_question_past_its_deadline_fails_the_task_naming_the_request() {
+    // The input timeout bounds plain calls only: the task's question has its own
+    // deadline (300 ms, outcome: fail).
     let engine = EngineConfig {
-        input_timeout: Duration::from_millis(300),
+        input_timeout: Duration::from_secs(3600),
         ..test_engine_config()
     };
     let s = start_server_with_engine(engine, ServerConfig::default()).await;
     let mut c = Client::connect_eliciting(&s.url).await;
-    let id = c.create_task("ask", json!({})).await;
+    let id = c.create_task("ask_briefly", json!({})).await;
     let failed = c.wait_status(&id, "failed").await;
     let message = failed["statusMessage"].as_str().unwrap();
     assert!(
-        message.contains("elicitation-1") && message.contains("elicitation/create"),
+        message.contains("elicitation-1")
+            && message.contains("elicitation/create")
+            && message.contains("deadline"),
         "{message}"
     );
     let r = c.request("tasks/result", json!({"taskId": id})).await;

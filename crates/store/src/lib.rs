@@ -50,6 +50,7 @@ pub mod delivery;
 pub mod error;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod explain;
+pub mod journal;
 pub mod memory;
 pub mod observed;
 pub mod pending;
@@ -69,15 +70,16 @@ pub mod suite;
 pub use change::{Change, ChangeFeed};
 pub use delivery::{ClaimDeliveriesParams, Delivery, DeliveryOutbox, DeliveryResult, NewDelivery};
 pub use error::StoreError;
+pub use journal::{JournalEntry, RecordStep, Recorded, StepJournal};
 pub use memory::MemoryStore;
 pub use observed::{ObservedStore, ObserverSlot, StoreObserver};
 pub use pending::PendingCreate;
 #[cfg(feature = "postgres")]
 pub use postgres::PgStore;
 pub use record::{
-    BoardQuery, ClaimExpiredParams, ClaimLeaseParams, ExpiredTask, ExternalJob, Failure,
-    FieldChange, InputRequest, InputRequests, ListPage, ListParams, Outcome, RenewLeaseParams,
-    TaskRecord, TimelineEntry, TransitionParams,
+    BoardQuery, ClaimExpiredParams, ClaimLeaseParams, DeadlineOutcome, ExpiredTask, ExternalJob,
+    Failure, FieldChange, InputRequest, InputRequests, ListPage, ListParams, Outcome,
+    QuestionDeadline, RenewLeaseParams, TaskRecord, TimelineEntry, TransitionParams,
 };
 pub use request::RequestJson;
 pub use runner::{ReleaseLeasesParams, RunnerRecord};
@@ -437,6 +439,15 @@ pub trait TaskStore: Send + Sync + std::fmt::Debug {
     /// Why an accessor: only webhooks need an outbox; a store for tasks implements
     /// [`DeliveryOutbox`] (and returns itself here) only if it should carry them.
     fn outbox(&self) -> Option<&dyn DeliveryOutbox> {
+        None
+    }
+
+    /// The store's journal of finished steps (see [`journal`]), if it keeps one.
+    /// `None` (the default) means work that runs again re-runs every step.
+    ///
+    /// Why an accessor: only durable execution needs a journal; every backend of this
+    /// crate keeps one, and a wrapper forwards it.
+    fn journal(&self) -> Option<&dyn StepJournal> {
         None
     }
 

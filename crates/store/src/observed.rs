@@ -313,6 +313,12 @@ impl TaskStore for ObservedStore {
     fn outbox(&self) -> Option<&dyn DeliveryOutbox> {
         self.inner.outbox().map(|_| self as &dyn DeliveryOutbox)
     }
+
+    /// Forwarded untimed: a journal is read once per re-run and written once per step,
+    /// both counted by the engine's own metrics.
+    fn journal(&self) -> Option<&dyn crate::journal::StepJournal> {
+        self.inner.journal()
+    }
 }
 
 /// Times and traces the wrapped store's sessions; reached through

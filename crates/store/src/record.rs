@@ -123,9 +123,48 @@ pub struct InputRequest {
     /// while this is `None`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub answer: Option<Outcome>,
+    /// When the question stops waiting and what happens then; `None`: it waits as long
+    /// as the task lives (its TTL). Stored with the question so that a restarted
+    /// process keeps the deadline the work gave.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deadline: Option<QuestionDeadline>,
+}
+
+/// When an unanswered question stops waiting, and what happens then.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct QuestionDeadline {
+    /// The moment.
+    pub at: DateTime<Utc>,
+    /// What happens at it.
+    pub outcome: DeadlineOutcome,
+}
+
+/// What happens to a question nobody answered by its deadline.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum DeadlineOutcome {
+    /// The task fails, saying which question went unanswered.
+    Fail,
+    /// The question is answered as declined (an elicitation's `decline` action).
+    Decline,
+    /// The question is answered with this default answer.
+    Answer {
+        /// The answer, as the client would have sent it.
+        value: Value,
+    },
 }
 
 impl InputRequest {
+    /// A question for `method` with `params`, unanswered, without a deadline.
+    pub fn new(method: impl Into<String>, params: Value) -> Self {
+        InputRequest {
+            method: method.into(),
+            params,
+            answer: None,
+            deadline: None,
+        }
+    }
+
     /// Whether the client has not answered yet.
     pub fn is_outstanding(&self) -> bool {
         self.answer.is_none()

@@ -61,4 +61,88 @@ impl Engine {
     pub async fn timeline(&self, record: &TaskRecord) -> Result<Vec<TimelineEntry>, EngineError> {
         Ok(self.store().timeline(&record.id).await?)
     }
+
+    /// The attempts at `record`'s work after the first (takeovers, hand-overs,
+    /// retries), oldest first, from its journal: who ran each, why, and when. Empty for
+    /// work that ran once, or on a store without a journal.
+    ///
+    /// # Errors
+    /// [`EngineError::Store`] when the journal cannot be read.
+    pub async fn attempts(&self, record: &TaskRecord) -> Result<Vec<Attempt>, EngineError> {
+        let Some(journal) = self.store().journal() else {
+            return Ok(Vec::new());
+        };
+        Ok(journal
+            .steps(&record.id)
+            .await?
+            .into_iter()
+            .filter_map(|e| Attempt::from_entry(&e))
+            .collect())
+    }
+}
+
+/// One run of a task's work after the first, as its journal records it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Attempt {
+    /// Its number (2 for the first run after the first).
+    pub number: u32,
+    /// When it started.
+    pub at: chrono::DateTime<chrono::Utc>,
+    /// Why: `takeover` (the process running it stopped or handed it over) or `retry`
+    /// (the work asked for one).
+    pub reason: String,
+    /// The runner (server process) that ran the previous attempt, when known.
+    pub from: Option<String>,
+    /// The runner that ran this one.
+    pub to: Option<String>,
+    /// The error the previous attempt reported, for a retry.
+    pub error: Option<String>,
+}
+
+impl Attempt {
+    fn from_entry(entry: &mcp_tasks_store::JournalEntry) -> Option<Attempt> {
+        let number = entry
+            .step
+            .strip_prefix(crate::steps::ATTEMPT_PREFIX)?
+            .parse()
+            .ok()?;
+        let text = |key: &str| {
+            entry
+                .output
+                .get(key)
+                .and_then(|v| v.as_str())
+                .map(str::to_string)
+        };
+        Some(Attempt {
+            number,
+            at: entry.recorded_at,
+            reason: text("reason").unwrap_or_default(),
+            from: text("from"),
+            to: text("to"),
+            error: text("error"),
+        })
+    }
+
+    /// The attempt in a sentence, for timelines: "attempt 2: taken over by … from …".
+    pub fn describe(&self) -> String {
+        let short = |r: &Option<String>| {
+            r.as_deref()
+                .map(|r| r.chars().take(8).collect::<String>())
+                .unwrap_or_else(|| "an unknown process".into())
+        };
+        match self.reason.as_str() {
+            "retry" => format!(
+                "attempt {}: retry on {} after: {}",
+                self.number,
+                short(&self.to),
+                self.error.as_deref().unwrap_or("a retryable failure")
+            ),
+            _ => format!(
+                "attempt {}: taken over by server process {} from {}",
+                self.number,
+                short(&self.to),
+                short(&self.from)
+            ),
+        }
+    }
 }

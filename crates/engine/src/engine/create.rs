@@ -182,6 +182,7 @@ impl Creation {
             core.capabilities(client_capabilities),
             work,
             Some(slot),
+            Arc::new(crate::steps::StepLog::first()),
         );
         core.publish(&record);
         Ok(record)
@@ -208,12 +209,14 @@ impl Creation {
             weak
         };
         let cancel = CancellationToken::new();
+        let steps = Arc::new(crate::steps::StepLog::first());
         let ctx = crate::run::sinks::task_context(
             core,
             host,
             &record,
             core.capabilities(client_capabilities),
             cancel.clone(),
+            Arc::clone(&steps),
         );
         let span = crate::run::span::task_span(&record);
         let (abort, registration) = AbortHandle::new_pair();
@@ -227,6 +230,7 @@ impl Creation {
             job: Some(job),
             handover,
             span,
+            steps,
         }
     }
 }
@@ -244,6 +248,8 @@ pub struct ProvisionalTask {
     job: Option<Job<Work>>,
     handover: Arc<Handover>,
     span: tracing::Span,
+    /// The work's steps (and the retry it may ask for), for the job once adopted.
+    steps: Arc<crate::steps::StepLog>,
 }
 
 impl std::fmt::Debug for ProvisionalTask {
@@ -428,6 +434,7 @@ impl ProvisionalTask {
                     &shared,
                     (self.cancel.clone(), abort),
                     slot,
+                    Arc::clone(&self.steps),
                 );
                 shared.set_phase(Phase::Created);
                 match adopted {

@@ -167,7 +167,9 @@ impl Engine {
             external_jobs: Arc::new(Externals::default()),
             resumer: hooks.resumer,
             observed,
+            me: std::sync::OnceLock::new(),
         });
+        let _ = components.me.set(Arc::downgrade(&components));
         if let Some(keeper) = &keeper {
             // Alive before anything is claimed or created under this runner's name.
             keeper.beat(&components).await?;

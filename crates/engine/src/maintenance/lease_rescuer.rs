@@ -8,17 +8,12 @@
 //! over. Its signal: [`Activity::rescue_rounds`](crate::Activity::rescue_rounds) (and
 //! [`Activity::lease_takeovers`](crate::Activity::lease_takeovers)).
 
-use mcp_tasks_store::{ClaimExpiredParams, Failure, TaskRecord, TransitionParams};
-use serde_json::Value;
+use mcp_tasks_store::{ClaimExpiredParams, TaskRecord};
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use crate::config::EngineConfig;
 use crate::run::Components;
-
-/// Status message of a task whose replica stopped and whose tool cannot be re-run.
-pub const LOST_RUNNER_MESSAGE: &str =
-    "the server process running this task stopped or restarted (its lease expired) and the tool is not resumable; call the tool again";
 
 /// The lease rescuer's settings.
 #[derive(Debug, Clone, Copy)]
@@ -103,32 +98,13 @@ impl LeaseRescuer {
     }
 }
 
-/// Re-runs a task claimed from a stopped process, or fails it.
+/// Re-runs a task claimed from a stopped process (its next attempt), or fails it.
 async fn take_over(components: &Arc<Components>, record: TaskRecord) {
-    let core = &components.core;
-    core.activity.count(|a| a.lease_takeovers += 1);
-    if let Some(work) = components.resumer.as_ref().and_then(|r| r(&record)) {
-        tracing::warn!(task_id = %record.id, "took over a task from a stopped replica; re-running it");
-        crate::run::job::launch(
-            core,
-            &components.executor,
-            components.host(),
-            &record,
-            core.capabilities(Value::Null),
-            work,
-            None,
-        );
-        return;
-    }
-    tracing::warn!(task_id = %record.id, "took over a task from a stopped replica; failing it");
-    let change = TransitionParams::fail(
-        record.id.clone(),
-        Failure::LeaseLost,
-        LOST_RUNNER_MESSAGE,
-        core.now(),
-    )
-    .fenced(record.lease_generation);
-    if let Err(e) = core.apply(change).await {
-        tracing::debug!(task_id = %record.id, error = %e, "taken-over task changed meanwhile");
-    }
+    components.core.activity.count(|a| a.lease_takeovers += 1);
+    tracing::warn!(task_id = %record.id, from = ?record.runner, "took over a task from a stopped replica");
+    let from = record.runner.clone();
+    components
+        .rerun()
+        .run_again(record, crate::run::rerun::Why::TakenOver { from })
+        .await;
 }

@@ -33,9 +33,11 @@ use tracing::Instrument;
 
 use crate::context::{TaskContext, TaskHost};
 use crate::input::InputError;
+use crate::retry::Retry;
 use crate::run::core::Core;
 use crate::run::executor::Executor;
 use crate::run::quota::Slot;
+use crate::steps::{StepError, StepLog};
 
 /// Where provisional work stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -69,6 +71,10 @@ pub(crate) struct Recorder {
     pub(crate) core: Arc<Core>,
     pub(crate) id: TaskId,
     pub(crate) slot: Option<Slot>,
+    /// The attempt's steps, holding the retry the work may have asked for.
+    pub(crate) steps: Arc<StepLog>,
+    /// Who runs the task again when the work asked for a retry.
+    pub(crate) host: Weak<dyn TaskHost>,
 }
 
 /// Who takes the work's end.
@@ -99,7 +105,10 @@ pub(crate) struct Handover {
     message: Mutex<Option<String>>,
     end: Mutex<EndTo>,
     /// Who answers the work's status messages and questions once the task exists.
-    host: Option<Weak<dyn TaskHost>>,
+    pub(crate) host: Option<Weak<dyn TaskHost>>,
+    /// Steps finished before the task existed (key, attempt, output): recorded once
+    /// it does, before the work's next step or question.
+    early_steps: Mutex<Vec<(String, u32, Value)>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -119,6 +128,7 @@ impl Handover {
             message: Mutex::new(None),
             end: Mutex::new(EndTo::Caller),
             host: Some(host),
+            early_steps: Mutex::new(Vec::new()),
         })
     }
 
@@ -131,6 +141,7 @@ impl Handover {
             message: Mutex::new(None),
             end: Mutex::new(EndTo::Engine(recorder)),
             host: None,
+            early_steps: Mutex::new(Vec::new()),
         })
     }
 
@@ -217,6 +228,15 @@ impl Handover {
         }
         self.host.as_ref().and_then(Weak::upgrade)
     }
+
+    /// Records the steps that finished before the task existed.
+    async fn record_early_steps(&self, id: &TaskId, host: &dyn TaskHost) -> Result<(), StepError> {
+        let early = std::mem::take(&mut *lock(&self.early_steps));
+        for (key, attempt, output) in early {
+            host.record_step(id, key, attempt, output).await?;
+        }
+        Ok(())
+    }
 }
 
 #[async_trait::async_trait]
@@ -239,12 +259,49 @@ impl TaskHost for Handover {
         id: &TaskId,
         key: String,
         request: InputRequest,
+        deadline: Option<(std::time::Duration, mcp_tasks_store::DeadlineOutcome)>,
         cancel: &CancellationToken,
     ) -> Result<Value, InputError> {
         self.wanted.notify_one();
         match self.host_when_created().await {
-            Some(host) => host.ask(id, key, request, cancel).await,
+            Some(host) => {
+                if let Err(e) = self.record_early_steps(id, &*host).await {
+                    tracing::warn!(task_id = %id, error = %e, "could not record the steps that ended before the task existed");
+                }
+                host.ask(id, key, request, deadline, cancel).await
+            }
             None => Err(InputError::Cancelled),
+        }
+    }
+
+    async fn record_step(
+        &self,
+        id: &TaskId,
+        key: String,
+        attempt: u32,
+        output: Value,
+    ) -> Result<(), StepError> {
+        {
+            let mut early = lock(&self.early_steps);
+            if self.phase() == Phase::Pending {
+                // No task yet (and maybe never: the call may end inline); kept for
+                // when it exists.
+                early.push((key, attempt, output));
+                return Ok(());
+            }
+        }
+        let Some(host) = self.host_when_created().await else {
+            // The call ended inline: there is no journal to write to, nor a need.
+            return Ok(());
+        };
+        self.record_early_steps(id, &*host).await?;
+        host.record_step(id, key, attempt, output).await
+    }
+
+    async fn retry_later(&self, id: &TaskId, attempt: u32, retry: Retry) -> bool {
+        match self.host_when_created().await {
+            Some(host) => host.retry_later(id, attempt, retry).await,
+            None => false,
         }
     }
 }
@@ -353,7 +410,19 @@ where
                             core,
                             id,
                             slot,
+                            steps,
+                            host,
                         } = recorder;
+                        // Work that asked for a retry and returned (rather than being
+                        // stopped) runs again when its policy allows.
+                        let retry = steps.take_retry().filter(|_| outcome.is_some());
+                        if let (Some(retry), Some(host)) = (retry, host.upgrade()) {
+                            if host.retry_later(&id, steps.attempt, retry).await {
+                                executor.forget(&id);
+                                drop(slot);
+                                return;
+                            }
+                        }
                         crate::run::ledger::record_end(&core, &executor, &id, outcome).await;
                         drop(slot);
                     }));
@@ -388,14 +457,21 @@ pub(crate) fn launch<F, W, O>(
     client_capabilities: Arc<Value>,
     work: F,
     slot: Option<Slot>,
+    steps: Arc<StepLog>,
 ) where
     F: FnOnce(TaskContext) -> W,
     W: Future<Output = O> + Send + Unpin + 'static,
     O: Into<Option<Outcome>> + Send + 'static,
 {
     let cancel = CancellationToken::new();
-    let ctx =
-        crate::run::sinks::task_context(core, host, record, client_capabilities, cancel.clone());
+    let ctx = crate::run::sinks::task_context(
+        core,
+        host.clone(),
+        record,
+        client_capabilities,
+        cancel.clone(),
+        Arc::clone(&steps),
+    );
     let (abort, registration) = AbortHandle::new_pair();
     executor.register(record, cancel, abort);
     // Made here, inside the creating request's span: the execution is its child.
@@ -405,6 +481,8 @@ pub(crate) fn launch<F, W, O>(
         core: Arc::clone(core),
         id: record.id.clone(),
         slot,
+        steps,
+        host,
     });
     // Making the work's future runs the caller's code (a tool's handler may do some
     // before its future starts): a panic there fails the task like a panic in the
@@ -424,14 +502,21 @@ pub(crate) fn adopt(
     handover: &Handover,
     running: (CancellationToken, AbortHandle),
     slot: Option<Slot>,
+    steps: Arc<StepLog>,
 ) -> Result<(), EndedFirst> {
     let (cancel, abort) = running;
     executor.register(record, cancel, abort);
+    let host = handover.host.clone().unwrap_or_else(|| {
+        let none: Weak<Handover> = Weak::new();
+        none
+    });
     let adopted = handover.adopt(Recorder {
         executor: Arc::clone(executor),
         core: Arc::clone(core),
         id: record.id.clone(),
         slot,
+        steps,
+        host,
     });
     if adopted.is_err() {
         executor.forget(&record.id);

@@ -24,6 +24,7 @@ pub(crate) mod ledger;
 pub(crate) mod questions;
 pub(crate) mod quota;
 pub(crate) mod replicas;
+pub(crate) mod rerun;
 pub(crate) mod sinks;
 pub(crate) mod span;
 
@@ -36,6 +37,10 @@ use tokio_util::sync::CancellationToken;
 use crate::context::TaskHost;
 use crate::hooks::Resumer;
 use crate::input::InputError;
+use crate::retry::Retry;
+use crate::steps::StepError;
+use mcp_tasks_store::{RecordStep, StoreError};
+use std::sync::OnceLock;
 
 /// The components one engine is made of, shared by its handles, its maintenance
 /// services and (weakly) the contexts of its running work.
@@ -48,6 +53,8 @@ pub(crate) struct Components {
     pub(crate) resumer: Option<Resumer>,
     /// The store as the engine uses it: timed and traced.
     pub(crate) observed: Arc<ObservedStore>,
+    /// This very value, for the work it runs again (set once at start).
+    pub(crate) me: OnceLock<Weak<Components>>,
 }
 
 impl Components {
@@ -55,6 +62,16 @@ impl Components {
     pub(crate) fn host(self: &Arc<Self>) -> Weak<dyn TaskHost> {
         let weak: Weak<Components> = Arc::downgrade(self);
         weak
+    }
+
+    /// What runs a task's work again (takeover, hand-over, retry).
+    pub(crate) fn rerun(self: &Arc<Self>) -> rerun::Rerun<'_> {
+        rerun::Rerun {
+            core: &self.core,
+            executor: &self.executor,
+            host: self.host(),
+            resumer: self.resumer.as_ref(),
+        }
     }
 }
 
@@ -68,11 +85,62 @@ impl TaskHost for Components {
         &self,
         id: &TaskId,
         key: String,
-        request: InputRequest,
+        mut request: InputRequest,
+        deadline: Option<(std::time::Duration, mcp_tasks_store::DeadlineOutcome)>,
         cancel: &CancellationToken,
     ) -> Result<Value, InputError> {
+        request.deadline = deadline.map(|(after, outcome)| mcp_tasks_store::QuestionDeadline {
+            at: crate::clock::after(self.core.now(), after),
+            outcome,
+        });
         self.questions
             .request(&self.core, &self.executor, id, key, request, cancel)
             .await
+    }
+
+    async fn record_step(
+        &self,
+        id: &TaskId,
+        key: String,
+        attempt: u32,
+        output: Value,
+    ) -> Result<(), StepError> {
+        let Some(journal) = self.core.store.journal() else {
+            return Ok(()); // a store without a journal: steps run again on a re-run
+        };
+        let step = RecordStep {
+            id: id.clone(),
+            step: key,
+            attempt,
+            output,
+            lease_generation: self.executor.fence(id),
+            now: self.core.now(),
+        };
+        self.core.activity.count(|a| a.steps_recorded += 1);
+        journal
+            .record_step(&step)
+            .await
+            .map(|_| ())
+            .map_err(|e| StepError::NotRecorded {
+                step: step.step,
+                reason: match e {
+                    StoreError::LeaseConflict { .. } => {
+                        "another server process took the task over; this one stops".into()
+                    }
+                    StoreError::Conflict { current } => {
+                        format!("the task is already {}", current.status)
+                    }
+                    StoreError::NotFound => "the task expired or was deleted".into(),
+                    other => other.to_string(),
+                },
+            })
+    }
+
+    async fn retry_later(&self, id: &TaskId, attempt: u32, retry: Retry) -> bool {
+        // `host` is only used for the next attempt's context: this very component.
+        let Some(me) = self.me.get().and_then(Weak::upgrade) else {
+            return false;
+        };
+        me.rerun().retry_later(id, attempt, retry).await
     }
 }

@@ -6,10 +6,14 @@
 //! server's (`questions/` there); the requests and answers live in the task record.
 
 use mcp_tasks_protocol::{TaskId, TaskStatus};
-use mcp_tasks_store::{Failure, FieldChange, InputRequest, Outcome, StoreError, TransitionParams};
+use mcp_tasks_store::{
+    DeadlineOutcome, Failure, FieldChange, InputRequest, Outcome, QuestionDeadline, StoreError,
+    TransitionParams,
+};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard};
+use std::time::Duration;
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
@@ -37,6 +41,12 @@ impl QuestionWaiters {
 
 impl QuestionWaiters {
     /// Stores a new input request on the task and waits for its answer.
+    ///
+    /// A question the task already has under `key` (asked by an earlier attempt of
+    /// the work, which ran again after a takeover or a retry) is not asked again when
+    /// it is the same question (method and params): answered, its answer returns at
+    /// once; still open, this attempt waits for it, deadline included. A different
+    /// question in that position is asked under a key of its own.
     pub(crate) async fn request(
         &self,
         core: &Core,
@@ -46,6 +56,46 @@ impl QuestionWaiters {
         request: InputRequest,
         cancel: &CancellationToken,
     ) -> Result<Value, InputError> {
+        let current = read_running(core, id).await?;
+        let (key, earlier) = position(&current, key, &request);
+        {
+            if let Some(earlier) = earlier {
+                if let Some(answer) = earlier.answer {
+                    core.activity.count(|a| a.answers_replayed += 1);
+                    return into_value(answer);
+                }
+                // Still open from an earlier attempt: wait here (registered first,
+                // then re-read, so that an answer given meanwhile is not missed).
+                let (tx, rx) = oneshot::channel();
+                self.lock().insert((id.clone(), key.clone()), tx);
+                let now = read_running(core, id).await;
+                let answered = now
+                    .as_ref()
+                    .ok()
+                    .and_then(|r| r.input_requests.get(&key))
+                    .and_then(|r| r.answer.clone());
+                if let Some(answer) = answered {
+                    self.lock().remove(&(id.clone(), key));
+                    return into_value(answer);
+                }
+                if let Err(e) = now {
+                    self.lock().remove(&(id.clone(), key));
+                    return Err(e);
+                }
+                return self
+                    .wait(
+                        core,
+                        executor,
+                        id,
+                        key,
+                        earlier.deadline,
+                        &request,
+                        rx,
+                        cancel,
+                    )
+                    .await;
+            }
+        }
         let (tx, rx) = oneshot::channel();
         self.lock().insert((id.clone(), key.clone()), tx);
         let stored = self.store_request(core, executor, id, &key, &request).await;
@@ -53,22 +103,115 @@ impl QuestionWaiters {
             self.lock().remove(&(id.clone(), key));
             return Err(e);
         }
-        let timeout = core.config.input_timeout;
+        let deadline = request.deadline.clone();
+        self.wait(core, executor, id, key, deadline, &request, rx, cancel)
+            .await
+    }
+
+    /// Waits for the answer to the stored question `key`, until its deadline (if it
+    /// has one; otherwise as long as the task lives).
+    #[allow(clippy::too_many_arguments)]
+    async fn wait(
+        &self,
+        core: &Core,
+        executor: &Executor,
+        id: &TaskId,
+        key: String,
+        deadline: Option<QuestionDeadline>,
+        request: &InputRequest,
+        rx: oneshot::Receiver<Outcome>,
+        cancel: &CancellationToken,
+    ) -> Result<Value, InputError> {
+        let until = deadline
+            .as_ref()
+            .map(|d| (d.at - core.now()).to_std().unwrap_or(Duration::ZERO));
+        let timer = async {
+            match until {
+                Some(wait) => tokio::time::sleep(wait).await,
+                None => std::future::pending().await,
+            }
+        };
         let answer = tokio::select! {
             a = rx => a.map_err(|_| InputError::TaskEnded),
             _ = cancel.cancelled() => Err(InputError::Cancelled),
-            _ = tokio::time::sleep(timeout) => {
-                let err = InputError::TimedOut { key: key.clone(), method: request.method.clone(), after: timeout };
-                crate::run::ledger::fail(core, executor, id, Failure::InputTimedOut, format!("{err}; the task failed. Answer input requests sooner or raise --input-timeout")).await;
-                Err(err)
+            _ = timer => {
+                self.lock().remove(&(id.clone(), key.clone()));
+                let deadline = deadline.unwrap_or(QuestionDeadline { at: core.now(), outcome: DeadlineOutcome::Fail });
+                return self.pass_deadline(core, executor, id, &key, request, deadline).await;
             }
         };
         self.lock().remove(&(id.clone(), key));
-        match answer {
-            Ok(Outcome::Result { value }) => Ok(value),
-            Ok(Outcome::Error { code, message, .. }) => Err(InputError::Rejected { code, message }),
-            Ok(Outcome::Failed { message, .. }) => Err(InputError::Malformed(message)),
-            Err(e) => Err(e),
+        answer.and_then(into_value)
+    }
+
+    /// What a question's deadline does: fails the task, or answers the question as
+    /// declined or with its default answer (the timeline keeps the message saying so).
+    async fn pass_deadline(
+        &self,
+        core: &Core,
+        executor: &Executor,
+        id: &TaskId,
+        key: &str,
+        request: &InputRequest,
+        deadline: QuestionDeadline,
+    ) -> Result<Value, InputError> {
+        core.activity.count(|a| a.deadlines_passed += 1);
+        let at = deadline
+            .at
+            .to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+        let answer = match deadline.outcome {
+            DeadlineOutcome::Answer { value } => Outcome::Result { value },
+            DeadlineOutcome::Decline if request.method == "elicitation/create" => Outcome::Result {
+                value: serde_json::json!({"action": "decline"}),
+            },
+            DeadlineOutcome::Decline | DeadlineOutcome::Fail => {
+                let message = format!(
+                    "question '{key}' ({}) got no answer by its deadline {at}; the task failed",
+                    request.method
+                );
+                crate::run::ledger::fail(core, executor, id, Failure::InputTimedOut, message).await;
+                return Err(InputError::TimedOut {
+                    key: key.to_string(),
+                    method: request.method.clone(),
+                    after: Duration::ZERO,
+                });
+            }
+        };
+        let how = match &answer {
+            Outcome::Result { value } if value.get("action") == Some(&Value::from("decline")) => {
+                "declined"
+            }
+            _ => "answered with its default",
+        };
+        let message = format!("question '{key}' got no answer by its deadline {at}: {how}");
+        loop {
+            let current = read_running(core, id).await?;
+            let mut requests = current.input_requests.clone();
+            match requests.get_mut(key) {
+                Some(r) if r.answer.is_none() => r.answer = Some(answer.clone()),
+                // Answered at the last moment: that answer counts.
+                Some(r) => return into_value(r.answer.clone().unwrap_or(answer)),
+                None => return Err(InputError::TaskEnded),
+            }
+            let still_asking = requests.values().any(|r| r.is_outstanding());
+            let status = if still_asking {
+                TaskStatus::InputRequired
+            } else {
+                TaskStatus::Working
+            };
+            let change = TransitionParams::to(id.clone(), status, core.now())
+                .expecting(current.version)
+                .message(message.clone())
+                .questions(requests)
+                .fenced(executor.fence(id));
+            match core.apply(change).await {
+                Ok(_) => return into_value(answer),
+                Err(StoreError::Conflict { current }) if !current.status.is_terminal() => continue,
+                Err(StoreError::Conflict { .. }) | Err(StoreError::NotFound) => {
+                    return Err(InputError::TaskEnded)
+                }
+                Err(e) => return Err(InputError::Store(e.to_string())),
+            }
         }
     }
 
@@ -197,5 +340,46 @@ impl QuestionWaiters {
                 let _ = tx.send(answer.clone());
             }
         }
+    }
+}
+
+/// The record of a task that still runs.
+async fn read_running(core: &Core, id: &TaskId) -> Result<mcp_tasks_store::TaskRecord, InputError> {
+    match core.store.get(id, core.now()).await {
+        Ok(Some(r)) if !r.status.is_terminal() => Ok(r),
+        Ok(_) => Err(InputError::TaskEnded),
+        Err(e) => Err(InputError::Store(e.to_string())),
+    }
+}
+
+/// Where `request` goes among the task's questions: under `key`, with the question an
+/// earlier attempt stored there when it is the same one; under a key of its own when
+/// another question holds `key`.
+fn position(
+    current: &mcp_tasks_store::TaskRecord,
+    key: String,
+    request: &InputRequest,
+) -> (String, Option<InputRequest>) {
+    match current.input_requests.get(&key) {
+        None => (key, None),
+        Some(earlier) if earlier.method == request.method && earlier.params == request.params => {
+            (key, Some(earlier.clone()))
+        }
+        Some(_) => {
+            let free = (2..)
+                .map(|n| format!("{key}.{n}"))
+                .find(|k| !current.input_requests.contains_key(k))
+                .unwrap_or(key);
+            (free, None)
+        }
+    }
+}
+
+/// The work's view of an answer.
+fn into_value(answer: Outcome) -> Result<Value, InputError> {
+    match answer {
+        Outcome::Result { value } => Ok(value),
+        Outcome::Error { code, message, .. } => Err(InputError::Rejected { code, message }),
+        Outcome::Failed { message, .. } => Err(InputError::Malformed(message)),
     }
 }

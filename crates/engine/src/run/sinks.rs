@@ -12,6 +12,7 @@ use tokio_util::sync::CancellationToken;
 use crate::context::{LogSink, ProgressSink, TaskContext, TaskHost};
 use crate::events::{TaskEvent, TaskLog};
 use crate::run::core::Core;
+use crate::steps::StepLog;
 
 /// What a running task's progress reports and log messages are addressed with: one
 /// allocation shared by both sinks of its context.
@@ -70,6 +71,7 @@ pub(crate) fn task_context(
     record: &TaskRecord,
     client_capabilities: Arc<Value>,
     cancel: CancellationToken,
+    steps: Arc<StepLog>,
 ) -> TaskContext {
     let (progress, log) = sinks(core, record);
     TaskContext::for_task(
@@ -80,6 +82,7 @@ pub(crate) fn task_context(
         client_capabilities,
         core.reader(),
         core.config.people_answer_questions,
+        steps,
     )
     .with_log_sink(log)
 }

@@ -66,6 +66,18 @@ pub trait AskClient {
         requested_schema: Value,
     ) -> Result<ElicitResponse, InputError>;
 
+    /// [`AskClient::elicit`] with a deadline: when nobody answered within `after`,
+    /// `outcome` happens (the task fails, the question is declined, or it gets a
+    /// default answer) and the task's timeline says so. Without one, a task's question
+    /// waits as long as the task lives.
+    async fn elicit_until(
+        &self,
+        message: &str,
+        requested_schema: Value,
+        after: std::time::Duration,
+        outcome: mcp_tasks_engine::DeadlineOutcome,
+    ) -> Result<ElicitResponse, InputError>;
+
     /// Asks the user to visit a URL (`elicitation/create`, URL mode); needs a client
     /// that declared `capabilities.elicitation.url`.
     async fn elicit_url(
@@ -95,6 +107,21 @@ impl AskClient for TaskContext {
             json!({ "mode": "form", "message": message, "requestedSchema": requested_schema });
         let answer = self
             .request_input(methods::ELICITATION_CREATE, params)
+            .await?;
+        ElicitResponse::from_value(answer)
+    }
+
+    async fn elicit_until(
+        &self,
+        message: &str,
+        requested_schema: Value,
+        after: std::time::Duration,
+        outcome: mcp_tasks_engine::DeadlineOutcome,
+    ) -> Result<ElicitResponse, InputError> {
+        let params =
+            json!({ "mode": "form", "message": message, "requestedSchema": requested_schema });
+        let answer = self
+            .request_input_until(methods::ELICITATION_CREATE, params, after, outcome)
             .await?;
         ElicitResponse::from_value(answer)
     }

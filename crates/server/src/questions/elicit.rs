@@ -1,7 +1,7 @@
 //! Typed questions to the user: the form's schema comes from a Rust type and the
 //! answer is read back into it.
 
-use mcp_tasks_engine::{InputError, TaskContext};
+use mcp_tasks_engine::{DeadlineOutcome, InputError, TaskContext};
 
 use crate::questions::ask::{AskClient, ElicitAction};
 use schemars::JsonSchema;
@@ -46,6 +46,19 @@ pub trait ElicitAs {
         &self,
         message: &str,
     ) -> impl Future<Output = Result<Elicited<T>, InputError>> + Send;
+
+    /// [`ElicitAs::elicit_as`] with a deadline and what happens when it passes (see
+    /// [`AskClient::elicit_until`]).
+    ///
+    /// # Errors
+    /// As [`ElicitAs::elicit_as`]; [`InputError::TimedOut`] when the deadline passed
+    /// with [`DeadlineOutcome::Fail`].
+    fn elicit_as_until<T: JsonSchema + DeserializeOwned + Send>(
+        &self,
+        message: &str,
+        after: std::time::Duration,
+        outcome: DeadlineOutcome,
+    ) -> impl Future<Output = Result<Elicited<T>, InputError>> + Send;
 }
 
 impl ElicitAs for TaskContext {
@@ -54,6 +67,27 @@ impl ElicitAs for TaskContext {
         message: &str,
     ) -> Result<Elicited<T>, InputError> {
         let response = self.elicit(message, form_schema::<T>()).await?;
+        typed(response)
+    }
+
+    async fn elicit_as_until<T: JsonSchema + DeserializeOwned + Send>(
+        &self,
+        message: &str,
+        after: std::time::Duration,
+        outcome: DeadlineOutcome,
+    ) -> Result<Elicited<T>, InputError> {
+        let response = self
+            .elicit_until(message, form_schema::<T>(), after, outcome)
+            .await?;
+        typed(response)
+    }
+}
+
+/// A form's answer read into `T`.
+fn typed<T: DeserializeOwned>(
+    response: crate::questions::ask::ElicitResponse,
+) -> Result<Elicited<T>, InputError> {
+    {
         match response.action {
             ElicitAction::Decline => Ok(Elicited::Declined),
             ElicitAction::Cancel => Ok(Elicited::Cancelled),

@@ -5,4 +5,5 @@
 pub(crate) mod call;
 pub mod external;
 pub mod registry;
+pub mod retry_settings;
 pub mod typed;

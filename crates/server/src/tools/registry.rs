@@ -1,7 +1,7 @@
 //! The tools a server offers: name, input schema, task support and handler.
 
 use futures::future::BoxFuture;
-use mcp_tasks_engine::{ExternalPoller, Outcome, TaskContext};
+use mcp_tasks_engine::{ExternalPoller, Outcome, RetryPolicy, TaskContext};
 use mcp_tasks_protocol::RpcError;
 use serde_json::{json, Map, Value};
 use std::collections::HashMap;
@@ -97,6 +97,10 @@ struct ToolSpec {
     handler: ToolHandler,
     preflight: Vec<Preflight>,
     resumable: bool,
+    /// Attempts and backoff of a resumable tool's tasks.
+    retry: RetryPolicy,
+    /// Retention of this tool's tasks when the client asks for none.
+    default_ttl: Option<std::time::Duration>,
     /// Set for tools whose work runs in another system ([`crate::tools::external`]).
     external: Option<ExternalSpec>,
 }
@@ -161,6 +165,8 @@ impl Tool {
             handler,
             preflight: Vec::new(),
             resumable: false,
+            retry: RetryPolicy::default(),
+            default_ttl: None,
             external: None,
         };
         Tool {
@@ -229,12 +235,38 @@ impl Tool {
         &self.spec.preflight
     }
 
-    /// Declares the tool safe to run again from the start (idempotent or resumable):
-    /// when the replica running one of its tasks dies, another replica re-runs it
-    /// instead of failing it.
+    /// Declares the tool safe to run again (idempotent, or resumable through its
+    /// journaled steps, see [`TaskContext::step`]): when the process running one of its
+    /// tasks dies or drains, another process (or the next start) runs it again as its
+    /// next attempt instead of failing it, and the work may ask for retries
+    /// ([`TaskContext::retry`]), under the tool's [`Tool::retry_policy`].
     pub fn resumable(mut self) -> Self {
         Arc::make_mut(&mut self.spec).resumable = true;
         self
+    }
+
+    /// Sets how many attempts a resumable tool's task gets in all (takeovers and
+    /// retries count) and the waits between retries. Default: [`RetryPolicy::default`].
+    pub fn retry_policy(mut self, policy: RetryPolicy) -> Self {
+        Arc::make_mut(&mut self.spec).retry = policy;
+        self
+    }
+
+    /// The tool's retry policy.
+    pub fn retry(&self) -> RetryPolicy {
+        self.spec.retry
+    }
+
+    /// Sets how long this tool's tasks are kept when the client asks for no TTL (an
+    /// approval that may wait days), still bounded by the server's largest TTL.
+    pub fn default_ttl(mut self, ttl: std::time::Duration) -> Self {
+        Arc::make_mut(&mut self.spec).default_ttl = Some(ttl);
+        self
+    }
+
+    /// The tool's own default TTL, if it has one.
+    pub fn ttl(&self) -> Option<std::time::Duration> {
+        self.spec.default_ttl
     }
 
     /// How to start the tool as an external job, for tools made by [`Tool::external`].

@@ -116,6 +116,34 @@ pub fn test_tools(flag: Arc<AtomicBool>, sleeps_started: Arc<AtomicUsize>) -> To
     )
     .unwrap();
     r.register(
+        Tool::new(
+            "ask_briefly",
+            "asks one question that waits 300 ms at most",
+            empty.clone(),
+            move |_args, ctx| {
+                Box::pin(async move {
+                    let schema =
+                        json!({"type": "object", "properties": {"answer": {"type": "string"}}});
+                    let asked = ctx
+                        .elicit_until(
+                            "Your answer, quickly?",
+                            schema,
+                            std::time::Duration::from_millis(300),
+                            mcp_tasks_engine::DeadlineOutcome::Fail,
+                        )
+                        .await;
+                    match asked {
+                        Ok(r) => Ok(ToolResult::text(format!("{:?}", r.action))),
+                        Err(e) => Ok(ToolResult::error(e.to_string())),
+                    }
+                })
+            },
+        )
+        .unwrap()
+        .task_support(TaskSupport::Optional),
+    )
+    .unwrap();
+    r.register(
         Tool::new("echo", "sync only", empty.clone(), |args, _ctx| {
             Box::pin(async move { Ok(ToolResult::text(Value::Object(args).to_string())) })
         })

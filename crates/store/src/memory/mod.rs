@@ -22,6 +22,7 @@
 //! Only this process can write the maps, so its change feed (an in-process broadcast)
 //! sees every write and [`TaskStore::supports_notify`] is true.
 
+mod journal;
 mod outbox;
 mod runners;
 
@@ -75,6 +76,9 @@ struct Inner {
     by_created: BTreeSet<CreatedKey>,
     /// Ids of records that are not terminal.
     active: HashSet<TaskId>,
+    /// The journals of the tasks whose work recorded steps (`journal.rs`), removed
+    /// with their record.
+    journals: HashMap<TaskId, Vec<crate::journal::JournalEntry>>,
     /// The runners' liveness rows, by runner id (`runners.rs`).
     runners: HashMap<String, crate::runner::RunnerRecord>,
 }
@@ -191,6 +195,7 @@ impl Inner {
     /// Removes a record with its timeline and index entries.
     fn remove(&mut self, id: &TaskId) -> Option<TaskRecord> {
         let record = self.records.remove(id)?.record;
+        self.journals.remove(id);
         let key = (record.created_at, record.id.clone());
         self.by_created.remove(&key);
         if let Some(at) = record.expires_at {
@@ -533,6 +538,10 @@ impl TaskStore for MemoryStore {
     }
 
     fn outbox(&self) -> Option<&dyn DeliveryOutbox> {
+        Some(self)
+    }
+
+    fn journal(&self) -> Option<&dyn crate::journal::StepJournal> {
         Some(self)
     }
 

@@ -250,6 +250,10 @@ impl TaskStore for PgStore {
         Some(self)
     }
 
+    fn journal(&self) -> Option<&dyn crate::journal::StepJournal> {
+        Some(self)
+    }
+
     fn backend_name(&self) -> &'static str {
         "postgresql"
     }
@@ -326,6 +330,10 @@ impl sql::Backend for PgStore {
         row_to_count(row)
     }
 
+    fn read_journal_entry(row: &PgRow) -> Result<crate::journal::JournalEntry, StoreError> {
+        sql::journal::row_to_journal_entry(row, |_, at: DateTime<Utc>| Ok(at))
+    }
+
     async fn fetch_optional(&self, call: Call<'_>) -> Result<Option<PgRow>, StoreError> {
         query(call)
             .fetch_optional(&self.pool)
@@ -340,6 +348,21 @@ impl sql::Backend for PgStore {
     async fn execute(&self, call: Call<'_>) -> Result<u64, StoreError> {
         let done = query(call).execute(&self.pool).await.map_err(classify)?;
         Ok(done.rows_affected())
+    }
+}
+
+/// The journal: one statement per step.
+#[async_trait]
+impl crate::journal::StepJournal for PgStore {
+    async fn steps(&self, id: &TaskId) -> Result<Vec<crate::journal::JournalEntry>, StoreError> {
+        sql::journal::steps(self, id).await
+    }
+
+    async fn record_step(
+        &self,
+        step: &crate::journal::RecordStep,
+    ) -> Result<crate::journal::Recorded, StoreError> {
+        sql::journal::record_step(self, step).await
     }
 }
 

@@ -10,6 +10,7 @@
 //! binds those the way it stores them ([`Backend`]).
 
 pub(crate) mod delivery;
+pub(crate) mod journal;
 pub(crate) mod runners;
 pub(crate) mod statements;
 pub(crate) mod store;
@@ -105,6 +106,9 @@ pub(crate) trait Backend: Send + Sync {
 
     /// Reads the row of a count ([`Statements::pending_deliveries`]).
     fn read_count(row: &Self::Row) -> Result<u64, StoreError>;
+
+    /// Reads a row of the journal's steps (`journal::JournalStatements::steps`).
+    fn read_journal_entry(row: &Self::Row) -> Result<crate::journal::JournalEntry, StoreError>;
 
     async fn fetch_optional(&self, call: Call<'_>) -> Result<Option<Self::Row>, StoreError>;
 

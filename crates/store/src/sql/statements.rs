@@ -74,7 +74,7 @@ pub(crate) struct Dialect {
 
 impl Dialect {
     /// `sql` with the dialect's parameter syntax.
-    fn numbered(&self, sql: &str) -> String {
+    pub(crate) fn numbered(&self, sql: &str) -> String {
         sql.replace('?', self.parameter)
     }
 }
@@ -139,6 +139,8 @@ pub(crate) struct Statements {
     pub(crate) pending_deliveries: String,
     /// Deletes the deliveries finished before ?1.
     pub(crate) purge_deliveries: String,
+    /// The journal of finished steps (`sql/journal.rs`).
+    pub(crate) journal: super::journal::JournalStatements,
 }
 
 const CREATE: &str = concat!(
@@ -239,6 +241,7 @@ impl Statements {
             runners: super::runners::RunnerStatements::new(|sql| dialect.numbered(sql)),
             pending_deliveries: dialect.numbered(PENDING_DELIVERIES),
             purge_deliveries: dialect.numbered(PURGE_DELIVERIES),
+            journal: super::journal::JournalStatements::new(dialect),
         }
     }
 }

@@ -299,6 +299,10 @@ impl TaskStore for SqliteStore {
         Some(self)
     }
 
+    fn journal(&self) -> Option<&dyn crate::journal::StepJournal> {
+        Some(self)
+    }
+
     fn backend_name(&self) -> &'static str {
         "sqlite"
     }
@@ -380,6 +384,10 @@ impl sql::Backend for SqliteStore {
         row_to_count(row)
     }
 
+    fn read_journal_entry(row: &SqliteRow) -> Result<crate::journal::JournalEntry, StoreError> {
+        sql::journal::row_to_journal_entry(row, row::from_ms)
+    }
+
     async fn fetch_optional(&self, call: Call<'_>) -> Result<Option<SqliteRow>, StoreError> {
         query(call)
             .fetch_optional(&self.pool)
@@ -394,6 +402,25 @@ impl sql::Backend for SqliteStore {
     async fn execute(&self, call: Call<'_>) -> Result<u64, StoreError> {
         let done = query(call).execute(&self.pool).await.map_err(classify)?;
         Ok(done.rows_affected())
+    }
+}
+
+/// The journal: a step is recorded in the writer's next group commit (one fsync shared
+/// with every create and step queued at the same moment).
+#[async_trait]
+impl crate::journal::StepJournal for SqliteStore {
+    async fn steps(&self, id: &TaskId) -> Result<Vec<crate::journal::JournalEntry>, StoreError> {
+        sql::journal::steps(self, id).await
+    }
+
+    async fn record_step(
+        &self,
+        step: &crate::journal::RecordStep,
+    ) -> Result<crate::journal::Recorded, StoreError> {
+        if self.writer.record_step(step).await? {
+            return Ok(crate::journal::Recorded::New);
+        }
+        sql::journal::why_not_recorded(self, step).await
     }
 }
 

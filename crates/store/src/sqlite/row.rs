@@ -47,7 +47,7 @@ fn to_ms(at: DateTime<Utc>) -> i64 {
     at.timestamp_millis()
 }
 
-fn from_ms(what: &str, ms: i64) -> Result<DateTime<Utc>, StoreError> {
+pub(super) fn from_ms(what: &str, ms: i64) -> Result<DateTime<Utc>, StoreError> {
     DateTime::from_timestamp_millis(ms).ok_or_else(|| corrupt(what, ms))
 }
 

@@ -9,6 +9,9 @@
 //! returns only after its record is on disk; many concurrent creates share the wait.
 //! A lone create pays nothing extra: the writer does not linger for company.
 //!
+//! A step of a task's work ([`crate::journal`]) is written by the same writer, so a
+//! step's recording shares its commit with whatever else is queued.
+//!
 //! A creation whose work already runs ([`PendingCreate`]) is sealed only after every
 //! insert of its batch ran, just before the commit: when the work ended by then (an
 //! instant tool), its end is applied in the same transaction, so creation and result
@@ -17,6 +20,7 @@
 use super::queries::STATEMENTS;
 use super::row::{classify, insert, query, row_to_record};
 use crate::error::StoreError;
+use crate::journal::RecordStep;
 use crate::observed::ObserverSlot;
 use crate::pending::PendingCreate;
 use crate::record::TaskRecord;
@@ -37,19 +41,30 @@ enum Job {
     Record(Box<TaskRecord>),
     /// A record whose work runs: its end may come along (see [`PendingCreate`]).
     Pending(Arc<PendingCreate>),
+    /// A finished step for the journal.
+    Step(Box<RecordStep>),
 }
 
 impl Job {
-    fn record(&self) -> &TaskRecord {
+    /// The record a create inserts (`None` for a step).
+    fn record(&self) -> Option<&TaskRecord> {
         match self {
-            Job::Record(r) => r,
-            Job::Pending(p) => p.record(),
+            Job::Record(r) => Some(r),
+            Job::Pending(p) => Some(p.record()),
+            Job::Step(_) => None,
         }
     }
 }
 
-/// What a create answers: `Some` record when an amendment was committed with it.
-type Answer = Result<Option<TaskRecord>, StoreError>;
+/// What a job answers: for a create, `Some` record when an amendment was committed
+/// with it; for a step, whether it inserted a row.
+#[derive(Debug)]
+enum Done {
+    Created(Option<Box<TaskRecord>>),
+    Step(bool),
+}
+
+type Answer = Result<Done, StoreError>;
 
 /// One queued create and where its answer goes.
 #[derive(Debug)]
@@ -82,6 +97,16 @@ impl Writer {
             .map(|_| ())
     }
 
+    /// Inserts a step into the journal in the next batch and waits until that batch
+    /// committed: true when a row was inserted, false when the fenced insert changed
+    /// nothing (the caller learns why with a read).
+    pub(super) async fn record_step(&self, step: &RecordStep) -> Result<bool, StoreError> {
+        match self.enqueue(Job::Step(Box::new(step.clone()))).await? {
+            Done::Step(inserted) => Ok(inserted),
+            Done::Created(_) => Ok(true),
+        }
+    }
+
     /// [`Writer::create`] of a creation whose work runs; returns the record as
     /// committed (after the work's end, when that came before the seal).
     pub(super) async fn create_pending(
@@ -89,7 +114,10 @@ impl Writer {
         pending: Arc<PendingCreate>,
     ) -> Result<TaskRecord, StoreError> {
         let record = pending.record().clone();
-        Ok(self.enqueue(Job::Pending(pending)).await?.unwrap_or(record))
+        match self.enqueue(Job::Pending(pending)).await? {
+            Done::Created(amended) => Ok(amended.map_or(record, |r| *r)),
+            Done::Step(_) => Ok(record),
+        }
     }
 
     async fn enqueue(&self, job: Job) -> Answer {
@@ -146,11 +174,15 @@ async fn insert_all(pool: &SqlitePool, jobs: &[&Job]) -> Result<Vec<Answer>, Sto
     let mut tx = pool.begin().await.map_err(classify)?;
     let mut answers = Vec::with_capacity(jobs.len());
     for job in jobs {
-        let answer = match insert(job.record()) {
+        let Some(record) = job.record() else {
+            answers.push(Ok(Done::Step(false)));
+            continue;
+        };
+        let answer = match insert(record) {
             // SQLite undoes only the failed statement of a constraint violation; the
             // transaction and the other inserts stay.
             Ok(query) => match query.execute(&mut *tx).await.map_err(classify) {
-                Ok(_) => Ok(None),
+                Ok(_) => Ok(Done::Created(None)),
                 Err(StoreError::Duplicate) => Err(StoreError::Duplicate),
                 Err(err) => return Err(err),
             },
@@ -158,12 +190,24 @@ async fn insert_all(pool: &SqlitePool, jobs: &[&Job]) -> Result<Vec<Answer>, Sto
         };
         answers.push(answer);
     }
+    // Steps after the creates of the same batch: a step of a task created in it finds
+    // its task.
+    for (job, answer) in jobs.iter().zip(answers.iter_mut()) {
+        let Job::Step(step) = job else { continue };
+        *answer = match crate::sql::journal::record_call(&STATEMENTS.journal, step) {
+            Ok(call) => match query(call).execute(&mut *tx).await.map_err(classify) {
+                Ok(done) => Ok(Done::Step(done.rows_affected() > 0)),
+                Err(err) => return Err(err),
+            },
+            Err(err) => Err(err),
+        };
+    }
     for (job, answer) in jobs.iter().zip(answers.iter_mut()) {
         let Job::Pending(pending) = job else { continue };
         let Some(end) = pending.seal() else { continue };
         if answer.is_ok() {
             match apply_end(&mut tx, &end).await {
-                Ok(record) => *answer = Ok(Some(record)),
+                Ok(record) => *answer = Ok(Done::Created(Some(Box::new(record)))),
                 Err(err) => {
                     tracing::warn!(task_id = %end.id, error = %err, "the end of a task created in the same batch did not apply; it is written on its own");
                 }

@@ -139,6 +139,9 @@ impl<G: Send + Sync + std::fmt::Debug> TaskStore for Guarded<G> {
     fn outbox(&self) -> Option<&dyn DeliveryOutbox> {
         self.store.outbox()
     }
+    fn journal(&self) -> Option<&dyn crate::journal::StepJournal> {
+        self.store.journal()
+    }
     fn backend_name(&self) -> &'static str {
         self.store.backend_name()
     }

@@ -16,6 +16,7 @@ fn one(key: &str) -> InputRequests {
             method: "elicitation/create".into(),
             params: json!({"message": format!("question {key}"), "requestedSchema": {"type": "object"}}),
             answer: None,
+            deadline: None,
         },
     );
     m

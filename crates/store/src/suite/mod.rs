@@ -29,6 +29,7 @@ mod expiry;
 mod external;
 mod guarded;
 mod input;
+mod journal;
 mod lease;
 mod list;
 mod orphans;
@@ -61,6 +62,10 @@ pub use guarded::{Guarded, SuiteStore};
 pub use input::{
     ending_a_wait_drops_its_message, fail_orphaned_clears_input_requests,
     input_requests_are_stored_replaced_and_kept,
+};
+pub use journal::{
+    journal_is_deleted_with_the_task, journal_records_steps_once_in_order,
+    journal_writes_are_fenced,
 };
 pub use lease::{
     claim_lease_race_has_one_winner, expired_leases_are_claimed_once,
@@ -147,6 +152,9 @@ macro_rules! store_suite {
             retried_deliveries_are_due_again_at_their_time,
             finished_deliveries_are_never_claimed_again_and_purged,
             count_by_status_counts_visible_tasks,
+            journal_records_steps_once_in_order,
+            journal_writes_are_fenced,
+            journal_is_deleted_with_the_task,
         );
     };
     (@cases $make:expr; $($case:ident),* $(,)?) => {

@@ -117,8 +117,10 @@ pub struct ServeArgs {
     #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
     cancel_grace: Option<Duration>,
 
-    /// How long a task waits for the client to answer an input request (elicitation,
-    /// sampling) before it fails. [default: 10m]
+    /// How long a plain (non-task) call waits for its client to answer a question
+    /// (elicitation, sampling) on the call's own connection before it fails. A task's
+    /// question waits as long as the task lives (its TTL), or until the deadline its
+    /// tool gave it. [default: 10m]
     #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
     input_timeout: Option<Duration>,
 

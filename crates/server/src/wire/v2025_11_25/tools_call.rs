@@ -102,6 +102,7 @@ async fn start_task(
     params: Value,
 ) -> Result<Value, RpcError> {
     let tool_name = tool.name().to_string();
+    let tool_ttl = tool.ttl();
     let record = crate::tools::call::create_task(
         server.engine(),
         tool,
@@ -110,7 +111,8 @@ async fn start_task(
             caller: session.caller(),
             method: TOOLS_CALL.to_string(),
             request: params,
-            requested_ttl: ttl,
+            // The client's TTL, else the tool's own default (the server clamps both).
+            requested_ttl: ttl.or(tool_ttl),
             client_capabilities: session.client_capabilities(),
         },
         crate::tools::call::Answers::AskInTask,

@@ -61,6 +61,7 @@ pub(super) async fn handle(req: &Request<'_>, params: &Value) -> Result<Value, R
             TaskSupport::Required => Duration::ZERO,
             _ => req.server.config().task_after,
         };
+        let tool_ttl = tool.ttl();
         let settled = crate::tools::call::task_or_result(
             req.server.engine(),
             tool,
@@ -71,7 +72,8 @@ pub(super) async fn handle(req: &Request<'_>, params: &Value) -> Result<Value, R
                 // Stored without the per-request protocol version and capabilities,
                 // which are not the request's and cost every stored task their size.
                 request: super::without_stateless_meta(params.clone()),
-                requested_ttl: None,
+                // The extension wire carries no TTL request: the tool's own default.
+                requested_ttl: tool_ttl,
                 client_capabilities: req.capabilities.clone(),
             },
             crate::tools::call::Answers::Given(answers),

@@ -1,0 +1,147 @@
+//! Journaled steps: what [`TaskContext::step`](crate::TaskContext::step) keeps while
+//! work runs, and the errors a step can end in.
+//!
+//! A step's key is its name and occurrence (`"charge#0"`, `"charge#1"` for the next
+//! step of the same name), so a step inside a loop has one entry per round, and work
+//! that runs again meets its steps under the same keys as long as it asks for them in
+//! the same order. `StepLog` holds the outputs recorded by earlier attempts (read
+//! from the store's journal when work runs again) and counts occurrences.
+//!
+//! Attempts are journal entries too (`@attempt#N`, written when work starts again
+//! after a takeover, a retry or a drain), so that the attempt number survives the
+//! process that ran the previous one and costs nothing for work that runs once.
+
+use mcp_tasks_store::JournalEntry;
+use serde_json::Value;
+use std::collections::HashMap;
+use std::sync::{Mutex, OnceLock};
+
+use crate::retry::Retry;
+
+/// The prefix of the journal entries that record an attempt's start.
+pub(crate) const ATTEMPT_PREFIX: &str = "@attempt#";
+
+/// Why a step could not give its output.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum StepError {
+    /// The step ran but its output could not be recorded: the task ended, another
+    /// server process took it over (this one must stop), or the store failed. The work
+    /// should return; the task's record says what happened.
+    #[error("step '{step}' ran but could not be recorded: {reason}")]
+    NotRecorded {
+        /// The step's key.
+        step: String,
+        /// Why.
+        reason: String,
+    },
+    /// The output an earlier attempt recorded does not read as the type asked for now
+    /// (the tool changed between attempts).
+    #[error("step '{step}' was recorded by an earlier attempt, but its output no longer reads as this type: {reason}; change the step's name when its output type changes")]
+    Unreadable {
+        /// The step's key.
+        step: String,
+        /// The decoding error.
+        reason: String,
+    },
+    /// The step's output could not be turned into JSON for the journal.
+    #[error("step '{step}' returned an output that cannot be journaled as JSON: {reason}")]
+    Unserializable {
+        /// The step's key.
+        step: String,
+        /// The encoding error.
+        reason: String,
+    },
+}
+
+/// One attempt's view of its task's journal. See the module docs.
+#[derive(Debug, Default)]
+pub(crate) struct StepLog {
+    /// This attempt's number, 1 for the first.
+    pub(crate) attempt: u32,
+    /// Outputs recorded by earlier attempts, by key; taken when replayed.
+    recorded: Mutex<HashMap<String, Value>>,
+    /// How often each name was asked for so far.
+    occurrences: Mutex<HashMap<String, u32>>,
+    /// The retry the work asked for, if it did (see `TaskContext::retry`).
+    retry: Mutex<Option<Retry>>,
+    /// For work that is not a task: an id that makes its step keys unique.
+    call_id: OnceLock<String>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    // A poisoned lock only means a panic elsewhere mid-update of a map that stays
+    // consistent.
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl StepLog {
+    /// The log of a first attempt: nothing recorded.
+    pub(crate) fn first() -> Self {
+        StepLog {
+            attempt: 1,
+            ..Default::default()
+        }
+    }
+
+    /// The log of attempt `attempt`, replaying the steps in `journal`.
+    pub(crate) fn replaying(attempt: u32, journal: &[JournalEntry]) -> Self {
+        let recorded = journal
+            .iter()
+            .filter(|e| !e.step.starts_with(ATTEMPT_PREFIX))
+            .map(|e| (e.step.clone(), e.output.clone()))
+            .collect();
+        StepLog {
+            attempt,
+            recorded: Mutex::new(recorded),
+            ..Default::default()
+        }
+    }
+
+    /// The key of the next step called `name`.
+    pub(crate) fn next_key(&self, name: &str) -> String {
+        let mut occurrences = lock(&self.occurrences);
+        let n = occurrences.entry(name.to_string()).or_insert(0);
+        let key = format!("{name}#{n}");
+        *n += 1;
+        key
+    }
+
+    /// Remembers the work's request to be retried (the last one counts).
+    pub(crate) fn request_retry(&self, retry: Retry) {
+        *lock(&self.retry) = Some(retry);
+    }
+
+    /// The work's request to be retried, taken.
+    pub(crate) fn take_retry(&self) -> Option<Retry> {
+        lock(&self.retry).take()
+    }
+
+    /// An id for the steps of work that is not a task (made on first use).
+    pub(crate) fn call_id(&self) -> &str {
+        self.call_id
+            .get_or_init(|| format!("call-{}", mcp_tasks_protocol::TaskId::generate()))
+    }
+
+    /// The output an earlier attempt recorded for `key`, if any.
+    pub(crate) fn replay(&self, key: &str) -> Option<Value> {
+        lock(&self.recorded).remove(key)
+    }
+}
+
+/// The attempt number a journal's attempt entries give the next attempt.
+pub(crate) fn next_attempt(journal: &[JournalEntry]) -> u32 {
+    let recorded = journal
+        .iter()
+        .filter(|e| e.step.starts_with(ATTEMPT_PREFIX))
+        .count();
+    u32::try_from(recorded)
+        .unwrap_or(u32::MAX - 2)
+        .saturating_add(2)
+}
+
+tokio::task_local! {
+    /// The stable key of the step whose body runs on this task (see
+    /// [`TaskContext::step_key`](crate::TaskContext::step_key)).
+    pub(crate) static CURRENT_STEP: String;
+}
