@@ -383,6 +383,23 @@ pub trait TaskStore: Send + Sync + std::fmt::Debug {
         Ok(0)
     }
 
+    /// Deletes the rows of runners not alive since `before` (their `alive_until <=
+    /// before`), returning how many. Always safe: a runner without a row counts as
+    /// dead, exactly as one whose row lapsed, and a live runner writes its row again at
+    /// its next heartbeat.
+    ///
+    /// Why: a process that crashed on another host (a replaced container) is never
+    /// reaped by a restart on its own host, and its row would stay forever.
+    ///
+    /// The default does nothing.
+    ///
+    /// # Errors
+    /// [`StoreError::Backend`] on I/O failure.
+    async fn forget_dead_runners(&self, before: DateTime<Utc>) -> Result<u64, StoreError> {
+        let _ = before;
+        Ok(0)
+    }
+
     /// Subscribes to the ids of tasks that change (see [`change`]): created, a status,
     /// message or outcome written, or deleted. Returns `None` when the backend has no
     /// feed; then [`supports_notify`](TaskStore::supports_notify) is false and callers

@@ -262,6 +262,11 @@ impl TaskStore for ObservedStore {
             .await
     }
 
+    async fn forget_dead_runners(&self, before: DateTime<Utc>) -> Result<u64, StoreError> {
+        let call = self.inner.forget_dead_runners(before);
+        self.run("forget_dead_runners", RUNNERS, call).await
+    }
+
     async fn reap_runner(&self, runner: &str, now: DateTime<Utc>) -> Result<u64, StoreError> {
         self.run("reap_runner", RUNNERS, self.inner.reap_runner(runner, now))
             .await

@@ -13,7 +13,9 @@
 //!
 //! It also does what needs the process's identity ([`ProcessIdentity`]): at start, it
 //! reaps the rows of dead processes of the same host (their tasks are taken over at
-//! once instead of once their rows lapse); on a clean exit, it retires its row.
+//! once instead of once their rows lapse); on a clean exit, it retires its row. Every
+//! [`FORGET_EVERY`] it deletes the rows of runners dead for over
+//! [`DEAD_RUNNER_RETENTION`] (a crashed container's host never restarts to reap them).
 
 use chrono::{DateTime, Utc};
 use mcp_tasks_protocol::TaskId;
@@ -45,7 +47,17 @@ struct State {
     last_beat: Option<DateTime<Utc>>,
     /// Leases of work stopped after a lapse, not yet handed back.
     unreleased: Vec<(TaskId, u64)>,
+    /// When rows of long-dead runners were last deleted.
+    last_forget: Option<DateTime<Utc>>,
 }
+
+/// How long the row of a dead runner is kept (for whoever looks into the table)
+/// before a heartbeat round deletes it: 1 hour.
+const DEAD_RUNNER_RETENTION: Duration = Duration::from_secs(60 * 60);
+
+/// How often a process deletes the rows of long-dead runners: 10 minutes (and once
+/// at start).
+const FORGET_EVERY: Duration = Duration::from_secs(10 * 60);
 
 impl LeaseKeeper {
     /// The keeper, when the engine runs tasks under leases.
@@ -118,6 +130,16 @@ impl LeaseKeeper {
             .heartbeat(&self.row(core.runner_id.clone(), now))
             .await?;
         state.last_beat = Some(now);
+        let due = state
+            .last_forget
+            .is_none_or(|last| now.signed_duration_since(last) >= chrono_duration(FORGET_EVERY));
+        if due {
+            state.last_forget = Some(now);
+            let before = now - chrono_duration(DEAD_RUNNER_RETENTION);
+            if let Err(e) = core.store.forget_dead_runners(before).await {
+                tracing::debug!(error = %e, "could not delete the rows of long-dead processes");
+            }
+        }
         Ok(())
     }
 

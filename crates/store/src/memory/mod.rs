@@ -529,6 +529,13 @@ impl TaskStore for MemoryStore {
         Ok(self.lock().reap(runner, now))
     }
 
+    async fn forget_dead_runners(&self, before: DateTime<Utc>) -> Result<u64, StoreError> {
+        let mut inner = self.lock();
+        let before_count = inner.runners.len();
+        inner.runners.retain(|_, r| r.alive_until > before);
+        Ok((before_count - inner.runners.len()) as u64)
+    }
+
     async fn subscribe_changes(&self) -> Result<Option<ChangeFeed>, StoreError> {
         Ok(Some(self.changes.subscribe()))
     }

@@ -238,6 +238,10 @@ impl TaskStore for PgStore {
         sql::runners::reap(self, runner, now).await
     }
 
+    async fn forget_dead_runners(&self, before: DateTime<Utc>) -> Result<u64, StoreError> {
+        sql::runners::forget_dead(self, before).await
+    }
+
     fn shared_by_processes(&self) -> bool {
         true
     }

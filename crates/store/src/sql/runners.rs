@@ -36,6 +36,9 @@ const REAP_TASKS: &str = "UPDATE tasks SET lease_until = ?2 \
      WHERE runner = ?1 AND status IN ('working', 'input_required') \
      AND lease_until IS NOT NULL AND lease_until > ?2";
 
+/// Deletes the rows of runners not alive since ?1.
+const FORGET_DEAD: &str = "DELETE FROM runners WHERE alive_until <= ?1";
+
 /// The statements of runner liveness, in one backend's parameter syntax.
 #[derive(Debug)]
 pub(crate) struct RunnerStatements {
@@ -44,6 +47,7 @@ pub(crate) struct RunnerStatements {
     pub(crate) release: String,
     pub(crate) on_host: String,
     pub(crate) reap_tasks: String,
+    pub(crate) forget_dead: String,
 }
 
 impl RunnerStatements {
@@ -55,6 +59,7 @@ impl RunnerStatements {
             release: numbered(RELEASE),
             on_host: numbered(ON_HOST),
             reap_tasks: numbered(REAP_TASKS),
+            forget_dead: numbered(FORGET_DEAD),
         }
     }
 }
@@ -123,6 +128,14 @@ pub(crate) async fn reap<B: Backend>(
         .await?;
     retire(db, runner).await?;
     Ok(cut)
+}
+
+pub(crate) async fn forget_dead<B: Backend>(
+    db: &B,
+    before: DateTime<Utc>,
+) -> Result<u64, StoreError> {
+    db.execute(Call::new(&statements(db).forget_dead).bind(before))
+        .await
 }
 
 /// Reads a row of [`ON_HOST`]; `time` reads a stored time as the backend keeps it.

@@ -120,6 +120,12 @@ impl<G: Send + Sync + std::fmt::Debug> TaskStore for Guarded<G> {
     async fn runners_on_host(&self, host: &str) -> Result<Vec<crate::RunnerRecord>, StoreError> {
         self.store.runners_on_host(host).await
     }
+    async fn forget_dead_runners(
+        &self,
+        before: chrono::DateTime<chrono::Utc>,
+    ) -> Result<u64, StoreError> {
+        self.store.forget_dead_runners(before).await
+    }
     async fn reap_runner(
         &self,
         runner: &str,

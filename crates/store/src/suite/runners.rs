@@ -181,7 +181,8 @@ pub async fn released_leases_are_claimable_at_once_and_fenced(store: Arc<dyn Tas
 
 /// A reaped runner (dead, found by a process on its host) loses its row, and its
 /// tasks become claimable at once, before their lease and its `alive_until` pass;
-/// other runners of the host and of other hosts are untouched.
+/// other runners of the host and of other hosts are untouched. Rows dead since a
+/// moment are forgotten.
 pub async fn reaped_runners_hand_their_tasks_over_at_once(store: Arc<dyn TaskStore>) {
     let dead = leased(0, "dead", 10_000);
     let alive = leased(1, "alive", 10_000);
@@ -215,4 +216,16 @@ pub async fn reaped_runners_hand_their_tasks_over_at_once(store: Arc<dyn TaskSto
     // Reaping again finds nothing to do.
     assert_eq!(store.reap_runner("dead", at(200)).await.unwrap(), 0);
     assert_eq!(claimed(&*store, "new", 200).await, Vec::<TaskId>::new());
+
+    // Rows not alive since a moment are forgotten, whatever their host; live ones stay.
+    store
+        .heartbeat(&runner("gone", "h3", 13, 5_000))
+        .await
+        .unwrap();
+    assert_eq!(store.forget_dead_runners(at(5_000)).await.unwrap(), 1);
+    assert_eq!(store.runners_on_host("h3").await.unwrap(), vec![]);
+    assert_eq!(
+        store.runners_on_host("h1").await.unwrap(),
+        vec![runner("alive", "h1", 12, 10_000)]
+    );
 }
