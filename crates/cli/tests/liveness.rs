@@ -182,15 +182,15 @@ async fn readyz(server: &Server) -> u16 {
         .unwrap_or(0)
 }
 
-/// The default alive window (`--lease-ttl`): a restart must not wait for it.
-const ALIVE_WINDOW: Duration = Duration::from_secs(6);
-
 #[tokio::test]
 async fn an_sqlite_restart_takes_the_dead_processs_tasks_over_at_once() {
     let dir = tempfile::tempdir().unwrap();
     let config = config(dir.path());
     let db = sqlite(dir.path());
-    let mut first = start(&config, &db, &[]);
+    // A long alive window: without the reap at start, the restart would leave the
+    // dead process's tasks alone this long.
+    let window = ["--lease-ttl", "30s"];
+    let mut first = start(&config, &db, &window);
     let s = Session::open(&first.url).await;
     let resumable = s.create("nap", 2).await;
     let plain = s.create("stuck", 20).await;
@@ -198,7 +198,7 @@ async fn an_sqlite_restart_takes_the_dead_processs_tasks_over_at_once() {
     kill_9(&mut first);
 
     let restarted_at = Instant::now();
-    let second = start(&config, &db, &[]);
+    let second = start(&config, &db, &window);
     // (Over SQLite each process keeps its own sessions: a new one there.)
     let s = Session::open(&second.url).await;
     // The start reaped the dead process's row (same host, pid gone) and took its
@@ -206,7 +206,7 @@ async fn an_sqlite_restart_takes_the_dead_processs_tasks_over_at_once() {
     let failed = s.wait_status(&plain, "failed", WAIT).await;
     let took = restarted_at.elapsed();
     assert!(
-        took < ALIVE_WINDOW / 2,
+        took < WAIT,
         "the interrupted task was failed {took:?} after the restart"
     );
     assert!(
@@ -226,8 +226,10 @@ async fn sigterm_drains_hands_resumable_work_to_another_replica_and_fails_the_re
     let dir = tempfile::tempdir().unwrap();
     let config = config(dir.path());
     let db = sqlite(dir.path());
-    const DRAIN: Duration = Duration::from_secs(2);
-    let mut a = start(&config, &db, &["--drain-timeout", "2s"]);
+    // Long enough for the handed-over task to run again and finish on B well within
+    // it: without the hand-over, B could take it only once A has exited.
+    const DRAIN: Duration = Duration::from_secs(8);
+    let mut a = start(&config, &db, &["--drain-timeout", "8s"]);
     let b = start(&config, &db, &[]);
     let on_a = Session::open(&a.url).await;
     // (Over SQLite each process keeps its own sessions.)
@@ -250,7 +252,13 @@ async fn sigterm_drains_hands_resumable_work_to_another_replica_and_fails_the_re
     // The resumable task is handed over at once and finishes on B (3 s from its new
     // start), without waiting for A's heartbeat to lapse.
     let done = on_b.wait_status(&resumable, "completed", WAIT).await;
+    assert!(
+        signalled.elapsed() < DRAIN,
+        "the resumable task finished {:?} after SIGTERM",
+        signalled.elapsed()
+    );
     assert_eq!(result_text(&on_b, &resumable).await, "slept 3", "{done}");
+    assert_eq!(on_b.status(&plain).await["status"], "working");
     // The other gets the drain timeout, then is failed saying why; then A exits.
     let failed = on_b.wait_status(&plain, "failed", WAIT).await;
     assert!(signalled.elapsed() >= DRAIN, "{:?}", signalled.elapsed());
