@@ -133,9 +133,15 @@ pub struct ServerSection {
     /// Client-hosted tasks (2025-11-25) for input requests.
     #[serde(default)]
     pub client_tasks: bool,
-    /// Lease of a running task on a shared database (SQLite file, PostgreSQL).
+    /// Alive window of a server on a shared database (SQLite file, PostgreSQL).
     #[serde(default, with = "opt_duration")]
     pub lease_ttl: Option<Duration>,
+    /// Interval of the server's heartbeat on a shared database.
+    #[serde(default, with = "opt_duration")]
+    pub heartbeat: Option<Duration>,
+    /// How long a shutdown lets tasks that cannot be resumed elsewhere finish.
+    #[serde(default, with = "opt_duration")]
+    pub drain_timeout: Option<Duration>,
     /// Time limit of one poll or cancel of an external job.
     #[serde(default, with = "opt_duration")]
     pub external_call_timeout: Option<Duration>,

@@ -13,11 +13,12 @@ use tokio::sync::watch;
 pub struct Activity {
     /// Rounds of the expiry sweeper finished (each deletes every expired task it finds).
     pub sweeps: u64,
-    /// Rounds of the lease keeper finished (each renews every lease held here; with
-    /// leases only).
+    /// Rounds of the lease keeper finished (each writes this process's one heartbeat,
+    /// which keeps every lease held here; with leases only). The name stays from when
+    /// each lease was renewed on its own.
     pub lease_renewal_rounds: u64,
-    /// Rounds of the lease rescuer finished (each takes over the tasks whose lease
-    /// expired; with leases only).
+    /// Rounds of the lease rescuer finished (each takes over the tasks whose runner is
+    /// no longer alive, or whose lease was released; with leases only).
     pub rescue_rounds: u64,
     /// Rounds of the change bridge's periodic re-read finished (only on stores other
     /// processes write: the in-memory store's feed sees every write).
@@ -33,11 +34,12 @@ pub struct Activity {
     pub job_cancels_done: u64,
     /// Tasks refused because a quota was full.
     pub quota_refusals: u64,
-    /// Tasks taken over from a process whose lease expired (re-run or failed here).
+    /// Tasks taken over from a process that is no longer alive, or that handed them
+    /// back (re-run or failed here).
     pub lease_takeovers: u64,
-    /// Tasks this process was running when another process took their lease (this
-    /// process had stopped renewing in time: paused, partitioned, overloaded); the work
-    /// here is stopped and its outcome not recorded.
+    /// Tasks this process stopped because it could not write its heartbeat for a whole
+    /// alive window (paused, partitioned, overloaded: another process may have taken
+    /// them); the work here is stopped and its outcome not recorded.
     pub lease_losses: u64,
     /// Steps of running work recorded in the journal.
     pub steps_recorded: u64,

@@ -16,13 +16,25 @@ pub const DEFAULT_POLL_INTERVAL: Duration = Duration::from_secs(1);
 pub const DEFAULT_CANCEL_GRACE: Duration = Duration::from_secs(5);
 /// How often expired tasks are looked for: 1 second.
 pub const DEFAULT_SWEEP_INTERVAL: Duration = Duration::from_secs(1);
+/// How often a process proves it is alive on a store several processes share: one
+/// write per process per interval, whatever the number of tasks it runs: 2 seconds.
+pub const DEFAULT_HEARTBEAT: Duration = Duration::from_secs(2);
+/// How long a process counts as alive after its last heartbeat on a store several
+/// processes share (SQLite file, PostgreSQL), and the lease a claim grants before the
+/// first heartbeat counts: 6 seconds (three heartbeats). A process killed with SIGKILL
+/// leaves its tasks `working` about this long (plus one [`DEFAULT_RESCUE_INTERVAL`])
+/// before another process resumes or fails them; a process that cannot write its
+/// heartbeat for this long stops its work (another may take it).
+pub const DEFAULT_LEASE_TTL: Duration = Duration::from_secs(6);
+/// How often a process looks for tasks whose runner is no longer alive: 1 second.
+pub const DEFAULT_RESCUE_INTERVAL: Duration = Duration::from_secs(1);
 /// How often a replica re-reads the tasks it runs, to stop work another replica
 /// cancelled even when no change event arrived: 5 seconds.
-pub const DEFAULT_HEARTBEAT: Duration = Duration::from_secs(5);
-/// Lease of a running task on a store several processes share (SQLite file,
-/// PostgreSQL): 30 seconds (six heartbeats). A process that dies holding tasks leaves
-/// them `working` this long before another process fails or re-runs them.
-pub const DEFAULT_LEASE_TTL: Duration = Duration::from_secs(30);
+pub const DEFAULT_REREAD_INTERVAL: Duration = Duration::from_secs(5);
+/// On shutdown (SIGTERM, Ctrl-C, end of stdio input), how long tasks whose tool cannot
+/// be resumed elsewhere may take to finish before they are failed: 30 seconds.
+/// Resumable tasks are handed over at once.
+pub const DEFAULT_DRAIN_TIMEOUT: Duration = Duration::from_secs(30);
 /// Most expired records deleted per store call, so one sweep never holds the store long.
 pub const SWEEP_BATCH: usize = 500;
 /// How long a plain (non-task) call waits for its client to answer a question before
@@ -80,16 +92,25 @@ pub struct EngineConfig {
     pub max_result_bytes: usize,
     /// Whether audit events include tool arguments (off: they may hold secrets).
     pub audit_arguments: bool,
-    /// Period of the running-task check on stores shared by several processes, and of
-    /// lease renewal.
+    /// Period of the process heartbeat with leases: one store write per interval
+    /// proves every task running here alive (at most a third of `lease_ttl`).
     pub heartbeat: Duration,
-    /// Leases for running tasks (several processes on one database): a task is held
-    /// by the process running it for this long, renewed every heartbeat (at least
-    /// three times per lease); a process that finds an expired lease takes the task
-    /// over (re-runs it when its tool is resumable, else fails it). `None`: chosen from
-    /// the store, [`DEFAULT_LEASE_TTL`] when other processes may share it (a database
-    /// file or server, see `TaskStore::shared_by_processes`), no leases otherwise.
+    /// Leases for running tasks (several processes on one database): the alive window
+    /// of a process (it counts as alive this long after its last heartbeat) and the
+    /// lease a claim grants. A process that finds a task whose runner is not alive
+    /// takes it over (re-runs it when its tool is resumable, else fails it). `None`:
+    /// chosen from the store, [`DEFAULT_LEASE_TTL`] when other processes may share it
+    /// (a database file or server, see `TaskStore::shared_by_processes`), no leases
+    /// otherwise.
     pub lease_ttl: Option<Duration>,
+    /// Period of the look for tasks whose runner is no longer alive (with leases).
+    pub rescue_interval: Duration,
+    /// Period of the re-read of running tasks on stores shared by several processes
+    /// (stops work another replica cancelled when no change event arrived).
+    pub reread_interval: Duration,
+    /// How long [`Engine::drain`](crate::Engine::drain) lets tasks that cannot be
+    /// resumed elsewhere finish before it fails them.
+    pub drain_timeout: Duration,
     /// Longest wait for an external job's `poll` or `cancel` (see
     /// the `external` module): a read of the task must not hang on a system that stopped
     /// answering. A poll that times out counts as "could not find out this time" (the
@@ -125,6 +146,9 @@ impl Default for EngineConfig {
             audit_arguments: false,
             heartbeat: DEFAULT_HEARTBEAT,
             lease_ttl: None,
+            rescue_interval: DEFAULT_RESCUE_INTERVAL,
+            reread_interval: DEFAULT_REREAD_INTERVAL,
+            drain_timeout: DEFAULT_DRAIN_TIMEOUT,
             external_call_timeout: DEFAULT_EXTERNAL_CALL_TIMEOUT,
             people_answer_questions: false,
         }

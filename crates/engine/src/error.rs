@@ -23,6 +23,10 @@ pub enum EngineError {
     /// The engine is shutting down and takes no new work.
     #[error("the server is shutting down")]
     ShuttingDown,
+    /// The engine is draining (its process is shutting down): no new task starts
+    /// here. Another replica (or this server once restarted) takes the call.
+    #[error("the server is draining before it shuts down and starts no new task here; retry the call on another replica or once it restarted")]
+    Draining,
     /// The store failed.
     #[error(transparent)]
     Store(#[from] StoreError),

@@ -1,7 +1,6 @@
 //! Engine behaviour on real stores: races, recovery after a restart, waiters, events.
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
-use mcp_tasks_engine::RESTART_STATUS_MESSAGE;
 use mcp_tasks_engine::{
     Caller, Engine, EngineConfig, EngineError, EngineHooks, Outcome, TaskEvent,
 };
@@ -142,16 +141,18 @@ async fn restart_fails_tasks_left_running_by_the_previous_process() {
     )
     .await
     .unwrap();
+    // With leases the start takes over what a process that is no longer alive left
+    // (its tool is not resumable: failed) before it answers anything.
     let interrupted = engine.get(&running_id, &caller()).await.unwrap();
     assert_eq!(interrupted.status, TaskStatus::Failed);
     assert_eq!(
         interrupted.status_message.as_deref(),
-        Some(RESTART_STATUS_MESSAGE)
+        Some(mcp_tasks_engine::LOST_RUNNER_MESSAGE)
     );
     assert!(matches!(
         interrupted.outcome.as_deref(),
         Some(Outcome::Failed {
-            failure: mcp_tasks_engine::Failure::ServerRestarted,
+            failure: mcp_tasks_engine::Failure::LeaseLost,
             ..
         })
     ));

@@ -124,27 +124,32 @@ async fn a_running_task_is_one_tokio_task_however_it_started() {
 
 /// A heartbeat re-reads the tasks running here only on a store other processes write:
 /// on the in-memory store the change feed already sees every write, and re-reading a
-/// million running tasks every heartbeat cost a core.
+/// million running tasks every heartbeat cost a core. And a heartbeat is one store
+/// write per process, whatever the number of running tasks: no lease is renewed task
+/// by task.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn heartbeats_reread_running_tasks_only_on_stores_other_processes_write() {
+    const RUNNING: usize = 30;
     let dir = tempfile::tempdir().unwrap();
     for backend in ["memory", "sqlite"] {
         let store = open_store(backend, dir.path()).await;
         let config = EngineConfig {
             heartbeat: std::time::Duration::from_millis(10),
+            reread_interval: std::time::Duration::from_millis(10),
             lease_ttl: Some(std::time::Duration::from_secs(30)),
             ..EngineConfig::default()
         };
-        let engine = Engine::start(store, config, EngineHooks::default())
-            .await
-            .unwrap();
-        for _ in 0..3 {
+        let calls = Arc::new(StoreCalls::default());
+        let hooks = EngineHooks::default().store_observer(Arc::clone(&calls) as _);
+        let engine = Engine::start(store, config, hooks).await.unwrap();
+        for _ in 0..RUNNING {
             engine.create(params(), forever).await.unwrap();
         }
         let mut activity = engine.activity();
-        // Counted from now, once all three run (the services started with the engine).
+        // Counted from now, once all run (the services started with the engine).
         let start = *activity.borrow_and_update();
-        // The lease keeper runs on both (leases are on); the change bridge's re-read
+        let beats_before = calls.count("heartbeat");
+        // The heartbeat runs on both (leases are on); the change bridge's re-read
         // only where another process may write.
         tokio::time::timeout(
             WAIT,
@@ -156,16 +161,49 @@ async fn heartbeats_reread_running_tasks_only_on_stores_other_processes_write() 
         .await
         .expect("maintenance stopped")
         .unwrap();
+        let rounds = activity.borrow().lease_renewal_rounds - start.lease_renewal_rounds;
         // Of four rounds, at most the first began before the snapshot.
         let rereads = activity.borrow().rereads - start.rereads;
         if backend == "memory" {
             assert_eq!(rereads, 0, "memory: heartbeats re-read running tasks");
         } else {
             assert!(
-                rereads >= 9,
-                "sqlite: {rereads} re-reads in 4 heartbeats of 3 tasks"
+                rereads >= 3 * RUNNING as u64,
+                "sqlite: {rereads} re-reads in 4 rounds of {RUNNING} tasks"
             );
         }
+        let beats = calls.count("heartbeat") - beats_before;
+        assert!(
+            beats >= 3 && beats <= rounds + 1,
+            "{backend}: {beats} heartbeat writes in {rounds} rounds"
+        );
+        assert_eq!(
+            calls.count("renew_lease"),
+            0,
+            "{backend}: a running task costs no write per heartbeat"
+        );
         engine.shutdown().await;
+    }
+}
+
+/// Counts the store's operations by name.
+#[derive(Debug, Default)]
+struct StoreCalls(std::sync::Mutex<std::collections::HashMap<&'static str, u64>>);
+
+impl StoreCalls {
+    fn count(&self, operation: &str) -> u64 {
+        self.0.lock().unwrap().get(operation).copied().unwrap_or(0)
+    }
+}
+
+impl mcp_tasks_store::StoreObserver for StoreCalls {
+    fn observe(
+        &self,
+        operation: &'static str,
+        _backend: &'static str,
+        _took: std::time::Duration,
+        _ok: bool,
+    ) {
+        *self.0.lock().unwrap().entry(operation).or_default() += 1;
     }
 }

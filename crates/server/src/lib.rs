@@ -9,6 +9,7 @@
 //! |---|---|
 //! | [`builder`] | [`ServerBuilder`]: tools, store and settings collected before start; [`BuildError`] |
 //! | `serve` | running a [`Server`]: `serve_stdio`, `serve_http`, `router`, the shutdown signal |
+//! | `drain` | stopping well: [`ShutdownSignals`] (a first Ctrl-C or SIGTERM drains the engine, a second stops at once), [`drain_signal`], [`drain_on`] |
 //! | [`server`] | [`Server`] and [`ServerConfig`]: the shared state (engine, tools, sessions, outgoing requests) |
 //! | `start` | what starting a server wires into the engine: external pollers, the reader, resumable tools, log routing, the idle-session sweep |
 //! | [`session`] | [`Session`]: negotiated version, client capabilities, outbound stream, in-flight calls |
@@ -27,6 +28,7 @@
 #![deny(missing_docs)]
 
 pub mod builder;
+mod drain;
 pub mod error_map;
 pub mod mcp_reader;
 mod notify;
@@ -49,6 +51,7 @@ pub use transport::limits as http_limits;
 
 pub use ask::{AskClient, ElicitAction, ElicitResponse};
 pub use builder::{BuildError, ServerBuilder};
+pub use drain::{drain_on, drain_signal, ShutdownSignals};
 pub use elicit::{ElicitAs, Elicited};
 pub use external::{ExternalJob, JobError, JobPoll};
 pub use passthrough::Passthrough;

@@ -4,6 +4,7 @@
 use tokio::net::{TcpListener, ToSocketAddrs};
 
 use crate::builder::BuildError;
+use crate::drain::{drain_signal, ShutdownSignals};
 use crate::server::Server;
 use crate::transport::{http, stdio};
 
@@ -15,16 +16,21 @@ impl Server {
         http::router(self.clone(), path)
     }
 
-    /// Serves MCP over stdin/stdout until the client closes stdin, Ctrl-C or SIGTERM.
+    /// Serves MCP over stdin/stdout until the client closes stdin, Ctrl-C or SIGTERM;
+    /// then drains the engine (see [`mcp_tasks_engine::Engine::drain`]: resumable tasks
+    /// are handed over, the others get the drain timeout to finish) unless a second
+    /// signal stops it at once.
     ///
     /// # Errors
     /// I/O errors on stdout.
     pub async fn serve_stdio(self) -> Result<(), BuildError> {
-        stdio::serve(
+        let signals = ShutdownSignals::listen();
+        stdio::serve_until(
             self,
             tokio::io::stdin(),
             tokio::io::stdout(),
-            shutdown_signal(),
+            signals.clone().nth(1),
+            signals.nth(2),
         )
         .await
         .map_err(|source| BuildError::Io {
@@ -33,8 +39,9 @@ impl Server {
         })
     }
 
-    /// Serves MCP over Streamable HTTP at `/mcp` on `addr` until Ctrl-C or SIGTERM.
-    /// Bind a loopback address unless you configured authentication.
+    /// Serves MCP over Streamable HTTP at `/mcp` on `addr` until Ctrl-C or SIGTERM
+    /// and the drain that follows (see [`drain_signal`]). Bind a loopback address unless
+    /// you configured authentication.
     ///
     /// # Errors
     /// When the address cannot be bound.
@@ -45,7 +52,8 @@ impl Server {
                 context: "binding the HTTP address".into(),
                 source,
             })?;
-        self.serve_http_on(listener, shutdown_signal()).await
+        let drained = drain_signal(self.clone());
+        self.serve_http_on(listener, drained).await
     }
 
     /// Serves MCP over Streamable HTTP at `/mcp` on a listener you bound, until

@@ -39,9 +39,13 @@ impl Server {
         // The hooks reach the server, which exists only once the engine does.
         let me: Arc<OnceLock<Weak<ServerInner>>> = Arc::default();
         let metrics: Arc<crate::ops::metrics::Metrics> = Arc::default();
+        // The resumer may be asked while the engine starts (it takes over the tasks of
+        // a dead process of this host at once), before the server exists: it then
+        // finds the tools in this registry.
+        let tools = Arc::new(tools);
         let mut hooks = EngineHooks::default()
             .reader(Arc::new(crate::mcp_reader::McpReader))
-            .resumer(resumer(Arc::clone(&me)))
+            .resumer(resumer(Arc::clone(&me), Arc::clone(&tools)))
             .log_router(log_router(Arc::clone(&me)))
             .store_observer(Arc::clone(&metrics) as _)
             .observe_transitions(metrics_observer(Arc::clone(&me)));
@@ -57,7 +61,7 @@ impl Server {
         let server = Server {
             inner: Arc::new(ServerInner {
                 engine,
-                tools: std::sync::RwLock::new(Arc::new(tools)),
+                tools: std::sync::RwLock::new(tools),
                 passthrough: std::sync::RwLock::new(None),
                 readiness: std::sync::RwLock::new(Vec::new()),
                 metrics,
@@ -96,16 +100,21 @@ impl Server {
 }
 
 /// Re-runs a task taken over from a stopped process when its tool is resumable.
-fn resumer(me: Arc<OnceLock<Weak<ServerInner>>>) -> Resumer {
+/// Before the server exists (while the engine starts) the tools are looked up in
+/// `initial`, the registry the server starts with; then in the server's current one.
+fn resumer(me: Arc<OnceLock<Weak<ServerInner>>>, initial: Arc<ToolRegistry>) -> Resumer {
     Arc::new(move |record| {
         let name = record.request.name()?;
-        let inner = me.get()?.upgrade()?;
-        let tool = inner
-            .tools
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(&name)?
-            .clone();
+        let tool = match me.get() {
+            Some(weak) => weak
+                .upgrade()?
+                .tools
+                .read()
+                .unwrap_or_else(|p| p.into_inner())
+                .get(&name)?
+                .clone(),
+            None => initial.get(&name)?.clone(),
+        };
         if !tool.is_resumable() {
             return None;
         }

@@ -14,6 +14,7 @@
 //! | [`delivery`] | the durable outbox of webhook deliveries: [`DeliveryOutbox`] ([`NewDelivery`], [`Delivery`], [`DeliveryResult`]) |
 //! | [`session`] | 2025-11-25 sessions that replicas share: [`SessionStore`] ([`SessionRecord`]) |
 //! | [`change`] | the change feed several processes use to hear of each other's writes |
+//! | [`runner`] | runner liveness: one heartbeat row per process ([`RunnerRecord`]) |
 //! | [`error`] | [`StoreError`] |
 //! | `explain` | why a compare-and-set did not apply, told from the record as it is now |
 //! | [`observed`] | [`ObservedStore`]: any store, timed and traced per operation (metrics, OTLP spans) |
@@ -57,6 +58,7 @@ pub mod pending;
 pub mod postgres;
 pub mod record;
 pub mod request;
+pub mod runner;
 pub mod session;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod sql;
@@ -80,6 +82,7 @@ pub use record::{
     QuestionDeadline, RenewLeaseParams, TaskRecord, TimelineEntry, TransitionParams,
 };
 pub use request::RequestJson;
+pub use runner::{ReleaseLeasesParams, RunnerRecord};
 pub use session::{SessionRecord, SessionStore};
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteStore;
@@ -190,9 +193,10 @@ pub trait TaskStore: Send + Sync + std::fmt::Debug {
     /// so that no task is left `working` after the process that ran it died. Each one
     /// gets a [`TimelineEntry`] for `failed` at `now`, as a transition would.
     ///
-    /// Records under a live lease (`lease_until > now`) are skipped: another replica
-    /// is running them and will renew or lose that lease; once it expires they are
-    /// orphans like any other (or taken over by [`TaskStore::claim_expired_leases`]).
+    /// Records under a live lease are skipped: one whose `lease_until > now`, or
+    /// whose runner is alive (see [`runner`]): another replica is running them; once
+    /// that runner is gone they are orphans like any other (or taken over by
+    /// [`TaskStore::claim_expired_leases`]).
     ///
     /// Records with an [`ExternalJob`] are skipped too: no process runs them (the job
     /// runs in another system and any process polls it), so a dead runner orphans
@@ -234,7 +238,8 @@ pub trait TaskStore: Send + Sync + std::fmt::Debug {
     async fn board_list(&self, query: &BoardQuery) -> Result<ListPage, StoreError>;
 
     /// Takes the lease of one non-terminal task for `runner` until `until`, if nobody
-    /// holds a live one (`lease_until` is unset or `<= now`). Sets `runner`, the expiry,
+    /// holds a live one (`lease_until` is unset, or `<= now` with a runner that is not
+    /// alive: see [`runner`]). Sets `runner`, the expiry,
     /// and bumps `lease_generation`; returns the record with the generation the caller
     /// must present from now on. Of several runners claiming at once exactly one wins.
     ///
@@ -276,15 +281,19 @@ pub trait TaskStore: Send + Sync + std::fmt::Debug {
     }
 
     /// Takes over up to `limit` non-terminal, unexpired tasks whose lease expired
-    /// (`lease_until <= now`), oldest lease first: each gets `runner`, `until` and
+    /// (`lease_until <= now`) and whose runner is not alive (it has no row, or its row's
+    /// `alive_until <= now`, see [`runner`]; a task whose lease was released has no
+    /// runner), oldest lease first: each gets `runner`, `until` and
     /// `lease_generation + 1`, and is returned. Several replicas calling at once never
     /// receive the same task (PostgreSQL skips rows another claimer has locked).
     /// Tasks that never had a lease (`lease_until` unset) are not touched, nor tasks
     /// with an [`ExternalJob`]: their lease lapses once the job started (no process
     /// holds them any more), and a takeover would re-run or fail a job that is fine.
     ///
-    /// Why: a replica that died leaves its tasks leased until the expiry; the
-    /// survivors rescue them (re-run or fail them through fenced transitions).
+    /// Why: a replica that died leaves its tasks leased until it stops being alive;
+    /// the survivors rescue them (re-run or fail them through fenced transitions).
+    /// A live runner keeps all its tasks with one [`heartbeat`](TaskStore::heartbeat)
+    /// per interval, none of them renewed one by one.
     ///
     /// The default (single process): no other process can hold a lease, so nothing
     /// ever needs rescuing; orphans of a previous run are
@@ -298,6 +307,97 @@ pub trait TaskStore: Send + Sync + std::fmt::Debug {
     ) -> Result<Vec<TaskRecord>, StoreError> {
         let _ = params;
         Ok(Vec::new())
+    }
+
+    /// Writes one heartbeat of a runner: inserts its row, or moves its `alive_until`
+    /// on. One write per process per interval keeps every task it runs: a task is up
+    /// for takeover only once its runner is not alive (see [`runner`] and
+    /// [`claim_expired_leases`](TaskStore::claim_expired_leases)).
+    ///
+    /// Why: renewing the lease of each running task costs a write per task per
+    /// interval; a row per process costs one.
+    ///
+    /// The default (single process): nobody else looks, so nothing is written.
+    ///
+    /// # Errors
+    /// [`StoreError::Backend`] or [`StoreError::Unavailable`] on I/O failure.
+    async fn heartbeat(&self, runner: &RunnerRecord) -> Result<(), StoreError> {
+        let _ = runner;
+        Ok(())
+    }
+
+    /// Deletes a runner's row on a clean exit (after its leases were released or its
+    /// tasks ended): it is gone, and says so instead of letting `alive_until` pass.
+    ///
+    /// The default does nothing.
+    ///
+    /// # Errors
+    /// [`StoreError::Backend`] on I/O failure.
+    async fn retire(&self, runner: &str) -> Result<(), StoreError> {
+        let _ = runner;
+        Ok(())
+    }
+
+    /// Hands leases back: each listed task still held by `runner` at the listed
+    /// generation loses its runner and becomes claimable by any runner at once (the
+    /// next claim raises the generation, as always). Returns how many were released;
+    /// a task another runner took meanwhile, or that ended, is left alone.
+    ///
+    /// Why: a draining process stops its resumable work and lets another replica (or
+    /// the next start) resume it now, not once the process's heartbeat lapses.
+    ///
+    /// The default (single process): there is nobody to hand to; nothing changes.
+    ///
+    /// # Errors
+    /// [`StoreError::Backend`] on I/O failure.
+    async fn release_leases(&self, params: &ReleaseLeasesParams) -> Result<u64, StoreError> {
+        let _ = params;
+        Ok(0)
+    }
+
+    /// The runner rows of one host ([`RunnerRecord::host`]), alive or not, for a
+    /// starting process to find its dead predecessors (pid gone, or reused).
+    ///
+    /// The default: none.
+    ///
+    /// # Errors
+    /// [`StoreError::Backend`] on I/O failure.
+    async fn runners_on_host(&self, host: &str) -> Result<Vec<RunnerRecord>, StoreError> {
+        let _ = host;
+        Ok(Vec::new())
+    }
+
+    /// Removes the row of a runner known to be dead, and makes its tasks claimable at
+    /// once (their `lease_until` becomes `now`), returning how many tasks it held.
+    ///
+    /// Why: a process restarted on the same host knows its predecessor is gone the
+    /// moment it starts; its tasks should be resumed or failed then, not once the
+    /// dead runner's `alive_until` and lease pass.
+    ///
+    /// The default does nothing.
+    ///
+    /// # Errors
+    /// [`StoreError::Backend`] on I/O failure.
+    async fn reap_runner(&self, runner: &str, now: DateTime<Utc>) -> Result<u64, StoreError> {
+        let _ = (runner, now);
+        Ok(0)
+    }
+
+    /// Deletes the rows of runners not alive since `before` (their `alive_until <=
+    /// before`), returning how many. Always safe: a runner without a row counts as
+    /// dead, exactly as one whose row lapsed, and a live runner writes its row again at
+    /// its next heartbeat.
+    ///
+    /// Why: a process that crashed on another host (a replaced container) is never
+    /// reaped by a restart on its own host, and its row would stay forever.
+    ///
+    /// The default does nothing.
+    ///
+    /// # Errors
+    /// [`StoreError::Backend`] on I/O failure.
+    async fn forget_dead_runners(&self, before: DateTime<Utc>) -> Result<u64, StoreError> {
+        let _ = before;
+        Ok(0)
     }
 
     /// Subscribes to the ids of tasks that change (see [`change`]): created, a status,

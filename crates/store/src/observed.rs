@@ -62,6 +62,8 @@ const TASKS: &str = "tasks";
 const SESSIONS: &str = "sessions";
 const TIMELINE: &str = "task_timeline";
 const DELIVERIES: &str = "deliveries";
+/// The table of runner heartbeats (`runner`).
+const RUNNERS: &str = "runners";
 
 /// A store that times and traces every call to the store inside it.
 #[derive(Debug)]
@@ -239,6 +241,35 @@ impl TaskStore for ObservedStore {
     ) -> Result<Vec<TaskRecord>, StoreError> {
         let call = self.inner.claim_expired_leases(params);
         self.run("claim_expired_leases", TASKS, call).await
+    }
+
+    async fn heartbeat(&self, runner: &crate::RunnerRecord) -> Result<(), StoreError> {
+        self.run("heartbeat", RUNNERS, self.inner.heartbeat(runner))
+            .await
+    }
+
+    async fn retire(&self, runner: &str) -> Result<(), StoreError> {
+        self.run("retire", RUNNERS, self.inner.retire(runner)).await
+    }
+
+    async fn release_leases(&self, params: &crate::ReleaseLeasesParams) -> Result<u64, StoreError> {
+        self.run("release_leases", TASKS, self.inner.release_leases(params))
+            .await
+    }
+
+    async fn runners_on_host(&self, host: &str) -> Result<Vec<crate::RunnerRecord>, StoreError> {
+        self.run("runners_on_host", RUNNERS, self.inner.runners_on_host(host))
+            .await
+    }
+
+    async fn forget_dead_runners(&self, before: DateTime<Utc>) -> Result<u64, StoreError> {
+        let call = self.inner.forget_dead_runners(before);
+        self.run("forget_dead_runners", RUNNERS, call).await
+    }
+
+    async fn reap_runner(&self, runner: &str, now: DateTime<Utc>) -> Result<u64, StoreError> {
+        self.run("reap_runner", RUNNERS, self.inner.reap_runner(runner, now))
+            .await
     }
 
     async fn subscribe_changes(&self) -> Result<Option<ChangeFeed>, StoreError> {

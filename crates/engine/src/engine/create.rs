@@ -68,9 +68,13 @@ impl Engine {
     /// caller. Then [`Creation::commit`] or [`Creation::start`].
     ///
     /// # Errors
-    /// [`EngineError::QuotaExceeded`] naming the limit.
+    /// [`EngineError::QuotaExceeded`] naming the limit; [`EngineError::Draining`] once
+    /// [`Engine::drain`] began.
     pub fn begin(&self, params: CreateParams) -> Result<Creation, EngineError> {
         let inner = &self.inner;
+        if inner.executor.is_draining() {
+            return Err(EngineError::Draining);
+        }
         let slot = inner
             .executor
             .quota

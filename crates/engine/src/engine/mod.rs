@@ -5,6 +5,7 @@
 //! | file | methods |
 //! |---|---|
 //! | `mod.rs` | [`Engine::start`], [`Engine::shutdown`], settings, events, activity, the neutral view |
+//! | `drain` | [`Engine::drain`]: hand resumable work over, let the rest finish, then fail it ([`crate::DrainReport`]) |
 //! | `create` | [`Engine::begin`], [`Engine::create`]: the one creation path ([`crate::Creation`], [`crate::ProvisionalTask`]) |
 //! | `external` | [`Engine::register_external`], [`Engine::create_external`] |
 //! | `read` | [`Engine::get`], [`Engine::list`], [`Engine::wait_terminal`] |
@@ -17,6 +18,7 @@
 pub(crate) mod board;
 mod cancel;
 pub(crate) mod create;
+pub(crate) mod drain;
 mod external;
 mod observe;
 mod questions;
@@ -35,6 +37,8 @@ use crate::config::EngineConfig;
 use crate::error::EngineError;
 use crate::events::TaskEvent;
 use crate::hooks::EngineHooks;
+use crate::maintenance::lease_keeper::LeaseKeeper;
+use crate::maintenance::lease_rescuer::LeaseRescuer;
 use crate::maintenance::Maintenance;
 use crate::run::core::Core;
 use crate::run::executor::Executor;
@@ -105,14 +109,20 @@ impl std::fmt::Debug for Engine {
 
 impl Engine {
     /// Starts an engine on a store, with everything it is to know of its embedder
-    /// (`hooks`: the reader, the resumer, the log router, the observers). Tasks left
-    /// non-terminal by an earlier process are failed first (their work died with that
-    /// process), so none stays `working`; then the maintenance services start (expiry
-    /// sweeper; with leases, the lease keeper and rescuer; the change bridge: see
+    /// (`hooks`: the reader, the resumer, the log router, the observers).
+    ///
+    /// Without leases (a store only this process uses), tasks left non-terminal by an
+    /// earlier process are failed first (their work died with that process), so none
+    /// stays `working`. With leases (a store other processes share), the process
+    /// writes its first heartbeat, reaps the rows of dead processes of its own host
+    /// (pid gone, or reused) and takes their tasks over at once: resumable ones run
+    /// again here, the others are failed; tasks of processes elsewhere are taken over
+    /// once those stop being alive. Then the maintenance services start (expiry
+    /// sweeper; with leases, the heartbeat and the rescuer; the change bridge: see
     /// `maintenance`), until [`Engine::shutdown`].
     ///
     /// # Errors
-    /// A store error if recovery cannot run.
+    /// A store error if recovery (or the first heartbeat) cannot run.
     pub async fn start(
         store: Arc<dyn TaskStore>,
         mut config: EngineConfig,
@@ -122,8 +132,8 @@ impl Engine {
             config.lease_ttl = Some(crate::config::DEFAULT_LEASE_TTL);
         }
         if let Some(lease) = config.lease_ttl {
-            // Renew well before expiry: a lease renewed less often than it lasts would
-            // lapse under live work and hand it to another process.
+            // Beat well within the alive window: a process that beats less often than
+            // it counts as alive would look dead under live work.
             config.heartbeat = config
                 .heartbeat
                 .min(lease / 3)
@@ -146,24 +156,10 @@ impl Engine {
             hooks.log_router,
             hooks.transition_observers,
         ));
-        let failed = core
-            .store
-            .fail_orphaned(
-                &core.runner_id,
-                RESTART_STATUS_MESSAGE,
-                &Outcome::failed(
-                    Failure::ServerRestarted,
-                    format!("{RESTART_STATUS_MESSAGE}; call the tool again"),
-                ),
-                core.now(),
-            )
-            .await?;
-        if failed > 0 {
-            tracing::warn!(
-                failed,
-                "failed tasks interrupted by a previous server process"
-            );
+        if !leased {
+            fail_orphans(&core).await?;
         }
+        let keeper = LeaseKeeper::from_config(&core.config, core.now());
         let components = Arc::new(Components {
             core,
             executor: Executor::new(quota, leased),
@@ -174,6 +170,14 @@ impl Engine {
             me: std::sync::OnceLock::new(),
         });
         let _ = components.me.set(Arc::downgrade(&components));
+        if let Some(keeper) = &keeper {
+            // Alive before anything is claimed or created under this runner's name.
+            keeper.beat(&components).await?;
+            keeper.reap_dead_neighbours(&components).await;
+            if let Some(rescuer) = LeaseRescuer::from_config(&components.core.config) {
+                rescuer.rescue_backlog(&components).await;
+            }
+        }
         let feed = match components.core.store.subscribe_changes().await {
             Ok(feed) => feed,
             Err(e) => {
@@ -181,19 +185,27 @@ impl Engine {
                 None
             }
         };
-        let maintenance = Maintenance::start(&components, feed);
+        let maintenance = Maintenance::start(&components, feed, keeper);
         Ok(Engine {
             inner: components,
             maintenance: Arc::new(maintenance),
         })
     }
 
-    /// Stops the maintenance services (expiry, leases, the change bridge) and waits
-    /// until they have stopped. Work running here goes on, and the engine still
-    /// answers; a process that stops for good calls this before it exits, so that no
-    /// service round is cut off by the runtime going away. Later calls do nothing.
+    /// Stops the maintenance services (expiry, heartbeat, takeovers, the change
+    /// bridge) and waits until they have stopped. Work running here goes on, and the
+    /// engine still answers; a process that stops for good calls this before it
+    /// exits (after [`Engine::drain`], to hand its work over first), so that no
+    /// service round is cut off by the runtime going away. When no work runs here
+    /// under a lease any more, the process's heartbeat row is retired (it is gone,
+    /// rather than presumed alive until the row lapses). Later calls do nothing.
     pub async fn shutdown(&self) {
         self.maintenance.shutdown().await;
+        if let Some(keeper) = &self.maintenance.keeper {
+            if self.inner.executor.held_leases().is_empty() {
+                keeper.retire(&self.inner).await;
+            }
+        }
     }
 
     /// The settings in force.
@@ -265,4 +277,28 @@ impl Engine {
     pub fn store(&self) -> &Arc<dyn TaskStore> {
         &self.inner.core.store
     }
+}
+
+/// Fails the tasks an earlier process left non-terminal on a store only this process
+/// uses (without leases nobody else can be running them).
+async fn fail_orphans(core: &Core) -> Result<(), EngineError> {
+    let failed = core
+        .store
+        .fail_orphaned(
+            &core.runner_id,
+            RESTART_STATUS_MESSAGE,
+            &Outcome::failed(
+                Failure::ServerRestarted,
+                format!("{RESTART_STATUS_MESSAGE}; call the tool again"),
+            ),
+            core.now(),
+        )
+        .await?;
+    if failed > 0 {
+        tracing::warn!(
+            failed,
+            "failed tasks interrupted by a previous server process"
+        );
+    }
+    Ok(())
 }

@@ -3,7 +3,7 @@
 //! change feed (when the store has one) and turns each change into a re-read of the
 //! task, which becomes this engine's own event (see `run::replicas`); a lost change
 //! re-reads everything running here. On a store other processes write it also
-//! re-reads the work running here every heartbeat, to catch what no event announced
+//! re-reads the work running here every `reread_interval`, to catch what no event announced
 //! (SQLite has no feed). Its signals: [`Activity::reread_rounds`](crate::Activity::reread_rounds)
 //! and [`Activity::rereads`](crate::Activity::rereads).
 
@@ -27,7 +27,9 @@ pub(crate) struct ChangeBridge {
 impl ChangeBridge {
     pub(crate) fn from_config(config: &EngineConfig, store: &dyn TaskStore) -> Self {
         ChangeBridge {
-            reread_every: store.shared_by_processes().then_some(config.heartbeat),
+            reread_every: store
+                .shared_by_processes()
+                .then_some(config.reread_interval),
         }
     }
 

@@ -6,8 +6,8 @@
 //! | service | what it does | runs when |
 //! |---|---|---|
 //! | [`expiry::ExpirySweeper`] | deletes expired tasks and stops their work and external jobs | always |
-//! | [`lease_keeper::LeaseKeeper`] | renews the leases of the work running here; stops work whose lease was lost | with leases |
-//! | [`lease_rescuer::LeaseRescuer`] | takes over tasks whose runner's lease expired: re-runs or fails them | with leases |
+//! | [`lease_keeper::LeaseKeeper`] | the process heartbeat (one write per interval keeps every task running here); stops the work after a lapse | with leases |
+//! | [`lease_rescuer::LeaseRescuer`] | takes over tasks whose runner is not alive (or whose lease was released): re-runs or fails them | with leases |
 //! | [`change_bridge::ChangeBridge`] | turns the store's change feed, and a periodic re-read, into this engine's events | with a feed, or a store other processes write |
 //!
 //! Each holds the components weakly: once every handle of the engine is gone, a
@@ -15,6 +15,7 @@
 
 pub(crate) mod change_bridge;
 pub(crate) mod expiry;
+pub(crate) mod identity;
 pub(crate) mod lease_keeper;
 pub(crate) mod lease_rescuer;
 
@@ -32,17 +33,28 @@ use crate::run::Components;
 pub(crate) struct Maintenance {
     stop: CancellationToken,
     services: Mutex<Vec<JoinHandle<()>>>,
+    /// The heartbeat of this process, with leases (the engine's drain and shutdown
+    /// retire its row).
+    pub(crate) keeper: Option<Arc<lease_keeper::LeaseKeeper>>,
 }
 
 impl Maintenance {
     /// Starts every service the engine's settings and store call for.
-    pub(crate) fn start(components: &Arc<Components>, feed: Option<ChangeFeed>) -> Maintenance {
-        let maintenance = Maintenance::default();
+    /// `keeper` is the heartbeat the engine wrote its first beat with, if any.
+    pub(crate) fn start(
+        components: &Arc<Components>,
+        feed: Option<ChangeFeed>,
+        keeper: Option<Arc<lease_keeper::LeaseKeeper>>,
+    ) -> Maintenance {
+        let maintenance = Maintenance {
+            keeper: keeper.clone(),
+            ..Maintenance::default()
+        };
         let core = &components.core;
         let config = &core.config;
         let weak = Arc::downgrade(components);
         maintenance.spawn(expiry::ExpirySweeper::from_config(config).run(weak.clone()));
-        if let Some(keeper) = lease_keeper::LeaseKeeper::from_config(config) {
+        if let Some(keeper) = keeper {
             maintenance.spawn(keeper.run(weak.clone()));
         }
         if let Some(rescuer) = lease_rescuer::LeaseRescuer::from_config(config) {
@@ -84,6 +96,17 @@ impl Maintenance {
             let _ = service.await;
         }
     }
+}
+
+/// When a lease taken (or a heartbeat written) at `now` for `lease` runs out.
+pub(crate) fn lease_until(
+    now: chrono::DateTime<chrono::Utc>,
+    lease: Duration,
+) -> chrono::DateTime<chrono::Utc> {
+    chrono::Duration::from_std(lease)
+        .ok()
+        .and_then(|d| now.checked_add_signed(d))
+        .unwrap_or(now)
 }
 
 /// Runs `round` every `every` (the first at once) while the engine lives.

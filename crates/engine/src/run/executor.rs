@@ -30,6 +30,8 @@ pub(crate) struct Executor {
     leased: bool,
     /// Itself, for the timers of [`Executor::stop_work`] to look back in.
     me: Weak<Executor>,
+    /// Set once the engine drains: no new work starts here.
+    draining: std::sync::atomic::AtomicBool,
 }
 
 impl Executor {
@@ -39,6 +41,7 @@ impl Executor {
             quota,
             leased,
             me: me.clone(),
+            draining: std::sync::atomic::AtomicBool::new(false),
         })
     }
 
@@ -123,6 +126,17 @@ impl Executor {
     /// Whether the work of task `id` runs in this process.
     pub(crate) fn runs_here(&self, id: &TaskId) -> bool {
         self.lock().contains_key(id)
+    }
+
+    /// From now on no new work starts here (the engine drains).
+    pub(crate) fn start_draining(&self) {
+        self.draining
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// Whether the engine drains (new work is refused, nothing is taken over).
+    pub(crate) fn is_draining(&self) -> bool {
+        self.draining.load(std::sync::atomic::Ordering::SeqCst)
     }
 
     /// How many tasks run in this process.

@@ -61,6 +61,12 @@ pub(crate) async fn readyz(State(server): State<Server>) -> Response {
         server.readiness_problems(PROBE_TIMEOUT)
     );
     let mut problems = Vec::new();
+    if server.engine().is_draining() {
+        problems.push(json!({
+            "check": "drain",
+            "reason": "the server is draining before it shuts down: it starts no new task"
+        }));
+    }
     if let Err(e) = store {
         problems.push(json!({ "check": "store", "reason": e }));
     }

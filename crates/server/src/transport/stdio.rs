@@ -17,8 +17,9 @@ use crate::session::{Session, OUTBOUND_CAPACITY};
 const DRAIN_AFTER_EOF: Duration = Duration::from_secs(2);
 
 /// Serves one session over a reader and a writer (stdin/stdout) until the input ends or
-/// `shutdown` completes. Requests are handled concurrently, so a blocking `tasks/result`
-/// never holds up a `tasks/get`.
+/// `shutdown` completes, then drains the engine (resumable tasks handed over, the others
+/// given the drain timeout: [`mcp_tasks_engine::Engine::drain`]). Requests are handled
+/// concurrently, so a blocking `tasks/result` never holds up a `tasks/get`.
 ///
 /// # Errors
 /// I/O errors on the output.
@@ -27,6 +28,24 @@ pub async fn serve<R, W>(
     input: R,
     output: W,
     shutdown: impl std::future::Future<Output = ()>,
+) -> std::io::Result<()>
+where
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    serve_until(server, input, output, shutdown, std::future::pending()).await
+}
+
+/// [`serve`], whose drain stops at once when `stop_now` completes (a second signal).
+///
+/// # Errors
+/// I/O errors on the output.
+pub async fn serve_until<R, W>(
+    server: Server,
+    input: R,
+    output: W,
+    shutdown: impl std::future::Future<Output = ()>,
+    stop_now: impl std::future::Future<Output = ()>,
 ) -> std::io::Result<()>
 where
     R: AsyncRead + Unpin + Send + 'static,
@@ -65,6 +84,7 @@ where
             handle_line(&server, &session, &tx, &line).await;
         }
     }
+    crate::drain::drain_unless(&server, stop_now).await;
     drop(tx);
     session.detach_outbound();
     server.close_session(session.id());

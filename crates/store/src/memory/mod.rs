@@ -24,6 +24,7 @@
 
 mod journal;
 mod outbox;
+mod runners;
 
 use crate::change::{Change, ChangeFeed, ChangeHub};
 use crate::delivery::DeliveryOutbox;
@@ -78,6 +79,8 @@ struct Inner {
     /// The journals of the tasks whose work recorded steps (`journal.rs`), removed
     /// with their record.
     journals: HashMap<TaskId, Vec<crate::journal::JournalEntry>>,
+    /// The runners' liveness rows, by runner id (`runners.rs`).
+    runners: HashMap<String, crate::runner::RunnerRecord>,
 }
 
 impl MemoryStore {
@@ -104,11 +107,6 @@ impl MemoryStore {
 /// Whether a record is expired at `now` (and so must look absent).
 fn is_expired(record: &TaskRecord, now: DateTime<Utc>) -> bool {
     record.expires_at.is_some_and(|at| at <= now)
-}
-
-/// Whether a record's lease is held by someone at `now`.
-fn lease_is_live(record: &TaskRecord, now: DateTime<Utc>) -> bool {
-    record.lease_until.is_some_and(|until| until > now)
 }
 
 /// The unchanged record as the reason a lease call failed.
@@ -401,7 +399,7 @@ impl TaskStore for MemoryStore {
             .filter(|id| {
                 inner.record(id).is_some_and(|r| {
                     r.runner.as_deref() != Some(current_runner)
-                        && !lease_is_live(r, now)
+                        && !inner.lease_is_live(r, now)
                         && r.external.is_none()
                 })
             })
@@ -462,7 +460,7 @@ impl TaskStore for MemoryStore {
         if current.status.is_terminal() {
             return Err(conflict(current));
         }
-        if lease_is_live(current, params.now) {
+        if inner.lease_is_live(current, params.now) {
             return Err(lease_conflict(current));
         }
         inner
@@ -497,10 +495,8 @@ impl TaskStore for MemoryStore {
             .iter()
             .filter_map(|id| inner.record(id))
             .filter(|r| !is_expired(r, params.now) && r.external.is_none())
-            .filter_map(|r| match r.lease_until {
-                Some(until) if until <= params.now => Some((until, r.id.clone())),
-                _ => None,
-            })
+            .filter(|r| !inner.lease_is_live(r, params.now))
+            .filter_map(|r| r.lease_until.map(|until| (until, r.id.clone())))
             .collect();
         expired.sort();
         Ok(expired
@@ -508,6 +504,36 @@ impl TaskStore for MemoryStore {
             .take(params.limit)
             .filter_map(|(_, id)| inner.take_lease(&id, &params.runner, params.until))
             .collect())
+    }
+
+    async fn heartbeat(&self, runner: &crate::RunnerRecord) -> Result<(), StoreError> {
+        self.lock().heartbeat(runner);
+        Ok(())
+    }
+
+    async fn retire(&self, runner: &str) -> Result<(), StoreError> {
+        self.lock().retire(runner);
+        Ok(())
+    }
+
+    async fn release_leases(&self, params: &crate::ReleaseLeasesParams) -> Result<u64, StoreError> {
+        let released = self.lock().release(params);
+        Ok(released.len() as u64)
+    }
+
+    async fn runners_on_host(&self, host: &str) -> Result<Vec<crate::RunnerRecord>, StoreError> {
+        Ok(self.lock().runners_on_host(host))
+    }
+
+    async fn reap_runner(&self, runner: &str, now: DateTime<Utc>) -> Result<u64, StoreError> {
+        Ok(self.lock().reap(runner, now))
+    }
+
+    async fn forget_dead_runners(&self, before: DateTime<Utc>) -> Result<u64, StoreError> {
+        let mut inner = self.lock();
+        let before_count = inner.runners.len();
+        inner.runners.retain(|_, r| r.alive_until > before);
+        Ok((before_count - inner.runners.len()) as u64)
     }
 
     async fn subscribe_changes(&self) -> Result<Option<ChangeFeed>, StoreError> {

@@ -218,6 +218,30 @@ impl TaskStore for PgStore {
         true
     }
 
+    async fn heartbeat(&self, runner: &crate::RunnerRecord) -> Result<(), StoreError> {
+        sql::runners::heartbeat(self, runner).await
+    }
+
+    async fn retire(&self, runner: &str) -> Result<(), StoreError> {
+        sql::runners::retire(self, runner).await
+    }
+
+    async fn release_leases(&self, params: &crate::ReleaseLeasesParams) -> Result<u64, StoreError> {
+        sql::runners::release(self, params).await
+    }
+
+    async fn runners_on_host(&self, host: &str) -> Result<Vec<crate::RunnerRecord>, StoreError> {
+        sql::runners::on_host(self, host).await
+    }
+
+    async fn reap_runner(&self, runner: &str, now: DateTime<Utc>) -> Result<u64, StoreError> {
+        sql::runners::reap(self, runner, now).await
+    }
+
+    async fn forget_dead_runners(&self, before: DateTime<Utc>) -> Result<u64, StoreError> {
+        sql::runners::forget_dead(self, before).await
+    }
+
     fn shared_by_processes(&self) -> bool {
         true
     }
@@ -300,6 +324,10 @@ impl sql::Backend for PgStore {
 
     fn read_delivery(row: &PgRow) -> Result<Delivery, StoreError> {
         row::row_to_delivery(row)
+    }
+
+    fn read_runner(row: &PgRow) -> Result<crate::runner::RunnerRecord, StoreError> {
+        row::row_to_runner(row)
     }
 
     fn read_count(row: &PgRow) -> Result<u64, StoreError> {
@@ -434,7 +462,7 @@ mod tests {
         let board = [Time, NoTime, Text, NoText, NoText, NoText, Int];
         let board_filtered = [Time, Time, Text, Text, Text, Text, Int];
         let board_owner = [Time, NoTime, Text, NoText, NoText, NoText, Int, Text];
-        let cases: [(&str, &[Param], &str); 19] = [
+        let cases: [(&str, &[Param], &str); 22] = [
             (&s.get, &[Text, Time], "tasks_pkey"),
             (&s.transition, &transition, "tasks_pkey"),
             (&s.list_by_owner, &list, "tasks_owner_created"),
@@ -445,9 +473,27 @@ mod tests {
                 "tasks_owner_session_created",
             ),
             (s.delete_expired, &[Time, Int], "tasks_expires_at"),
-            (s.fail_orphaned, &[Text, Text, Text, Time], "tasks_active"),
+            // The runner index has the same partial predicate as `tasks_active`.
+            (
+                s.fail_orphaned,
+                &[Text, Text, Text, Time],
+                "tasks_active|tasks_runner",
+            ),
+            (
+                &s.runners.release,
+                &[Text, Text, Int, Time],
+                "tasks_pkey|tasks_runner",
+            ),
+            (&s.runners.on_host, &[Text], "runners_host"),
+            (&s.runners.reap_tasks, &[Text, Time], "tasks_runner"),
             (&s.claim_lease, &[Text, Text, Time, Time], "tasks_pkey"),
-            (&s.renew_lease, &[Text, Text, Int, Time, Time], "tasks_pkey"),
+            // By id, or (on empty tables the planner guesses) through the runner index,
+            // which the same `runner = $2` narrows to a row or two.
+            (
+                &s.renew_lease,
+                &[Text, Text, Int, Time, Time],
+                "tasks_pkey|tasks_runner",
+            ),
             (
                 s.claim_expired,
                 &[Text, Time, Time, Int],

@@ -8,7 +8,7 @@
 //! `FOR UPDATE SKIP LOCKED`: two replicas running them at once split the rows instead of
 //! waiting on (or deadlocking over) each other. See `migrations/` for the schema.
 
-use crate::sql::statements::delivery_columns;
+use crate::sql::statements::{delivery_columns, runner_not_alive};
 use crate::sql::{Dialect, Statements};
 use std::sync::LazyLock;
 
@@ -43,15 +43,19 @@ const DELETE_EXPIRED: &str = "WITH doomed AS (\
 /// [`Dialect::fail_orphaned`]: $1 current runner, $2 status message, $3 outcome JSON,
 /// $4 now. Rows locked by a concurrent writer are left to it (they are being changed
 /// right now anyway).
-const FAIL_ORPHANED: &str = "WITH orphans AS (\
-     SELECT id FROM tasks WHERE status IN ('working', 'input_required') \
-     AND (runner IS NULL OR runner <> $1) \
-     AND (lease_until IS NULL OR lease_until <= $4) \
-     AND external IS NULL \
-     FOR UPDATE SKIP LOCKED) \
-     UPDATE tasks t SET status = 'failed', status_message = $2, outcome = $3, \
-     input_requests = '{}', last_updated_at = $4, version = t.version + 1 \
-     FROM orphans WHERE t.id = orphans.id";
+const FAIL_ORPHANED: &str = concat!(
+    "WITH orphans AS (",
+    "SELECT id FROM tasks WHERE status IN ('working', 'input_required')",
+    " AND (runner IS NULL OR runner <> $1)",
+    " AND (lease_until IS NULL OR (lease_until <= $4 AND ",
+    runner_not_alive!("$4"),
+    "))",
+    " AND external IS NULL",
+    " FOR UPDATE SKIP LOCKED)",
+    " UPDATE tasks t SET status = 'failed', status_message = $2, outcome = $3,",
+    " input_requests = '{}', last_updated_at = $4, version = t.version + 1",
+    " FROM orphans WHERE t.id = orphans.id"
+);
 
 /// [`Dialect::claim_expired`]: $1 runner, $2 until, $3 now, $4 limit. `SKIP LOCKED`
 /// hands each expired row to one claimer; a row another claimer committed first no
@@ -60,7 +64,8 @@ const CLAIM_EXPIRED: &str = concat!(
     "WITH expired AS (SELECT id FROM tasks",
     " WHERE lease_until IS NOT NULL AND status IN ('working', 'input_required')",
     " AND lease_until <= $3 AND (expires_at IS NULL OR expires_at > $3)",
-    " AND external IS NULL",
+    " AND external IS NULL AND ",
+    runner_not_alive!("$3"),
     " ORDER BY lease_until LIMIT $4 FOR UPDATE SKIP LOCKED)",
     " UPDATE tasks t SET runner = $1, lease_until = $2,",
     " lease_generation = t.lease_generation + 1",

@@ -72,3 +72,7 @@ pub(super) fn row_to_timeline_entry(row: &PgRow) -> Result<TimelineEntry, StoreE
 pub(super) fn row_to_delivery(row: &PgRow) -> Result<Delivery, StoreError> {
     values::row_to_delivery(row, |_, at: DateTime<Utc>| Ok(at))
 }
+
+pub(super) fn row_to_runner(row: &PgRow) -> Result<crate::runner::RunnerRecord, StoreError> {
+    crate::sql::runners::row_to_runner(row, |_, at: DateTime<Utc>| Ok(at))
+}

@@ -1,6 +1,6 @@
 //! What the SQLite and PostgreSQL backends share: the statements they write alike
 //! ([`statements`]), the store methods they run alike ([`store`] for tasks, [`delivery`]
-//! for the webhook outbox), and the conversions between records and column values
+//! for the webhook outbox, [`runners`] for runner liveness), and the conversions between records and column values
 //! ([`values`]).
 //!
 //! The backends differ in the parameter syntax (`?1` / `$1`), in how a time is stored
@@ -11,6 +11,7 @@
 
 pub(crate) mod delivery;
 pub(crate) mod journal;
+pub(crate) mod runners;
 pub(crate) mod statements;
 pub(crate) mod store;
 pub(crate) mod values;
@@ -99,6 +100,9 @@ pub(crate) trait Backend: Send + Sync {
 
     /// Reads a row of [`Statements::claim_deliveries`].
     fn read_delivery(row: &Self::Row) -> Result<Delivery, StoreError>;
+
+    /// Reads a row of the runners on a host (`runners.rs`).
+    fn read_runner(row: &Self::Row) -> Result<crate::runner::RunnerRecord, StoreError>;
 
     /// Reads the row of a count ([`Statements::pending_deliveries`]).
     fn read_count(row: &Self::Row) -> Result<u64, StoreError>;

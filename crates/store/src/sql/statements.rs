@@ -28,6 +28,21 @@ macro_rules! delivery_columns {
 }
 pub(crate) use delivery_columns;
 
+/// A condition true when the runner of the `tasks` row in scope has no live heartbeat
+/// at the parameter `$now` (`"?3"`, `"$4"`): no row in `runners` (a released task has
+/// no runner at all), or a row whose `alive_until` has passed. See [`crate::runner`].
+macro_rules! runner_not_alive {
+    ($now:literal) => {
+        concat!(
+            "NOT EXISTS (SELECT 1 FROM runners WHERE runners.id = tasks.runner",
+            " AND runners.alive_until > ",
+            $now,
+            ")"
+        )
+    };
+}
+pub(crate) use runner_not_alive;
+
 /// What the SQL of one backend does its own way.
 #[derive(Debug)]
 pub(crate) struct Dialect {
@@ -44,11 +59,11 @@ pub(crate) struct Dialect {
     /// deletes up to ?2 records expired at ?1, returning `id, status, external`.
     pub(crate) delete_expired: &'static str,
     /// Fails every running record of another (or no) runner that no live lease holds
-    /// and that waits on no external job (no process holds those). ?1 current runner,
+    /// (a lease that has not passed, or a runner that is alive) and that waits on no external job (no process holds those). ?1 current runner,
     /// ?2 status message, ?3 outcome JSON, ?4 now.
     pub(crate) fail_orphaned: &'static str,
     /// Takes over up to ?4 running, visible records without an external job whose
-    /// lease expired at ?3 (now), oldest lease first, returning them. ?1 runner,
+    /// lease expired at ?3 (now) and whose runner is not alive, oldest lease first, returning them. ?1 runner,
     /// ?2 until.
     pub(crate) claim_expired: &'static str,
     /// Claims up to ?4 unfinished deliveries due at ?3 (now) under no live claim,
@@ -84,7 +99,8 @@ pub(crate) struct Statements {
     /// requests JSON or NULL to keep, ?10 whether to replace the external job, ?11 its
     /// JSON (NULL removes it).
     pub(crate) transition: String,
-    /// Takes a free lease (none, or expired) of a running, visible record. ?1 id,
+    /// Takes a free lease (none, or expired with its runner not alive) of a running,
+    /// visible record. ?1 id,
     /// ?2 runner, ?3 until, ?4 now. Version and `last_updated_at` stay: no client
     /// sees it.
     pub(crate) claim_lease: String,
@@ -117,6 +133,8 @@ pub(crate) struct Statements {
     /// Hands the delivery ?1 back if ?2 (runner) holds it: due again at ?3, failed
     /// with ?4, claim released.
     pub(crate) retry_delivery: String,
+    /// The statements of runner liveness (`runners.rs`).
+    pub(crate) runners: super::runners::RunnerStatements,
     /// Counts the unfinished deliveries, as `n`.
     pub(crate) pending_deliveries: String,
     /// Deletes the deliveries finished before ?1.
@@ -164,7 +182,9 @@ const CLAIM_LEASE: &str = concat!(
     " WHERE id = ?1",
     " AND status IN ('working', 'input_required')",
     " AND (expires_at IS NULL OR expires_at > ?4)",
-    " AND (lease_until IS NULL OR lease_until <= ?4)",
+    " AND (lease_until IS NULL OR (lease_until <= ?4 AND ",
+    runner_not_alive!("?4"),
+    "))",
     " RETURNING ",
     columns!()
 );
@@ -218,6 +238,7 @@ impl Statements {
             claim_deliveries: dialect.claim_deliveries,
             finish_delivery: dialect.numbered(FINISH_DELIVERY),
             retry_delivery: dialect.numbered(RETRY_DELIVERY),
+            runners: super::runners::RunnerStatements::new(|sql| dialect.numbered(sql)),
             pending_deliveries: dialect.numbered(PENDING_DELIVERIES),
             purge_deliveries: dialect.numbered(PURGE_DELIVERIES),
             journal: super::journal::JournalStatements::new(dialect),

@@ -271,6 +271,30 @@ impl TaskStore for SqliteStore {
         sql::store::claim_expired_leases(self, params).await
     }
 
+    async fn heartbeat(&self, runner: &crate::RunnerRecord) -> Result<(), StoreError> {
+        sql::runners::heartbeat(self, runner).await
+    }
+
+    async fn retire(&self, runner: &str) -> Result<(), StoreError> {
+        sql::runners::retire(self, runner).await
+    }
+
+    async fn release_leases(&self, params: &crate::ReleaseLeasesParams) -> Result<u64, StoreError> {
+        sql::runners::release(self, params).await
+    }
+
+    async fn runners_on_host(&self, host: &str) -> Result<Vec<crate::RunnerRecord>, StoreError> {
+        sql::runners::on_host(self, host).await
+    }
+
+    async fn reap_runner(&self, runner: &str, now: DateTime<Utc>) -> Result<u64, StoreError> {
+        sql::runners::reap(self, runner, now).await
+    }
+
+    async fn forget_dead_runners(&self, before: DateTime<Utc>) -> Result<u64, StoreError> {
+        sql::runners::forget_dead(self, before).await
+    }
+
     fn shared_by_processes(&self) -> bool {
         self.shared
     }
@@ -356,6 +380,10 @@ impl sql::Backend for SqliteStore {
         row::row_to_delivery(row)
     }
 
+    fn read_runner(row: &SqliteRow) -> Result<crate::runner::RunnerRecord, StoreError> {
+        row::row_to_runner(row)
+    }
+
     fn read_count(row: &SqliteRow) -> Result<u64, StoreError> {
         row_to_count(row)
     }
@@ -431,7 +459,7 @@ mod tests {
     async fn every_query_uses_an_index() {
         let store = SqliteStore::open("sqlite::memory:").await.unwrap();
         let s = &*STATEMENTS;
-        let cases: [(&str, &str); 17] = [
+        let cases: [(&str, &str); 20] = [
             (&s.get, "USING INDEX sqlite_autoindex_tasks_1"),
             (&s.transition, "USING INDEX sqlite_autoindex_tasks_1"),
             (&s.list_by_owner, "USING INDEX tasks_owner_created"),
@@ -459,6 +487,9 @@ mod tests {
             ),
             (&s.pending_deliveries, "USING INDEX deliveries_due"),
             (&s.purge_deliveries, "USING INDEX deliveries_finished"),
+            (&s.runners.release, "USING INDEX sqlite_autoindex_tasks_1"),
+            (&s.runners.on_host, "USING INDEX runners_host"),
+            (&s.runners.reap_tasks, "USING INDEX tasks_runner"),
         ];
         for (sql, wanted) in cases {
             let explain = format!("EXPLAIN QUERY PLAN {sql}");

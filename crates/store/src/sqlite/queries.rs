@@ -7,7 +7,7 @@
 //! `migrations/0002_leases.sql` (and `0006_timeline_board.sql`, `0007_deliveries.sql`
 //! for the timeline triggers and the outbox).
 
-use crate::sql::statements::{columns, delivery_columns};
+use crate::sql::statements::{columns, delivery_columns, runner_not_alive};
 use crate::sql::{Dialect, Statements};
 use std::sync::LazyLock;
 
@@ -36,13 +36,17 @@ const DELETE_EXPIRED: &str = "DELETE FROM tasks WHERE id IN (\
 
 /// [`Dialect::fail_orphaned`]: ?1 current runner, ?2 status message, ?3 outcome JSON,
 /// ?4 now.
-const FAIL_ORPHANED: &str = "UPDATE tasks SET status = 'failed', \
-     status_message = ?2, outcome = ?3, input_requests = '{}', last_updated_at = ?4, \
-     version = version + 1 \
-     WHERE status IN ('working', 'input_required') \
-     AND (runner IS NULL OR runner <> ?1) \
-     AND (lease_until IS NULL OR lease_until <= ?4) \
-     AND external IS NULL";
+const FAIL_ORPHANED: &str = concat!(
+    "UPDATE tasks SET status = 'failed',",
+    " status_message = ?2, outcome = ?3, input_requests = '{}', last_updated_at = ?4,",
+    " version = version + 1",
+    " WHERE status IN ('working', 'input_required')",
+    " AND (runner IS NULL OR runner <> ?1)",
+    " AND (lease_until IS NULL OR (lease_until <= ?4 AND ",
+    runner_not_alive!("?4"),
+    "))",
+    " AND external IS NULL"
+);
 
 /// [`Dialect::claim_expired`]: ?1 runner, ?2 until, ?3 now, ?4 limit. Without statistics the
 /// planner would prefer `tasks_active` (every running task, then a sort): the lease
@@ -52,7 +56,8 @@ const CLAIM_EXPIRED: &str = concat!(
     " WHERE id IN (SELECT id FROM tasks INDEXED BY tasks_lease_until",
     " WHERE lease_until IS NOT NULL AND status IN ('working', 'input_required')",
     " AND lease_until <= ?3 AND (expires_at IS NULL OR expires_at > ?3)",
-    " AND external IS NULL",
+    " AND external IS NULL AND ",
+    runner_not_alive!("?3"),
     " ORDER BY lease_until LIMIT ?4)",
     " RETURNING ",
     columns!()

@@ -83,3 +83,7 @@ pub(super) fn row_to_timeline_entry(row: &SqliteRow) -> Result<TimelineEntry, St
 pub(super) fn row_to_delivery(row: &SqliteRow) -> Result<Delivery, StoreError> {
     values::row_to_delivery(row, from_ms)
 }
+
+pub(super) fn row_to_runner(row: &SqliteRow) -> Result<crate::runner::RunnerRecord, StoreError> {
+    crate::sql::runners::row_to_runner(row, from_ms)
+}

@@ -108,6 +108,31 @@ impl<G: Send + Sync + std::fmt::Debug> TaskStore for Guarded<G> {
     ) -> Result<Vec<TaskRecord>, StoreError> {
         self.store.claim_expired_leases(params).await
     }
+    async fn heartbeat(&self, runner: &crate::RunnerRecord) -> Result<(), StoreError> {
+        self.store.heartbeat(runner).await
+    }
+    async fn retire(&self, runner: &str) -> Result<(), StoreError> {
+        self.store.retire(runner).await
+    }
+    async fn release_leases(&self, params: &crate::ReleaseLeasesParams) -> Result<u64, StoreError> {
+        self.store.release_leases(params).await
+    }
+    async fn runners_on_host(&self, host: &str) -> Result<Vec<crate::RunnerRecord>, StoreError> {
+        self.store.runners_on_host(host).await
+    }
+    async fn forget_dead_runners(
+        &self,
+        before: chrono::DateTime<chrono::Utc>,
+    ) -> Result<u64, StoreError> {
+        self.store.forget_dead_runners(before).await
+    }
+    async fn reap_runner(
+        &self,
+        runner: &str,
+        now: chrono::DateTime<chrono::Utc>,
+    ) -> Result<u64, StoreError> {
+        self.store.reap_runner(runner, now).await
+    }
     async fn subscribe_changes(&self) -> Result<Option<ChangeFeed>, StoreError> {
         self.store.subscribe_changes().await
     }

@@ -36,6 +36,7 @@ mod orphans;
 #[cfg(feature = "postgres")]
 pub mod postgres;
 mod records;
+mod runners;
 mod timeline;
 mod transition;
 
@@ -76,6 +77,10 @@ pub use orphans::{fail_orphaned_fails_only_other_runners, fail_orphaned_spares_l
 pub use records::{
     concurrent_creates_of_one_id_have_one_winner, create_duplicate_id_is_duplicate,
     create_then_get_round_trips, get_unknown_is_none,
+};
+pub use runners::{
+    live_runners_keep_their_tasks_without_renewals, reaped_runners_hand_their_tasks_over_at_once,
+    released_leases_are_claimable_at_once_and_fenced,
 };
 pub use timeline::{
     a_pending_creation_takes_its_end_along, racing_status_changes_are_recorded_once,
@@ -128,6 +133,9 @@ macro_rules! store_suite {
             renew_with_stale_generation_is_lease_conflict,
             fenced_transition_with_stale_generation_is_lease_conflict,
             expired_leases_are_claimed_once,
+            live_runners_keep_their_tasks_without_renewals,
+            released_leases_are_claimable_at_once_and_fenced,
+            reaped_runners_hand_their_tasks_over_at_once,
             change_feed_reports_visible_changes,
             external_job_round_trips,
             fail_orphaned_skips_external_jobs,

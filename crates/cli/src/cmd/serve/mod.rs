@@ -3,8 +3,8 @@
 use anyhow::{Context, Result};
 use clap::Args;
 use mcp_tasks_protocol::secret::{redact_url, scrub, Secret};
-use mcp_tasks_server::shutdown_signal;
 use mcp_tasks_server::transport::http;
+use mcp_tasks_server::{drain_on, ShutdownSignals};
 use mcp_tasks_server::{Server, ToolRegistry};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -134,13 +134,28 @@ pub struct ServeArgs {
     #[arg(long)]
     client_tasks: bool,
 
-    /// Lease of a running task on a database other processes may share (an SQLite
-    /// file, PostgreSQL): renewed three or more times per lease; a process that finds
-    /// one expired (its holder died) takes the task over: re-runs resumable tools,
-    /// fails the rest. Several servers on one file are safe: none touches another's
-    /// live tasks. [default: 30s with sqlite://PATH and postgres://, off with memory:]
+    /// Alive window of a server on a database other processes may share (an SQLite
+    /// file, PostgreSQL): each process writes one heartbeat every --heartbeat (at most
+    /// a third of this) for all its tasks; once a process has not written one for this
+    /// long (it died), another takes its tasks over: re-runs resumable tools, fails the
+    /// rest. A process restarted on the same host takes over its dead predecessor's
+    /// tasks at once. Several servers on one file are safe: none touches another's live
+    /// tasks. [default: 6s with sqlite://PATH and postgres://, off with memory:]
     #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
     lease_ttl: Option<Duration>,
+
+    /// Interval of the heartbeat a server writes on a shared database (one write per
+    /// process, whatever the number of its tasks). [default: 2s]
+    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
+    heartbeat: Option<Duration>,
+
+    /// On SIGTERM, Ctrl-C or the end of stdio input, the server drains: /readyz answers
+    /// 503, no new task starts, resumable tasks are handed over at once (another
+    /// replica, or the next start, resumes them) and the others get this long to finish
+    /// before they are failed with a message saying why. A second signal stops at once.
+    /// [default: 30s]
+    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
+    drain_timeout: Option<Duration>,
 
     /// Forget an HTTP session unused this long, with no open stream and no call in
     /// flight (clients often leave without DELETE); its client gets 404 and initializes
@@ -433,9 +448,14 @@ async fn serve(args: ServeArgs, extra: Vec<mcp_tasks_gateway::UpstreamConfig>) -
     notifier.start(&server).map_err(|e| anyhow::anyhow!(e))?;
 
     let Some((listener, addr)) = listener else {
+        let engine = server.engine().clone();
         server.serve_stdio().await?;
+        engine.shutdown().await;
         return Ok(());
     };
+    // Before the address is announced: whoever stops the server once it is known
+    // (SIGTERM) gets a drain, not an abrupt end.
+    let signals = ShutdownSignals::listen();
     logging::announce(
         args.log_format,
         "listening on",
@@ -446,9 +466,11 @@ async fn serve(args: ServeArgs, extra: Vec<mcp_tasks_gateway::UpstreamConfig>) -
     } else {
         axum::Router::new()
     };
-    server
-        .serve_http_with(listener, board, shutdown_signal())
-        .await?;
+    let engine = server.engine().clone();
+    let drained = drain_on(server.clone(), signals);
+    server.serve_http_with(listener, board, drained).await?;
+    // Retires this process's heartbeat row once nothing runs here under a lease.
+    engine.shutdown().await;
     Ok(())
 }
 

@@ -106,6 +106,14 @@ pub(super) fn engine_config(args: &ServeArgs, file: &ServerSection) -> EngineCon
         // None: the engine chooses from the store (leases on any database file or
         // server, which other processes may share).
         lease_ttl: args.lease_ttl.or(file.lease_ttl),
+        heartbeat: args
+            .heartbeat
+            .or(file.heartbeat)
+            .unwrap_or(defaults::DEFAULT_HEARTBEAT),
+        drain_timeout: args
+            .drain_timeout
+            .or(file.drain_timeout)
+            .unwrap_or(defaults::DEFAULT_DRAIN_TIMEOUT),
         ..EngineConfig::default()
     }
 }
@@ -283,7 +291,7 @@ mod tests {
         let (_dir, s) = file(
             "[server]\nmax_tasks_per_principal = 7\nmax_active_tasks = 70\nmax_tasks_per_session = 5\n\
              max_result_bytes = 1000\nlease_ttl = \"45s\"\nexternal_call_timeout = \"3s\"\n\
-             audit_arguments = true\ndefault_ttl = \"2h\"\n",
+             audit_arguments = true\ndefault_ttl = \"2h\"\nheartbeat = \"3s\"\ndrain_timeout = \"1m\"\n",
         );
         let from_file = engine_config(&flags(&[]), &s);
         assert_eq!(from_file.max_tasks_per_principal, 7);
@@ -294,6 +302,8 @@ mod tests {
         assert_eq!(from_file.external_call_timeout, Duration::from_secs(3));
         assert!(from_file.audit_arguments);
         assert_eq!(from_file.default_ttl, Duration::from_secs(7200));
+        assert_eq!(from_file.heartbeat, Duration::from_secs(3));
+        assert_eq!(from_file.drain_timeout, Duration::from_secs(60));
 
         let flagged = engine_config(
             &flags(&[
@@ -305,6 +315,8 @@ mod tests {
                 "1m",
                 "--external-call-timeout",
                 "20s",
+                "--drain-timeout",
+                "5s",
             ]),
             &s,
         );
@@ -313,6 +325,8 @@ mod tests {
         assert_eq!(flagged.max_active_tasks, 70);
         assert_eq!(flagged.lease_ttl, Some(Duration::from_secs(60)));
         assert_eq!(flagged.external_call_timeout, Duration::from_secs(20));
+        assert_eq!(flagged.drain_timeout, Duration::from_secs(5));
+        assert_eq!(flagged.heartbeat, Duration::from_secs(3));
 
         let defaults = engine_config(&flags(&[]), &ServerSection::default());
         assert_eq!(
@@ -324,6 +338,8 @@ mod tests {
             defaults::DEFAULT_EXTERNAL_CALL_TIMEOUT
         );
         assert_eq!(defaults.lease_ttl, None);
+        assert_eq!(defaults.heartbeat, defaults::DEFAULT_HEARTBEAT);
+        assert_eq!(defaults.drain_timeout, defaults::DEFAULT_DRAIN_TIMEOUT);
         assert!(!defaults.audit_arguments);
         assert_eq!(
             defaults.max_tasks_per_session,
