@@ -46,6 +46,7 @@ def parse_args() -> argparse.Namespace:
     ap.add_argument("--stores", default="auto", help="sqlite, postgres or both (comma-separated); auto: sqlite, and postgres when MCP_TASKS_TEST_PG_URL is set")
     ap.add_argument("--seed", type=int, default=None)
     ap.add_argument("--kill-every", default="10-20", help="seconds between kills, MIN-MAX (default 10-20)")
+    ap.add_argument("--restart-after", default="2-12", help="seconds a killed replica stays down, MIN-MAX (default 2-12): short ones show a restart taking its predecessor's tasks over at once, long ones another replica's takeover")
     ap.add_argument("--server-arg", action="append", default=[], help="an extra argument for every replica (repeat), e.g. --server-arg=--lease-ttl=10s")
     ap.add_argument("--client-questions-only", action="store_true", help="serve without --board-takes-questions: a question first asked after a takeover then needs the capabilities of the client that created the task")
     ap.add_argument("--out", default=os.path.join(ROOT, "target", "chaos"), help="where databases, ledgers and replica logs go")
@@ -77,6 +78,12 @@ def board_tasks(base: str) -> list[dict]:
     raise RuntimeError("the board's list did not end after 10000 pages")
 
 
+def span(text: str) -> tuple[float, float]:
+    """`MIN-MAX` (or one number) in seconds."""
+    lo, _, hi = text.partition("-")
+    return float(lo), float(hi or lo)
+
+
 def run_store(store: str, args, seed: int, kill_min: float, kill_max: float) -> verdict.Verdict:
     rng = random.Random(f"{seed}-{store}")
     out = os.path.join(args.out, f"{store}-{seed}")
@@ -105,15 +112,23 @@ def run_store(store: str, args, seed: int, kill_min: float, kill_max: float) -> 
         stop = threading.Event()
         drivers = [workload.Driver(p, c.urls, t0, deadline, stop, rng.randrange(2**32)) for p in plans]
         pending = list(drivers)
+        down_min, down_max = span(args.restart_after)
+        restarts: list[tuple[float, cluster.Replica]] = []
         next_kill = t0 + rng.uniform(kill_min, kill_max)
         while time.time() < t0 + args.duration:
             now = time.time()
             while pending and t0 + pending[0].plan.at <= now:
                 pending.pop(0).start()
             if now >= next_kill:
-                name = c.kill_and_restart(rng)
-                print(f"  {now - t0:6.1f} s  killed {name} (SIGKILL), restarted", flush=True)
+                killed = c.kill_one(rng)
+                if killed:
+                    down = rng.uniform(down_min, down_max)
+                    restarts.append((now + down, killed))
+                    print(f"  {now - t0:6.1f} s  killed {killed.name} (SIGKILL); back in {down:.1f} s", flush=True)
                 next_kill = now + rng.uniform(kill_min, kill_max)
+            for due, r in [x for x in restarts if x[0] <= now]:
+                restarts.remove((due, r))
+                r.start()
             time.sleep(0.05)
         for d in pending:  # plans due at the very end
             d.start()
@@ -163,8 +178,7 @@ def run_store(store: str, args, seed: int, kill_min: float, kill_max: float) -> 
 def main() -> int:
     args = parse_args()
     seed = args.seed if args.seed is not None else random.randrange(1, 2**31)
-    lo, _, hi = args.kill_every.partition("-")
-    kill_min, kill_max = float(lo), float(hi or lo)
+    kill_min, kill_max = span(args.kill_every)
     stores = ["sqlite"] + (["postgres"] if os.environ.get("MCP_TASKS_TEST_PG_URL") else []) if args.stores == "auto" else args.stores.split(",")
     if not os.access(args.bin, os.X_OK):
         print(f"no executable at {args.bin}: build it with `cargo build -p mcp-tasks-cli` or pass --bin", file=sys.stderr)

@@ -132,12 +132,16 @@ class Cluster:
     def urls(self) -> list[str]:
         return [u for u in (r.url() for r in self.replicas) if u]
 
-    def kill_and_restart(self, rng) -> str:
-        r = rng.choice(self.replicas)
+    def kill_one(self, rng) -> Replica | None:
+        """SIGKILLs a random replica that is up, unless it is the last one up (requests
+        always have somewhere to go); returns it, to be started again later."""
+        up = [r for r in self.replicas if r.alive()]
+        if len(up) < 2:
+            return None
+        r = rng.choice(up)
         pid = r.kill9()
         self.kills.append((time.time(), r.name, pid))
-        r.start()
-        return r.name
+        return r
 
     def ensure_up(self) -> None:
         for r in self.replicas:
