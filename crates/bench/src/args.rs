@@ -147,11 +147,12 @@ pub struct BenchArgs {
     pub accept_sse: bool,
 
     /// Which figures to run besides create and memory (which come with every size):
-    /// get, e2e, ping, fsync (the disk under SQLite), retained (completed tasks).
+    /// get, e2e, ping, fsync (the disk under SQLite), retained (completed tasks),
+    /// journal (journaled steps on the durable stores).
     #[arg(
         long,
         value_delimiter = ',',
-        default_value = "get,e2e,ping,fsync,retained"
+        default_value = "get,e2e,ping,fsync,retained,journal"
     )]
     pub figures: Vec<FigureSel>,
 
@@ -176,6 +177,9 @@ pub enum FigureSel {
     Fsync,
     /// RSS of our SQLite server with --completed-sizes completed tasks retained.
     Retained,
+    /// Cost of a journaled step on our durable stores (SQLite, PostgreSQL): the demo
+    /// tool `pipeline` with instant steps, one task at a time and `--connections` at once.
+    Journal,
 }
 
 /// Parses `500ms`, `5s`, `2m` or a bare number of seconds.

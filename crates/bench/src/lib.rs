@@ -12,6 +12,7 @@
 //! | e2e | an instant task (create + `tasks/get` until done, with its polls) against a synchronous call |
 //! | fsync | 4 KiB write + `fdatasync` latency of the disk under the SQLite file |
 //! | retained | RSS of our SQLite server with N completed tasks retained |
+//! | journal | cost of one journaled step (`pipeline` of instant steps) on SQLite and PostgreSQL |
 //!
 //! Our servers are measured on one or both task wires (`--wires`), the wire being a
 //! column of the table. Every figure runs `--repeat` times (retained: once) and is
@@ -20,7 +21,7 @@
 //!
 //! Crate map: [`args`] (flags), [`plan`] (targets and sizes), [`mod@run`] (orchestration),
 //! [`server`] (a server under measurement), [`load`] (closed-loop drivers),
-//! [`durable`] (fsync and retained figures), [`measure`] (what both share: sessions,
+//! [`durable`] (fsync and retained figures), [`journal`] (journaled steps), [`measure`] (what both share: sessions,
 //! samples, progress lines), [`fsync`] (the disk's fsync loop), [`mcp`]
 //! (one session, either task wire), [`http`] (a minimal keep-alive HTTP/1.1 client),
 //! [`process`] (spawned servers, `/proc`), [`stats`] (percentiles, median, spread),
@@ -35,6 +36,7 @@ pub mod durable;
 pub mod error;
 pub mod fsync;
 pub mod http;
+pub mod journal;
 pub mod load;
 pub mod machine;
 pub mod mcp;

@@ -36,6 +36,12 @@ pub enum Scenario {
     Fsync,
     /// Server RSS growth per task after N instant tasks completed and retained.
     Retained,
+    /// One connection: `pipeline` tasks of N instant journaled steps, one after the
+    /// other; the value is steps per second, latencies are per step.
+    Journal,
+    /// `--connections` connections: the same pipelines at once (journal writes of
+    /// concurrent tasks share group commits).
+    JournalConcurrent,
 }
 
 impl Scenario {
@@ -52,6 +58,8 @@ impl Scenario {
             Scenario::E2eSyncOrdinary => "e2e sync (ordinary client, SSE)",
             Scenario::Fsync => "fsync (4 KiB write + fdatasync)",
             Scenario::Retained => "retained completed",
+            Scenario::Journal => "journal (1 pipeline at a time, per step)",
+            Scenario::JournalConcurrent => "journal (concurrent pipelines, per step)",
         }
     }
 
@@ -61,6 +69,7 @@ impl Scenario {
             Scenario::Create => "tasks/s",
             Scenario::Memory | Scenario::Retained => "bytes/task",
             Scenario::Fsync => "fsyncs/s",
+            Scenario::Journal | Scenario::JournalConcurrent => "steps/s",
             Scenario::Get | Scenario::Ping => "req/s",
             Scenario::E2eTask
             | Scenario::E2eTaskNoGet

@@ -7,6 +7,7 @@ use std::time::Duration;
 use crate::args::FigureSel;
 use crate::durable::{fsync_figure, retained_figures};
 use crate::error::BenchError;
+use crate::journal::journal_figures;
 use crate::load::{create_tasks, timed, Collect, Op};
 use crate::mcp::{McpConn, Wire};
 use crate::measure::{open_sessions, progress, sample, session_options};
@@ -42,6 +43,9 @@ pub async fn run_plan(plan: &Plan) -> Result<Vec<Sample>, BenchError> {
     }
     if plan.wants(FigureSel::Retained) {
         retained_figures(plan, &mut samples).await?;
+    }
+    if plan.wants(FigureSel::Journal) {
+        journal_figures(plan, &mut samples).await?;
     }
     Ok(samples)
 }

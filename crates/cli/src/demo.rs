@@ -10,7 +10,8 @@ use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
 /// Registers `slow_compute`, `greet`, `failing_job`, and the human-in-the-loop tools
-/// `confirm_delete`, `multi_input`, `summarize_with_model` and `book_meeting`.
+/// `confirm_delete`, `multi_input`, `summarize_with_model` and `book_meeting`, and the
+/// durable `pipeline` (journaled steps, resumable).
 pub fn register(registry: &mut ToolRegistry) -> Result<()> {
     registry.register(slow_compute())?;
     registry.register(greet())?;
@@ -18,6 +19,7 @@ pub fn register(registry: &mut ToolRegistry) -> Result<()> {
     for tool in crate::demo_input::tools() {
         registry.register(tool)?;
     }
+    registry.register(crate::demo_pipeline::pipeline())?;
     Ok(())
 }
 

@@ -58,6 +58,9 @@ fn quick_bench_prints_every_figure_on_both_wires_as_json_lines() {
             }
         }
         assert!(has(target, "2025-11-25", "e2e_task_no_get"), "{target}");
+        for want in ["journal", "journal_concurrent"] {
+            assert!(has(target, "2025-11-25", want), "no {target} {want} figure");
+        }
     }
     assert!(has("disk", "", "fsync"), "no fsync figure");
     assert!(
