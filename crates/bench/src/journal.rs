@@ -135,8 +135,9 @@ mod tests {
             other_cores: None,
         };
         let s = per_step(s);
-        assert_eq!(s.value, 200.0);
-        assert_eq!(s.latency.map(|l| l.p50_us), Some(1000.0));
-        assert_eq!(s.server_cpu_us, Some(500.0));
+        let k = JOURNAL_STEPS as f64;
+        assert_eq!(s.value, 2.0 * k);
+        assert_eq!(s.latency.map(|l| l.p50_us), Some(100_000.0 / k));
+        assert_eq!(s.server_cpu_us, Some(50_000.0 / k));
     }
 }

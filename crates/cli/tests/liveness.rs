@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 
 mod common;
 
+use common::rpc::Session;
 use common::{spawn_listening, Server};
 use mcp_tasks_testkit::{eventually, WAIT};
 
@@ -51,98 +52,6 @@ fn start(config: &Path, database: &str, extra: &[&str]) -> Server {
 
 fn sqlite(dir: &Path) -> String {
     format!("sqlite://{}", dir.join("tasks.db").display())
-}
-
-struct Session {
-    http: reqwest::Client,
-    url: String,
-    id: String,
-}
-
-impl Session {
-    async fn open(url: &str) -> Session {
-        let http = reqwest::Client::new();
-        let resp = http
-            .post(url)
-            .header("accept", "application/json")
-            .json(&json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"liveness-test","version":"0"}}}))
-            .send()
-            .await
-            .unwrap();
-        let id = resp.headers()["mcp-session-id"]
-            .to_str()
-            .unwrap()
-            .to_string();
-        Session {
-            http,
-            url: url.to_string(),
-            id,
-        }
-    }
-
-    async fn rpc(&self, method: &str, params: Value) -> Value {
-        self.http
-            .post(&self.url)
-            .header("accept", "application/json")
-            .header("mcp-session-id", &self.id)
-            .json(&json!({"jsonrpc":"2.0","id":1,"method":method,"params":params}))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap()
-    }
-
-    /// The same session on another replica.
-    fn on(&self, url: &str) -> Session {
-        Session {
-            http: self.http.clone(),
-            url: url.to_string(),
-            id: self.id.clone(),
-        }
-    }
-
-    async fn status(&self, id: &str) -> Value {
-        self.rpc("tasks/get", json!({"taskId": id})).await["result"].clone()
-    }
-
-    /// Re-reads the task (up to `within`) until its status is `status`: another
-    /// process's death has no signal a test could wait on, only the store shows it.
-    async fn wait_status(&self, id: &str, status: &str, within: Duration) -> Value {
-        let last = std::sync::Mutex::new(Value::Null);
-        let found = tokio::time::timeout(
-            within,
-            eventually(within + within, || async {
-                let task = self.status(id).await;
-                *last.lock().unwrap() = task.clone();
-                (task["status"] == status).then_some(task)
-            }),
-        )
-        .await;
-        found.unwrap_or_else(|_| {
-            panic!(
-                "task {id} not {status} within {within:?}; last seen: {}",
-                last.lock().unwrap()
-            )
-        })
-    }
-
-    async fn call(&self, tool: &str, seconds: u64) -> Value {
-        self.rpc(
-            "tools/call",
-            json!({"name": tool, "arguments": {"seconds": seconds}, "task": {}}),
-        )
-        .await
-    }
-
-    async fn create(&self, tool: &str, seconds: u64) -> String {
-        let r = self.call(tool, seconds).await;
-        r["result"]["task"]["taskId"]
-            .as_str()
-            .unwrap_or_else(|| panic!("{r}"))
-            .to_string()
-    }
 }
 
 /// The text of a finished task's result.

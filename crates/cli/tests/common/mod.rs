@@ -5,6 +5,8 @@
 //! and the interop peers are in the test kit, `mcp_tasks_testkit`.
 #![allow(dead_code, unused_imports)] // each test file compiles this module; not all of them use all of it
 
+pub mod rpc;
+
 pub mod pg;
 pub mod proc;
 

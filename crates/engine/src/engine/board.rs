@@ -128,7 +128,7 @@ impl Attempt {
         let short = |r: &Option<String>| {
             r.as_deref()
                 .map(|r| r.chars().take(8).collect::<String>())
-                .unwrap_or_else(|| "an unknown process".into())
+                .unwrap_or_else(|| "an earlier one".into())
         };
         match self.reason.as_str() {
             "retry" => format!(

@@ -101,10 +101,11 @@ impl LeaseRescuer {
 /// Re-runs a task claimed from a stopped process (its next attempt), or fails it.
 async fn take_over(components: &Arc<Components>, record: TaskRecord) {
     components.core.activity.count(|a| a.lease_takeovers += 1);
-    tracing::warn!(task_id = %record.id, from = ?record.runner, "took over a task from a stopped replica");
-    let from = record.runner.clone();
+    tracing::warn!(task_id = %record.id, "took over a task from a stopped replica");
+    // The claimed record already names this process: the previous runner is the one
+    // the journal says ran the last attempt (unknown for the first).
     components
         .rerun()
-        .run_again(record, crate::run::rerun::Why::TakenOver { from })
+        .run_again(record, crate::run::rerun::Why::TakenOver { from: None })
         .await;
 }

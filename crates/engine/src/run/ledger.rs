@@ -74,6 +74,10 @@ pub(crate) async fn record_end(
     id: &TaskId,
     outcome: Option<Outcome>,
 ) {
+    // Work stopped from outside (a drain's hand-over, a lost lease) may still end with
+    // an outcome of its own (it saw its cancellation before the abort took effect):
+    // the task is not this work's any more, so that end is not written.
+    let outcome = outcome.filter(|_| executor.runs_here(id));
     let last = match outcome {
         Some(outcome) => finish(core, executor, id, outcome).await,
         // Stopped from outside (cancelled, expired, lease lost): read how it ended.

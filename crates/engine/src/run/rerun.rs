@@ -27,7 +27,8 @@ pub const LOST_RUNNER_MESSAGE: &str =
 /// Why a task runs again.
 #[derive(Debug, Clone)]
 pub(crate) enum Why {
-    /// Its process stopped (or handed it over); `from` is that process's runner id.
+    /// Its process stopped (or handed it over); `from` is that process's runner id,
+    /// when known (`None`: read from the journal's last attempt, if any).
     TakenOver { from: Option<String> },
     /// Its work asked for a retry, for `reason`.
     Retried { reason: String },
@@ -82,6 +83,12 @@ impl Rerun<'_> {
         };
         let journal = self.journal(&record.id).await;
         let attempt = next_attempt(&journal);
+        let why = match why {
+            Why::TakenOver { from: None } => Why::TakenOver {
+                from: last_runner(&journal),
+            },
+            other => other,
+        };
         let max = resumption.retry.max_attempts;
         if attempt > max {
             let message = match &why {
@@ -269,4 +276,15 @@ fn unit_random() -> f64 {
     let bits =
         std::collections::hash_map::RandomState::new().hash_one(std::time::SystemTime::now());
     (bits >> 11) as f64 / (1u64 << 53) as f64
+}
+
+/// The runner that ran the last attempt the journal records (after the first).
+fn last_runner(journal: &[JournalEntry]) -> Option<String> {
+    journal
+        .iter()
+        .filter(|e| e.step.starts_with(ATTEMPT_PREFIX))
+        .max_by_key(|e| e.attempt)
+        .and_then(|e| e.output.get("to"))
+        .and_then(Value::as_str)
+        .map(str::to_string)
 }
