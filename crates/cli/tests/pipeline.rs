@@ -177,17 +177,11 @@ async fn a_pipeline_killed_mid_step_goes_on_from_its_journal() {
     );
 }
 
-/// A question first asked in a later attempt (the process died before reaching it) must
-/// be asked of the client that created the task, which declared elicitation.
-///
-/// Ignored: fails on the engine of this commit. A re-run is launched with no client
-/// capabilities (`crates/engine/src/run/rerun.rs`, `core.capabilities(Value::Null)`:
-/// the creating request's capabilities are not kept with the task), so the question
-/// is refused with "this tool needs the client to support elicitation" and the task
-/// ends with that tool error, unless the server takes questions on its board
-/// (`--board-takes-questions`). Run with `--ignored` once that is fixed.
+/// A question first asked in a later attempt (the process died before reaching it) is
+/// asked of the client that created the task, which declared elicitation. (A re-run
+/// does not know the creating request's capabilities, which are not stored with the
+/// task: it asks rather than refuses.)
 #[tokio::test]
-#[ignore = "engine: re-runs lose the client's capabilities (run/rerun.rs)"]
 async fn a_pipeline_killed_before_its_question_asks_it_in_the_next_attempt() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("tasks.db");

@@ -476,7 +476,15 @@ impl TaskContext {
         };
         // A task's question is stored with it, so someone other than its client (a
         // person on the task board) may answer it, when people answer questions here.
-        if !(self.people_answer && self.reader.people_may_answer(client_method)) {
+        // A later attempt (after a takeover or a retry) does not know what its client
+        // declared (capabilities are not stored with the task): it asks, and the
+        // question waits for whoever can answer it (the client, a person), within its
+        // deadline or the task's TTL, rather than failing a task its first attempt
+        // could have asked.
+        let unknown_client = self.client_capabilities.is_null();
+        let someone_else_may_answer =
+            self.people_answer && self.reader.people_may_answer(client_method);
+        if !(unknown_client || someone_else_may_answer) {
             self.check_input(client_method, &params)?;
         }
         let inner = inner.upgrade().ok_or(InputError::TaskEnded)?;
