@@ -467,3 +467,87 @@ async fn a_question_deadline_applies_its_outcome() {
 
 #[allow(dead_code)]
 fn unused(_: Value, _: Caller) {}
+
+/// Work that asks, in its first attempt, to be retried in half an hour.
+fn retry_in_half_an_hour(ctx: TaskContext) -> Work {
+    Box::pin(async move {
+        let attempt = ctx.attempt();
+        if attempt >= 2 {
+            return text(format!("ran attempt {attempt}"));
+        }
+        let why = ctx.retry(Retry::because("try later").after(Duration::from_secs(1800)));
+        Outcome::Result {
+            value: json!({"content": [{"type": "text", "text": why.to_string()}], "isError": true}),
+        }
+    })
+}
+
+fn retrying_hooks() -> EngineHooks {
+    EngineHooks::default().resumer(Arc::new(|_record| {
+        Some(Resumption::new(retry_in_half_an_hour))
+    }))
+}
+
+/// During a retry's backoff the task stays `working`, saying which attempt comes when;
+/// a cancel then ends it, and the wait's end does not run it again.
+#[tokio::test(flavor = "current_thread")]
+async fn a_task_waiting_for_its_retry_is_working_and_can_be_cancelled() {
+    let _frozen = common::freeze(false);
+    let engine = Engine::start(
+        Arc::new(MemoryStore::new()),
+        EngineConfig::default(),
+        retrying_hooks(),
+    )
+    .await
+    .unwrap();
+    let record = engine
+        .create(params(), retry_in_half_an_hour)
+        .await
+        .unwrap();
+    eventually(WAIT, || async {
+        (engine.activity().borrow().retries_scheduled == 1).then_some(())
+    })
+    .await;
+    let waiting = engine.get(&record.id, &caller()).await.unwrap();
+    assert_eq!(waiting.status, TaskStatus::Working);
+    let said = waiting.status_message.unwrap_or_default();
+    assert!(
+        said.contains("attempt 1 of 10 failed: try later; attempt 2 in 1800.0 s"),
+        "{said}"
+    );
+    engine.cancel(&record.id, &caller()).await.unwrap();
+    tokio::time::advance(Duration::from_secs(1801)).await;
+    tokio::task::yield_now().await;
+    let done = engine.get(&record.id, &caller()).await.unwrap();
+    assert_eq!(done.status, TaskStatus::Cancelled);
+    assert_eq!(
+        engine.activity().borrow().reruns,
+        0,
+        "a cancelled task is not run again"
+    );
+}
+
+/// A process that dies while its task waits for a retry leaves it `working`; the
+/// replica that takes it over runs the next attempt.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_retry_survives_the_death_of_its_process() {
+    // (The next attempt runs at the takeover, without waiting out the backoff.)
+    let store: Arc<dyn TaskStore> = Arc::new(MemoryStore::new());
+    let a = Engine::start(Arc::clone(&store), leased(), retrying_hooks())
+        .await
+        .unwrap();
+    let b = Engine::start(store, leased(), retrying_hooks())
+        .await
+        .unwrap();
+    let record = a.create(params(), retry_in_half_an_hour).await.unwrap();
+    eventually(WAIT, || async {
+        (a.activity().borrow().retries_scheduled == 1).then_some(())
+    })
+    .await;
+    a.shutdown().await; // dies during the backoff
+    let done = tokio::time::timeout(WAIT, b.wait_terminal(&record.id, &caller()))
+        .await
+        .expect("B ran the next attempt")
+        .unwrap();
+    assert_eq!(outcome_text(&done), "ran attempt 2");
+}
