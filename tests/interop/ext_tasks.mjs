@@ -7,8 +7,9 @@
 //
 // The server must run `serve --demo` with a poll interval other than the package's default
 // of 1 s (run.sh uses --poll-interval 300ms), so that honouring the server's pollIntervalMs
-// is observable, and a short --input-timeout (run.sh: 3s), so that an input request the
-// application cannot answer fails its task in reasonable time.
+// is observable. An input request the application cannot answer fails its task at the
+// deadline the call gives it (`summarize_with_model {deadline_seconds: 3}`): a task's
+// question otherwise waits as long as the task lives.
 //
 // The package needs, for a 2026-07-28 server, a "raw dispatch" (the host's request path
 // for task traffic the SDK's own codecs would reject) and the request framing. The raw path
@@ -419,11 +420,11 @@ await group('tool error', async () => {
 await group('failed task', async () => {
   samplingFails = true;
   try {
-    const execution = await session.callTool('summarize_with_model', { text: 'nobody will answer this' });
+    const execution = await session.callTool('summarize_with_model', { text: 'nobody will answer this', deadline_seconds: 3 });
     const taskId = execution.handle?.taskId;
     const outcome = await settle(execution, 30_000);
     const last = requestsFor('tasks/get', forTask(taskId)).at(-1)?.response?.result;
-    check('failed task: an input request left unanswered until the server input timeout fails the task with its JSON-RPC error',
+    check('failed task: an input request left unanswered until its deadline fails the task with its JSON-RPC error',
       outcome.status === 'failed' && outcome.error?.code === -32001 && last?.status === 'failed' &&
         last.error?.code === -32001 && typeof last.error.message === 'string' && last.result === undefined, { outcome: show(outcome.error), last });
   } finally {

@@ -151,6 +151,11 @@ struct SummarizeArgs {
     /// The text to summarize.
     #[schemars(length(min = 1))]
     text: String,
+    /// How long the client's model may take to answer before the task fails (seconds);
+    /// without it, the question waits as long as the task lives.
+    #[serde(default)]
+    #[schemars(range(min = 0.1, max = 86400.0))]
+    deadline_seconds: Option<f64>,
 }
 
 /// What `summarize_with_model` returns.
@@ -165,17 +170,27 @@ struct Summary {
 fn summarize_with_model() -> Tool {
     Tool::from_fn(
         "summarize_with_model",
-        "Asks the client's model to summarize `text` (one sampling request) and returns the summary.",
+        "Asks the client's model to summarize `text` (one sampling request) and returns the summary. With `deadline_seconds`, the task fails when the model has not answered by then.",
         |args: SummarizeArgs, ctx: TaskContext| async move {
             let params = json!({
                 "messages": [{ "role": "user", "content": { "type": "text", "text": format!("Summarize in one sentence:\n\n{}", args.text) } }],
                 "systemPrompt": "You write one-sentence summaries.",
                 "maxTokens": 200
             });
-            let reply = ctx
-                .create_message(params)
-                .await
-                .map_err(|e| input_failed("summarize_with_model", &e))?;
+            let reply = match args.deadline_seconds {
+                Some(seconds) => {
+                    let after = std::time::Duration::from_secs_f64(seconds.clamp(0.1, 86400.0));
+                    ctx.request_input_until(
+                        "sampling/createMessage",
+                        params,
+                        after,
+                        mcp_tasks_engine::DeadlineOutcome::Fail,
+                    )
+                    .await
+                }
+                None => ctx.create_message(params).await,
+            }
+            .map_err(|e| input_failed("summarize_with_model", &e))?;
             let summary = reply
                 .get("content")
                 .and_then(|c| c.get("text"))
