@@ -71,7 +71,8 @@ pub struct ServeArgs {
     /// only), failing_job (task required), and the human-in-the-loop ones
     /// confirm_delete (asks yes/no), multi_input (asks several questions),
     /// summarize_with_model (asks the client's model) and book_meeting (one form with
-    /// every kind of field).
+    /// every kind of field), and the durable pipeline (resumable journaled steps, an
+    /// optional approval).
     #[arg(long)]
     demo: bool,
 
