@@ -98,6 +98,15 @@ pub struct ServerSection {
     /// Extension wire: how long a call may run before it becomes a task.
     #[serde(default, with = "opt_duration")]
     pub task_after: Option<Duration>,
+    /// How long a plain call of an optional task tool holds its connection before
+    /// its client gets a handle to the task ("0s": off).
+    #[serde(default, with = "opt_duration")]
+    pub sync_budget: Option<Duration>,
+    /// Who is offered the task tools: "auto", "always" or "never".
+    pub task_tools: Option<mcp_tasks_server::TaskTools>,
+    /// Longest gap between progress notifications of a plain call with a progressToken.
+    #[serde(default, with = "opt_duration")]
+    pub progress_interval: Option<Duration>,
     /// Time limit for a plain call's unanswered question (tasks wait their TTL).
     #[serde(default, with = "opt_duration")]
     pub input_timeout: Option<Duration>,

@@ -152,7 +152,9 @@ async fn sampling_and_elicitation_reach_the_client_in_a_plain_call() {
     );
     assert!(enums["titledMulti"]["items"]["anyOf"].is_array());
 
-    // A client without the sampling capability gets a tool error, not a hang.
+    // A client without the sampling capability gets a tool error, not a hang. (It
+    // speaks tasks, so it is offered no task tools to answer with, and this server's
+    // board takes no questions: nobody could answer.)
     let bare = Client::builder()
         .wire(WirePreference::V2025_11_25)
         .connect(&Target::Http(server.url.clone()))

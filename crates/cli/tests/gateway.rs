@@ -194,6 +194,28 @@ fn two_upstreams_offering_one_tool_name_are_refused_at_start() {
 }
 
 #[test]
+fn an_upstream_tool_named_like_a_task_tool_is_refused_at_start_naming_both() {
+    // An upstream that offers a `task_wait` of its own (here another mcp-tasks told to
+    // offer its task tools to every client, the gateway included).
+    let upstream = |prefix: &str| {
+        format!(
+            "[[upstream]]\nname = \"inner\"\n{prefix}command = [\"{BIN}\", \"serve\", \"--stdio\", \"--demo\", \"--task-tools\", \"always\", \"--database\", \"memory:\", \"--log\", \"warn\"]\n"
+        )
+    };
+    let (ok, stderr) = serve_with_config(&upstream(""), "warn");
+    assert!(!ok);
+    assert!(
+        stderr.contains("upstream 'inner' offers a tool named 'task_wait'")
+            && stderr.contains("mcp-tasks' own task tool 'task_wait'")
+            && stderr.contains("prefix"),
+        "{stderr}"
+    );
+    // With a prefix the names no longer collide.
+    let (ok, stderr) = serve_with_config(&upstream("prefix = \"inner_\"\n"), "warn");
+    assert!(ok, "{stderr}");
+}
+
+#[test]
 fn a_task_support_name_that_is_not_a_tool_of_the_upstream_is_refused_at_start() {
     let upstream = |extra: &str| {
         format!(

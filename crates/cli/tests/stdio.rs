@@ -165,12 +165,18 @@ async fn command_tools_report_status_output_and_exit_codes() {
         .iter()
         .map(|t| t["name"].clone())
         .collect();
+    // The configured tools, then the task tools: this client declared no `tasks`.
     assert_eq!(
         names,
         vec![
             json!("steps"),
             json!("exit_code"),
-            json!("spawns_grandchild")
+            json!("spawns_grandchild"),
+            json!("task_wait"),
+            json!("task_status"),
+            json!("task_answer"),
+            json!("task_cancel"),
+            json!("task_list")
         ]
     );
 

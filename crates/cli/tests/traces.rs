@@ -340,10 +340,17 @@ async fn an_upstream_call_carries_the_trace_to_the_upstream() {
             .count()
     };
     // Ours (server), the upstream call (client), the upstream's own request (server).
-    let seen = spans_until(&mut rx, |seen| {
-        calls(seen) >= 3 && seen.iter().any(|s| s.name == "execute_tool slow_compute")
-    })
-    .await;
+    // The gateway's task span, under its request (the upstream, running the plain
+    // call it gets as a task of its own under its sync budget, has one too).
+    let gateway_task = |seen: &[Seen]| {
+        seen.iter()
+            .filter(|s| s.name == "tools/call slow_compute" && s.parent == CLIENT_SPAN)
+            .any(|ours| {
+                seen.iter()
+                    .any(|s| s.name == "execute_tool slow_compute" && s.parent == ours.span_id)
+            })
+    };
+    let seen = spans_until(&mut rx, |seen| calls(seen) >= 3 && gateway_task(seen)).await;
     let ours = seen
         .iter()
         .find(|s| s.name == "tools/call slow_compute" && s.parent == CLIENT_SPAN)

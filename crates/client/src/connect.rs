@@ -185,6 +185,13 @@ impl Handshake<'_> {
             }
             http.set_mode(HttpMode::Session);
         }
+        // This client speaks tasks (it makes task-augmented calls and polls them):
+        // said in `capabilities.tasks`, so a server offers it no task tools (those are
+        // for clients that cannot poll).
+        let mut capabilities = capabilities.clone();
+        if let Some(caps) = capabilities.as_object_mut() {
+            caps.entry("tasks").or_insert_with(|| json!({}));
+        }
         let reply = self
             .request(
                 m::INITIALIZE,

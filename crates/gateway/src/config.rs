@@ -148,6 +148,14 @@ pub enum ConfigError {
         /// The second upstream.
         second: String,
     },
+    /// An upstream offers a tool named like one of the server's own task tools.
+    #[error("upstream '{upstream}' offers a tool named '{tool}', which is the name of mcp-tasks' own task tool '{tool}' (offered to clients that speak no tasks); give the upstream a `prefix`")]
+    TaskToolCollision {
+        /// The tool name as exposed.
+        tool: String,
+        /// The upstream.
+        upstream: String,
+    },
 }
 
 impl UpstreamConfig {

@@ -21,6 +21,10 @@ use crate::config::{Endpoint, UpstreamConfig};
 struct Call {
     ctx: TaskContext,
     progress_token: Option<String>,
+    /// The status message the upstream's latest progress makes: written again when
+    /// the call ends, so that the last one is stored before the result (the live
+    /// updates are written on tasks of their own and may lose that race).
+    last_status: Arc<Mutex<Option<String>>>,
 }
 
 /// The call running on a connection, if any.
@@ -112,8 +116,8 @@ impl Connection {
         let note_slot = Arc::clone(&slot);
         builder = builder.on_notification(move |method, params| match method {
             m::NOTIF_PROGRESS => {
-                if let Some(ctx) = current_with_token(&note_slot, &params["progressToken"]) {
-                    relay_progress(&ctx, params);
+                if let Some(call) = current_with_token(&note_slot, &params["progressToken"]) {
+                    relay_progress(&call, params);
                 }
             }
             m::NOTIF_TOOLS_LIST_CHANGED => {
@@ -180,9 +184,11 @@ impl Connection {
             "mcp-tasks-gateway-{}",
             NEXT_PROGRESS_TOKEN.fetch_add(1, Ordering::Relaxed)
         );
+        let last_status = Arc::new(Mutex::new(None));
         *self.slot.lock().unwrap_or_else(|p| p.into_inner()) = Some(Call {
             ctx: ctx.clone(),
             progress_token: Some(token.clone()),
+            last_status: Arc::clone(&last_status),
         });
         let mut params = json!({
             "name": name,
@@ -194,14 +200,22 @@ impl Connection {
         if let Some(traceparent) = mcp_tasks_server::telemetry::current_traceparent() {
             params["_meta"]["traceparent"] = Value::String(traceparent);
         }
-        self.client
+        let result = self
+            .client
             .request_cancellable(
                 m::TOOLS_CALL,
                 params,
                 ctx.cancelled(),
                 "the task was cancelled",
             )
-            .await
+            .await;
+        // Progress notifications are handled before the response that follows them:
+        // the last status is known, and stored before the call's end is.
+        let last = last_status.lock().unwrap_or_else(|p| p.into_inner()).take();
+        if let (Some(status), Some(_)) = (last, ctx.task_id()) {
+            ctx.set_status_message(status).await;
+        }
+        result
     }
 
     /// Runs `tools/call` as an upstream task (2025-11-25), for tools the upstream
@@ -218,6 +232,7 @@ impl Connection {
         *self.slot.lock().unwrap_or_else(|p| p.into_inner()) = Some(Call {
             ctx: ctx.clone(),
             progress_token: None,
+            last_status: Arc::default(),
         });
         let mut handle = self
             .client
@@ -281,12 +296,12 @@ fn current(slot: &Slot) -> Option<TaskContext> {
 }
 
 /// The running call, if `token` is the progress token it asked for.
-fn current_with_token(slot: &Slot, token: &Value) -> Option<TaskContext> {
+fn current_with_token(slot: &Slot, token: &Value) -> Option<Call> {
     slot.lock()
         .unwrap_or_else(|p| p.into_inner())
         .as_ref()
         .filter(|c| c.progress_token.is_some() && c.progress_token.as_deref() == token.as_str())
-        .map(|c| c.ctx.clone())
+        .cloned()
 }
 
 /// An upstream question, asked of our client through the running call's task (or on
@@ -317,7 +332,8 @@ async fn relay_question(
 }
 
 /// Upstream progress as the task's progress, and as its status message ("3/5: ...").
-fn relay_progress(ctx: &TaskContext, params: &Value) {
+fn relay_progress(call: &Call, params: &Value) {
+    let ctx = &call.ctx;
     let Some(progress) = params.get("progress").and_then(Value::as_f64) else {
         return;
     };
@@ -335,6 +351,7 @@ fn relay_progress(ctx: &TaskContext, params: &Value) {
     }
     ctx.report_progress(progress, total, message);
     if ctx.task_id().is_some() {
+        *call.last_status.lock().unwrap_or_else(|p| p.into_inner()) = Some(status.clone());
         let ctx = ctx.clone();
         tokio::spawn(async move { ctx.set_status_message(status).await });
     }

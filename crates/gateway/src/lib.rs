@@ -102,6 +102,12 @@ impl Gateway {
             for info in &infos {
                 match tools::proxy_tool(upstream, info) {
                     Ok(tool) => {
+                        if mcp_tasks_server::task_tools::is_task_tool(tool.name()) {
+                            return Err(ConfigError::TaskToolCollision {
+                                tool: tool.name().to_string(),
+                                upstream: name.clone(),
+                            });
+                        }
                         if let Some((_, first)) =
                             tools.iter().find(|(t, _)| t.name() == tool.name())
                         {

@@ -46,7 +46,7 @@ pub mod wire;
 pub use ops::{auth, metrics, telemetry};
 pub use questions::{ask, elicit};
 pub use tools::retry_settings::RetrySettings;
-pub use tools::{external, registry, retry_settings, typed};
+pub use tools::{external, registry, retry_settings, task_tools, typed};
 pub use transport::limits as http_limits;
 
 pub use ask::{AskClient, ElicitAction, ElicitResponse};
@@ -59,6 +59,6 @@ pub use registry::{
     Preflight, RegistryError, TaskSupport, Tool, ToolFuture, ToolRegistry, ToolResult,
 };
 pub use serve::shutdown_signal;
-pub use server::{Server, ServerConfig};
+pub use server::{Server, ServerConfig, TaskTools};
 pub use session::Session;
 pub use typed::{IntoToolResult, Json, NoArgs, ProtocolError, Structured, ToolFn};

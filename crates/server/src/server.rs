@@ -62,7 +62,71 @@ pub struct ServerConfig {
     /// `required` tools always become tasks. Zero makes every such call a task.
     /// Default [`DEFAULT_TASK_AFTER`].
     pub task_after: std::time::Duration,
+    /// How long a plain `tools/call` (the client asked for no task, on either wire) of
+    /// an `optional` task tool may hold its connection: the call runs as a task from
+    /// the start; ending within the budget it is answered with its ordinary result,
+    /// otherwise, before the budget ends, with a result telling the model that the
+    /// work goes on as a task and how to wait for it, see it and cancel it (see
+    /// `tools::plain`). Zero turns this off (plain calls run inline, as before).
+    /// Default [`DEFAULT_SYNC_BUDGET`].
+    pub sync_budget: std::time::Duration,
+    /// Who is offered the task tools (`task_wait`, `task_status`, `task_answer`,
+    /// `task_cancel`, `task_list`). Default [`TaskTools::Auto`].
+    pub task_tools: TaskTools,
+    /// A plain call carrying a `progressToken` gets `notifications/progress` at least
+    /// this often while it runs (its tool's own, else a heartbeat). Default
+    /// [`DEFAULT_PROGRESS_INTERVAL`].
+    pub progress_interval: std::time::Duration,
+    /// Where people see this server's tasks: the task board's root URL (ending in
+    /// `/board`), when one is served. The answer to a call that became a task links to
+    /// the task's page under it.
+    pub board_url: Option<String>,
 }
+
+/// Who is offered the task tools (see [`ServerConfig::task_tools`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TaskTools {
+    /// To clients that declared no task support: on 2025-11-25 a client whose
+    /// `initialize` capabilities have no `tasks`, and any older protocol version; on
+    /// the 2026-07-28 wire a request that does not declare the Tasks extension. Clients
+    /// that speak tasks use `tasks/*` and do not need them.
+    #[default]
+    Auto,
+    /// To every client.
+    Always,
+    /// To nobody.
+    Never,
+}
+
+impl TaskTools {
+    /// Reads `auto`, `always` or `never`.
+    ///
+    /// # Errors
+    /// A message naming the three values.
+    pub fn parse(s: &str) -> Result<Self, String> {
+        match s {
+            "auto" => Ok(TaskTools::Auto),
+            "always" => Ok(TaskTools::Always),
+            "never" => Ok(TaskTools::Never),
+            other => Err(format!(
+                "task tools '{other}' is not one of auto, always, never"
+            )),
+        }
+    }
+}
+
+/// Default [`ServerConfig::sync_budget`]: 45 s.
+///
+/// Why 45 s: the hosts people use cut a tool call at 60 s (Claude Code and most
+/// clients on the TypeScript SDK, its default request timeout) or 300 s (Claude
+/// Desktop, Claude.ai). A budget under the shortest of them answers before any of
+/// them gives up, with room for the network and the host's own overhead.
+pub const DEFAULT_SYNC_BUDGET: std::time::Duration = std::time::Duration::from_secs(45);
+
+/// Default [`ServerConfig::progress_interval`]: 10 s, well inside the shortest host
+/// timeout that progress resets (60 s).
+pub const DEFAULT_PROGRESS_INTERVAL: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// Default [`ServerConfig::task_after`]: 20 ms.
 ///
@@ -99,6 +163,10 @@ impl Default for ServerConfig {
             max_sessions: DEFAULT_MAX_SESSIONS,
             http: Default::default(),
             task_after: DEFAULT_TASK_AFTER,
+            sync_budget: DEFAULT_SYNC_BUDGET,
+            task_tools: TaskTools::Auto,
+            progress_interval: DEFAULT_PROGRESS_INTERVAL,
+            board_url: None,
         }
     }
 }
@@ -128,6 +196,9 @@ pub(crate) struct ServerInner {
     pub(crate) sessions: Mutex<HashMap<String, Arc<Session>>>,
     /// Requests the server sent to clients and waits on.
     pub(crate) outgoing: Outgoing,
+    /// Tasks that plain calls became, while their call (or a `task_wait`) waits on
+    /// them, and the session of that call (see [`Server::attach_plain_wait`]).
+    pub(crate) plain_waits: Mutex<HashMap<TaskId, String>>,
     pub(crate) shutdown: CancellationToken,
 }
 
@@ -428,6 +499,49 @@ impl Server {
             s.cancel_all_requests();
         }
         removed.is_some()
+    }
+
+    /// Makes `tx` (a plain call's stream on `session`) task `task`'s while the call
+    /// waits on it: the task's questions and log messages go there, without
+    /// related-task `_meta` (the client asked for no task, and may never learn of
+    /// one), and only `session` may answer its questions meanwhile.
+    pub(crate) fn attach_plain_wait(
+        &self,
+        session: &Session,
+        task: &TaskId,
+        tx: tokio::sync::mpsc::Sender<Value>,
+    ) {
+        self.lock_plain_waits()
+            .insert(task.clone(), session.id().to_string());
+        session.open_result_stream(task, tx);
+    }
+
+    /// Undoes [`Server::attach_plain_wait`].
+    pub(crate) fn detach_plain_wait(&self, session: &Session, task: &TaskId) {
+        let mut waits = self.lock_plain_waits();
+        if waits.get(task).is_some_and(|s| s == session.id()) {
+            waits.remove(task);
+        }
+        drop(waits);
+        session.close_result_stream(task);
+    }
+
+    /// The session whose plain call waits on `task` now, if one does.
+    pub(crate) fn plain_wait_session(&self, task: &TaskId) -> Option<String> {
+        self.lock_plain_waits().get(task).cloned()
+    }
+
+    /// Whether messages about `task` carry its related-task `_meta`: not while a
+    /// plain call waits on it.
+    pub(crate) fn relates_to_task(&self, task: &TaskId) -> bool {
+        self.plain_wait_session(task).is_none()
+    }
+
+    fn lock_plain_waits(&self) -> MutexGuard<'_, HashMap<TaskId, String>> {
+        self.inner
+            .plain_waits
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
     }
 
     pub(crate) fn lock_sessions(&self) -> MutexGuard<'_, HashMap<String, Arc<Session>>> {

@@ -32,6 +32,9 @@ pub struct Session {
     negotiated: Mutex<Negotiated>,
     outbound: Mutex<Option<mpsc::Sender<Value>>>,
     in_flight: Mutex<HashMap<RequestId, CancellationToken>>,
+    /// Why the client cancelled an in-flight request (`notifications/cancelled`
+    /// `reason`), until the request ends.
+    cancel_reasons: Mutex<HashMap<RequestId, String>>,
     /// Input requests already sent on this session (task, key): each is sent once per
     /// connection.
     delivered: Mutex<HashSet<(TaskId, String)>>,
@@ -77,6 +80,7 @@ impl Session {
             negotiated: Mutex::new(Negotiated::default()),
             outbound: Mutex::new(None),
             in_flight: Mutex::new(HashMap::new()),
+            cancel_reasons: Mutex::new(HashMap::new()),
             delivered: Mutex::new(HashSet::new()),
             result_streams: Mutex::new(HashMap::new()),
             last_active: Mutex::new(Instant::now()),
@@ -222,6 +226,24 @@ impl Session {
     /// Forgets an in-flight request.
     pub fn end_request(&self, id: &RequestId) {
         lock(&self.in_flight).remove(id);
+        lock(&self.cancel_reasons).remove(id);
+    }
+
+    /// Cancels an in-flight request and keeps the client's `reason` for its handler
+    /// (a plain call that became a task tells a host's timeout from a person's stop).
+    /// Returns whether one was found.
+    pub fn cancel_request_because(&self, id: &RequestId, reason: Option<&str>) -> bool {
+        if let Some(reason) = reason {
+            if lock(&self.in_flight).contains_key(id) {
+                lock(&self.cancel_reasons).insert(id.clone(), reason.to_string());
+            }
+        }
+        self.cancel_request(id)
+    }
+
+    /// Why the client cancelled in-flight request `id`, when it said.
+    pub(crate) fn cancel_reason(&self, id: &RequestId) -> Option<String> {
+        lock(&self.cancel_reasons).get(id).cloned()
     }
 
     /// Cancels an in-flight request (from `notifications/cancelled`). Returns whether

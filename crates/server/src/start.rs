@@ -68,6 +68,7 @@ impl Server {
                 config,
                 sessions: Mutex::new(HashMap::new()),
                 outgoing: Outgoing::default(),
+                plain_waits: Default::default(),
                 shutdown: CancellationToken::new(),
             }),
         };

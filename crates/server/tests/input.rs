@@ -239,19 +239,53 @@ async fn a_synchronous_call_asks_on_its_own_stream_and_waits_for_the_answer() {
     );
 }
 
+/// A plain call's answer when its task waits for a question the client cannot answer
+/// on the call: the handle, naming the task and how to answer it.
+fn assert_waits_for_an_answer(r: &Value) -> String {
+    assert_eq!(r["isError"], false, "the tool has no outputSchema: {r}");
+    assert_eq!(r["structuredContent"]["status"], "input_required", "{r}");
+    assert_eq!(
+        r["structuredContent"]["questions"][0]["method"], "elicitation/create",
+        "{r}"
+    );
+    let text = r["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.contains("waiting for an answer") && text.contains("task_answer"),
+        "{r}"
+    );
+    let id = r["_meta"][RT]["taskId"].as_str().unwrap().to_string();
+    assert_eq!(r["structuredContent"]["taskId"], id.as_str());
+    id
+}
+
 #[tokio::test]
-async fn a_synchronous_call_that_cannot_reach_its_client_says_why() {
+async fn a_plain_call_whose_client_cannot_answer_becomes_a_task_waiting_for_an_answer() {
     let s = start_server().await;
-    // The client did not declare elicitation.
+    // The client did not declare elicitation: the question waits in the task (for
+    // task_answer, a person on the board), instead of failing the tool.
     let mut plain = Client::connect(&s.url).await;
     let r = plain
         .call("tools/call", json!({"name": "ask", "arguments": {}}))
         .await;
-    assert_eq!(r["isError"], true);
-    let text = r["content"][0]["text"].as_str().unwrap();
-    assert!(text.contains("capabilities.elicitation"), "{r}");
+    let id = assert_waits_for_an_answer(&r);
+    let key = r["structuredContent"]["questions"][0]["key"].clone();
+    let answered = plain
+        .call(
+            "tools/call",
+            json!({"name": "task_answer", "arguments": {"taskId": id, "answers": {key.as_str().unwrap(): {"answer": "later"}}}}),
+        )
+        .await;
+    assert_eq!(answered["isError"], false, "{answered}");
+    let done = plain
+        .call(
+            "tools/call",
+            json!({"name": "task_wait", "arguments": {"taskId": id}}),
+        )
+        .await;
+    assert_eq!(done["content"][0]["text"], "answer: later", "{done}");
 
-    // A JSON-only POST and no GET stream: nothing can carry the question.
+    // A JSON-only POST and no GET stream: nothing can carry the question, so the
+    // call's answer is the handle too.
     let c = Client::connect_eliciting(&s.url).await;
     let r: Value = c
         .http
@@ -270,9 +304,7 @@ async fn a_synchronous_call_that_cannot_reach_its_client_says_why() {
         .json()
         .await
         .unwrap();
-    assert_eq!(r["result"]["isError"], true, "{r}");
-    let text = r["result"]["content"][0]["text"].as_str().unwrap();
-    assert!(text.contains("no stream"), "{r}");
+    assert_waits_for_an_answer(&r["result"]);
 }
 
 #[tokio::test]

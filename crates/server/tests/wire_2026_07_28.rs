@@ -559,3 +559,81 @@ async fn subscribers_get_task_notifications_until_the_end() {
         (400, Some(-32021))
     );
 }
+
+#[tokio::test]
+async fn a_plain_call_without_the_extension_gets_a_handle_and_the_task_tools() {
+    let s = start_server_with(ServerConfig {
+        sync_budget: Duration::from_millis(200),
+        ..ServerConfig::default()
+    })
+    .await;
+    let mut c = Stateless::new(&s.url);
+    // Offered to requests that do not declare the extension, not to those that do.
+    let (_, plain) = c.send("tools/list", json!({}), false, None).await;
+    let listed = |v: &Value| {
+        v["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["name"] == "task_wait")
+    };
+    assert!(listed(&plain), "{plain}");
+    let (_, ext) = c.send("tools/list", json!({}), true, None).await;
+    assert!(!listed(&ext), "{ext}");
+
+    let (_, body) = c
+        .send(
+            "tools/call",
+            json!({"name": "sleep", "arguments": {"ms": 60000}}),
+            false,
+            None,
+        )
+        .await;
+    let r = &body["result"];
+    assert_eq!(
+        r["resultType"], "complete",
+        "a plain result on this wire: {body}"
+    );
+    let id = r["_meta"]["io.modelcontextprotocol/related-task"]["taskId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("a handle: {body}"))
+        .to_string();
+    assert!(r["content"][0]["text"]
+        .as_str()
+        .unwrap()
+        .contains("task_wait"));
+    let (_, status) = c
+        .send(
+            "tools/call",
+            json!({"name": "task_status", "arguments": {"taskId": id}}),
+            false,
+            None,
+        )
+        .await;
+    assert_eq!(
+        status["result"]["structuredContent"]["status"], "working",
+        "{status}"
+    );
+    // Anonymous stateless requests share no owner: listing is refused, ids still work.
+    let (_, list) = c
+        .send(
+            "tools/call",
+            json!({"name": "task_list", "arguments": {}}),
+            false,
+            None,
+        )
+        .await;
+    assert_eq!(list["result"]["isError"], true, "{list}");
+    let (_, cancelled) = c
+        .send(
+            "tools/call",
+            json!({"name": "task_cancel", "arguments": {"taskId": id}}),
+            false,
+            None,
+        )
+        .await;
+    assert_eq!(
+        cancelled["result"]["structuredContent"]["status"], "cancelled",
+        "{cancelled}"
+    );
+}

@@ -60,7 +60,9 @@ fn deliver_event(server: &Server, event: TaskEvent) {
             let Some(session) = session_of(server, record.session.as_ref()) else {
                 return;
             };
-            if session.speaks_tasks() {
+            // A task the client asked for (`task` in its tools/call); not one a plain
+            // call became (its call, or `task_wait`, reports on it).
+            if session.speaks_tasks() && record.request.field("task").is_some() {
                 let view = server.engine().view(&record);
                 session.send(jsonrpc::notification(
                     NOTIF_TASK_STATUS,
@@ -90,7 +92,8 @@ fn deliver_event(server: &Server, event: TaskEvent) {
 pub(crate) fn deliver_log(server: &Server, log: TaskLog) {
     if let Some(session) = session_of(server, log.session.as_ref()) {
         if session.wants_log(log.message.level) {
-            session.send_for_task(&log.task, log_notification(&log.message, Some(&log.task)));
+            let related = server.relates_to_task(&log.task).then_some(&log.task);
+            session.send_for_task(&log.task, log_notification(&log.message, related));
         }
     }
 }

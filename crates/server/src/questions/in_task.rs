@@ -65,7 +65,11 @@ pub(crate) fn deliver(server: &Server, session: &Arc<Session>, record: &TaskReco
             ));
             continue;
         }
-        let params = params_for(&record.id, &request.params);
+        let params = if server.relates_to_task(&record.id) {
+            params_for(&record.id, &request.params)
+        } else {
+            request.params.clone()
+        };
         let message = jsonrpc::request(&request_id(&record.id, key), &request.method, params);
         if !session.send_for_task(&record.id, message) {
             session.release_delivery(&record.id, key);
@@ -96,6 +100,13 @@ pub(crate) async fn answer(
         tracing::debug!(%id, "response to an id this server did not issue; ignored");
         return;
     };
+    // While a plain call waits on its task, only the session it asked may answer.
+    if let Some(asked) = server.plain_wait_session(&task) {
+        if asked != session.id() {
+            tracing::info!(task_id = %task, key, "answer from another session to a plain call's question ignored");
+            return;
+        }
+    }
     match server
         .engine()
         .answer_input(&task, &key, answer, &session.caller())

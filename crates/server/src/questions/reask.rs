@@ -50,7 +50,11 @@ pub(crate) async fn ask_again(
     else {
         return;
     };
-    let mut params = params_for(task, &request.params);
+    let mut params = if server.relates_to_task(task) {
+        params_for(task, &request.params)
+    } else {
+        request.params.clone()
+    };
     let message = params["message"].as_str().unwrap_or_default().to_string();
     params["message"] = json!(format!("{problem}\n\n{message}"));
     let message = jsonrpc::request(&retry_request_id(task, key), &request.method, params);

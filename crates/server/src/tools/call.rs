@@ -145,7 +145,7 @@ pub(crate) async fn task_or_result(
 }
 
 /// Starts an ordinary tool's work as a task-to-be.
-fn start(
+pub(crate) fn start(
     engine: &Engine,
     tool: Tool,
     args: Map<String, Value>,

@@ -4,6 +4,10 @@
 
 pub(crate) mod call;
 pub mod external;
+pub(crate) mod heartbeat;
+pub(crate) mod plain;
 pub mod registry;
 pub mod retry_settings;
+pub(crate) mod task_tool_names;
+pub mod task_tools;
 pub mod typed;

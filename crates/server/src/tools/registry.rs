@@ -49,6 +49,9 @@ pub enum RegistryError {
     /// Two tools share a name.
     #[error("tool '{0}' is defined twice")]
     Duplicate(String),
+    /// The name is one of the server's own task tools.
+    #[error("tool '{0}' has the name of mcp-tasks' own task tool '{0}' (offered to clients that speak no tasks): give the tool another name")]
+    Reserved(String),
 }
 
 /// A question a tool needs answered before its work starts (MRTR on the extension
@@ -320,6 +323,12 @@ impl Tool {
         v
     }
 
+    /// Whether the tool declares an `outputSchema` (clients then validate its
+    /// structured content).
+    pub(crate) fn has_output_schema(&self) -> bool {
+        self.spec.output_schema.is_some()
+    }
+
     /// Checks arguments against the input schema.
     ///
     /// # Errors
@@ -382,10 +391,14 @@ impl ToolRegistry {
     /// Adds a tool.
     ///
     /// # Errors
-    /// [`RegistryError::Duplicate`] when the name is taken,
+    /// [`RegistryError::Duplicate`] when the name is taken, [`RegistryError::Reserved`]
+    /// for the name of a task tool (`task_wait`, ...),
     /// [`RegistryError::InvalidSchema`] when its input schema does not compile.
     pub fn register(&mut self, tool: Tool) -> Result<(), RegistryError> {
         tool.check()?;
+        if crate::tools::task_tool_names::is_task_tool(tool.name()) {
+            return Err(RegistryError::Reserved(tool.name().to_string()));
+        }
         if self.index.contains_key(tool.name()) {
             return Err(RegistryError::Duplicate(tool.name().to_string()));
         }

@@ -110,6 +110,31 @@ pub struct ServeArgs {
     #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
     task_after: Option<Duration>,
 
+    /// How long a plain tools/call (the client asked for no task) of a tool whose task
+    /// support is `optional` may hold the connection. The call runs as a task from the
+    /// start: ending within the budget it gets its ordinary result; otherwise, before
+    /// the budget ends, a result telling the model that the work goes on as task ID and
+    /// how to wait for it (task_wait), see it (task_status) and cancel it
+    /// (task_cancel), with the board link for people. Keep it under the host's own
+    /// timeout (60 s for Claude Code and TypeScript SDK clients). 0s turns it off:
+    /// plain calls run inline and end with their connection. [default: 45s]
+    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
+    sync_budget: Option<Duration>,
+
+    /// Who is offered the task tools (task_wait, task_status, task_answer, task_cancel,
+    /// task_list), the way back to a task for clients that speak no tasks: `auto`
+    /// offers them to clients that declared no task support, `always` to every
+    /// client, `never` to none. [default: auto]
+    #[arg(long, value_parser = parse_task_tools, value_name = "auto|always|never")]
+    task_tools: Option<mcp_tasks_server::TaskTools>,
+
+    /// A plain call that carries a progressToken gets notifications/progress at least
+    /// this often while it runs: its tool's own progress, else a heartbeat with the
+    /// time elapsed and the status message, so hosts that reset their timeout on
+    /// progress keep waiting. [default: 10s]
+    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
+    progress_interval: Option<Duration>,
+
     /// Polling interval suggested to clients. [default: 1s]
     #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
     poll_interval: Option<Duration>,
@@ -118,10 +143,11 @@ pub struct ServeArgs {
     #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
     cancel_grace: Option<Duration>,
 
-    /// How long a plain (non-task) call waits for its client to answer a question
+    /// How long a plain call run inline (a tool whose task support is `forbidden`, or
+    /// any tool with --sync-budget 0s) waits for its client to answer a question
     /// (elicitation, sampling) on the call's own connection before it fails. A task's
-    /// question waits as long as the task lives (its TTL), or until the deadline its
-    /// tool gave it. [default: 10m]
+    /// question, and so a plain call's under the sync budget, waits as long as the task
+    /// lives (its TTL), or until the deadline its tool gave it. [default: 10m]
     #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
     input_timeout: Option<Duration>,
 
@@ -428,6 +454,11 @@ async fn serve(args: ServeArgs, extra: Vec<mcp_tasks_gateway::UpstreamConfig>) -
         .is_some_and(|(_, addr)| board_served(&args, &file, *addr, auth.is_enabled()));
     let mut engine_config = engine_config;
     engine_config.people_answer_questions = board_served && args.board.takes_questions(&file);
+    let mut server_config = server_config;
+    if let (true, Some((_, addr))) = (board_served, &listener) {
+        // Handles of calls that became tasks link to the task's page.
+        server_config.board_url = Some(format!("{}/board", board_root(&args, &file, *addr)?));
+    }
     let notify = args.board.notify_config(&file)?;
     if !notify.sinks.is_empty() {
         tracing::info!(webhooks = notify.sinks.len(), "notifications on");
@@ -503,10 +534,23 @@ fn board_routes(
     addr: std::net::SocketAddr,
 ) -> Result<axum::Router> {
     let config = args.board.board_config(file)?;
-    let shown = config
-        .public_url
-        .clone()
-        .unwrap_or_else(|| format!("http://{addr}"));
+    let shown = board_root(args, file, addr)?;
     logging::announce(args.log_format, "task board at", &format!("{shown}/board"));
     Ok(mcp_tasks_board::Board::new(server.clone(), config).router())
+}
+
+/// Where people reach this server (the board's `--public-url`, else the bound
+/// address): the root the board's `/board` pages hang from.
+fn board_root(args: &ServeArgs, file: &ConfigFile, addr: std::net::SocketAddr) -> Result<String> {
+    Ok(args
+        .board
+        .board_config(file)?
+        .public_url
+        .map(|u| u.trim_end_matches('/').to_string())
+        .unwrap_or_else(|| format!("http://{addr}")))
+}
+
+/// Reads `--task-tools`.
+fn parse_task_tools(s: &str) -> std::result::Result<mcp_tasks_server::TaskTools, String> {
+    mcp_tasks_server::TaskTools::parse(s)
 }

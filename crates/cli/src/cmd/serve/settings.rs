@@ -147,6 +147,15 @@ pub(super) fn server_config(
             .task_after
             .or(file.task_after)
             .unwrap_or(mcp_tasks_server::server::DEFAULT_TASK_AFTER),
+        sync_budget: args
+            .sync_budget
+            .or(file.sync_budget)
+            .unwrap_or(mcp_tasks_server::server::DEFAULT_SYNC_BUDGET),
+        task_tools: args.task_tools.or(file.task_tools).unwrap_or_default(),
+        progress_interval: args
+            .progress_interval
+            .or(file.progress_interval)
+            .unwrap_or(mcp_tasks_server::server::DEFAULT_PROGRESS_INTERVAL),
         max_sessions: args
             .max_sessions
             .or(file.max_sessions)
@@ -365,6 +374,38 @@ mod tests {
             defaults.task_after,
             mcp_tasks_server::server::DEFAULT_TASK_AFTER
         );
+    }
+
+    #[test]
+    fn the_sync_budget_task_tools_and_progress_interval_come_from_the_file_or_flags() {
+        let (_dir, s) = file(
+            "[server]\nsync_budget = \"2s\"\ntask_tools = \"always\"\nprogress_interval = \"250ms\"\n",
+        );
+        let off = AuthMode::Off;
+        let from_file = server_config(&flags(&[]), &s, "127.0.0.1:0", off.clone());
+        assert_eq!(from_file.sync_budget, Duration::from_secs(2));
+        assert_eq!(from_file.task_tools, mcp_tasks_server::TaskTools::Always);
+        assert_eq!(from_file.progress_interval, Duration::from_millis(250));
+        let flagged = server_config(
+            &flags(&[
+                "--sync-budget",
+                "0s",
+                "--task-tools",
+                "never",
+                "--progress-interval",
+                "1s",
+            ]),
+            &s,
+            "127.0.0.1:0",
+            off.clone(),
+        );
+        assert_eq!(flagged.sync_budget, Duration::ZERO);
+        assert_eq!(flagged.task_tools, mcp_tasks_server::TaskTools::Never);
+        assert_eq!(flagged.progress_interval, Duration::from_secs(1));
+        let defaults = server_config(&flags(&[]), &ServerSection::default(), "127.0.0.1:0", off);
+        assert_eq!(defaults.sync_budget, Duration::from_secs(45));
+        assert_eq!(defaults.task_tools, mcp_tasks_server::TaskTools::Auto);
+        assert_eq!(defaults.progress_interval, Duration::from_secs(10));
     }
 
     #[test]

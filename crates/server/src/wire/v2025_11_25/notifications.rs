@@ -14,7 +14,7 @@ pub(super) fn handle(_server: &Server, session: &Arc<Session>, method: &str, par
         NOTIF_INITIALIZED => session.mark_initialized(),
         NOTIF_CANCELLED => match parse_params::<CancelledParams>(method, &params) {
             Ok(p) => {
-                let found = session.cancel_request(&p.request_id);
+                let found = session.cancel_request_because(&p.request_id, p.reason.as_deref());
                 tracing::debug!(request = %p.request_id, found, reason = p.reason.as_deref().unwrap_or(""), "cancel notification");
             }
             Err(e) => tracing::debug!(error = %e.message, "malformed cancel notification ignored"),

@@ -1,20 +1,24 @@
 //! `tools/call`: synchronously, or as a task when `params.task` is present and the
-//! tool allows it.
+//! tool allows it. A plain call of an `optional` task tool runs under the sync budget
+//! (`tools::plain`); the task tools answer clients that speak no tasks.
 
 use mcp_tasks_engine::{CreateParams, LogSink, ProgressSink, TaskContext};
 use mcp_tasks_protocol::codec::v2025_11_25;
 use mcp_tasks_protocol::error_code::METHOD_NOT_FOUND;
-use mcp_tasks_protocol::methods::{parse_params, progress_token, CallToolParams, TOOLS_CALL};
+use mcp_tasks_protocol::methods::{parse_params, CallToolParams, TOOLS_CALL};
 use mcp_tasks_protocol::{RequestId, RpcError};
 use serde_json::Value;
 use std::sync::Arc;
 use tokio::sync::mpsc;
 
 use crate::error_map::to_rpc;
-use crate::notify::messages::{log_notification, progress_notification};
+use crate::notify::messages::log_notification;
 use crate::server::Server;
 use crate::session::Session;
+use crate::tools::plain::{self, CallLink};
 use crate::tools::registry::{TaskSupport, Tool};
+use crate::tools::task_tools;
+use tokio_util::sync::CancellationToken;
 
 pub(super) async fn handle(
     server: &Server,
@@ -23,6 +27,15 @@ pub(super) async fn handle(
     params: Value,
     stream: Option<mpsc::Sender<Value>>,
 ) -> Option<Result<Value, RpcError>> {
+    if let Some(name) = params
+        .get("name")
+        .and_then(Value::as_str)
+        .filter(|n| task_tools::is_task_tool(n))
+    {
+        if task_tools_offered(server, session) {
+            return call_task_tool(server, session, id, name, &params, stream).await;
+        }
+    }
     let prepared = match prepare(server, session, &params) {
         Ok(p) => p,
         Err(e) => return Some(Err(e)),
@@ -31,10 +44,98 @@ pub(super) async fn handle(
         Prepared::Task { tool, args, ttl } => {
             Some(start_task(server, session, tool, args, ttl, params).await)
         }
+        Prepared::Sync { tool, args }
+            if !server.config().sync_budget.is_zero()
+                && tool.support() == TaskSupport::Optional
+                && !tool.is_external() =>
+        {
+            run_with_budget(server, session, id, tool, args, &params, stream).await
+        }
         Prepared::Sync { tool, args } => {
             run_sync(server, session, id, tool, args, &params, stream).await
         }
     }
+}
+
+/// Whether `session`'s client is offered the task tools: under `auto`, when it
+/// declared no task support (no `capabilities.tasks`, or a protocol version before
+/// tasks).
+pub(crate) fn task_tools_offered(server: &Server, session: &Session) -> bool {
+    let speaks = session.speaks_tasks()
+        && session
+            .client_capabilities()
+            .get("tasks")
+            .is_some_and(Value::is_object);
+    task_tools::offered(server.config().task_tools, speaks)
+}
+
+/// Calls a task tool; cancellable like any plain call (a `task_wait` stops waiting).
+async fn call_task_tool(
+    server: &Server,
+    session: &Arc<Session>,
+    id: &RequestId,
+    name: &str,
+    params: &Value,
+    stream: Option<mpsc::Sender<Value>>,
+) -> Option<Result<Value, RpcError>> {
+    let cancel = session.begin_request(id);
+    let _ended = EndRequest { session, id };
+    let link = CallLink::new(
+        server,
+        Some(Arc::clone(session)),
+        stream,
+        params,
+        cancel,
+        true,
+    )
+    .for_request(id);
+    let args = params
+        .get("arguments")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
+    task_tools::call(server, &link, &session.caller(), name, &args).await
+}
+
+/// A plain call under the sync budget: run as a task from the start, answered with
+/// its result when it ends in time, else with a handle (see `tools::plain`).
+async fn run_with_budget(
+    server: &Server,
+    session: &Arc<Session>,
+    id: &RequestId,
+    tool: Tool,
+    args: serde_json::Map<String, Value>,
+    params: &Value,
+    stream: Option<mpsc::Sender<Value>>,
+) -> Option<Result<Value, RpcError>> {
+    let cancel = session.begin_request(id);
+    let _ended = EndRequest { session, id };
+    let offered = task_tools_offered(server, session);
+    let link = CallLink::new(
+        server,
+        Some(Arc::clone(session)),
+        stream,
+        params,
+        cancel,
+        offered,
+    )
+    .for_request(id);
+    let create = CreateParams {
+        caller: session.caller(),
+        method: TOOLS_CALL.to_string(),
+        request: plain::stored_request(params.clone()),
+        requested_ttl: tool.ttl(),
+        client_capabilities: plain::task_capabilities(session.client_capabilities(), offered),
+    };
+    plain::run_with_budget(
+        server,
+        &link,
+        tool,
+        args,
+        create,
+        crate::tools::call::Answers::AskInTask,
+    )
+    .await
 }
 
 enum Prepared {
@@ -143,12 +244,17 @@ async fn run_sync(
     let cancel = session.begin_request(id);
     let requester = crate::questions::in_call::requester(server, session, stream.clone());
     let log = log_sink(session, stream.clone());
-    let progress: Option<ProgressSink> = match (progress_token(params), stream) {
-        (Some(token), Some(tx)) => Some(Arc::new(move |p| {
-            let _ = tx.try_send(progress_notification(&token, &p));
-        })),
-        _ => None,
-    };
+    // The tool's progress, and a heartbeat whenever it is quiet for an interval.
+    let beat = CallLink::new(server, None, stream, params, cancel.clone(), false).heartbeat;
+    let _stop_beats = beat.as_ref().map(|beat| {
+        let stop = CancellationToken::new();
+        tokio::spawn(Arc::clone(beat).run(stop.clone()));
+        stop.drop_guard()
+    });
+    let progress: Option<ProgressSink> = beat.map(|beat| {
+        let sink: ProgressSink = Arc::new(move |p| beat.forward(&p));
+        sink
+    });
     let ctx = TaskContext::detached(cancel.clone(), progress)
         .with_client_requests(
             requester,

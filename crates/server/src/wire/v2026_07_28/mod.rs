@@ -141,7 +141,7 @@ async fn dispatch(
     match method {
         m::SERVER_DISCOVER => Ok(server_discover::handle(server)),
         m::PING => Ok(v2026_07_28::ack()),
-        m::TOOLS_LIST => Ok(tools_list::handle(server)),
+        m::TOOLS_LIST => Ok(tools_list::handle(server, extension)),
         m::TOOLS_CALL => tools_call::handle(&req, &params).await,
         m::TASKS_GET | m::TASKS_UPDATE | m::TASKS_CANCEL if !extension => {
             Err(missing_extension(&format!("'{method}'")))

@@ -12,10 +12,28 @@ use std::time::Duration;
 
 use super::{missing_extension, Request};
 use crate::error_map::to_rpc;
+use crate::tools::plain::{self, CallLink};
 use crate::tools::registry::TaskSupport;
+use crate::tools::task_tools;
 
 pub(super) async fn handle(req: &Request<'_>, params: &Value) -> Result<Value, RpcError> {
     let p: CallToolParams = parse_params(TOOLS_CALL, params)?;
+    let task_tools = task_tools::offered(req.server.config().task_tools, req.extension);
+    if task_tools && task_tools::is_task_tool(&p.name) {
+        let link = CallLink::new(
+            req.server,
+            None,
+            None,
+            params,
+            req.server.shutdown_token().child_token(),
+            true,
+        );
+        let args = p.arguments.unwrap_or_default();
+        return match task_tools::call(req.server, &link, &req.caller, &p.name, &args).await {
+            Some(r) => r.map(v2026_07_28::complete),
+            None => Err(shutting_down()),
+        };
+    }
     let tool = crate::tools::call::find(&req.server.tools(), &p.name)?;
     if tool.support() == TaskSupport::Required && !req.extension {
         return Err(missing_extension(&format!("tool '{}'", p.name)));
@@ -97,13 +115,46 @@ pub(super) async fn handle(req: &Request<'_>, params: &Value) -> Result<Value, R
     // No session to cancel through on this wire: the call ends when its HTTP request
     // does (dropping this future aborts the tool), or when the server shuts down.
     let cancel = req.server.shutdown_token().child_token();
+    if !req.server.config().sync_budget.is_zero()
+        && tool.support() == TaskSupport::Optional
+        && !tool.is_external()
+    {
+        // A plain call under the sync budget (see `tools::plain`): no stream and no
+        // session here, so its questions wait in the task for `task_answer`.
+        let link = CallLink::new(req.server, None, None, params, cancel, task_tools);
+        let create = CreateParams {
+            caller: req.caller.clone(),
+            method: TOOLS_CALL.to_string(),
+            request: plain::stored_request(super::without_stateless_meta(params.clone())),
+            requested_ttl: tool.ttl(),
+            client_capabilities: plain::task_capabilities(req.capabilities.clone(), task_tools),
+        };
+        return match plain::run_with_budget(
+            req.server,
+            &link,
+            tool,
+            args,
+            create,
+            crate::tools::call::Answers::Given(answers),
+        )
+        .await
+        {
+            Some(r) => r.map(v2026_07_28::complete),
+            None => Err(shutting_down()),
+        };
+    }
     let ctx = TaskContext::detached(cancel.clone(), None).with_answers(answers);
     let grace = req.server.engine().config().cancel_grace;
     match crate::tools::call::run_inline(&tool, args, ctx, &cancel, grace).await {
         Some(r) => r.map(v2026_07_28::complete),
-        None => Err(RpcError::new(
-            INTERNAL_ERROR,
-            "the server is shutting down; call the tool again after it restarts",
-        )),
+        None => Err(shutting_down()),
     }
+}
+
+/// A plain call stopped by the server's shutdown.
+fn shutting_down() -> RpcError {
+    RpcError::new(
+        INTERNAL_ERROR,
+        "the server is shutting down; call the tool again after it restarts",
+    )
 }
