@@ -101,6 +101,22 @@ impl ServerBuilder {
         self
     }
 
+    /// How long a plain call (the client asked for no task) of an `optional` task
+    /// tool may hold its connection before its client gets a handle to the task the
+    /// call became (default 45 s; zero runs plain calls inline). See
+    /// [`ServerConfig::sync_budget`].
+    pub fn sync_budget(mut self, budget: std::time::Duration) -> Self {
+        self.config.sync_budget = budget;
+        self
+    }
+
+    /// Who is offered the task tools (`task_wait`, ...; default: clients that declared
+    /// no task support). See [`ServerConfig::task_tools`].
+    pub fn task_tools(mut self, offered: crate::server::TaskTools) -> Self {
+        self.config.task_tools = offered;
+        self
+    }
+
     /// Adds a tool (see [`Tool::from_fn`]). Problems with it (an invalid schema, a name
     /// used twice) are reported by [`ServerBuilder::build`].
     pub fn tool(mut self, tool: Tool) -> Self {
