@@ -5,12 +5,15 @@
 #   bash tests/interop/run.sh            # all clients, stdio and HTTP
 #   INTEROP_ONLY=ts|py|rust bash tests/interop/run.sh   # rust: only the Rust peer servers
 #   INTEROP_TRANSPORTS="stdio http"       # default; pick one to narrow a run
-#   INTEROP_SUITES="client hitl gateway"  # default; client.* = tasks, hitl.* = elicitation/sampling,
-#                                         # gateway = `mcp-tasks wrap` in front of real upstreams;
-#                                         # `none` runs none of them
+#   INTEROP_SUITES="client hitl gateway hosts"  # default; client.* = tasks, hitl.* = elicitation/
+#                                         # sampling, gateway = `mcp-tasks wrap` in front of real
+#                                         # upstreams, hosts.* = clients without tasks (sync budget,
+#                                         # task tools; tests/interop/hosts.sh) and the MCP
+#                                         # Inspector's CLI; `none` runs none of them
 #   INTEROP_CLIENT_PEERS="fastmcp-tasks everything"  # default; our Rust client and CLI against
-#                                         # their servers (`none` skips them; INTEROP_ONLY=ts
-#                                         # drops fastmcp-tasks, =py drops everything)
+#                                         # their servers (`none` skips them, and the TypeScript
+#                                         # example servers and Rust servers below too;
+#                                         # INTEROP_ONLY=ts drops fastmcp-tasks, =py drops everything)
 #   INTEROP_ONLY=ext-tasks                # only the Tasks extension client package (ext_tasks.mjs)
 #   INTEROP_EXT_TASKS=0                   # skip it (it runs with every full or INTEROP_ONLY=ts run)
 #
@@ -18,6 +21,8 @@
 #   node/   @modelcontextprotocol/sdk (TypeScript SDK client) and
 #           @modelcontextprotocol/server-everything (the official test server, as an upstream)
 #   venv/   Python venv with mcp (Python SDK client)
+#   inspector/  @modelcontextprotocol/inspector (the MCP Inspector, whose CLI the hosts suite
+#           runs; its own folder: it brings a newer SDK line)
 #   ext-tasks/  @modelcontextprotocol/ext-tasks (the Tasks extension client package) with the
 #           v2 client SDK it needs, @modelcontextprotocol/client (its own folder: a different
 #           SDK line than node/)
@@ -50,6 +55,7 @@ PY_MCP_VERSION=1.30.0
 EXT_TASKS_VERSION=0.2.2
 EXT_TASKS_CLIENT_VERSION=2.4.0
 FASTMCP_TASKS_VERSION=4.1.4
+INSPECTOR_VERSION=2.12.0
 # Pinned (=) in tests/interop/{rmcp,tower-mcp}-server/Cargo.toml and their Cargo.lock.
 RMCP_VERSION=3.11.0
 TOWER_MCP_VERSION=0.25.0
@@ -65,8 +71,12 @@ if [ "${INTEROP_EXT_TASKS:-1}" != 0 ] && { [ -z "$ONLY" ] || [ "$ONLY" = ts ] ||
   EXT_TASKS=1
 fi
 TRANSPORTS="${INTEROP_TRANSPORTS:-stdio http}"
-SUITES="${INTEROP_SUITES:-client hitl gateway}"
+SUITES="${INTEROP_SUITES:-client hitl gateway hosts}"
 CLIENT_PEERS="${INTEROP_CLIENT_PEERS:-fastmcp-tasks everything}"
+# INTEROP_CLIENT_PEERS=none also skips our client against the TypeScript example servers and
+# the Rust servers (a narrowed run of server-side suites builds and runs none of them).
+OUR_CLIENT_RUNS=1
+[ "${INTEROP_CLIENT_PEERS:-}" = none ] && OUR_CLIENT_RUNS=0
 case "$ONLY" in rust|ext-tasks) CLIENT_PEERS=none ;; esac
 
 say() { echo "[interop] $*" >&2; }
@@ -148,6 +158,12 @@ if [ "$EXT_TASKS" = 1 ]; then
   fi
 fi
 
+# The MCP Inspector, for the hosts suite's TypeScript pass (tests/interop/hosts.sh).
+. "$HERE/hosts.sh"
+if [[ " $SUITES " == *" hosts "* ]] && { [ -z "$ONLY" ] || [ "$ONLY" = ts ]; }; then
+  install_inspector
+fi
+
 # fastmcp-tasks, in its own venv (FastMCP 4 needs mcp 2.x; the client venv pins 1.30.0).
 FASTMCP_VENV="$WORK/venv-fastmcp-tasks"
 installed_fastmcp_tasks_version() {
@@ -204,7 +220,7 @@ fi
 # The ESM clients resolve '@modelcontextprotocol/sdk' from their own directory, so they run
 # from copies placed beside node_modules (refreshed on every run), with the common.mjs they
 # import.
-{ [ "$ONLY" = py ] || [ "$ONLY" = ext-tasks ] || [ "$ONLY" = rust ]; } || cp "$HERE/common.mjs" "$HERE/client.mjs" "$HERE/hitl.mjs" "$HERE/gateway.mjs" "$WORK/node/"
+{ [ "$ONLY" = py ] || [ "$ONLY" = ext-tasks ] || [ "$ONLY" = rust ]; } || cp "$HERE/common.mjs" "$HERE/client.mjs" "$HERE/hitl.mjs" "$HERE/gateway.mjs" "$HERE/hosts.mjs" "$WORK/node/"
 [ "$EXT_TASKS" = 0 ] || cp "$HERE/ext_tasks.mjs" "$WORK/ext-tasks/"
 
 # ---------------------------------------------------------------- server lifecycle
@@ -422,6 +438,7 @@ for client in ts py; do
       client) prefix="$client" ;;
       hitl) prefix="$client-hitl" ;;
       gateway) [ "$client" = ts ] && run_gateway_suite; continue ;;
+      hosts) run_hosts_suite "$client"; continue ;;
       none) continue ;;
       *) say "unknown suite $suite"; exit 2 ;;
     esac
@@ -459,7 +476,7 @@ for client in ts py; do
 done
 
 # ---------------------------------------------------------------- our client, their servers
-if [ -z "$ONLY" ] || [ "$ONLY" = ts ]; then
+if { [ -z "$ONLY" ] || [ "$ONLY" = ts ]; } && [ "$OUR_CLIENT_RUNS" = 1 ]; then
   peer "client" "TypeScript SDK example servers (@modelcontextprotocol/sdk)" "$TS_SDK_VERSION" "2025-11-25"
   # simpleStreamableHttp.js and simpleTaskInteractive.js, HTTP only; each test starts
   # its own server.
@@ -520,7 +537,7 @@ build_rust_peer() {
   echo "$bin"
 }
 
-if [ -z "$ONLY" ] || [ "$ONLY" = rust ]; then
+if [ "$ONLY" = rust ] || { [ -z "$ONLY" ] && [ "$OUR_CLIENT_RUNS" = 1 ]; }; then
   peer "client" "rmcp server (tests/interop/rmcp-server)" "$RMCP_VERSION" "2026-07-28 extension"
   if RMCP_BIN="$(build_rust_peer rmcp-server rmcp "$RMCP_VERSION")"; then
     run_cargo_test "rust-client-rmcp" 600 MCP_TASKS_INTEROP_RMCP_SERVER="$RMCP_BIN" -- \
