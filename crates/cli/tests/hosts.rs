@@ -147,3 +147,49 @@ async fn a_long_upstream_call_through_wrap_becomes_a_task_the_task_tools_reach()
         "{cancelled}"
     );
 }
+
+#[test]
+fn call_no_task_follows_the_task_a_long_plain_call_became() {
+    let server = spawn_listening(&[
+        "serve",
+        "--demo",
+        "--listen",
+        "127.0.0.1:0",
+        "--database",
+        "memory:",
+        "--sync-budget",
+        "500ms",
+    ]);
+    for wire in ["2025-11-25", "2026-07-28"] {
+        let out = std::process::Command::new(BIN)
+            .args([
+                "call",
+                &server.url,
+                "slow_compute",
+                "--arg",
+                "seconds=2",
+                "--no-task",
+                "--wire",
+                wire,
+            ])
+            .env("MCP_TASKS_STATE_DIR", std::env::temp_dir())
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{wire}: {stdout}\n{stderr}");
+        assert!(
+            stdout.contains("finished after 2 s"),
+            "the real result ({wire}): {stdout}\n{stderr}"
+        );
+        assert!(
+            stderr.contains("outlived the server's sync budget"),
+            "{wire}: {stderr}"
+        );
+        assert!(
+            !stdout.contains("Not an error"),
+            "not the handle ({wire}): {stdout}"
+        );
+    }
+}

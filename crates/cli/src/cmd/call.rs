@@ -42,7 +42,9 @@ pub struct CallArgs {
     #[arg(long, conflicts_with = "no_task")]
     task: bool,
 
-    /// Call without a task even if the tool allows one.
+    /// Call without a task even if the tool allows one. A server with a sync budget
+    /// may still make a long call a task and answer with a handle to it; the task is
+    /// then followed to its end, as `watch` would.
     #[arg(long)]
     no_task: bool,
 
@@ -121,6 +123,12 @@ async fn call(
         a.task || a.detach || a.ttl.is_some() || offers_task(&client, info)
     };
     let args = Value::Object(arguments);
+    let watching = Watching {
+        json: a.connect.json,
+        resume: resume_command(target, &a.connect),
+        journal: Journal::for_target(target),
+        public_url: a.connect.public_url.clone(),
+    };
     if !as_task {
         term.status(format!("calling {tool}…"));
         // Tools that are not tasks report progress only on their own call.
@@ -136,6 +144,18 @@ async fn call(
             })
             .await;
         term.finish();
+        // A server with a sync budget answers a plain call that outlives it with a
+        // handle to the task the call became: follow that task to its end, as
+        // `watch` would, instead of printing the handle as the tool's answer.
+        if let Some(id) = r.as_ref().ok().and_then(handle_task_id) {
+            term.note(&format!(
+                "{tool} outlived the server's sync budget; its work goes on as task {id}: following it"
+            ));
+            match client.resume(&id).await {
+                Ok(handle) => return follow(&client, handle, &term, &watching).await,
+                Err(e) => return Followed::done(fail(&format!("following task {id}"), &e)),
+            }
+        }
         return Followed::done(immediate(r, a.connect.json));
     }
     if a.ttl.is_some() && client.wire() == Wire::V2026_07_28 {
@@ -152,12 +172,6 @@ async fn call(
             term.finish();
             return Followed::done(fail(&format!("calling {tool}"), &e));
         }
-    };
-    let watching = Watching {
-        json: a.connect.json,
-        resume: resume_command(target, &a.connect),
-        journal: Journal::for_target(target),
-        public_url: a.connect.public_url.clone(),
     };
     match handle.task() {
         Some(view) => {
@@ -198,6 +212,14 @@ async fn call(
             })
         }
     }
+}
+
+/// The task a plain call's answer hands over to (the related-task `_meta` of a sync
+/// budget's handle), if it is one.
+fn handle_task_id(result: &Value) -> Option<mcp_tasks_client::TaskId> {
+    result["_meta"]["io.modelcontextprotocol/related-task"]["taskId"]
+        .as_str()
+        .map(mcp_tasks_client::TaskId::from_string)
 }
 
 /// How the "task started" line names the wire the connection speaks, so a person sees
