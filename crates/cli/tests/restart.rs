@@ -3,11 +3,12 @@
 //! `working`.
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
-use serde_json::{json, Value};
+use serde_json::json;
 use std::path::Path;
 
 mod common;
 
+use common::rpc::Session;
 use common::{serve, Server};
 use mcp_tasks_testkit::{eventually, WAIT};
 
@@ -28,100 +29,6 @@ fn start_url(database: &str) -> Server {
     serve(&["--database", database])
 }
 
-struct Session {
-    http: reqwest::Client,
-    url: String,
-    id: String,
-}
-
-impl Session {
-    async fn open(url: &str) -> Session {
-        let http = reqwest::Client::new();
-        let resp = http
-            .post(url)
-            .header("accept", "application/json")
-            .json(&json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"restart-test","version":"0"}}}))
-            .send()
-            .await
-            .unwrap();
-        let id = resp.headers()["mcp-session-id"]
-            .to_str()
-            .unwrap()
-            .to_string();
-        Session {
-            http,
-            url: url.to_string(),
-            id,
-        }
-    }
-
-    async fn rpc(&self, method: &str, params: Value) -> Value {
-        self.http
-            .post(&self.url)
-            .header("accept", "application/json")
-            .header("mcp-session-id", &self.id)
-            .json(&json!({"jsonrpc":"2.0","id":1,"method":method,"params":params}))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap()
-    }
-
-    /// The same session on another replica.
-    fn on(&self, url: &str) -> Session {
-        Session {
-            http: self.http.clone(),
-            url: url.to_string(),
-            id: self.id.clone(),
-        }
-    }
-
-    /// The HTTP status of a `ping` on this session (404 once no replica knows it).
-    async fn ping_status(&self) -> u16 {
-        self.http
-            .post(&self.url)
-            .header("accept", "application/json")
-            .header("mcp-session-id", &self.id)
-            .json(&json!({"jsonrpc":"2.0","id":1,"method":"ping"}))
-            .send()
-            .await
-            .unwrap()
-            .status()
-            .as_u16()
-    }
-
-    /// The task's status as `tasks/get` reports it.
-    async fn status(&self, id: &str) -> Value {
-        self.rpc("tasks/get", json!({"taskId": id})).await["result"].clone()
-    }
-
-    /// Re-reads the task (up to `within`) until its status is `status`; returns the
-    /// task then. Another process's lease running out has no signal this test could
-    /// wait on: only the store shows it.
-    async fn wait_status(&self, id: &str, status: &str, within: std::time::Duration) -> Value {
-        eventually(within, || async {
-            let task = self.status(id).await;
-            (task["status"] == status).then_some(task)
-        })
-        .await
-    }
-
-    async fn create(&self, tool: &str, args: Value) -> String {
-        let r = self
-            .rpc(
-                "tools/call",
-                json!({"name": tool, "arguments": args, "task": {}}),
-            )
-            .await;
-        r["result"]["task"]["taskId"]
-            .as_str()
-            .unwrap_or_else(|| panic!("{r}"))
-            .to_string()
-    }
-}
-
 #[tokio::test]
 async fn kill_9_then_restart_keeps_results_and_fails_interrupted_work() {
     let dir = tempfile::tempdir().unwrap();
@@ -130,11 +37,11 @@ async fn kill_9_then_restart_keeps_results_and_fails_interrupted_work() {
     let mut server = start(&db);
     let s = Session::open(&server.url).await;
     let quick = s
-        .create("slow_compute", json!({"seconds": 0, "label": "quick"}))
+        .create_with("slow_compute", json!({"seconds": 0, "label": "quick"}))
         .await;
-    let failing = s.create("failing_job", json!({})).await;
+    let failing = s.create_with("failing_job", json!({})).await;
     let long = s
-        .create("slow_compute", json!({"seconds": 600, "label": "long"}))
+        .create_with("slow_compute", json!({"seconds": 600, "label": "long"}))
         .await;
     let quick_result = s.rpc("tasks/result", json!({"taskId": quick})).await;
     assert_eq!(
@@ -220,7 +127,7 @@ async fn instant_work_is_committed_with_its_creation_and_survives_kill_9() {
     for i in 0..5 {
         let label = format!("instant {i}");
         let id = s
-            .create("slow_compute", json!({"seconds": 0, "label": label}))
+            .create_with("slow_compute", json!({"seconds": 0, "label": label}))
             .await;
         let got = s.rpc("tasks/get", json!({"taskId": id})).await;
         assert_eq!(
@@ -265,7 +172,7 @@ async fn two_processes_on_one_sqlite_file_keep_each_others_tasks() {
     let a = start(&db);
     let on_a = Session::open(&a.url).await;
     let first = on_a
-        .create("slow_compute", json!({"seconds": 3, "label": "on-a"}))
+        .create_with("slow_compute", json!({"seconds": 3, "label": "on-a"}))
         .await;
 
     // B starts on the same file while A's task runs: A's task must stay A's.
@@ -273,7 +180,7 @@ async fn two_processes_on_one_sqlite_file_keep_each_others_tasks() {
     let on_b = Session::open(&b.url).await;
     assert_eq!(on_b.status(&first).await["status"], "working");
     let second = on_b
-        .create("slow_compute", json!({"seconds": 1, "label": "on-b"}))
+        .create_with("slow_compute", json!({"seconds": 1, "label": "on-b"}))
         .await;
 
     // Each completes its own; each collects the other's (B re-reads the shared file).
@@ -292,7 +199,7 @@ async fn two_processes_on_one_sqlite_file_keep_each_others_tasks() {
     // A dies holding a task: B leaves it alone while the lease could still be
     // renewed, then fails it with a message saying why.
     let orphan = on_a
-        .create("slow_compute", json!({"seconds": 600, "label": "orphan"}))
+        .create_with("slow_compute", json!({"seconds": 600, "label": "orphan"}))
         .await;
     let mut a = a;
     a.child.kill().unwrap();
@@ -322,7 +229,7 @@ async fn two_replicas_on_postgres_serve_each_others_tasks() {
 
     // created on A, collected on B (tasks/result waits on B until A completes it)
     let quick = on_a
-        .create("slow_compute", json!({"seconds": 1, "label": "cross"}))
+        .create_with("slow_compute", json!({"seconds": 1, "label": "cross"}))
         .await;
     let r = on_b.rpc("tasks/result", json!({"taskId": quick})).await;
     assert_eq!(
@@ -332,7 +239,7 @@ async fn two_replicas_on_postgres_serve_each_others_tasks() {
 
     // running on A, cancelled on B: A stops the work and the task stays cancelled
     let long = on_a
-        .create("slow_compute", json!({"seconds": 600, "label": "long"}))
+        .create_with("slow_compute", json!({"seconds": 600, "label": "long"}))
         .await;
     assert_eq!(
         on_b.rpc("tasks/cancel", json!({"taskId": long})).await["result"]["status"],
@@ -359,7 +266,7 @@ async fn two_replicas_on_postgres_serve_each_others_tasks() {
         "{listed}"
     );
     let created_on_b = borrowed
-        .create("slow_compute", json!({"seconds": 0, "label": "via-b"}))
+        .create_with("slow_compute", json!({"seconds": 0, "label": "via-b"}))
         .await;
     let again = on_a
         .rpc("tasks/result", json!({"taskId": created_on_b}))

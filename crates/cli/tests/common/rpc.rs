@@ -8,9 +8,10 @@ use std::time::Duration;
 
 /// One initialized session.
 pub struct Session {
-    http: reqwest::Client,
-    url: String,
-    id: String,
+    pub http: reqwest::Client,
+    pub url: String,
+    /// The `mcp-session-id`.
+    pub id: String,
 }
 
 impl Session {
@@ -55,6 +56,20 @@ impl Session {
             url: url.to_string(),
             id: self.id.clone(),
         }
+    }
+
+    /// The HTTP status of a `ping` on this session (404 once no replica knows it).
+    pub async fn ping_status(&self) -> u16 {
+        self.http
+            .post(&self.url)
+            .header("accept", "application/json")
+            .header("mcp-session-id", &self.id)
+            .json(&json!({"jsonrpc":"2.0","id":1,"method":"ping"}))
+            .send()
+            .await
+            .unwrap()
+            .status()
+            .as_u16()
     }
 
     pub async fn status(&self, id: &str) -> Value {
