@@ -63,13 +63,14 @@ class Mcp:
         self.token = token
         self.next_id = 1
 
-    def result(self, method, params):
+    def result(self, method, params, meta=None):
         params = dict(params)
         params["_meta"] = {
             "io.modelcontextprotocol/protocolVersion": "2026-07-28",
             "io.modelcontextprotocol/clientCapabilities": {
                 "elicitation": {}, "sampling": {},
                 "extensions": {"io.modelcontextprotocol/tasks": {}}},
+            **(meta or {}),
         }
         body = {"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params}
         self.next_id += 1
@@ -90,8 +91,8 @@ class Mcp:
             raise AssertionError(f"{method} failed: {reply}")
         return reply["result"]
 
-    def start(self, tool, arguments):
-        created = self.result("tools/call", {"name": tool, "arguments": arguments})
+    def start(self, tool, arguments, meta=None):
+        created = self.result("tools/call", {"name": tool, "arguments": arguments}, meta)
         assert created["resultType"] == "task", created
         return created["taskId"]
 
@@ -154,6 +155,19 @@ def main():
             expect(row(alice, quick)).to_be_visible()
             expect(row(alice, quick)).to_have_attribute("data-status", "completed")
             check("a task appears and completes live")
+
+            # A call naming related tasks (the draft `_meta` key, advisory): its page
+            # links the plausible ids and ignores the rest; a link opens that task.
+            follow_up = alice_mcp.start(
+                "slow_compute", {"seconds": 1, "label": "follow-up"},
+                {"io.modelcontextprotocol/relatedTaskIds": [quick, "not a task id!", 7]})
+            open_task(alice, follow_up)
+            related = alice.locator("#detail-pane ul.related a")
+            expect(related).to_have_count(1)
+            expect(related).to_have_text(quick)
+            related.click()
+            expect(alice.locator("#detail-id")).to_have_text(quick)
+            check("a call's related tasks (_meta relatedTaskIds) are linked on its page")
 
             # A form of every field type, answered.
             meeting = alice_mcp.start("book_meeting", {"subject": "planning"})

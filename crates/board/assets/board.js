@@ -340,6 +340,13 @@ function renderDetail(task) {
       el("p", {}, task.error.message), task.error.code !== undefined ? el("p", { class: "meta" }, `code ${task.error.code}`) : null));
   }
   parts.push(el("h3", {}, "Arguments"), jsonBlock(task.arguments));
+  if ((task.relatedTaskIds || []).length) {
+    parts.push(el("h3", {}, "Related tasks"), el("ul", { class: "related" },
+      task.relatedTaskIds.map((id) => el("li", {}, el("a", {
+        href: `/board/tasks/${encodeURIComponent(id)}`,
+        onclick: (e) => { e.preventDefault(); openTask(id, true); },
+      }, el("code", {}, id))))));
+  }
   parts.push(el("h3", {}, "Timeline"), el("ol", { class: "timeline" },
     (task.timeline || []).map((entry) => el("li", {},
       el("span", { class: `status status-${entry.status}` }, entry.status.replace("_", " ")),

@@ -58,6 +58,23 @@ pub(crate) fn pane(task: &Value) -> String {
             escape(text(question, "message"))
         ));
     }
+    let related: String = task["relatedTaskIds"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .map(|id| {
+            format!(
+                "<li><a href=\"/board/tasks/{id}\"><code>{id}</code></a></li>",
+                id = escape(id)
+            )
+        })
+        .collect();
+    if !related.is_empty() {
+        out.push_str(&format!(
+            "<h3>Related tasks</h3><ul class=\"related\">{related}</ul>"
+        ));
+    }
     let timeline = task["timeline"].as_array().into_iter().flatten();
     let entries: String = timeline
         .map(|entry| {
@@ -85,6 +102,10 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    fn asking_none() -> Value {
+        json!({"id": "t5", "tool": "x", "status": "working", "relatedTaskIds": []})
+    }
+
     #[test]
     fn the_pane_shows_the_outcome_questions_and_timeline_escaped() {
         let task = json!({"id": "t1", "tool": "deploy", "status": "completed",
@@ -101,6 +122,16 @@ mod tests {
             html.contains("<li>1970-01-01 00:00:01 UTC completed: all &lt;done&gt;</li>"),
             "{html}"
         );
+        let related = json!({"id": "t4", "tool": "x", "status": "working",
+            "relatedTaskIds": ["abc", "d-e"]});
+        let html = pane(&related);
+        assert!(
+            html.contains("<h3>Related tasks</h3>")
+                && html.contains("<a href=\"/board/tasks/abc\"><code>abc</code></a>")
+                && html.contains("/board/tasks/d-e"),
+            "{html}"
+        );
+        assert!(!pane(&asking_none()).contains("Related tasks"));
         let asking = json!({"id": "t2", "tool": "x", "status": "input_required",
             "questions": [{"key": "k", "message": "Deploy <now>?"}]});
         assert!(pane(&asking).contains("<h3>Deploy &lt;now&gt;?</h3>"));

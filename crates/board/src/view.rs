@@ -69,6 +69,33 @@ pub(crate) fn progress_json(progress: &Progress) -> Value {
     })
 }
 
+/// The `_meta` key (a draft of the MCP spec) under which a call names tasks it relates
+/// to: advisory, never an error.
+pub(crate) const RELATED_TASK_IDS: &str = "io.modelcontextprotocol/relatedTaskIds";
+
+/// Most related tasks a detail pane links to.
+const MAX_RELATED: usize = 20;
+
+/// The task ids a request's `_meta` names as related ([`RELATED_TASK_IDS`]): strings
+/// that could be task ids (1 to 128 characters of letters, digits, `-` and `_`), at
+/// most [`MAX_RELATED`], each once. Anything else there is ignored: the key is advisory.
+pub(crate) fn related_task_ids(meta: Option<&Value>) -> Vec<String> {
+    let mut ids: Vec<String> = Vec::new();
+    let listed = meta
+        .and_then(|m| m.get(RELATED_TASK_IDS))
+        .and_then(Value::as_array);
+    for id in listed.into_iter().flatten().filter_map(Value::as_str) {
+        let plausible = (1..=128).contains(&id.len())
+            && id
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+        if plausible && !ids.iter().any(|known| known == id) && ids.len() < MAX_RELATED {
+            ids.push(id.to_string());
+        }
+    }
+    ids
+}
+
 /// Everything the detail pane shows.
 pub(crate) fn detail(
     record: &TaskRecord,
@@ -83,6 +110,7 @@ pub(crate) fn detail(
         .request
         .field("arguments")
         .unwrap_or_else(|| json!({}));
+    detail["relatedTaskIds"] = json!(related_task_ids(record.request.field("_meta").as_ref()));
     // Status changes and the attempts after the first (takeovers, retries), in time
     // order; an attempt shows as an entry of its own kind.
     let mut entries: Vec<(DateTime<Utc>, Value)> = timeline
@@ -233,6 +261,25 @@ mod tests {
 
     /// The detail's timeline shows takeovers and retries among the status changes, in
     /// time order, saying from which process to which.
+    #[test]
+    fn related_task_ids_are_advisory_and_only_plausible_ids_are_kept() {
+        let meta = json!({ RELATED_TASK_IDS: ["abc123", "abc123", "x y", 7, "<script>", "d-e_f"] });
+        assert_eq!(related_task_ids(Some(&meta)), vec!["abc123", "d-e_f"]);
+        for junk in [
+            json!({ RELATED_TASK_IDS: 42 }),
+            json!({ RELATED_TASK_IDS: "abc" }),
+            json!({}),
+        ] {
+            assert!(related_task_ids(Some(&junk)).is_empty(), "{junk}");
+        }
+        assert!(related_task_ids(None).is_empty());
+        let many: Vec<String> = (0..50).map(|i| format!("t{i}")).collect();
+        assert_eq!(
+            related_task_ids(Some(&json!({ RELATED_TASK_IDS: many }))).len(),
+            20
+        );
+    }
+
     #[test]
     fn attempts_join_the_timeline_in_time_order() {
         let record = TaskRecord {

@@ -171,7 +171,16 @@ async fn dispatch(
 /// capabilities and info), which mean nothing to whoever a request is handed on to.
 pub(super) fn without_stateless_meta(mut params: Value) -> Value {
     if let Some(meta) = params.get_mut("_meta").and_then(Value::as_object_mut) {
-        meta.retain(|k, _| !k.starts_with("io.modelcontextprotocol/"));
+        // The per-request keys only: others (`relatedTaskIds`, a progress token, a
+        // trace) are the request's own and stay.
+        meta.retain(|k, _| {
+            ![
+                META_PROTOCOL_VERSION,
+                META_CLIENT_CAPABILITIES,
+                mcp_tasks_protocol::codec::META_CLIENT_INFO,
+            ]
+            .contains(&k.as_str())
+        });
         if meta.is_empty() {
             if let Some(o) = params.as_object_mut() {
                 o.remove("_meta");
