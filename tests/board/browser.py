@@ -311,6 +311,26 @@ def main():
             plain.context.close()
             check("the list, its filters and a task's page work without JavaScript")
 
+            # A notification's link opened while logged out: the login page, then that
+            # task (not the list); a crafted `next` leading elsewhere is not followed.
+            fresh = browser.new_context(viewport={"width": 1400, "height": 900}).new_page()
+            fresh.set_default_timeout(WAIT_MS)
+            fresh.goto(f"{base}/board/tasks/{waiting}")
+            expect(fresh).to_have_url(re.compile(r"/board/login\?next="))
+            fresh.fill("#token", "tok-ops")
+            fresh.click("#login button[type=submit]")
+            expect(fresh).to_have_url(f"{base}/board/tasks/{waiting}")
+            expect(fresh.locator("#detail-id")).to_have_text(waiting)
+            fresh.context.close()
+            crafted = browser.new_context().new_page()
+            crafted.set_default_timeout(WAIT_MS)
+            crafted.goto(f"{base}/board/login?next=//evil.example/board")
+            crafted.fill("#token", "tok-ops")
+            crafted.click("#login button[type=submit]")
+            expect(crafted).to_have_url(f"{base}/board")
+            crafted.context.close()
+            check("a task's link opened while logged out leads to that task after login")
+
             # Logging out ends the session.
             alice.locator("#logout button").click()
             expect(alice).to_have_url(f"{base}/board/login")

@@ -3,7 +3,7 @@
 //! binary (`include_str!`): nothing is fetched from anywhere else.
 
 use axum::extract::{Path, Query, State};
-use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode, Uri};
 use axum::response::{Html, IntoResponse, Redirect, Response};
 use axum::Form;
 use serde::Deserialize;
@@ -58,9 +58,10 @@ fn shell(title: &str, body: &str, meta: &str) -> String {
 pub(crate) async fn board(
     State(board): State<Board>,
     headers: HeaderMap,
+    uri: Uri,
     Query(query): Query<ListQuery>,
 ) -> Response {
-    render(&board, &headers, &query, None).await
+    render(&board, &headers, &uri, &query, None).await
 }
 
 /// `GET /board/tasks/{id}`: the same page with the task's detail rendered too (a link
@@ -68,10 +69,38 @@ pub(crate) async fn board(
 pub(crate) async fn task_page(
     State(board): State<Board>,
     headers: HeaderMap,
+    uri: Uri,
     Path(id): Path<String>,
     Query(query): Query<ListQuery>,
 ) -> Response {
-    render(&board, &headers, &query, Some(id)).await
+    render(&board, &headers, &uri, &query, Some(id)).await
+}
+
+/// Where the login page sends a person back to once logged in: the board page they
+/// asked for (`next`), when it is one of the board's own pages; else the list. Only a
+/// path under `/board` is followed, so a crafted link cannot send anyone elsewhere.
+fn after_login(next: Option<&str>) -> &str {
+    match next {
+        Some(next)
+            if (next == "/board" || next.starts_with("/board/") || next.starts_with("/board?"))
+                && !next.contains("//")
+                && !next.contains('\\')
+                && !next.starts_with("/board/login")
+                && !next.chars().any(char::is_control) =>
+        {
+            next
+        }
+        _ => "/board",
+    }
+}
+
+/// The login page's address that brings a person back to `uri` afterwards.
+fn login_for(uri: &Uri) -> String {
+    let back = uri.path_and_query().map_or("/board", |p| p.as_str());
+    match serde_urlencoded::to_string([("next", back)]) {
+        Ok(query) if after_login(Some(back)) != "/board" => format!("/board/login?{query}"),
+        _ => "/board/login".to_string(),
+    }
 }
 
 /// The board page for `headers`' viewer: the list (as `query` filters it) and, for a
@@ -79,13 +108,16 @@ pub(crate) async fn task_page(
 async fn render(
     board: &Board,
     headers: &HeaderMap,
+    uri: &Uri,
     query: &ListQuery,
     task: Option<String>,
 ) -> Response {
     let viewer = match board.viewer(headers) {
         Ok(viewer) => viewer,
+        // Logged out: the login page, which brings the person back here afterwards
+        // (a notification's link to a task lands on that task, not on the list).
         Err(refused) if refused.status == StatusCode::UNAUTHORIZED => {
-            return Redirect::to("/board/login").into_response()
+            return Redirect::to(&login_for(uri)).into_response()
         }
         Err(refused) => return page(refused.status, error_page(&refused.message)),
     };
@@ -205,13 +237,20 @@ fn error_page(message: &str) -> String {
     )
 }
 
-fn login_page(status: StatusCode, problem: Option<&str>) -> Response {
+fn login_page(status: StatusCode, problem: Option<&str>, next: Option<&str>) -> Response {
     let problem = problem
         .map(|p| format!("<p class=\"error\" role=\"alert\">{}</p>", escape(p)))
         .unwrap_or_default();
+    let next = match after_login(next) {
+        "/board" => String::new(),
+        back => format!(
+            "<input type=\"hidden\" name=\"next\" id=\"next\" value=\"{}\">",
+            escape(back)
+        ),
+    };
     let body = format!(
         "<main class=\"narrow\"><h1>Task board</h1>{problem}\
-         <form method=\"post\" action=\"/board/login\" id=\"login\">\
+         <form method=\"post\" action=\"/board/login\" id=\"login\">{next}\
          <label for=\"token\">Token (or bearer JWT)</label>\
          <input type=\"password\" name=\"token\" id=\"token\" autocomplete=\"off\" required autofocus>\
          <button type=\"submit\">Log in</button></form>\
@@ -222,17 +261,30 @@ fn login_page(status: StatusCode, problem: Option<&str>) -> Response {
 }
 
 /// `GET /board/login`.
-pub(crate) async fn login_form(State(board): State<Board>) -> Response {
+pub(crate) async fn login_form(
+    State(board): State<Board>,
+    Query(back): Query<NextPage>,
+) -> Response {
     if !board.needs_login() {
-        return Redirect::to("/board").into_response();
+        return Redirect::to(after_login(back.next.as_deref())).into_response();
     }
-    login_page(StatusCode::OK, None)
+    login_page(StatusCode::OK, None, back.next.as_deref())
+}
+
+/// The page to go back to after logging in (`?next=`).
+#[derive(Debug, Deserialize)]
+pub(crate) struct NextPage {
+    #[serde(default)]
+    next: Option<String>,
 }
 
 /// The login form's fields.
 #[derive(Debug, Deserialize)]
 pub(crate) struct LoginForm {
     token: String,
+    /// The board page to go back to (see [`after_login`]).
+    #[serde(default)]
+    next: Option<String>,
 }
 
 /// `POST /board/login`: checks the token once and sets the session cookie.
@@ -244,13 +296,14 @@ pub(crate) async fn login(
     if let Err(refused) = board.check_origin(&headers) {
         return page(refused.status, error_page(&refused.message));
     }
+    let back = after_login(form.next.as_deref());
     if !board.needs_login() {
-        return Redirect::to("/board").into_response();
+        return Redirect::to(back).into_response();
     }
     match board.authenticate(&form.token) {
         Ok(principal) => {
             tracing::info!(target: "mcp_tasks::audit", event = "board_login", principal = %principal, "board login");
-            let mut response = Redirect::to("/board").into_response();
+            let mut response = Redirect::to(back).into_response();
             if let Ok(cookie) = HeaderValue::from_str(&board.login_cookie(&principal)) {
                 response.headers_mut().insert(header::SET_COOKIE, cookie);
             }
@@ -261,6 +314,7 @@ pub(crate) async fn login(
             login_page(
                 StatusCode::UNAUTHORIZED,
                 Some(&format!("That token was not accepted ({reason}).")),
+                form.next.as_deref(),
             )
         }
     }
@@ -313,4 +367,40 @@ pub(crate) async fn asset(Path(file): Path<String>) -> Response {
         body,
     )
         .into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn after_login_goes_back_to_board_pages_only() {
+        for kept in ["/board", "/board/tasks/abc", "/board?status=working&tool=x"] {
+            assert_eq!(after_login(Some(kept)), kept);
+        }
+        for refused in [
+            "//evil.example/board",
+            "https://evil.example/board",
+            "/board//evil.example",
+            "/boardx",
+            "/board/login",
+            "/board\\evil",
+            "/board/tasks/a\nb",
+            "",
+        ] {
+            assert_eq!(after_login(Some(refused)), "/board", "{refused:?}");
+        }
+        assert_eq!(after_login(None), "/board");
+    }
+
+    #[test]
+    fn the_login_link_carries_the_page_asked_for() {
+        let uri: Uri = "/board/tasks/abc?status=working".parse().unwrap();
+        assert_eq!(
+            login_for(&uri),
+            "/board/login?next=%2Fboard%2Ftasks%2Fabc%3Fstatus%3Dworking"
+        );
+        let list: Uri = "/board".parse().unwrap();
+        assert_eq!(login_for(&list), "/board/login");
+    }
 }
