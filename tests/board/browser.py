@@ -180,7 +180,9 @@ def main():
             expect(form.locator("#field-remote")).to_be_checked()
             expect(form.locator("#field-room")).to_contain_text("South room (20 seats)")
             expect(form.locator("#field-catering")).to_contain_text("Lunch")
-            for button in ["Submit", "Decline", "Cancel"]:
+            # The question's third button is not called "Cancel": that is the task's.
+            expect(form.get_by_role("button", name="Cancel", exact=True)).to_have_count(0)
+            for button in ["Submit", "Decline", "Dismiss question"]:
                 expect(form.get_by_role("button", name=button, exact=True)).to_be_visible()
             form.locator("#field-organizer").fill("Alice Example")
             form.locator("#field-email").fill("alice@example.com")
@@ -330,6 +332,25 @@ def main():
             expect(crafted).to_have_url(f"{base}/board")
             crafted.context.close()
             check("a task's link opened while logged out leads to that task after login")
+
+            # A phone, 390 px wide: no sideways scrolling on the list or a task's page,
+            # and a task opened from a link is scrolled into view.
+            phone = browser.new_context(viewport={"width": 390, "height": 844}).new_page()
+            phone.set_default_timeout(WAIT_MS)
+            phone.goto(f"{base}/board/tasks/{waiting}")
+            phone.fill("#token", "tok-ops")
+            phone.click("#login button[type=submit]")
+            expect(phone.locator("#detail-id")).to_have_text(waiting)
+            expect(phone.locator("#detail-pane .question")).to_be_in_viewport()
+            width = phone.evaluate("document.documentElement.scrollWidth")
+            assert width <= 390, f"the task's page scrolls sideways on a phone: {width}px"
+            phone.screenshot(path=os.path.join(args.shots, "board-phone.png"))
+            phone.goto(f"{base}/board")
+            expect(row(phone, waiting)).to_be_visible()
+            width = phone.evaluate("document.documentElement.scrollWidth")
+            assert width <= 390, f"the list scrolls sideways on a phone: {width}px"
+            phone.context.close()
+            check("a phone-width screen (390 px) shows the list and a task without sideways scrolling")
 
             # Logging out ends the session.
             alice.locator("#logout button").click()

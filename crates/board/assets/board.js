@@ -249,6 +249,10 @@ async function openTask(id, push) {
   } catch (e) {
     renderGone(id, e.message);
   }
+  // On a narrow screen the pane is below the list: bring it into view.
+  if (window.matchMedia("(max-width: 900px)").matches) {
+    document.getElementById("detail-pane").scrollIntoView({ block: "start" });
+  }
 }
 
 function closeTask(push) {
@@ -396,8 +400,13 @@ function renderQuestion(task, question) {
 function buttons(send, form) {
   return el("div", { class: "buttons" },
     el("button", { type: "submit", class: "primary" }, "Submit"),
-    el("button", { type: "button", onclick: () => send({ action: "decline" }) }, "Decline"),
-    el("button", { type: "button", onclick: () => send({ action: "cancel" }) }, "Cancel"));
+    el("button", { type: "button", title: "Say no: the tool is told the question was declined",
+      onclick: () => send({ action: "decline" }) }, "Decline"),
+    // Not "Cancel": that word is the task's own button (it stops the work). This one
+    // answers the question as dismissed (MCP's "cancel" action) and the task goes on.
+    el("button", { type: "button", class: "dismiss",
+      title: "Leave the question unanswered: the tool is told it was dismissed; the task is not cancelled",
+      onclick: () => send({ action: "cancel" }) }, "Dismiss question"));
 }
 
 function renderUrl(question, send, problem) {

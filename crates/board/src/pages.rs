@@ -213,7 +213,7 @@ async fn render(
          <button type=\"submit\">Filter</button></form>\n\
          {live}\n\
          <table id=\"tasks\"><thead><tr><th>status</th><th>tool</th><th>message / progress</th>\
-         <th>created</th><th>updated</th>{owner}</tr></thead><tbody>{rows}</tbody></table>\n\
+         <th class=\"time\">created</th><th class=\"time\">updated</th>{owner}</tr></thead><tbody>{rows}</tbody></table>\n\
          <noscript><p class=\"hint\">This list is as of page load: reload for news, or \
          turn JavaScript on for live updates, questions and cancelling.</p>{more}</noscript>\n\
          <button id=\"more\" hidden>Older tasks</button>\n</section>\n\
@@ -221,7 +221,7 @@ async fn render(
          <script src=\"/board/assets/board.js\"></script>",
         tool = value(&query.tool),
         q = value(&query.q),
-        owner = if operator { "<th>owner</th>" } else { "" },
+        owner = if operator { "<th class=\"owner\">owner</th>" } else { "" },
     );
     page(StatusCode::OK, shell("Tasks · mcp-tasks", &body, &meta))
 }
