@@ -220,6 +220,24 @@ def main():
             assert alice_mcp.get(declined)["result"]["structuredContent"]["action"] == "decline"
             check("a question declined")
 
+            # Two questions open at once: answering one keeps what was typed in the other.
+            both = alice_mcp.start("multi_input", {})
+            expect(row(alice, both)).to_have_attribute("data-status", "input_required")
+            open_task(alice, both)
+            questions = alice.locator("#detail-pane section.question")
+            expect(questions).to_have_count(2)
+            alice.locator("#field-name").fill("Ada")
+            colour = questions.filter(has=alice.locator("#field-colour"))
+            colour.locator("#field-colour").select_option(label="blue")
+            colour.get_by_role("button", name="Submit", exact=True).click()
+            # The pane re-renders once the colour's question is gone: one question left.
+            expect(alice.locator("#detail-pane section.question")).to_have_count(1)
+            expect(alice.locator("#field-name")).to_have_value("Ada")
+            alice.locator("#detail-pane section.question").get_by_role("button", name="Submit", exact=True).click()
+            wait_status(alice, "completed")
+            assert alice_mcp.get(both)["result"]["structuredContent"] == {"name": "Ada", "colour": "blue"}
+            check("answering one of two open questions keeps what was typed in the other")
+
             summary = alice_mcp.start("summarize_with_model", {"text": "a very long story"})
             expect(row(alice, summary)).to_have_attribute("data-status", "input_required")
             open_task(alice, summary)

@@ -319,6 +319,15 @@ function renderDetail(task) {
   state.openShape = shapeOf(task);
   const pane = document.getElementById("detail-pane");
   pane.hidden = false;
+  // Questions of this task still open keep their box as it is: what a person typed in
+  // one form survives the answer to another (which re-renders the pane).
+  const kept = new Map();
+  if (pane.dataset.task === task.id) {
+    for (const box of pane.querySelectorAll("section.question[data-key]")) {
+      if (!box.querySelector(".answered")) kept.set(box.dataset.key, box);
+    }
+  }
+  pane.dataset.task = task.id;
   const parts = [
     el("button", { class: "close", onclick: () => closeTask(true), "aria-label": "Close" }, "×"),
     el("h2", {}, el("span", { class: "tool" }, task.tool), " ",
@@ -331,7 +340,7 @@ function renderDetail(task) {
   if (task.statusMessage) parts.push(el("p", { class: "status-message" }, task.statusMessage));
   if (task.toolError) parts.push(el("p", { class: "tool-error", role: "status" }, "Tool error: ", task.toolError));
   parts.push(el("div", { id: "detail-progress", class: "progress-box" }));
-  for (const question of task.questions || []) parts.push(renderQuestion(task, question));
+  for (const question of task.questions || []) parts.push(kept.get(question.key) || renderQuestion(task, question));
   if (!TERMINAL.has(task.status)) {
     parts.push(el("p", {}, el("button", {
       class: "danger", id: "cancel-task",
