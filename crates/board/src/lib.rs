@@ -45,7 +45,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub use notify::{
-    default_sink_name, Notifier, NotifyConfig, NotifyFormat, NotifyOn, NotifySink, PreparedNotifier,
+    default_sink_name, Notifier, NotifyConfig, NotifyFormat, NotifyOn, NotifySink,
+    PreparedNotifier, WebhookSecret,
 };
 
 /// The path the board is served under.

@@ -14,14 +14,22 @@
 //! |---|---|
 //! | `payload` | the bodies: our JSON event and Slack's `text` |
 //! | `sender` | the outbox loop: enqueue on transitions, claim, post, retry |
+//! | `sign` | Standard Webhooks headers: `webhook-id`, `webhook-timestamp`, `webhook-signature` |
 
 mod payload;
 mod sender;
+mod sign;
 
 use mcp_tasks_protocol::{Secret, TaskStatus};
 use std::time::Duration;
 
 pub use sender::{Notifier, PreparedNotifier};
+pub use sign::WebhookSecret;
+
+/// The request headers of Standard Webhooks, which every delivery carries (a
+/// sink's own `headers` may not set them).
+pub const STANDARD_WEBHOOKS_HEADERS: [&str; 3] =
+    ["webhook-id", "webhook-timestamp", "webhook-signature"];
 
 /// A state of a task someone can be told about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -155,6 +163,11 @@ pub struct NotifySink {
     /// Extra request headers (an `Authorization` the receiver expects, say). Their
     /// values are secrets: `Debug` of the sink prints `***` for them.
     pub headers: Vec<(String, Secret<String>)>,
+    /// The Standard Webhooks secrets that sign each delivery (`webhook-signature`, one
+    /// `v1,` signature per secret: the current one first, older ones while receivers
+    /// rotate). Empty: deliveries carry `webhook-id` and `webhook-timestamp` but no
+    /// signature.
+    pub secrets: Vec<WebhookSecret>,
 }
 
 /// Every webhook and how deliveries are retried.
@@ -206,6 +219,16 @@ impl NotifyConfig {
             if sink.on.is_empty() {
                 return Err(format!(
                     "notify '{}': 'on' names no event: list some of input_required, failed, completed, cancelled",
+                    sink.name
+                ));
+            }
+            if let Some((name, _)) = sink.headers.iter().find(|(name, _)| {
+                STANDARD_WEBHOOKS_HEADERS
+                    .iter()
+                    .any(|h| name.eq_ignore_ascii_case(h))
+            }) {
+                return Err(format!(
+                    "notify '{}': header '{name}' is set by the server on every delivery (Standard Webhooks); remove it from 'headers' and give the sink a secret to sign with",
                     sink.name
                 ));
             }

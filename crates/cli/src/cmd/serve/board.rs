@@ -3,13 +3,13 @@
 
 use anyhow::{Context, Result};
 use mcp_tasks_board::{
-    default_sink_name, BoardConfig, NotifyConfig, NotifyFormat, NotifyOn, NotifySink,
+    default_sink_name, BoardConfig, NotifyConfig, NotifyFormat, NotifyOn, NotifySink, WebhookSecret,
 };
 use mcp_tasks_protocol::secret::Secret;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::config::{parse_duration, ConfigFile};
+use crate::config::{parse_duration, ConfigFile, NotifyEntry};
 
 /// Flags of the task board and of notifications.
 #[derive(Debug, Clone, clap::Args)]
@@ -125,6 +125,7 @@ impl BoardArgs {
                 on: vec![NotifyOn::InputRequired, NotifyOn::Failed],
                 format: NotifyFormat::Json,
                 headers: Vec::new(),
+                secrets: Vec::new(),
             });
         }
         for entry in &file.notify {
@@ -149,6 +150,7 @@ impl BoardArgs {
                 .transpose()
                 .map_err(|e: String| anyhow::anyhow!("[[notify]] '{name}': {e}"))?
                 .unwrap_or_default();
+            let secrets = notify_secrets(entry, &name)?;
             sinks.push(NotifySink {
                 name,
                 url: entry.url.clone(),
@@ -159,6 +161,7 @@ impl BoardArgs {
                     .iter()
                     .map(|(k, v)| (k.clone(), v.clone()))
                     .collect(),
+                secrets,
             });
         }
         let mut config = NotifyConfig {
@@ -175,4 +178,32 @@ impl BoardArgs {
         config.check().map_err(|e| anyhow::anyhow!(e))?;
         Ok(config)
     }
+}
+
+/// The Standard Webhooks secrets of a `[[notify]]` entry: those written in `secrets`,
+/// then those of `secret_file` (one per line). Errors name the sink and the file, never
+/// a secret.
+fn notify_secrets(entry: &NotifyEntry, name: &str) -> Result<Vec<WebhookSecret>> {
+    let mut secrets = Vec::new();
+    for (i, text) in entry.secrets.iter().enumerate() {
+        let secret = WebhookSecret::parse(text.expose())
+            .map_err(|e| anyhow::anyhow!("[[notify]] '{name}': secrets[{i}]: {e}"))?;
+        secrets.push(secret);
+    }
+    if let Some(path) = &entry.secret_file {
+        let text = std::fs::read_to_string(path).with_context(|| {
+            format!(
+                "[[notify]] '{name}': reading the secret file {}",
+                path.display()
+            )
+        })?;
+        let more = WebhookSecret::parse_lines(&text).map_err(|e| {
+            anyhow::anyhow!(
+                "[[notify]] '{name}': the secret file {}: {e}",
+                path.display()
+            )
+        })?;
+        secrets.extend(more);
+    }
+    Ok(secrets)
 }
