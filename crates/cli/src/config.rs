@@ -74,6 +74,15 @@ pub struct NotifyEntry {
     /// The same secrets written here instead (secrets: `Debug` prints `***`).
     #[serde(default)]
     pub secrets: Vec<Secret<String>>,
+    /// Events of a waiting task carry signed one-time approve / reject links for its
+    /// yes/no questions (needs `public_url` under `[board]`).
+    #[serde(default)]
+    pub answer_links: bool,
+    /// The principal the links answer as.
+    pub assignee: Option<String>,
+    /// How long a link lives when its question has no deadline (default 24h).
+    #[serde(default, with = "opt_duration")]
+    pub answer_link_ttl: Option<Duration>,
 }
 
 /// `[server]`: the same settings as the `serve` flags, under the flag's name with `_`

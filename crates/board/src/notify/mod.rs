@@ -168,6 +168,16 @@ pub struct NotifySink {
     /// rotate). Empty: deliveries carry `webhook-id` and `webhook-timestamp` but no
     /// signature.
     pub secrets: Vec<WebhookSecret>,
+    /// Whether events for a waiting task carry signed one-time approve / reject links
+    /// for its yes/no questions (`answers` in the JSON, links in Slack's text). For
+    /// channels without a login: whoever holds a link answers with it, once.
+    pub answer_links: bool,
+    /// The principal those links answer as (checked against a board login, recorded
+    /// in the audit log); `None`: nobody in particular.
+    pub assignee: Option<String>,
+    /// How long a link lives when its question has no deadline; `None`:
+    /// [`AnswerLinks::default_ttl`](crate::AnswerLinks::default_ttl).
+    pub answer_link_ttl: Option<Duration>,
 }
 
 /// Every webhook and how deliveries are retried.
@@ -185,6 +195,10 @@ pub struct NotifyConfig {
     pub give_up_after: Duration,
     /// The time one POST may take.
     pub request_timeout: Duration,
+    /// The key of answer links (the same value as the board's
+    /// [`BoardConfig::answer_links`](crate::BoardConfig::answer_links)); sinks with
+    /// `answer_links` need it and a `public_url`.
+    pub answer_links: Option<crate::AnswerLinks>,
 }
 
 impl Default for NotifyConfig {
@@ -196,6 +210,7 @@ impl Default for NotifyConfig {
             retry_max: Duration::from_secs(300),
             give_up_after: Duration::from_secs(24 * 3600),
             request_timeout: Duration::from_secs(10),
+            answer_links: None,
         }
     }
 }
@@ -229,6 +244,12 @@ impl NotifyConfig {
             }) {
                 return Err(format!(
                     "notify '{}': header '{name}' is set by the server on every delivery (Standard Webhooks); remove it from 'headers' and give the sink a secret to sign with",
+                    sink.name
+                ));
+            }
+            if sink.answer_links && (self.public_url.is_none() || self.answer_links.is_none()) {
+                return Err(format!(
+                    "notify '{}': answer_links needs the board's public address (--public-url or public_url under [board]) for the links to point at",
                     sink.name
                 ));
             }

@@ -176,7 +176,7 @@ async fn enqueue_loop(
             continue;
         };
         for sink in config.sinks.iter().filter(|s| s.on.contains(&on)) {
-            let body = payload::body(&record, sink.format, config.public_url.as_deref());
+            let body = payload::body(&record, sink, &config, Utc::now());
             let delivery = NewDelivery {
                 key: format!("{}:{}:{}", record.id, record.version, sink.name),
                 sink: sink.name.clone(),
