@@ -21,6 +21,9 @@ python3 scripts/import-circles.py
 step "cargo clippy (all targets, warnings denied)"
 cargo clippy --workspace --all-targets --all-features -- -D warnings
 
+step "standardwebhooks (the reference webhook verifier, pinned, from PyPI into target/webhooks) for the signed-webhook test"
+bash scripts/webhooks-venv.sh
+
 step "cargo test (workspace: unit, integration, doc tests, and each example's smoke test)"
 cargo test --workspace --all-features
 

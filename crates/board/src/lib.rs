@@ -17,6 +17,8 @@
 //! | `view` | tasks as the page shows them: summaries, details, questions |
 //! | `answer` | a person's answer checked against the question and turned into the engine's answer |
 //! | `live` | changes of tasks fanned out to the pages over SSE |
+//! | `links` | signed one-time answer links (approve / reject) that webhook events carry |
+//! | `link_pages` | the confirmation page and the answer behind such a link |
 //! | [`notify`] | webhooks: events to people when a task needs them, durable and retried |
 //!
 //! Why plain JavaScript and no template engine or library: the page is one list, one
@@ -30,6 +32,8 @@ mod answer;
 mod api;
 mod detail_html;
 mod html;
+mod link_pages;
+mod links;
 mod list_html;
 mod live;
 pub mod notify;
@@ -44,8 +48,10 @@ use mcp_tasks_server::Server;
 use std::sync::Arc;
 use std::time::Duration;
 
+pub use links::AnswerLinks;
 pub use notify::{
-    default_sink_name, Notifier, NotifyConfig, NotifyFormat, NotifyOn, NotifySink, PreparedNotifier,
+    default_sink_name, Notifier, NotifyConfig, NotifyFormat, NotifyOn, NotifySink,
+    PreparedNotifier, WebhookSecret,
 };
 
 /// The path the board is served under.
@@ -67,6 +73,9 @@ pub struct BoardConfig {
     /// random key at start (logins then end with the process). A [`Secret`]: `Debug` of
     /// the config prints `***`.
     pub secret: Option<Secret<Vec<u8>>>,
+    /// The key of the answer links webhook events carry (the same value as the
+    /// notifier's [`NotifyConfig::answer_links`]); `None`: links are refused.
+    pub answer_links: Option<AnswerLinks>,
 }
 
 impl Default for BoardConfig {
@@ -76,6 +85,7 @@ impl Default for BoardConfig {
             public_url: None,
             session_ttl: Duration::from_secs(12 * 3600),
             secret: None,
+            answer_links: None,
         }
     }
 }
@@ -129,6 +139,10 @@ impl Board {
             .route("/board/api/tasks/{id}/answer", post(api::answer))
             .route("/board/api/tasks/{id}/cancel", post(api::cancel))
             .route("/board/api/events", get(live::events))
+            .route(
+                "/board/answer/{token}",
+                get(link_pages::confirm).post(link_pages::answer),
+            )
             .with_state(self.clone())
     }
 

@@ -52,6 +52,15 @@ fn shell(title: &str, body: &str, meta: &str) -> String {
     )
 }
 
+/// A page of an answer link ([`crate::link_pages`]): the board's stylesheet and
+/// headers, no script.
+pub(crate) fn link_page(status: StatusCode, title: &str, body: &str) -> Response {
+    page(
+        status,
+        shell(&format!("{} · mcp-tasks", escape(title)), body, ""),
+    )
+}
+
 /// `GET /board`: the page, with the first page of the list rendered here (filtered by
 /// the query, as the filter form submits it without a script); the script refreshes it
 /// live and reads the rest.

@@ -233,6 +233,17 @@ impl Board {
         }
     }
 
+    /// The principal of the board login `headers` carry, if any (an answer link checks
+    /// it is not someone else's).
+    pub(crate) fn logged_in_principal(&self, headers: &HeaderMap) -> Option<String> {
+        if !self.needs_login() {
+            return None;
+        }
+        cookie(headers, COOKIE)
+            .and_then(|value| self.open_cookie(value))
+            .map(|claims| claims.p)
+    }
+
     /// [`Board::viewer`] for a state-changing request: the CSRF header must match.
     pub(crate) fn acting_viewer(&self, headers: &HeaderMap) -> Result<Viewer, Refused> {
         let viewer = self.viewer(headers)?;

@@ -68,6 +68,21 @@ pub struct NotifyEntry {
     /// Extra request headers; their values are secrets (an `Authorization`).
     #[serde(default)]
     pub headers: std::collections::BTreeMap<String, Secret<String>>,
+    /// A file of Standard Webhooks secrets (`whsec_…`, one per line, the current one
+    /// first) that sign every delivery; relative to the config file's folder.
+    pub secret_file: Option<PathBuf>,
+    /// The same secrets written here instead (secrets: `Debug` prints `***`).
+    #[serde(default)]
+    pub secrets: Vec<Secret<String>>,
+    /// Events of a waiting task carry signed one-time approve / reject links for its
+    /// yes/no questions (needs `public_url` under `[board]`).
+    #[serde(default)]
+    pub answer_links: bool,
+    /// The principal the links answer as.
+    pub assignee: Option<String>,
+    /// How long a link lives when its question has no deadline (default 24h).
+    #[serde(default, with = "opt_duration")]
+    pub answer_link_ttl: Option<Duration>,
 }
 
 /// `[server]`: the same settings as the `serve` flags, under the flag's name with `_`
@@ -296,6 +311,13 @@ impl ConfigFile {
         if let Some(secret) = &cfg.board.secret_file {
             if secret.is_relative() {
                 cfg.board.secret_file = Some(base.join(secret));
+            }
+        }
+        for n in &mut cfg.notify {
+            if let Some(file) = &n.secret_file {
+                if file.is_relative() {
+                    n.secret_file = Some(base.join(file));
+                }
             }
         }
         for u in &mut cfg.upstream {

@@ -14,14 +14,22 @@
 //! |---|---|
 //! | `payload` | the bodies: our JSON event and Slack's `text` |
 //! | `sender` | the outbox loop: enqueue on transitions, claim, post, retry |
+//! | `sign` | Standard Webhooks headers: `webhook-id`, `webhook-timestamp`, `webhook-signature` |
 
 mod payload;
 mod sender;
+mod sign;
 
 use mcp_tasks_protocol::{Secret, TaskStatus};
 use std::time::Duration;
 
 pub use sender::{Notifier, PreparedNotifier};
+pub use sign::WebhookSecret;
+
+/// The request headers of Standard Webhooks, which every delivery carries (a
+/// sink's own `headers` may not set them).
+pub const STANDARD_WEBHOOKS_HEADERS: [&str; 3] =
+    ["webhook-id", "webhook-timestamp", "webhook-signature"];
 
 /// A state of a task someone can be told about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -155,6 +163,21 @@ pub struct NotifySink {
     /// Extra request headers (an `Authorization` the receiver expects, say). Their
     /// values are secrets: `Debug` of the sink prints `***` for them.
     pub headers: Vec<(String, Secret<String>)>,
+    /// The Standard Webhooks secrets that sign each delivery (`webhook-signature`, one
+    /// `v1,` signature per secret: the current one first, older ones while receivers
+    /// rotate). Empty: deliveries carry `webhook-id` and `webhook-timestamp` but no
+    /// signature.
+    pub secrets: Vec<WebhookSecret>,
+    /// Whether events for a waiting task carry signed one-time approve / reject links
+    /// for its yes/no questions (`answers` in the JSON, links in Slack's text). For
+    /// channels without a login: whoever holds a link answers with it, once.
+    pub answer_links: bool,
+    /// The principal those links answer as (checked against a board login, recorded
+    /// in the audit log); `None`: nobody in particular.
+    pub assignee: Option<String>,
+    /// How long a link lives when its question has no deadline; `None`:
+    /// [`AnswerLinks::default_ttl`](crate::AnswerLinks::default_ttl).
+    pub answer_link_ttl: Option<Duration>,
 }
 
 /// Every webhook and how deliveries are retried.
@@ -172,6 +195,10 @@ pub struct NotifyConfig {
     pub give_up_after: Duration,
     /// The time one POST may take.
     pub request_timeout: Duration,
+    /// The key of answer links (the same value as the board's
+    /// [`BoardConfig::answer_links`](crate::BoardConfig::answer_links)); sinks with
+    /// `answer_links` need it and a `public_url`.
+    pub answer_links: Option<crate::AnswerLinks>,
 }
 
 impl Default for NotifyConfig {
@@ -183,6 +210,7 @@ impl Default for NotifyConfig {
             retry_max: Duration::from_secs(300),
             give_up_after: Duration::from_secs(24 * 3600),
             request_timeout: Duration::from_secs(10),
+            answer_links: None,
         }
     }
 }
@@ -206,6 +234,22 @@ impl NotifyConfig {
             if sink.on.is_empty() {
                 return Err(format!(
                     "notify '{}': 'on' names no event: list some of input_required, failed, completed, cancelled",
+                    sink.name
+                ));
+            }
+            if let Some((name, _)) = sink.headers.iter().find(|(name, _)| {
+                STANDARD_WEBHOOKS_HEADERS
+                    .iter()
+                    .any(|h| name.eq_ignore_ascii_case(h))
+            }) {
+                return Err(format!(
+                    "notify '{}': header '{name}' is set by the server on every delivery (Standard Webhooks); remove it from 'headers' and give the sink a secret to sign with",
+                    sink.name
+                ));
+            }
+            if sink.answer_links && (self.public_url.is_none() || self.answer_links.is_none()) {
+                return Err(format!(
+                    "notify '{}': answer_links needs the board's public address (--public-url or public_url under [board]) for the links to point at",
                     sink.name
                 ));
             }

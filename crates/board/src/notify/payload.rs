@@ -8,25 +8,71 @@
 //!   "task": { "id": "…", "tool": "deploy", "status": "input_required", "toolError": null,
 //!             "statusMessage": "…", "owner": "alice", "createdAt": "…", "updatedAt": "…" },
 //!   "questions": ["Deploy to production?"],
-//!   "link": "https://tasks.example.com/board/tasks/…"
+//!   "link": "https://tasks.example.com/board/tasks/…",
+//!   "answers": [{ "question": "…", "message": "Deploy to production?", "assignee": "alice",
+//!                 "approve": "https://…/board/answer/…", "reject": "https://…/board/answer/…",
+//!                 "expiresAt": "…" }]
 //! }
 //! ```
+//!
+//! `answers` is there only for a sink with `answer_links`, on a waiting task, and lists
+//! its yes/no questions (see [`crate::links`]).
 //!
 //! A task that ended with a tool error (a result flagged `isError`) is a `task.failed`
 //! event with `status: "failed"` and the tool's words in `toolError`, as the CLI and the
 //! board tell it. `link` is null when no `--public-url` is configured. Slack's shape is one `text`
 //! with the same facts and a `<link|Open on the task board>`.
 
+use chrono::{DateTime, Utc};
 use mcp_tasks_engine::TaskRecord;
 use mcp_tasks_protocol::TaskStatus;
 use serde_json::{json, Value};
 
-use super::NotifyFormat;
+use super::{NotifyConfig, NotifyFormat, NotifySink};
+use crate::links::Recipient;
 use crate::view::{question_text, tool_error_text, tool_of};
 use crate::Board;
 
-/// The body of the event for `record` in `format`.
-pub(crate) fn body(record: &TaskRecord, format: NotifyFormat, public_url: Option<&str>) -> Value {
+/// The signed answer links of `record`'s outstanding yes/no questions for `sink`, when
+/// it wants them and the task waits.
+fn answers(
+    record: &TaskRecord,
+    sink: &NotifySink,
+    config: &NotifyConfig,
+    now: DateTime<Utc>,
+) -> Vec<Value> {
+    let (true, Some(links), Some(public_url), TaskStatus::InputRequired) = (
+        sink.answer_links,
+        config.answer_links.as_ref(),
+        config.public_url.as_deref(),
+        record.status,
+    ) else {
+        return Vec::new();
+    };
+    let recipient = Recipient {
+        public_url,
+        task: record.id.as_str(),
+        assignee: sink.assignee.as_deref(),
+        ttl: sink.answer_link_ttl,
+    };
+    record
+        .input_requests
+        .iter()
+        .filter(|(_, r)| r.is_outstanding())
+        .filter_map(|(key, request)| links.for_question(&recipient, key, request, now))
+        .collect()
+}
+
+/// The body of the event for `record` to `sink`.
+pub(crate) fn body(
+    record: &TaskRecord,
+    sink: &NotifySink,
+    config: &NotifyConfig,
+    now: DateTime<Utc>,
+) -> Value {
+    let public_url = config.public_url.as_deref();
+    let format = sink.format;
+    let answers = answers(record, sink, config, now);
     let link = public_url.map(|url| Board::task_link(url, record.id.as_str()));
     let questions: Vec<String> = record
         .input_requests
@@ -41,25 +87,41 @@ pub(crate) fn body(record: &TaskRecord, format: NotifyFormat, public_url: Option
         None => record.status.as_str(),
     };
     match format {
-        NotifyFormat::Json => json!({
-            "event": format!("task.{status}"),
-            "task": {
-                "id": record.id.as_str(),
-                "tool": tool_of(record),
-                "status": status,
-                "toolError": tool_error,
-                "statusMessage": record.status_message,
-                "owner": record.owner,
-                "createdAt": record.created_at.to_rfc3339(),
-                "updatedAt": record.last_updated_at.to_rfc3339(),
-            },
-            "questions": questions,
-            "link": link,
-        }),
+        NotifyFormat::Json if !answers.is_empty() => {
+            let mut event = json_event(record, status, tool_error, questions, link);
+            event["answers"] = Value::Array(answers);
+            event
+        }
+        NotifyFormat::Json => json_event(record, status, tool_error, questions, link),
         NotifyFormat::Slack => json!({
-            "text": slack_text(record, tool_error.as_deref(), &questions, link.as_deref())
+            "text": slack_text(record, tool_error.as_deref(), &questions, link.as_deref(), &answers)
         }),
     }
+}
+
+/// Our JSON event, without `answers`.
+fn json_event(
+    record: &TaskRecord,
+    status: &str,
+    tool_error: Option<String>,
+    questions: Vec<String>,
+    link: Option<String>,
+) -> Value {
+    json!({
+        "event": format!("task.{status}"),
+        "task": {
+            "id": record.id.as_str(),
+            "tool": tool_of(record),
+            "status": status,
+            "toolError": tool_error,
+            "statusMessage": record.status_message,
+            "owner": record.owner,
+            "createdAt": record.created_at.to_rfc3339(),
+            "updatedAt": record.last_updated_at.to_rfc3339(),
+        },
+        "questions": questions,
+        "link": link,
+    })
 }
 
 /// Slack's mrkdwn treats `&`, `<` and `>` as markup.
@@ -74,6 +136,7 @@ fn slack_text(
     tool_error: Option<&str>,
     questions: &[String],
     link: Option<&str>,
+    answers: &[Value],
 ) -> String {
     let tool = slack_escape(&tool_of(record));
     let headline = match record.status {
@@ -93,6 +156,13 @@ fn slack_text(
     if let Some(message) = &record.status_message {
         if questions.is_empty() {
             text.push_str(&format!("\n{}", slack_escape(message)));
+        }
+    }
+    for answer in answers {
+        if let (Some(approve), Some(reject)) =
+            (answer["approve"].as_str(), answer["reject"].as_str())
+        {
+            text.push_str(&format!("\n<{approve}|Approve> · <{reject}|Reject>"));
         }
     }
     match link {

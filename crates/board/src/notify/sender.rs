@@ -13,7 +13,7 @@ use std::time::Duration;
 use tokio::sync::{mpsc, Notify};
 use tokio_util::sync::CancellationToken;
 
-use super::{payload, NotifyConfig, NotifyOn};
+use super::{payload, sign, NotifyConfig, NotifyOn};
 
 /// Deliveries claimed per round.
 const CLAIM_BATCH: usize = 16;
@@ -176,7 +176,7 @@ async fn enqueue_loop(
             continue;
         };
         for sink in config.sinks.iter().filter(|s| s.on.contains(&on)) {
-            let body = payload::body(&record, sink.format, config.public_url.as_deref());
+            let body = payload::body(&record, sink, &config, Utc::now());
             let delivery = NewDelivery {
                 key: format!("{}:{}:{}", record.id, record.version, sink.name),
                 sink: sink.name.clone(),
@@ -345,11 +345,22 @@ async fn post(
             error: format!("no [[notify]] entry is named '{}' any more", delivery.sink),
         };
     };
+    // Standard Webhooks: the id stays the same on every retry of this event, the
+    // timestamp is this attempt's, and the signature covers both and the body as sent.
+    let id = sign::message_id(&delivery.key);
+    let timestamp = now.timestamp();
     let mut request = http
         .post(sink.url.expose())
         .header("content-type", "application/json")
         .header("x-mcp-tasks-delivery", delivery.key.as_str())
-        .body(delivery.payload.clone());
+        .header("webhook-id", id.as_str())
+        .header("webhook-timestamp", timestamp.to_string());
+    if let Some(signature) =
+        sign::signature_header(&sink.secrets, &id, timestamp, &delivery.payload)
+    {
+        request = request.header("webhook-signature", signature);
+    }
+    let mut request = request.body(delivery.payload.clone());
     for (name, value) in &sink.headers {
         request = request.header(name.as_str(), value.expose().as_str());
     }

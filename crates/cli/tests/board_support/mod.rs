@@ -274,6 +274,15 @@ pub struct ReservedPort {
     pub port: u16,
 }
 
+impl ReservedPort {
+    /// Starts listening on the reserved port (the same socket).
+    pub fn listen(self) -> tokio::net::TcpListener {
+        self.socket
+            .listen(1024)
+            .expect("listen on the reserved port")
+    }
+}
+
 impl Receiver {
     /// Reserves a loopback port for a receiver that starts later ([`Receiver::start`]).
     pub fn reserve() -> ReservedPort {
@@ -312,10 +321,7 @@ impl Receiver {
                 }
             },
         );
-        let listener = reserved
-            .socket
-            .listen(1024)
-            .expect("listen on the reserved port");
+        let listener = reserved.listen();
         tokio::spawn(async move { axum::serve(listener, app).await });
         receiver
     }

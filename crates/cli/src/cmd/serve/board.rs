@@ -3,13 +3,14 @@
 
 use anyhow::{Context, Result};
 use mcp_tasks_board::{
-    default_sink_name, BoardConfig, NotifyConfig, NotifyFormat, NotifyOn, NotifySink,
+    default_sink_name, AnswerLinks, BoardConfig, NotifyConfig, NotifyFormat, NotifyOn, NotifySink,
+    WebhookSecret,
 };
 use mcp_tasks_protocol::secret::Secret;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::config::{parse_duration, ConfigFile};
+use crate::config::{parse_duration, ConfigFile, NotifyEntry};
 
 /// Flags of the task board and of notifications.
 #[derive(Debug, Clone, clap::Args)]
@@ -81,41 +82,54 @@ impl BoardArgs {
             .map(|u| u.trim_end_matches('/').to_string())
     }
 
+    /// The board secret (`--board-secret-file`, or `secret_file` under `[board]`).
+    pub fn board_secret(&self, file: &ConfigFile) -> Result<Option<Secret<Vec<u8>>>> {
+        let Some(path) = self
+            .board_secret_file
+            .as_ref()
+            .or(file.board.secret_file.as_ref())
+        else {
+            return Ok(None);
+        };
+        let bytes = std::fs::read(path)
+            .with_context(|| format!("reading the board secret {}", path.display()))?;
+        let secret = String::from_utf8_lossy(&bytes).trim().as_bytes().to_vec();
+        if secret.len() < 16 {
+            anyhow::bail!(
+                "the board secret in {} is {} bytes; use at least 16 random bytes (e.g. `openssl rand -hex 32`)",
+                path.display(),
+                secret.len()
+            );
+        }
+        Ok(Some(Secret::new(secret)))
+    }
+
     /// The board's configuration.
     pub fn board_config(&self, file: &ConfigFile) -> Result<BoardConfig> {
         let mut operators = self.operators.clone();
         operators.extend(file.board.operators.iter().cloned());
         operators.retain(|o| !o.trim().is_empty());
-        let secret = match self
-            .board_secret_file
-            .as_ref()
-            .or(file.board.secret_file.as_ref())
-        {
-            Some(path) => {
-                let bytes = std::fs::read(path)
-                    .with_context(|| format!("reading the board secret {}", path.display()))?;
-                let secret = String::from_utf8_lossy(&bytes).trim().as_bytes().to_vec();
-                if secret.len() < 16 {
-                    anyhow::bail!(
-                        "the board secret in {} is {} bytes; use at least 16 random bytes (e.g. `openssl rand -hex 32`)",
-                        path.display(),
-                        secret.len()
-                    );
-                }
-                Some(Secret::new(secret))
-            }
-            None => None,
-        };
         Ok(BoardConfig {
             operators,
             public_url: self.public_url(file),
-            secret,
+            secret: self.board_secret(file)?,
             ..BoardConfig::default()
         })
     }
 
-    /// The webhooks: `--notify-webhook` URLs and `[[notify]]` entries.
-    pub fn notify_config(&self, file: &ConfigFile) -> Result<NotifyConfig> {
+    /// The key of signed answer links, made once per process and given to both the
+    /// notifier and the board: from the board secret, or random (links then stop
+    /// working when the process ends, which is logged when a webhook sends them).
+    pub fn answer_links(&self, file: &ConfigFile) -> Result<AnswerLinks> {
+        let secret = self.board_secret(file)?;
+        Ok(AnswerLinks::new(
+            secret.as_ref().map(|s| s.expose().as_slice()),
+        ))
+    }
+
+    /// The webhooks: `--notify-webhook` URLs and `[[notify]]` entries; `links` signs
+    /// the answer links of the sinks that send them.
+    pub fn notify_config(&self, file: &ConfigFile, links: &AnswerLinks) -> Result<NotifyConfig> {
         let mut sinks = Vec::new();
         for url in &self.notify_webhooks {
             sinks.push(NotifySink {
@@ -125,6 +139,10 @@ impl BoardArgs {
                 on: vec![NotifyOn::InputRequired, NotifyOn::Failed],
                 format: NotifyFormat::Json,
                 headers: Vec::new(),
+                secrets: Vec::new(),
+                answer_links: false,
+                assignee: None,
+                answer_link_ttl: None,
             });
         }
         for entry in &file.notify {
@@ -149,6 +167,7 @@ impl BoardArgs {
                 .transpose()
                 .map_err(|e: String| anyhow::anyhow!("[[notify]] '{name}': {e}"))?
                 .unwrap_or_default();
+            let secrets = notify_secrets(entry, &name)?;
             sinks.push(NotifySink {
                 name,
                 url: entry.url.clone(),
@@ -159,11 +178,22 @@ impl BoardArgs {
                     .iter()
                     .map(|(k, v)| (k.clone(), v.clone()))
                     .collect(),
+                secrets,
+                answer_links: entry.answer_links,
+                assignee: entry.assignee.clone().filter(|a| !a.trim().is_empty()),
+                answer_link_ttl: entry.answer_link_ttl,
             });
+        }
+        let wants_links = sinks.iter().any(|s| s.answer_links);
+        if wants_links && links.ephemeral {
+            tracing::warn!(
+                "answer links in webhook events are signed with a key made at start: they stop working when this process ends, and other replicas refuse them; set --board-secret-file (the same file on every replica) to keep them"
+            );
         }
         let mut config = NotifyConfig {
             sinks,
             public_url: self.public_url(file),
+            answer_links: wants_links.then(|| links.clone()),
             ..NotifyConfig::default()
         };
         if let Some(retry) = self.notify_retry {
@@ -175,4 +205,32 @@ impl BoardArgs {
         config.check().map_err(|e| anyhow::anyhow!(e))?;
         Ok(config)
     }
+}
+
+/// The Standard Webhooks secrets of a `[[notify]]` entry: those written in `secrets`,
+/// then those of `secret_file` (one per line). Errors name the sink and the file, never
+/// a secret.
+fn notify_secrets(entry: &NotifyEntry, name: &str) -> Result<Vec<WebhookSecret>> {
+    let mut secrets = Vec::new();
+    for (i, text) in entry.secrets.iter().enumerate() {
+        let secret = WebhookSecret::parse(text.expose())
+            .map_err(|e| anyhow::anyhow!("[[notify]] '{name}': secrets[{i}]: {e}"))?;
+        secrets.push(secret);
+    }
+    if let Some(path) = &entry.secret_file {
+        let text = std::fs::read_to_string(path).with_context(|| {
+            format!(
+                "[[notify]] '{name}': reading the secret file {}",
+                path.display()
+            )
+        })?;
+        let more = WebhookSecret::parse_lines(&text).map_err(|e| {
+            anyhow::anyhow!(
+                "[[notify]] '{name}': the secret file {}: {e}",
+                path.display()
+            )
+        })?;
+        secrets.extend(more);
+    }
+    Ok(secrets)
 }

@@ -459,7 +459,9 @@ async fn serve(args: ServeArgs, extra: Vec<mcp_tasks_gateway::UpstreamConfig>) -
         // Handles of calls that became tasks link to the task's page.
         server_config.board_url = Some(format!("{}/board", board_root(&args, &file, *addr)?));
     }
-    let notify = args.board.notify_config(&file)?;
+    // One key for the answer links the notifier signs and the board checks.
+    let links = args.board.answer_links(&file)?;
+    let notify = args.board.notify_config(&file, &links)?;
     if !notify.sinks.is_empty() {
         tracing::info!(webhooks = notify.sinks.len(), "notifications on");
     }
@@ -494,7 +496,7 @@ async fn serve(args: ServeArgs, extra: Vec<mcp_tasks_gateway::UpstreamConfig>) -
         &format!("http://{addr}{}", http::DEFAULT_PATH),
     );
     let board = if board_served {
-        board_routes(&args, &file, &server, addr)?
+        board_routes(&args, &file, &server, addr, links)?
     } else {
         axum::Router::new()
     };
@@ -532,8 +534,10 @@ fn board_routes(
     file: &ConfigFile,
     server: &Server,
     addr: std::net::SocketAddr,
+    links: mcp_tasks_board::AnswerLinks,
 ) -> Result<axum::Router> {
-    let config = args.board.board_config(file)?;
+    let mut config = args.board.board_config(file)?;
+    config.answer_links = Some(links);
     let shown = board_root(args, file, addr)?;
     logging::announce(args.log_format, "task board at", &format!("{shown}/board"));
     Ok(mcp_tasks_board::Board::new(server.clone(), config).router())
