@@ -131,23 +131,35 @@ impl fmt::Debug for TaskContext {
     }
 }
 
-/// Keeps the progress of a synchronous call from going back: the spec has a request's
-/// progress only grow, and a status message (sent as a progress message without
-/// figures, see [`TaskContext::set_status_message`]) would otherwise report 0 after
-/// 4 of 4. Figures below the last ones sent are raised to them, and a report without
-/// a total keeps the last total.
+/// Keeps the progress of a synchronous call from going back, and from saying each step
+/// twice. The spec has a request's progress only grow. A status message of a plain call
+/// (see [`TaskContext::set_status_message`], which marks it with a NaN `progress`) is
+/// sent as progress only while the tool has reported no figures of its own: then it
+/// counts up by one per message. Once the tool reports figures, its status messages
+/// are not sent (the figures' own messages say the step; a tool that does both would
+/// otherwise report every step twice). Figures below the last ones sent are raised to
+/// them, and a report without a total keeps the last total.
 fn steady(sink: ProgressSink) -> ProgressSink {
-    let last = Mutex::new((0.0_f64, None::<f64>));
+    // (last progress sent, last total, whether the tool reported figures)
+    let last = Mutex::new((0.0_f64, None::<f64>, false));
     Arc::new(move |mut p: Progress| {
         {
             let mut l = last.lock().unwrap_or_else(|e| e.into_inner());
-            if p.progress < l.0 {
-                p.progress = l.0;
+            if p.progress.is_nan() {
+                if l.2 {
+                    return;
+                }
+                p.progress = l.0 + 1.0;
+            } else {
+                l.2 = true;
+                if p.progress < l.0 {
+                    p.progress = l.0;
+                }
             }
             if p.total.is_none() {
                 p.total = l.1;
             }
-            *l = (p.progress, p.total);
+            (l.0, l.1) = (p.progress, p.total);
         }
         sink(p);
     })
@@ -282,7 +294,9 @@ impl TaskContext {
 
     /// Sets the task's status message (visible in `tasks/get` and status notifications).
     /// For a synchronous call it is sent as a progress message when the request asked for
-    /// progress. A task that already ended ignores it.
+    /// progress, as long as the tool reported no figures of its own with
+    /// [`TaskContext::report_progress`] (whose messages then say each step; sending both
+    /// would say it twice). A task that already ended ignores it.
     pub async fn set_status_message(&self, message: impl Into<String>) {
         let message = message.into();
         match &self.task {
@@ -293,8 +307,9 @@ impl TaskContext {
             }
             None => {
                 if let Some(sink) = &self.progress {
+                    // NaN: a status message, not figures (see `steady`).
                     sink(Progress {
-                        progress: 0.0,
+                        progress: f64::NAN,
                         total: None,
                         message: Some(message),
                     });
@@ -500,10 +515,10 @@ impl TaskContext {
 mod tests {
     use super::*;
 
-    /// A status message of a synchronous call goes out as progress with the figures
-    /// already reported, never as 0 of nothing after 3 of 4.
-    #[tokio::test]
-    async fn a_status_message_of_a_synchronous_call_keeps_the_figures() {
+    /// What a plain call's client was sent: (progress, total, message).
+    type Seen = Arc<Mutex<Vec<(f64, Option<f64>, Option<String>)>>>;
+
+    fn recording() -> (TaskContext, Seen) {
         let seen = Arc::new(Mutex::new(Vec::new()));
         let sink = Arc::clone(&seen);
         let ctx = TaskContext::detached(
@@ -512,16 +527,41 @@ mod tests {
                 sink.lock().unwrap().push((p.progress, p.total, p.message));
             })),
         );
+        (ctx, seen)
+    }
+
+    /// A tool that reports figures and status messages says each step once in a plain
+    /// call: the figures, with their messages; its status messages are not repeated.
+    #[tokio::test]
+    async fn a_plain_call_that_reports_figures_says_each_step_once() {
+        let (ctx, seen) = recording();
         ctx.report_progress(3.0, Some(4.0), Some("3 of 4".into()));
-        ctx.set_status_message("nearly there").await;
+        ctx.set_status_message("3 of 4 done").await;
         ctx.report_progress(4.0, Some(4.0), None);
+        ctx.set_status_message("4 of 4 done").await;
         let seen = seen.lock().unwrap().clone();
         assert_eq!(
             seen,
             vec![
                 (3.0, Some(4.0), Some("3 of 4".to_string())),
-                (3.0, Some(4.0), Some("nearly there".to_string())),
                 (4.0, Some(4.0), None),
+            ]
+        );
+    }
+
+    /// A tool that only sets status messages is heard in a plain call: each goes out as
+    /// progress, counting up (progress must grow).
+    #[tokio::test]
+    async fn a_plain_calls_status_messages_count_up_when_it_reports_no_figures() {
+        let (ctx, seen) = recording();
+        ctx.set_status_message("fetching").await;
+        ctx.set_status_message("parsing").await;
+        let seen = seen.lock().unwrap().clone();
+        assert_eq!(
+            seen,
+            vec![
+                (1.0, None, Some("fetching".to_string())),
+                (2.0, None, Some("parsing".to_string())),
             ]
         );
     }
