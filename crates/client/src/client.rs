@@ -137,6 +137,7 @@ impl Client {
         });
         let task = tokio::spawn(crate::dispatch::run(Arc::downgrade(&inner), inbound));
         *lock(&inner.dispatcher) = Some(task);
+        inner.conn.start_ordering();
         Client { inner }
     }
 

@@ -128,7 +128,7 @@ impl Handshake<'_> {
             }
             Err(e) => return Err(e),
         }
-        http.open_session_stream();
+        http.open_session_stream().await;
         Ok(Some(ServerInfo {
             wire: Wire::V2025_11_25,
             protocol_version: version::V2025_11_25.into(),
@@ -215,7 +215,7 @@ impl Handshake<'_> {
             .send_message(&jsonrpc::notification(m::NOTIF_INITIALIZED, Value::Null))
             .await?;
         if let Transport::Http(http) = self.conn.transport() {
-            http.open_session_stream();
+            http.open_session_stream().await;
         }
         Ok(ServerInfo {
             wire: Wire::V2025_11_25,

@@ -38,6 +38,12 @@ impl Connection {
         Connection { peer, transport }
     }
 
+    /// A dispatcher now reads the peer's inbound queue: answers go through it, in
+    /// order with the notifications that arrived before them.
+    pub(crate) fn start_ordering(&self) {
+        self.peer.start_ordering();
+    }
+
     /// The transport, for what only one kind of transport does (HTTP sessions).
     pub(crate) fn transport(&self) -> &Transport {
         &self.transport

@@ -153,12 +153,17 @@ pub(crate) async fn run<S: Dispatched>(
     mut inbound: mpsc::UnboundedReceiver<Inbound>,
 ) {
     while let Some(message) = inbound.recv().await {
+        if let Inbound::Answer { waiter, result } = message {
+            Inbound::deliver(waiter, result);
+            continue;
+        }
         let Some(state) = state.upgrade() else {
             return;
         };
         match message {
             Inbound::Notification { method, params } => notification(&*state, &method, &params),
             Inbound::Request { id, method, params } => request(state, id, method, params).await,
+            Inbound::Answer { waiter, result } => Inbound::deliver(waiter, result),
         }
     }
 }

@@ -26,9 +26,23 @@ pub(crate) enum Inbound {
     },
     /// A notification (task status, progress).
     Notification { method: String, params: Value },
+    /// The answer to one of our requests, handed to its waiter by the dispatcher once
+    /// every message that arrived before it was handled: a call's last progress
+    /// notification reaches its handler before the call's caller sees the result.
+    Answer {
+        waiter: Waiter,
+        result: Result<Value, ClientError>,
+    },
 }
 
-type Waiter = oneshot::Sender<Result<Value, ClientError>>;
+impl Inbound {
+    /// Hands an answer to its waiter (the dispatcher's part of [`Inbound::Answer`]).
+    pub(crate) fn deliver(waiter: Waiter, result: Result<Value, ClientError>) {
+        let _ = waiter.send(result);
+    }
+}
+
+pub(crate) type Waiter = oneshot::Sender<Result<Value, ClientError>>;
 
 /// Requests in flight and the inbound queue.
 #[derive(Debug)]
@@ -37,6 +51,10 @@ pub(crate) struct Peer {
     next_id: AtomicI64,
     inbound: mpsc::UnboundedSender<Inbound>,
     closed: AtomicBool,
+    /// Whether a dispatcher reads the inbound queue: answers then go through it, in
+    /// order with the notifications before them ([`Inbound::Answer`]). Before (the
+    /// handshake) they go straight to their waiters.
+    ordered: AtomicBool,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -54,6 +72,7 @@ impl Peer {
                 next_id: AtomicI64::new(1),
                 inbound: tx,
                 closed: AtomicBool::new(false),
+                ordered: AtomicBool::new(false),
             },
             rx,
         )
@@ -99,6 +118,12 @@ impl Peer {
         }
     }
 
+    /// From now on a dispatcher reads the inbound queue: answers are delivered through
+    /// it, after the messages that arrived before them.
+    pub(crate) fn start_ordering(&self) {
+        self.ordered.store(true, Ordering::Release);
+    }
+
     /// Whether [`Peer::close`] ran.
     pub(crate) fn is_closed(&self) -> bool {
         self.closed.load(Ordering::Acquire)
@@ -142,11 +167,19 @@ impl Peer {
     }
 
     fn complete(&self, id: &RequestId, result: Result<Value, ClientError>) {
-        match lock(&self.pending).remove(id) {
-            Some(tx) => {
-                let _ = tx.send(result);
-            }
-            None => tracing::debug!(%id, "answer to a request nobody waits for ignored"),
+        let Some(waiter) = lock(&self.pending).remove(id) else {
+            tracing::debug!(%id, "answer to a request nobody waits for ignored");
+            return;
+        };
+        if !self.ordered.load(Ordering::Acquire) {
+            Inbound::deliver(waiter, result);
+            return;
+        }
+        if let Err(mpsc::error::SendError(Inbound::Answer { waiter, result })) =
+            self.inbound.send(Inbound::Answer { waiter, result })
+        {
+            // No dispatcher any more: answer at once.
+            Inbound::deliver(waiter, result);
         }
     }
 }
@@ -171,6 +204,32 @@ mod tests {
         assert!(
             matches!(rx.recv().await, Some(Inbound::Request { method, .. }) if method == "ping")
         );
+    }
+
+    /// A notification that arrived before a response is handled before the response's
+    /// waiter sees it: once a dispatcher runs, answers queue behind the notifications.
+    #[tokio::test]
+    async fn an_answer_waits_for_the_notifications_before_it() {
+        let (peer, mut rx) = Peer::new();
+        peer.start_ordering();
+        let (id, mut answer) = peer.register().unwrap();
+        peer.route_value(json!({"jsonrpc": "2.0", "method": "notifications/progress",
+            "params": {"progressToken": "t", "progress": 3}}));
+        peer.route_value(json!({"jsonrpc": "2.0", "id": id, "result": {"ok": true}}));
+        assert!(
+            answer.try_recv().is_err(),
+            "the answer must not overtake the notification before it"
+        );
+        // The dispatcher's order: the notification, then the answer.
+        assert!(matches!(
+            rx.recv().await,
+            Some(Inbound::Notification { .. })
+        ));
+        match rx.recv().await {
+            Some(Inbound::Answer { waiter, result }) => Inbound::deliver(waiter, result),
+            other => panic!("expected the answer, got {other:?}"),
+        }
+        assert_eq!(answer.await.unwrap().unwrap()["ok"], true);
     }
 
     #[tokio::test]

@@ -238,14 +238,19 @@ impl HttpTransport {
     }
 
     /// Opens the session's `GET` stream and keeps it open (reconnecting with
-    /// `Last-Event-ID`) until the transport is closed. A server without one (405) is
-    /// fine: everything then arrives on POST streams.
-    pub(crate) fn open_session_stream(&self) {
+    /// `Last-Event-ID`) until the transport is closed, and waits (at most
+    /// [`STREAM_OPEN_WAIT`]) until the server answered the first `GET`: messages the
+    /// server sends right after (a new task's first log line, its first status) then
+    /// have a stream to go to. A server without one (405) is fine: everything then
+    /// arrives on POST streams.
+    pub(crate) async fn open_session_stream(&self) {
         let http = self.http.clone();
         let url = self.url.clone();
         let peer = Arc::clone(&self.peer);
         let base = self.headers(&Value::Null, true);
+        let (opened, answered) = tokio::sync::oneshot::channel::<()>();
         let handle = tokio::spawn(async move {
+            let mut opened = Some(opened);
             let mut backoff = Duration::from_millis(250);
             let mut last_event: Option<String> = None;
             while !peer.is_closed() {
@@ -257,7 +262,12 @@ impl HttpTransport {
                 {
                     headers.insert(LAST_EVENT_ID, id);
                 }
-                match http.get(&url).headers(headers).send().await {
+                let response = http.get(&url).headers(headers).send().await;
+                // The first answer, whatever it is: the caller may go on.
+                if let Some(opened) = opened.take() {
+                    let _ = opened.send(());
+                }
+                match response {
                     Ok(r) if r.status() == reqwest::StatusCode::METHOD_NOT_ALLOWED => return,
                     Ok(r) if r.status() == reqwest::StatusCode::NOT_FOUND => {
                         tracing::debug!("session stream: the session is gone");
@@ -288,6 +298,7 @@ impl HttpTransport {
         if let Some(old) = lock(&self.stream).replace(handle) {
             old.abort();
         }
+        let _ = tokio::time::timeout(STREAM_OPEN_WAIT, answered).await;
     }
 
     /// Ends the session (`DELETE`, best effort) and stops the session stream.
@@ -314,6 +325,10 @@ impl Drop for HttpTransport {
         }
     }
 }
+
+/// Longest a connection waits for the server to answer its session stream's first
+/// `GET` before going on without it (a slow or odd server must not stall the connect).
+pub(crate) const STREAM_OPEN_WAIT: Duration = Duration::from_secs(2);
 
 /// The `Mcp-Name` of a stateless request: the tool or task it targets.
 fn routing_name(method: &str, params: Option<&Value>) -> Option<String> {
