@@ -20,7 +20,6 @@ use chrono::{DateTime, Utc};
 use hmac::{Hmac, Mac};
 use mcp_tasks_engine::{InputRequest, Outcome};
 use mcp_tasks_protocol::answer;
-use rand::RngCore;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 use sha2::{Digest, Sha256};
@@ -106,19 +105,7 @@ impl AnswerLinks {
     /// Links keyed from the board secret (shared by replicas), or from a random key
     /// made now when there is none: such links stop working when the process ends.
     pub fn new(board_secret: Option<&[u8]>) -> Self {
-        let key = match board_secret {
-            Some(secret) => {
-                let mut hash = Sha256::new();
-                hash.update(b"mcp-tasks answer link key v1\0");
-                hash.update(secret);
-                hash.finalize().into()
-            }
-            None => {
-                let mut key = [0u8; 32];
-                rand::thread_rng().fill_bytes(&mut key);
-                key
-            }
-        };
+        let key = crate::viewer::derive_key(b"mcp-tasks answer link key v1\0", board_secret);
         AnswerLinks {
             key: Arc::new(key),
             default_ttl: Self::DEFAULT_TTL,

@@ -44,22 +44,29 @@ impl std::fmt::Debug for Keys {
     }
 }
 
+/// A 32-byte key for one use (`label`, which keeps the uses' keys apart) derived from
+/// the board secret, so that every replica sharing the secret derives the same; a
+/// random one without a secret (what it signs then dies with the process).
+pub(crate) fn derive_key(label: &[u8], secret: Option<&[u8]>) -> [u8; 32] {
+    match secret {
+        Some(secret) => {
+            let mut hash = Sha256::new();
+            hash.update(label);
+            hash.update(secret);
+            hash.finalize().into()
+        }
+        None => {
+            let mut key = [0u8; 32];
+            rand::thread_rng().fill_bytes(&mut key);
+            key
+        }
+    }
+}
+
 impl Keys {
     /// A key derived from the configured secret, or a random one.
     pub(crate) fn new(secret: Option<&[u8]>) -> Self {
-        let key = match secret {
-            Some(secret) => {
-                let mut hash = Sha256::new();
-                hash.update(b"mcp-tasks board session key v1\0");
-                hash.update(secret);
-                hash.finalize().into()
-            }
-            None => {
-                let mut key = [0u8; 32];
-                rand::thread_rng().fill_bytes(&mut key);
-                key
-            }
-        };
+        let key = derive_key(b"mcp-tasks board session key v1\0", secret);
         Keys {
             key,
             revoked: Mutex::new(HashMap::new()),

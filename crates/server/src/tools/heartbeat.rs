@@ -58,6 +58,22 @@ impl Heartbeat {
         })
     }
 
+    /// The heartbeat of a call whose `params` carry a `progressToken`, sent on the
+    /// call's `stream` every `interval` of quiet; `None` without a token or a stream.
+    pub(crate) fn for_call(
+        params: &Value,
+        stream: Option<&tokio::sync::mpsc::Sender<Value>>,
+        interval: Duration,
+    ) -> Option<Arc<Self>> {
+        let token = mcp_tasks_protocol::methods::progress_token(params)?;
+        let tx = stream?.clone();
+        Some(Heartbeat::new(
+            token,
+            interval,
+            Arc::new(move |n| tx.try_send(n).is_ok()),
+        ))
+    }
+
     /// Sends the tool's own progress report and notes it.
     pub(crate) fn forward(&self, p: &Progress) {
         self.note(p);

@@ -63,17 +63,8 @@ impl CallLink {
         cancel: CancellationToken,
         task_tools: bool,
     ) -> Self {
-        let heartbeat = match (mcp_tasks_protocol::methods::progress_token(params), &stream) {
-            (Some(token), Some(tx)) => {
-                let tx = tx.clone();
-                Some(Heartbeat::new(
-                    token,
-                    server.config().progress_interval,
-                    Arc::new(move |n| tx.try_send(n).is_ok()),
-                ))
-            }
-            _ => None,
-        };
+        let heartbeat =
+            Heartbeat::for_call(params, stream.as_ref(), server.config().progress_interval);
         CallLink {
             session,
             stream,

@@ -245,7 +245,11 @@ async fn run_sync(
     let requester = crate::questions::in_call::requester(server, session, stream.clone());
     let log = log_sink(session, stream.clone());
     // The tool's progress, and a heartbeat whenever it is quiet for an interval.
-    let beat = CallLink::new(server, None, stream, params, cancel.clone(), false).heartbeat;
+    let beat = crate::tools::heartbeat::Heartbeat::for_call(
+        params,
+        stream.as_ref(),
+        server.config().progress_interval,
+    );
     let _stop_beats = beat.as_ref().map(|beat| {
         let stop = CancellationToken::new();
         tokio::spawn(Arc::clone(beat).run(stop.clone()));
