@@ -201,6 +201,7 @@ function connectLive() {
     if (empty && matchesFilters(task)) empty.remove();
     upsertRow(task, true);
     if (state.open === task.id) refreshOpen(task);
+    inboxChanged(); // people.js
   });
   source.addEventListener("progress", (event) => {
     const { id, progress } = JSON.parse(event.data);
@@ -360,6 +361,7 @@ function renderDetail(task) {
         onclick: (e) => { e.preventDefault(); openTask(id, true); },
       }, el("code", {}, id))))));
   }
+  parts.push(...renderDecisions(task)); // people.js
   parts.push(el("h3", {}, "Timeline"), el("ol", { class: "timeline" },
     (task.timeline || []).map((entry) => el("li", {},
       el("span", { class: `status status-${entry.status}` }, entry.status.replace("_", " ")),
@@ -381,9 +383,11 @@ async function cancelTask(task) {
 // ---- questions -------------------------------------------------------------------
 
 function renderQuestion(task, question) {
-  const box = el("section", { class: "question", "data-key": question.key },
-    el("h3", {}, "Question"),
+  const box = el("section", { class: `question question-${question.kind}`, "data-key": question.key },
+    el("h3", {}, question.kind === "approval" ? "Approval" : "Question"),
     el("p", { class: "question-message" }, question.message));
+  const meta = questionMeta(question); // people.js
+  if (meta) box.append(meta);
   const problem = el("p", { class: "error", role: "alert", hidden: true });
   const send = async (body) => {
     problem.hidden = true;
@@ -394,12 +398,15 @@ function renderQuestion(task, question) {
       });
       box.replaceChildren(el("p", { class: "answered" }, "Answer sent."));
       state.openShape = "";
+      inboxChanged(); // people.js
     } catch (e) {
       problem.textContent = e.message;
       problem.hidden = false;
     }
   };
-  if (question.kind === "form") box.append(renderForm(question.requestedSchema || {}, send, problem));
+  if (question.mayAnswer === false) box.append(el("p", { class: "meta why-not" }, question.whyNot || "This question is for someone else."));
+  else if (question.kind === "approval") box.append(renderApproval(question, send, problem)); // people.js
+  else if (question.kind === "form") box.append(renderForm(question.requestedSchema || {}, send, problem));
   else if (question.kind === "url") box.append(renderUrl(question, send, problem));
   else if (question.kind === "sampling") box.append(renderSampling(question, send, problem));
   else box.append(el("p", { class: "meta" }, "This question is for the client that started the task; it cannot be answered here."));

@@ -25,6 +25,12 @@ pub(crate) struct AnswerForm {
     /// The reply, for `reply` to a sampling request.
     #[serde(default)]
     pub(crate) text: Option<String>,
+    /// Why, for `reject` of an approval (the model reads it).
+    #[serde(default)]
+    pub(crate) reason: Option<String>,
+    /// Changed arguments, for `approve` of an approval that allows editing.
+    #[serde(default)]
+    pub(crate) arguments: Option<Map<String, Value>>,
 }
 
 /// The answer the engine gets, or why the posted one cannot be used (for a person).
@@ -69,6 +75,28 @@ pub(crate) fn to_outcome(
             message: format!("the sampling request was rejected on the task board by {who}"),
             data: None,
         }),
+        (QuestionKind::Approval, "approve") => {
+            let mut vote = json!({ "decision": "approve" });
+            if let Some(arguments) = &form.arguments {
+                if params["allowEdit"] != Value::Bool(true) {
+                    return Err("this approval does not allow changing the arguments".into());
+                }
+                vote["arguments"] = Value::Object(arguments.clone());
+            }
+            Ok(result(vote))
+        }
+        (QuestionKind::Approval, "reject") => {
+            let reason = form
+                .reason
+                .as_deref()
+                .map(str::trim)
+                .filter(|r| !r.is_empty())
+                .ok_or("say why you reject the call: the reason goes back to the agent")?;
+            Ok(result(json!({ "decision": "reject", "reason": reason })))
+        }
+        (QuestionKind::Approval, other) => Err(format!(
+            "unknown action '{other}' for an approval: use approve or reject"
+        )),
         (QuestionKind::Other, _) => Err(
             "this question cannot be answered on the board; the client that started the task answers it"
                 .into(),
@@ -116,6 +144,8 @@ mod tests {
             action: "accept".into(),
             content: Some(form(json!({"email": "a@b.co", "age": 12}))),
             text: None,
+            reason: None,
+            arguments: None,
         };
         let refused = to_outcome(QuestionKind::Form, &params, &wrong, "op").unwrap_err();
         assert_eq!(refused, "'age' must be at least 18 (got 12)");
@@ -129,6 +159,8 @@ mod tests {
             action: action.into(),
             content: content.map(form),
             text: text.map(str::to_string),
+            reason: None,
+            arguments: None,
         };
         let accepted = to_outcome(
             QuestionKind::Form,

@@ -20,7 +20,7 @@ use crate::Board;
 /// Rows per page of the list.
 const PAGE_SIZE: usize = 25;
 
-fn engine_refusal(error: EngineError) -> Refused {
+pub(crate) fn engine_refusal(error: EngineError) -> Refused {
     match error {
         EngineError::NotFound => Refused::unknown_task(),
         EngineError::AlreadyTerminal(status) => Refused::new(
@@ -28,6 +28,7 @@ fn engine_refusal(error: EngineError) -> Refused {
             format!("the task already ended ({status}); there is nothing left to do"),
         ),
         EngineError::InvalidInput(message) => Refused::new(StatusCode::BAD_REQUEST, message),
+        EngineError::NotAllowed(message) => Refused::new(StatusCode::FORBIDDEN, message),
         other => {
             tracing::warn!(error = %other, "task board request failed");
             Refused::new(
@@ -157,7 +158,7 @@ async fn read_task(
     let record = board
         .server()
         .engine()
-        .get(&id, &viewer.caller)
+        .get_for_person(&id, &viewer.caller)
         .await
         .map_err(engine_refusal)?;
     Ok((id, record))
@@ -184,14 +185,17 @@ pub(crate) async fn detail_json(
         .await
         .map_err(engine_refusal)?;
     let progress = board.inner.live.progress(&id);
-    Ok(view::detail(
+    let now = chrono::Utc::now();
+    let mut detail = view::detail(
         &record,
         progress.as_ref(),
         &timeline,
         &attempts,
         viewer.caller.operator,
-        chrono::Utc::now(),
-    ))
+        now,
+    );
+    crate::people::annotate(&mut detail, &record, &viewer.caller, now);
+    Ok(detail)
 }
 
 /// `GET /board/api/tasks/{id}`: everything about one task.
@@ -229,7 +233,7 @@ pub(crate) async fn answer(
     let outcome = to_outcome(kind, &request.params, &form, &viewer.caller.principal)
         .map_err(|message| Refused::new(StatusCode::UNPROCESSABLE_ENTITY, message))?;
     let applied = engine
-        .answer_input(&id, &form.key, outcome, &viewer.caller)
+        .answer_input_as(&id, &form.key, outcome, &viewer.caller, "board")
         .await
         .map_err(engine_refusal)?;
     if !applied {

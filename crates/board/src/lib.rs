@@ -32,12 +32,14 @@ mod answer;
 mod api;
 mod detail_html;
 mod html;
+mod inbox;
 mod link_pages;
 mod links;
 mod list_html;
 mod live;
 pub mod notify;
 mod pages;
+mod people;
 mod view;
 mod viewer;
 
@@ -135,6 +137,7 @@ impl Board {
             .route("/board/assets/{file}", get(pages::asset))
             .route("/board/api/me", get(api::me))
             .route("/board/api/tasks", get(api::list))
+            .route("/board/api/inbox", get(inbox::inbox))
             .route("/board/api/tasks/{id}", get(api::detail))
             .route("/board/api/tasks/{id}/answer", post(api::answer))
             .route("/board/api/tasks/{id}/cancel", post(api::cancel))

@@ -16,6 +16,7 @@ use crate::viewer::Refused;
 use crate::Board;
 
 const BOARD_JS: &str = include_str!("../assets/board.js");
+const PEOPLE_JS: &str = include_str!("../assets/people.js");
 const BOARD_CSS: &str = include_str!("../assets/board.css");
 
 /// The policy every board page is served under: scripts, styles and connections only
@@ -227,7 +228,8 @@ async fn render(
          turn JavaScript on for live updates, questions and cancelling.</p>{more}</noscript>\n\
          <button id=\"more\" hidden>Older tasks</button>\n</section>\n\
          {detail}\n</main>\n\
-         <script src=\"/board/assets/board.js\"></script>",
+         <script src=\"/board/assets/board.js\"></script>\
+         <script src=\"/board/assets/people.js\"></script>",
         tool = value(&query.tool),
         q = value(&query.q),
         owner = if operator { "<th class=\"owner\">owner</th>" } else { "" },
@@ -361,6 +363,7 @@ pub(crate) async fn logout(
 pub(crate) async fn asset(Path(file): Path<String>) -> Response {
     let (body, kind) = match file.as_str() {
         "board.js" => (BOARD_JS, "text/javascript; charset=utf-8"),
+        "people.js" => (PEOPLE_JS, "text/javascript; charset=utf-8"),
         "board.css" => (BOARD_CSS, "text/css; charset=utf-8"),
         _ => {
             return Refused::new(StatusCode::NOT_FOUND, format!("no asset '{file}'"))

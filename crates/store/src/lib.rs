@@ -77,9 +77,10 @@ pub use pending::PendingCreate;
 #[cfg(feature = "postgres")]
 pub use postgres::PgStore;
 pub use record::{
-    BoardQuery, ClaimExpiredParams, ClaimLeaseParams, DeadlineOutcome, ExpiredTask, ExternalJob,
-    Failure, FieldChange, InputRequest, InputRequests, ListPage, ListParams, Outcome,
-    QuestionDeadline, RenewLeaseParams, TaskRecord, TimelineEntry, TransitionParams,
+    Answerer, Assignment, BoardQuery, ClaimExpiredParams, ClaimLeaseParams, DeadlineOutcome,
+    ExpiredTask, ExternalJob, Failure, FieldChange, InputRequest, InputRequests, ListPage,
+    ListParams, Outcome, QuestionDeadline, RenewLeaseParams, TaskRecord, TimelineEntry,
+    TransitionParams,
 };
 pub use request::RequestJson;
 pub use runner::{ReleaseLeasesParams, RunnerRecord};

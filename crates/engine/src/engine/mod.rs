@@ -20,6 +20,7 @@ mod cancel;
 pub(crate) mod create;
 pub(crate) mod drain;
 mod external;
+pub(crate) mod inbox;
 mod observe;
 mod questions;
 mod read;
