@@ -122,6 +122,11 @@ pub(crate) struct Statements {
     pub(crate) board_all: String,
     /// As `board_all`, for one owner (?8), walking `tasks_owner_created` backwards.
     pub(crate) board_by_owner: String,
+    /// How many rows `board_all` would return over all its pages, at most ?7 (the
+    /// same parameters; ?2 and ?3 unset).
+    pub(crate) board_count_all: String,
+    /// As `board_count_all`, for one owner (?8).
+    pub(crate) board_count_by_owner: String,
     /// Inserts a delivery unless its key exists. ?1 key, ?2 sink, ?3 payload,
     /// ?4 created at (also when it is due).
     pub(crate) enqueue_delivery: String,
@@ -234,6 +239,8 @@ impl Statements {
             timeline: dialect.numbered(TIMELINE),
             board_all: dialect.numbered(&board(dialect, "")),
             board_by_owner: dialect.numbered(&board(dialect, "owner = ?8 AND ")),
+            board_count_all: dialect.numbered(&board_count(dialect, "")),
+            board_count_by_owner: dialect.numbered(&board_count(dialect, "owner = ?8 AND ")),
             enqueue_delivery: dialect.numbered(ENQUEUE_DELIVERY),
             claim_deliveries: dialect.claim_deliveries,
             finish_delivery: dialect.numbered(FINISH_DELIVERY),
@@ -264,14 +271,30 @@ fn list(dialect: &Dialect, filter: &str) -> String {
 /// JSON is parsed only when that filter is set.
 fn board(dialect: &Dialect, owner: &str) -> String {
     format!(
-        "SELECT {columns} FROM tasks WHERE {owner}\
-         (created_at, id) < (COALESCE(?2, {latest}), ?3) \
+        "SELECT {columns} FROM tasks WHERE {conditions} \
+         ORDER BY created_at DESC, id DESC LIMIT ?7",
+        columns = columns!(),
+        conditions = board_conditions(dialect, owner),
+    )
+}
+
+/// The rows of [`board`] (every page of it), counted up to ?7: the inner `LIMIT` stops
+/// the walk, so a count costs no more than a page of that size.
+fn board_count(dialect: &Dialect, owner: &str) -> String {
+    format!(
+        "SELECT COUNT(*) AS n FROM (SELECT 1 AS one FROM tasks WHERE {conditions} LIMIT ?7) AS capped",
+        conditions = board_conditions(dialect, owner),
+    )
+}
+
+/// The `WHERE` of [`board`] and [`board_count`].
+fn board_conditions(dialect: &Dialect, owner: &str) -> String {
+    format!(
+        "{owner}(created_at, id) < (COALESCE(?2, {latest}), ?3) \
          AND (expires_at IS NULL OR expires_at > ?1) \
          AND (CAST(?4 AS TEXT) IS NULL OR status = ?4) \
          AND (CAST(?5 AS TEXT) IS NULL OR substr(id, 1, length(?5)) = ?5) \
-         AND CASE WHEN CAST(?6 AS TEXT) IS NULL THEN TRUE ELSE ({request_name}) END \
-         ORDER BY created_at DESC, id DESC LIMIT ?7",
-        columns = columns!(),
+         AND CASE WHEN CAST(?6 AS TEXT) IS NULL THEN TRUE ELSE ({request_name}) END",
         latest = dialect.latest_time,
         request_name = dialect.request_name_is,
     )

@@ -256,6 +256,10 @@ impl TaskStore for SqliteStore {
         sql::store::board_list(self, query).await
     }
 
+    async fn board_count(&self, query: &BoardQuery) -> Result<u64, StoreError> {
+        sql::store::board_count(self, query).await
+    }
+
     async fn claim_lease(&self, params: &ClaimLeaseParams) -> Result<TaskRecord, StoreError> {
         sql::store::claim_lease(self, params).await
     }
