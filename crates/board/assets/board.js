@@ -7,6 +7,14 @@ const csrf = document.querySelector('meta[name="csrf-token"]').content;
 const isOperator = document.querySelector('meta[name="operator"]').content === "true";
 const TERMINAL = new Set(["completed", "failed", "cancelled"]);
 
+// What console.js (tabs and counts, bulk cancel, run again, answer checks) adds: it
+// registers here; this file calls what is registered.
+const hooks = {
+  listLoaded: [], // after the list (re)loads: () => void
+  taskChanged: [], // a live change of a task: (summary) => void
+  detailParts: [], // extra parts of the detail pane, after the cancel button: (task) => [Node]
+};
+
 const state = {
   filters: { status: "", tool: "", q: "" },
   rows: new Map(), // task id -> <tr>
@@ -174,6 +182,7 @@ async function loadList(append) {
     }
     state.nextCursor = page.nextCursor;
     document.getElementById("more").hidden = !page.nextCursor;
+    if (!append) for (const hook of hooks.listLoaded) hook();
     if (!page.tasks.length && !append && !tbody.children.length) {
       tbody.append(
         el("tr", { class: "empty" }, el("td", { colspan: isOperator ? 6 : 5 }, "No tasks yet.")));
@@ -201,6 +210,7 @@ function connectLive() {
     if (empty && matchesFilters(task)) empty.remove();
     upsertRow(task, true);
     if (state.open === task.id) refreshOpen(task);
+    for (const hook of hooks.taskChanged) hook(task);
   });
   source.addEventListener("progress", (event) => {
     const { id, progress } = JSON.parse(event.data);
@@ -347,6 +357,7 @@ function renderDetail(task) {
       onclick: () => cancelTask(task),
     }, "Cancel task")));
   }
+  for (const hook of hooks.detailParts) parts.push(...hook(task));
   if (task.result) parts.push(renderResult(task.result));
   if (task.error) {
     parts.push(el("section", { class: "error-box" }, el("h3", {}, "Error"),
@@ -480,14 +491,7 @@ function renderField(name, schema, required) {
       options.map((o, i) => el("label", { class: "choice" },
         el("input", { type: "checkbox", name, value: JSON.stringify(o.value), id: `${id}-${i}`, checked: defaults.has(o.value) }),
         ` ${o.title}`)));
-    return { node: group, read: () => [...group.querySelectorAll("input:checked")].map((c) => JSON.parse(c.value)),
-      check: () => {
-        const n = group.querySelectorAll("input:checked").length;
-        if (schema.minItems !== undefined && n < schema.minItems) return `${schema.title || name}: choose at least ${schema.minItems}`;
-        if (schema.maxItems !== undefined && n > schema.maxItems) return `${schema.title || name}: choose at most ${schema.maxItems}`;
-        if (required && n === 0 && schema.minItems === undefined) return null;
-        return null;
-      } };
+    return { node: group, read: () => [...group.querySelectorAll("input:checked")].map((c) => JSON.parse(c.value)) };
   }
   const options = optionsOf(schema);
   if (options) {
@@ -533,15 +537,25 @@ function renderField(name, schema, required) {
 function renderForm(schema, send, problem) {
   const required = new Set(schema.required || []);
   const fields = Object.entries(schema.properties || {}).map(([name, s]) => [name, renderField(name, s, required.has(name))]);
-  const form = el("form", { class: "answer", novalidate: false },
+  // The form's values are checked here, not by the browser's own bubbles, so that
+  // every problem is named by the field's label in plain words (answerProblem).
+  const form = el("form", { class: "answer", novalidate: true },
     fields.map(([, f]) => f.node), problem, buttons(send));
   form.addEventListener("submit", (e) => {
     e.preventDefault();
-    if (!form.reportValidity()) return;
-    const problems = fields.map(([, f]) => f.check && f.check()).filter(Boolean);
+    const problems = [];
+    for (const [name, f] of fields) {
+      const said = answerProblem(name, (schema.properties || {})[name] || {}, required.has(name), f);
+      const control = f.node.querySelector("input, select");
+      if (control) control.setAttribute("aria-invalid", said ? "true" : "false");
+      if (said) problems.push(said);
+    }
     if (problems.length) {
-      problem.textContent = problems.join("; ");
+      problem.textContent = problems.join(" ");
       problem.hidden = false;
+      const first = f => f.node.querySelector("[aria-invalid=true]");
+      const bad = fields.map(([, f]) => first(f)).find(Boolean);
+      if (bad) bad.focus();
       return;
     }
     const content = {};
