@@ -43,13 +43,13 @@ async function refreshCounts() {
   renderTabs();
 }
 
-// Live changes move tasks between states: count again, at most once a second.
+// Live changes move tasks between states: count again, at most every two seconds.
 function scheduleCounts() {
   if (consoleState.timer) return;
   consoleState.timer = setTimeout(() => {
     consoleState.timer = null;
     refreshCounts();
-  }, 1000);
+  }, 2000);
 }
 
 function renderTabs() {

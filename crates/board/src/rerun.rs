@@ -1,7 +1,7 @@
 //! "Run again" as the detail pane shows it: whether a task may be run again, and the
 //! tasks made by running it again (found by the related-task id their request names,
-//! among the newest [`RERUN_SEARCH`] calls of its tool by its owner). The action itself
-//! is `console::run_again`.
+//! among the owner's [`RERUN_SEARCH`] newest tasks). The action itself is
+//! `console::run_again`.
 
 use mcp_tasks_engine::{Caller, TaskFilter, TaskRecord};
 use mcp_tasks_protocol::methods::TOOLS_CALL;
@@ -11,8 +11,8 @@ use serde_json::{json, Value};
 use crate::view;
 use crate::Board;
 
-/// How many of the newest calls of a task's tool are searched for its re-runs.
-const RERUN_SEARCH: usize = 50;
+/// How many of the owner's newest tasks are searched for a task's re-runs.
+const RERUN_SEARCH: usize = 100;
 
 /// Whether `record` may be run again: a call of a tool that failed, was cancelled or
 /// ended with a tool error. `Err` says why not, for a person.
@@ -36,14 +36,17 @@ pub(crate) fn may_run_again(record: &TaskRecord) -> Result<(), String> {
     }
 }
 
-/// The tasks made by running `record` again: the newest [`RERUN_SEARCH`] calls of its
-/// tool by its owner, created after it, whose request names it as related. Newest first.
+/// The tasks made by running `record` again: tasks of its owner created after it whose
+/// request names it as related, newest first, among the owner's [`RERUN_SEARCH`]
+/// newest tasks. The search reads those rows and no more (the owner's index, no filter
+/// to skip rows on), so a page costs the same for an owner with millions of tasks; a
+/// re-run made before that many newer tasks is no longer linked from here (it still
+/// links back, by its related-task id).
 pub(crate) async fn reruns_of(board: &Board, record: &TaskRecord) -> Vec<String> {
-    let tool = view::tool_of(record);
     let owner = Caller::authenticated(record.owner.clone(), None);
     let filter = TaskFilter {
         status: None,
-        tool: Some(tool),
+        tool: None,
         id_prefix: None,
         cursor: None,
         limit: RERUN_SEARCH,
@@ -53,7 +56,8 @@ pub(crate) async fn reruns_of(board: &Board, record: &TaskRecord) -> Vec<String>
     };
     page.tasks
         .iter()
-        .filter(|t| t.created_at >= record.created_at && t.id != record.id)
+        .take_while(|t| t.created_at >= record.created_at)
+        .filter(|t| t.id != record.id)
         .filter(|t| {
             view::related_task_ids(t.request.field("_meta").as_ref())
                 .iter()
@@ -67,7 +71,7 @@ pub(crate) async fn reruns_of(board: &Board, record: &TaskRecord) -> Vec<String>
 /// tasks already made from this one.
 pub(crate) async fn add_run_again(board: &Board, record: &TaskRecord, detail: &mut Value) {
     detail["canRunAgain"] = json!(may_run_again(record).is_ok());
-    detail["reruns"] = if record.status.is_terminal() {
+    detail["reruns"] = if record.status.is_terminal() && record.method == TOOLS_CALL {
         json!(reruns_of(board, record).await)
     } else {
         json!([])
