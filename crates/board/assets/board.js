@@ -7,8 +7,8 @@ const csrf = document.querySelector('meta[name="csrf-token"]').content;
 const isOperator = document.querySelector('meta[name="operator"]').content === "true";
 const TERMINAL = new Set(["completed", "failed", "cancelled"]);
 
-// What console.js (tabs and counts, bulk cancel, run again, answer checks) adds: it
-// registers here; this file calls what is registered.
+// console.js (tabs and counts, bulk cancel, run again) registers here what it adds,
+// and this file calls it; the answer form calls its checkAnswer.
 const hooks = {
   listLoaded: [], // after the list (re)loads: () => void
   taskChanged: [], // a live change of a task: (summary) => void
@@ -537,27 +537,13 @@ function renderField(name, schema, required) {
 function renderForm(schema, send, problem) {
   const required = new Set(schema.required || []);
   const fields = Object.entries(schema.properties || {}).map(([name, s]) => [name, renderField(name, s, required.has(name))]);
-  // The form's values are checked here, not by the browser's own bubbles, so that
-  // every problem is named by the field's label in plain words (answerProblem).
+  // Checked by checkAnswer (console.js), not by the browser's bubbles, so that every
+  // problem names the field's label in plain words.
   const form = el("form", { class: "answer", novalidate: true },
     fields.map(([, f]) => f.node), problem, buttons(send));
   form.addEventListener("submit", (e) => {
     e.preventDefault();
-    const problems = [];
-    for (const [name, f] of fields) {
-      const said = answerProblem(name, (schema.properties || {})[name] || {}, required.has(name), f);
-      const control = f.node.querySelector("input, select");
-      if (control) control.setAttribute("aria-invalid", said ? "true" : "false");
-      if (said) problems.push(said);
-    }
-    if (problems.length) {
-      problem.textContent = problems.join(" ");
-      problem.hidden = false;
-      const first = f => f.node.querySelector("[aria-invalid=true]");
-      const bad = fields.map(([, f]) => first(f)).find(Boolean);
-      if (bad) bad.focus();
-      return;
-    }
+    if (!checkAnswer(schema, required, fields, problem)) return;
     const content = {};
     for (const [name, f] of fields) {
       const value = f.read();

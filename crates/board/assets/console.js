@@ -64,7 +64,9 @@ function renderTabs() {
     if (!counts) continue;
     let count = tab.querySelector(".count");
     if (!count) tab.append(" ", (count = el("span", { class: "count" })));
-    count.textContent = countText(counts[status || "all"] || 0, counts.cap);
+    const n = counts[status || "all"] || 0;
+    count.textContent = countText(n, counts.cap);
+    count.classList.toggle("zero", n === 0);
   }
   renderBulk();
 }
@@ -219,6 +221,24 @@ function answerProblem(name, schema, required, field) {
   }
   if (control && control.validity.patternMismatch) return `${label} is not in the expected form.`;
   return null;
+}
+
+// Checks an answer form's fields (`fields`: [name, {node, read}] in the form's
+// order), marks the wrong ones, and says every problem in `problem`; true when none.
+function checkAnswer(schema, required, fields, problem) {
+  const problems = [];
+  for (const [name, f] of fields) {
+    const said = answerProblem(name, (schema.properties || {})[name] || {}, required.has(name), f);
+    const control = f.node.querySelector("input, select");
+    if (control) control.setAttribute("aria-invalid", said ? "true" : "false");
+    if (said) problems.push(said);
+  }
+  if (!problems.length) return true;
+  problem.textContent = problems.join(" ");
+  problem.hidden = false;
+  const bad = fields.map(([, f]) => f.node.querySelector("[aria-invalid=true]")).find(Boolean);
+  if (bad) bad.focus();
+  return false;
 }
 
 // ---- start -----------------------------------------------------------------------

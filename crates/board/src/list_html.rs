@@ -46,8 +46,10 @@ pub(crate) fn tabs(status: &str, tool: &str, q: &str, counts: Option<&Value>) ->
             let count = counts
                 .and_then(|c| c[key].as_u64())
                 .map(|n| {
+                    // A zero is not coloured: only what is there draws the eye.
+                    let zero = if n == 0 { " zero" } else { "" };
                     format!(
-                        " <span class=\"count\">{}</span>",
+                        " <span class=\"count{zero}\">{}</span>",
                         crate::console::count_text(n)
                     )
                 })
