@@ -409,6 +409,8 @@ mod tests {
             &s.board_by_owner,
             &s.board_count_all,
             &s.board_count_by_owner,
+            &s.board_count_status_all,
+            &s.board_count_status_by_owner,
             &s.enqueue_delivery,
             s.claim_deliveries,
             &s.finish_delivery,

@@ -165,14 +165,14 @@ pub(crate) async fn board_list<B: Backend>(
 
 pub(crate) async fn board_count<B: Backend>(db: &B, query: &BoardQuery) -> Result<u64, StoreError> {
     let statements = db.statements();
-    let sql = match query.owner {
-        Some(_) => &statements.board_count_by_owner,
-        None => &statements.board_count_all,
+    let sql = match (&query.owner, query.status) {
+        (Some(_), Some(_)) => &statements.board_count_status_by_owner,
+        (Some(_), None) => &statements.board_count_by_owner,
+        (None, Some(_)) => &statements.board_count_status_all,
+        (None, None) => &statements.board_count_all,
     };
     let mut call = Call::new(sql)
         .bind(query.now)
-        .bind(None::<DateTime<Utc>>)
-        .bind("")
         .bind(query.status.map(|s| s.as_str()))
         .bind(query.id_prefix.as_deref())
         .bind(query.request_name.as_deref())
