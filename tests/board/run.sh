@@ -31,3 +31,4 @@ fi
 export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1
 "$venv/bin/python" tests/board/browser.py --bin "$BIN" --chromium "$CHROMIUM" --shots "$SHOTS"
 "$venv/bin/python" tests/board/approvals.py --bin "$BIN" --chromium "$CHROMIUM" --shots "$SHOTS"
+"$venv/bin/python" tests/board/console.py --bin "$BIN" --chromium "$CHROMIUM" --shots "$SHOTS"

@@ -7,6 +7,14 @@ const csrf = document.querySelector('meta[name="csrf-token"]').content;
 const isOperator = document.querySelector('meta[name="operator"]').content === "true";
 const TERMINAL = new Set(["completed", "failed", "cancelled"]);
 
+// console.js (tabs and counts, bulk cancel, run again) registers here what it adds,
+// and this file calls it; the answer form calls its checkAnswer.
+const hooks = {
+  listLoaded: [], // after the list (re)loads: () => void
+  taskChanged: [], // a live change of a task: (summary) => void
+  detailParts: [], // extra parts of the detail pane, after the cancel button: (task) => [Node]
+};
+
 const state = {
   filters: { status: "", tool: "", q: "" },
   rows: new Map(), // task id -> <tr>
@@ -174,6 +182,7 @@ async function loadList(append) {
     }
     state.nextCursor = page.nextCursor;
     document.getElementById("more").hidden = !page.nextCursor;
+    if (!append) for (const hook of hooks.listLoaded) hook();
     if (!page.tasks.length && !append && !tbody.children.length) {
       tbody.append(
         el("tr", { class: "empty" }, el("td", { colspan: isOperator ? 6 : 5 }, "No tasks yet.")));
@@ -201,7 +210,7 @@ function connectLive() {
     if (empty && matchesFilters(task)) empty.remove();
     upsertRow(task, true);
     if (state.open === task.id) refreshOpen(task);
-    inboxChanged(); // people.js
+    for (const hook of hooks.taskChanged) hook(task);
   });
   source.addEventListener("progress", (event) => {
     const { id, progress } = JSON.parse(event.data);
@@ -348,6 +357,7 @@ function renderDetail(task) {
       onclick: () => cancelTask(task),
     }, "Cancel task")));
   }
+  for (const hook of hooks.detailParts) parts.push(...hook(task));
   if (task.result) parts.push(renderResult(task.result));
   if (task.error) {
     parts.push(el("section", { class: "error-box" }, el("h3", {}, "Error"),
@@ -487,14 +497,7 @@ function renderField(name, schema, required) {
       options.map((o, i) => el("label", { class: "choice" },
         el("input", { type: "checkbox", name, value: JSON.stringify(o.value), id: `${id}-${i}`, checked: defaults.has(o.value) }),
         ` ${o.title}`)));
-    return { node: group, read: () => [...group.querySelectorAll("input:checked")].map((c) => JSON.parse(c.value)),
-      check: () => {
-        const n = group.querySelectorAll("input:checked").length;
-        if (schema.minItems !== undefined && n < schema.minItems) return `${schema.title || name}: choose at least ${schema.minItems}`;
-        if (schema.maxItems !== undefined && n > schema.maxItems) return `${schema.title || name}: choose at most ${schema.maxItems}`;
-        if (required && n === 0 && schema.minItems === undefined) return null;
-        return null;
-      } };
+    return { node: group, read: () => [...group.querySelectorAll("input:checked")].map((c) => JSON.parse(c.value)) };
   }
   const options = optionsOf(schema);
   if (options) {
@@ -540,17 +543,13 @@ function renderField(name, schema, required) {
 function renderForm(schema, send, problem) {
   const required = new Set(schema.required || []);
   const fields = Object.entries(schema.properties || {}).map(([name, s]) => [name, renderField(name, s, required.has(name))]);
-  const form = el("form", { class: "answer", novalidate: false },
+  // Checked by checkAnswer (console.js), not by the browser's bubbles, so that every
+  // problem names the field's label in plain words.
+  const form = el("form", { class: "answer", novalidate: true },
     fields.map(([, f]) => f.node), problem, buttons(send));
   form.addEventListener("submit", (e) => {
     e.preventDefault();
-    if (!form.reportValidity()) return;
-    const problems = fields.map(([, f]) => f.check && f.check()).filter(Boolean);
-    if (problems.length) {
-      problem.textContent = problems.join("; ");
-      problem.hidden = false;
-      return;
-    }
+    if (!checkAnswer(schema, required, fields, problem)) return;
     const content = {};
     for (const [name, f] of fields) {
       const value = f.read();

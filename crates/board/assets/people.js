@@ -127,3 +127,6 @@ function inboxChanged() {
   }, 500);
 }
 loadInbox();
+
+// Keep the inbox current as tasks change (board.js calls its hooks on live events).
+hooks.taskChanged.push(() => inboxChanged());

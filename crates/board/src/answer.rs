@@ -48,7 +48,7 @@ pub(crate) fn to_outcome(
                 .clone()
                 .ok_or("'accept' needs the form's values in 'content'")?;
             answer::validate_answer(&params["requestedSchema"], &content)
-                .map_err(|e| e.to_string())?;
+                .map_err(|e| plain_words(&e))?;
             Ok(result(json!({ "action": "accept", "content": content })))
         }
         (QuestionKind::Url, "accept") => Ok(result(json!({ "action": "accept" }))),
@@ -110,6 +110,48 @@ pub(crate) fn to_outcome(
     }
 }
 
+/// A refused form answer in words for the person who filled it in: each problem as a
+/// sentence that starts with the field's label (its `title`, else its key) and says
+/// what is wrong, without quotes or the value echoed back ("Age must be at least 18.").
+/// The engine's message (with the value, for API users) is
+/// [`answer::AnswerError`]'s `Display`; this is the board's wording of the same
+/// problems.
+pub(crate) fn plain_words(error: &answer::AnswerError) -> String {
+    let sentences: Vec<String> = error
+        .problems
+        .iter()
+        .map(|p| {
+            let problem = without_echo(&p.problem);
+            let sentence = match &p.field {
+                Some(field) => format!("{} {problem}", capitalized(field)),
+                None => capitalized(problem),
+            };
+            if sentence.ends_with('.') {
+                sentence
+            } else {
+                format!("{sentence}.")
+            }
+        })
+        .collect();
+    sentences.join(" ")
+}
+
+/// A problem without the value echoed at its end (" (got 12)").
+fn without_echo(problem: &str) -> &str {
+    match problem.rfind(" (got ") {
+        Some(at) if problem.ends_with(')') => &problem[..at],
+        _ => problem,
+    }
+}
+
+fn capitalized(text: &str) -> String {
+    let mut chars = text.chars();
+    match chars.next() {
+        Some(first) => first.to_uppercase().chain(chars).collect(),
+        None => String::new(),
+    }
+}
+
 fn result(value: Value) -> Outcome {
     Outcome::Result { value }
 }
@@ -148,7 +190,22 @@ mod tests {
             arguments: None,
         };
         let refused = to_outcome(QuestionKind::Form, &params, &wrong, "op").unwrap_err();
-        assert_eq!(refused, "'age' must be at least 18 (got 12)");
+        assert_eq!(refused, "Age must be at least 18.");
+        // The label is the field's title when it has one; every problem is named.
+        let mut titled = schema();
+        titled["properties"]["age"]["title"] = json!("Your age");
+        titled["properties"]["email"]["title"] = json!("E-mail");
+        let params = json!({"message": "?", "requestedSchema": titled});
+        let both = AnswerForm {
+            content: Some(form(json!({"age": 200}))),
+            ..wrong
+        };
+        let refused = to_outcome(QuestionKind::Form, &params, &both, "op").unwrap_err();
+        assert_eq!(refused, "E-mail is required. Your age must be at most 120.");
+        assert!(
+            !refused.contains('\'') && !refused.contains("got"),
+            "{refused}"
+        );
     }
 
     #[test]

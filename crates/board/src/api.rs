@@ -41,7 +41,7 @@ pub(crate) fn engine_refusal(error: EngineError) -> Refused {
 
 /// Records an action a person took on the board, on the audit target, naming them and
 /// the task's owner (which differ when an operator acts on someone's task).
-fn audit(viewer: &Viewer, action: &str, task: &TaskId, owner: &str) {
+pub(crate) fn audit(viewer: &Viewer, action: &str, task: &TaskId, owner: &str) {
     tracing::info!(
         target: "mcp_tasks::audit",
         event = "board_action",
@@ -89,6 +89,20 @@ impl ListQuery {
     }
 }
 
+/// A status from the list's filter: `None` for "any", an error naming the good ones.
+pub(crate) fn parse_status(value: &Option<String>) -> Result<Option<TaskStatus>, Refused> {
+    ListQuery::field(value)
+        .map(|s| {
+            s.parse::<TaskStatus>().map_err(|_| {
+                Refused::new(
+                    StatusCode::BAD_REQUEST,
+                    format!("unknown status '{s}': use working, input_required, completed, failed or cancelled"),
+                )
+            })
+        })
+        .transpose()
+}
+
 /// One page of the list: the rows as [`view::summary`] shapes them, and the cursor of
 /// the next page.
 pub(crate) struct ListPage {
@@ -102,16 +116,7 @@ pub(crate) async fn list_page(
     viewer: &Viewer,
     query: &ListQuery,
 ) -> Result<ListPage, Refused> {
-    let status = ListQuery::field(&query.status)
-        .map(|s| {
-            s.parse::<TaskStatus>().map_err(|_| {
-                Refused::new(
-                    StatusCode::BAD_REQUEST,
-                    format!("unknown status '{s}': use working, input_required, completed, failed or cancelled"),
-                )
-            })
-        })
-        .transpose()?;
+    let status = parse_status(&query.status)?;
     let filter = TaskFilter {
         status,
         tool: ListQuery::field(&query.tool),
@@ -149,7 +154,7 @@ pub(crate) async fn list(
 }
 
 /// The task `id` names, as `viewer` may see it (a foreign task is an unknown one).
-async fn read_task(
+pub(crate) async fn read_task(
     board: &Board,
     viewer: &Viewer,
     id: String,
@@ -195,6 +200,7 @@ pub(crate) async fn detail_json(
         now,
     );
     crate::people::annotate(&mut detail, &record, &viewer.caller, now);
+    crate::rerun::add_run_again(board, &record, &mut detail).await;
     Ok(detail)
 }
 
