@@ -250,6 +250,24 @@ def main():
             assert got["result"]["structuredContent"]["label"] == "via gateway", got
             check("a gateway upstream tool behind a rule waits for approval, then runs upstream")
 
+            # On a phone: the inbox and an approval fit 390 px without sideways scrolling.
+            phone_task = carol.start("deploy", {"service": "web", "env": "prod"})
+            phone = browser.new_context(viewport={"width": 390, "height": 844}).new_page()
+            phone.set_default_timeout(WAIT_MS)
+            phone.goto(f"{base}/board/tasks/{phone_task}")
+            phone.fill("#token", "tok-alice")
+            phone.click("#login button[type=submit]")
+            expect(phone.locator("#detail-pane section.question-approval")).to_be_visible()
+            expect(phone.locator(f'#inbox li[data-task="{phone_task}"]')).to_be_visible()
+            width = phone.evaluate("document.documentElement.scrollWidth")
+            assert width <= 390, f"an approval scrolls sideways on a phone: {width}px"
+            phone.screenshot(path=os.path.join(args.shots, "board-approval-phone.png"), full_page=True)
+            phone.locator("#detail-pane section.question-approval textarea.approval-reason").fill("not today")
+            phone.get_by_role("button", name="Reject", exact=True).click()
+            assert "not today" in text_of(ended(carol, phone_task))
+            phone.context.close()
+            check("on a phone (390 px) the inbox and an approval fit, and a reject works")
+
             # The inbox: a question assigned to alice with a deadline, overdue, answered.
             asked = carol.start("ask_a_person", {"question": "Ship the release?", "assignee": "alice",
                                                  "deadline_seconds": 1})
