@@ -25,6 +25,9 @@ enum OnDeadline {
     Decline,
     /// The task fails.
     Fail,
+    /// The question goes to `escalate_to`, who have as long again (then it stays
+    /// open, overdue).
+    Escalate,
 }
 
 /// Arguments of `ask_a_person`.
@@ -42,6 +45,8 @@ struct AskArgs {
     deadline_seconds: Option<f64>,
     /// What happens at the deadline (default: keep waiting, marked overdue).
     on_deadline: Option<OnDeadline>,
+    /// Who is asked next when `on_deadline` is `escalate` (a principal or a group).
+    escalate_to: Option<String>,
 }
 
 /// What `ask_a_person` returns.
@@ -71,12 +76,19 @@ fn ask_a_person() -> Tool {
             });
             let mut ask = Ask::new().assign_to([args.assignee.clone()]);
             if let Some(seconds) = args.deadline_seconds {
+                let seconds = seconds.clamp(0.1, 2_592_000.0);
                 let outcome = match args.on_deadline.unwrap_or_default() {
                     OnDeadline::KeepWaiting => DeadlineOutcome::KeepWaiting,
                     OnDeadline::Decline => DeadlineOutcome::Decline,
                     OnDeadline::Fail => DeadlineOutcome::Fail,
+                    OnDeadline::Escalate => DeadlineOutcome::Escalate {
+                        to: vec![args.escalate_to.clone().ok_or(
+                            "ask_a_person: on_deadline \"escalate\" needs escalate_to (who is asked next)",
+                        )?],
+                        within: Some(seconds.ceil() as u64),
+                    },
                 };
-                ask = ask.deadline(Duration::from_secs_f64(seconds.clamp(0.1, 2_592_000.0)), outcome);
+                ask = ask.deadline(Duration::from_secs_f64(seconds), outcome);
             }
             ctx.set_status_message(format!("waiting for {} to answer", args.assignee))
                 .await;

@@ -493,7 +493,8 @@ impl TaskContext {
             self.check_input(client_method, &params)?;
             let timer = async {
                 match &deadline {
-                    Some((_, DeadlineOutcome::KeepWaiting)) | None => std::future::pending().await,
+                    Some((_, DeadlineOutcome::KeepWaiting | DeadlineOutcome::Escalate { .. }))
+                    | None => std::future::pending().await,
                     Some((after, _)) => tokio::time::sleep(*after).await,
                 }
             };

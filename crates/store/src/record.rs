@@ -209,6 +209,15 @@ pub enum DeadlineOutcome {
     /// Nothing is decided: the question stays open, marked overdue (in the task's
     /// timeline, and in its assignees' inbox on the task board).
     KeepWaiting,
+    /// The question is handed to other people (principals or groups): assigned to
+    /// them, with a deadline `within` seconds later (then it stays open, overdue).
+    Escalate {
+        /// Who is asked next.
+        to: Vec<String>,
+        /// Seconds they have; `None`: as long as the task lives.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        within: Option<u64>,
+    },
 }
 
 impl InputRequest {

@@ -122,31 +122,38 @@ impl QuestionWaiters {
         rx: oneshot::Receiver<Outcome>,
         cancel: &CancellationToken,
     ) -> Result<Value, InputError> {
-        let until = deadline
-            .as_ref()
-            .map(|d| (d.at - core.now()).to_std().unwrap_or(Duration::ZERO));
-        let timer = async {
-            match until {
-                Some(wait) => tokio::time::sleep(wait).await,
-                None => std::future::pending().await,
-            }
-        };
         let mut rx = rx;
-        let answer = tokio::select! {
-            a = &mut rx => a.map_err(|_| InputError::TaskEnded),
-            _ = cancel.cancelled() => Err(InputError::Cancelled),
-            _ = timer => {
-                let deadline = deadline.unwrap_or(QuestionDeadline { at: core.now(), outcome: DeadlineOutcome::Fail });
-                if deadline.outcome == DeadlineOutcome::KeepWaiting {
-                    // Overdue: said once in the timeline, then the wait goes on.
-                    note_overdue(core, executor, id, &key, &deadline).await;
-                    tokio::select! {
-                        a = rx => a.map_err(|_| InputError::TaskEnded),
-                        _ = cancel.cancelled() => Err(InputError::Cancelled),
+        let mut deadline = deadline;
+        let answer = loop {
+            let until = deadline
+                .as_ref()
+                .filter(|d| d.outcome != DeadlineOutcome::KeepWaiting || d.at > core.now())
+                .map(|d| (d.at - core.now()).to_std().unwrap_or(Duration::ZERO));
+            let timer = async {
+                match until {
+                    Some(wait) => tokio::time::sleep(wait).await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                a = &mut rx => break a.map_err(|_| InputError::TaskEnded),
+                _ = cancel.cancelled() => break Err(InputError::Cancelled),
+                _ = timer => {
+                    let passed = deadline.take().unwrap_or(QuestionDeadline { at: core.now(), outcome: DeadlineOutcome::Fail });
+                    match &passed.outcome {
+                        // Overdue: said once, then the wait goes on without a deadline.
+                        DeadlineOutcome::KeepWaiting => {
+                            note_overdue(core, executor, id, &key, &passed).await;
+                        }
+                        // Handed to the next people, with a deadline of their own.
+                        DeadlineOutcome::Escalate { to, within } => {
+                            deadline = escalate(core, executor, id, &key, to, *within).await;
+                        }
+                        _ => {
+                            self.lock().remove(&(id.clone(), key.clone()));
+                            return self.pass_deadline(core, executor, id, &key, request, passed).await;
+                        }
                     }
-                } else {
-                    self.lock().remove(&(id.clone(), key.clone()));
-                    return self.pass_deadline(core, executor, id, &key, request, deadline).await;
                 }
             }
         };
@@ -174,7 +181,10 @@ impl QuestionWaiters {
             DeadlineOutcome::Decline if request.method == "elicitation/create" => Outcome::Result {
                 value: serde_json::json!({"action": "decline"}),
             },
-            DeadlineOutcome::Decline | DeadlineOutcome::Fail | DeadlineOutcome::KeepWaiting => {
+            DeadlineOutcome::Decline
+            | DeadlineOutcome::Fail
+            | DeadlineOutcome::KeepWaiting
+            | DeadlineOutcome::Escalate { .. } => {
                 let message = format!(
                     "question '{key}' ({}) got no answer by its deadline {at}; the task failed",
                     request.method
@@ -414,6 +424,54 @@ impl QuestionWaiters {
             if let Some(tx) = self.lock().remove(&(record.id.clone(), key.clone())) {
                 let _ = tx.send(answer.clone());
             }
+        }
+    }
+}
+
+/// Hands question `key` of task `id` to `to` (principals or groups) when its deadline
+/// passed: the stored question is assigned to them, with a new deadline `within`
+/// seconds from now (then it stays open, marked overdue), and the status message says
+/// so. Returns the new deadline.
+async fn escalate(
+    core: &Core,
+    executor: &Executor,
+    id: &TaskId,
+    key: &str,
+    to: &[String],
+    within: Option<u64>,
+) -> Option<QuestionDeadline> {
+    core.activity.count(|a| a.deadlines_passed += 1);
+    let next = within.map(|s| QuestionDeadline {
+        at: crate::clock::after(core.now(), Duration::from_secs(s)),
+        outcome: DeadlineOutcome::KeepWaiting,
+    });
+    let message = format!(
+        "question '{key}' got no answer by its deadline: escalated to {}",
+        to.join(", ")
+    );
+    loop {
+        let Ok(current) = read_running(core, id).await else {
+            return next;
+        };
+        let mut requests = current.input_requests.clone();
+        match requests.get_mut(key) {
+            Some(q) if q.is_outstanding() => {
+                let mut assignment = q.assignment.clone().unwrap_or_default();
+                assignment.to = to.to_vec();
+                q.assignment = Some(assignment);
+                q.deadline = next.clone();
+            }
+            _ => return next,
+        }
+        let change = TransitionParams::to(id.clone(), current.status, core.now())
+            .expecting(current.version)
+            .message(message.clone())
+            .questions(requests)
+            .fenced(executor.fence(id));
+        match core.apply(change).await {
+            Ok(_) => return next,
+            Err(StoreError::Conflict { current }) if !current.status.is_terminal() => continue,
+            Err(_) => return next,
         }
     }
 }
