@@ -1,0 +1,473 @@
+//! Slack app mode against the real binary and a Slack stand-in on a loopback port: a
+//! waiting question is posted with buttons; a click signed as Slack signs it answers
+//! it as the mapped principal and the message is updated; a wrong signature, an old
+//! timestamp, an unmapped Slack user and a mapped one who may not answer are refused
+//! and change nothing; a form is answered through its modal.
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+
+mod board_support;
+mod common;
+
+use axum::extract::{Path, State};
+use axum::http::HeaderMap;
+use axum::Json;
+use board_support::{base_of, http, Ext, Person};
+use common::serve;
+use hmac::{Hmac, Mac};
+use mcp_tasks_testkit::WAIT;
+use serde_json::{json, Value};
+use sha2::Sha256;
+use std::sync::{Arc, Mutex};
+use tokio::sync::mpsc;
+
+const TOKENS: &str = "\"tok-alice\" = \"alice\"\n\"tok-bob\" = \"bob\"\n";
+const SECRET: &str = "8f742231b10e8888abcd99yyyzzz85a5";
+const BOT_TOKEN: &str = "xoxb-test-token";
+const CHANNEL: &str = "C0TASKS";
+
+/// One Web API call the stand-in took.
+#[derive(Debug, Clone)]
+struct Call {
+    method: String,
+    body: Value,
+    /// The `ts` the stand-in answered (of a posted message).
+    ts: String,
+}
+
+/// A Slack Web API stand-in: answers as Slack does, checks the bot token, records
+/// every call (in order) and sends it on a channel.
+#[derive(Clone)]
+struct StandIn {
+    calls: Arc<Mutex<Vec<Call>>>,
+    sent: mpsc::UnboundedSender<Call>,
+    next_ts: Arc<Mutex<u64>>,
+}
+
+async fn web_api(
+    State(standin): State<StandIn>,
+    Path(method): Path<String>,
+    headers: HeaderMap,
+    Json(body): Json<Value>,
+) -> Json<Value> {
+    let auth = headers
+        .get("authorization")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    if auth != format!("Bearer {BOT_TOKEN}") {
+        return Json(json!({"ok": false, "error": "invalid_auth"}));
+    }
+    let answer = match method.as_str() {
+        "chat.postMessage" => {
+            let ts = {
+                let mut next = standin.next_ts.lock().unwrap();
+                *next += 1;
+                format!("1700000000.{:06}", *next)
+            };
+            json!({"ok": true, "channel": CHANNEL, "ts": ts,
+                   "message": {"type": "message", "text": body["text"], "ts": ts, "blocks": body["blocks"]}})
+        }
+        "chat.update" => {
+            json!({"ok": true, "channel": body["channel"], "ts": body["ts"], "text": body["text"],
+                                "message": {"text": body["text"], "blocks": body["blocks"]}})
+        }
+        "chat.postEphemeral" => json!({"ok": true, "message_ts": "1700000099.000001"}),
+        "views.open" => json!({"ok": true, "view": body["view"]}),
+        _ => json!({"ok": false, "error": "unknown_method"}),
+    };
+    let call = Call {
+        method: method.clone(),
+        body,
+        ts: answer["ts"].as_str().unwrap_or("").to_string(),
+    };
+    standin.calls.lock().unwrap().push(call.clone());
+    let _ = standin.sent.send(call);
+    Json(answer)
+}
+
+impl StandIn {
+    /// Starts the stand-in; its Web API base URL and the channel of its calls.
+    async fn start() -> (StandIn, String, mpsc::UnboundedReceiver<Call>) {
+        let (sent, received) = mpsc::unbounded_channel();
+        let standin = StandIn {
+            calls: Arc::default(),
+            sent,
+            next_ts: Arc::default(),
+        };
+        let app = axum::Router::new()
+            .route("/api/{method}", axum::routing::post(web_api))
+            .with_state(standin.clone());
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        (standin, format!("http://127.0.0.1:{port}/api"), received)
+    }
+
+    /// How many calls of `method` were taken so far.
+    fn count(&self, method: &str) -> usize {
+        self.calls
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|c| c.method == method)
+            .count()
+    }
+}
+
+/// The next call of `method` on the stand-in's channel (others are skipped), bounded.
+async fn next(calls: &mut mpsc::UnboundedReceiver<Call>, method: &str) -> Call {
+    tokio::time::timeout(WAIT * 3, async {
+        loop {
+            let call = calls.recv().await.expect("the stand-in runs");
+            if call.method == method {
+                return call;
+            }
+        }
+    })
+    .await
+    .unwrap_or_else(|_| panic!("no {method} call reached the Slack stand-in in time"))
+}
+
+/// Posts `payload` to the interaction endpoint as Slack does: a `payload` form field,
+/// signed with `secret` at `timestamp`. Status and body.
+async fn interact(base: &str, secret: &str, timestamp: i64, payload: &Value) -> (u16, Value) {
+    let body = serde_urlencoded::to_string([("payload", payload.to_string())]).unwrap();
+    let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(secret.as_bytes()).unwrap();
+    mac.update(format!("v0:{timestamp}:{body}").as_bytes());
+    let signature = format!("v0={}", hex::encode(mac.finalize().into_bytes()));
+    let response = http()
+        .post(format!("{base}/board/slack/interactions"))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .header("x-slack-request-timestamp", timestamp.to_string())
+        .header("x-slack-signature", signature)
+        .body(body)
+        .send()
+        .await
+        .unwrap();
+    let status = response.status().as_u16();
+    let text = response.text().await.unwrap();
+    (status, serde_json::from_str(&text).unwrap_or(Value::Null))
+}
+
+fn now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64
+}
+
+/// A click on the button `action_id` of the posted message `posted` by Slack user
+/// `user`, as Slack sends it.
+fn click(posted: &Call, ts: &str, action_id: &str, user: &str) -> Value {
+    let buttons = posted.body["blocks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["type"] == "actions")
+        .expect("an actions block")["elements"]
+        .clone();
+    let button = buttons
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["action_id"] == action_id)
+        .unwrap_or_else(|| panic!("no {action_id} button in {buttons}"))
+        .clone();
+    json!({
+        "type": "block_actions",
+        "user": {"id": user, "username": user.to_lowercase(), "team_id": "T0TEAM"},
+        "api_app_id": "A0APP",
+        "token": "deprecated-verification-token",
+        "trigger_id": "1234567890.0987654321.abcdef",
+        "team": {"id": "T0TEAM", "domain": "example"},
+        "container": {"type": "message", "message_ts": ts, "channel_id": CHANNEL, "is_ephemeral": false},
+        "channel": {"id": CHANNEL, "name": "tasks"},
+        "message": {"type": "message", "ts": ts, "text": posted.body["text"]},
+        "response_url": "https://hooks.slack.invalid/actions/T0TEAM/1/x",
+        "actions": [{
+            "type": "button",
+            "action_id": action_id,
+            "block_id": "mcp_tasks.question",
+            "value": button["value"],
+            "text": button["text"],
+            "action_ts": "1700000001.000200"
+        }]
+    })
+}
+
+/// The button `action_id`s of a posted message.
+fn buttons(posted: &Call) -> Vec<String> {
+    posted.body["blocks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|b| b["type"] == "actions")
+        .flat_map(|b| b["elements"].as_array().unwrap().clone())
+        .map(|e| e["action_id"].as_str().unwrap().to_string())
+        .collect()
+}
+
+struct Setup {
+    _dir: tempfile::TempDir,
+    server: common::Server,
+    base: String,
+}
+
+fn start(api: &str) -> Setup {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("tokens.toml"), TOKENS).unwrap();
+    std::fs::write(
+        dir.path().join("slack-signing-secret"),
+        format!("{SECRET}\n"),
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("slack-bot-token"), format!("{BOT_TOKEN}\n")).unwrap();
+    let config = dir.path().join("tasks.toml");
+    std::fs::write(
+        &config,
+        format!(
+            r#"
+[slack]
+signing_secret_file = "slack-signing-secret"
+bot_token_file = "slack-bot-token"
+channel = "{CHANNEL}"
+api_base_url = "{api}"
+users = {{ "UALICE" = "alice", "UBOB" = "bob" }}
+"#
+        ),
+    )
+    .unwrap();
+    let db = format!("sqlite://{}", dir.path().join("tasks.db").display());
+    let server = serve(&[
+        "--database",
+        &db,
+        "--config",
+        config.to_str().unwrap(),
+        "--auth-tokens",
+        dir.path().join("tokens.toml").to_str().unwrap(),
+        "--board-takes-questions",
+    ]);
+    let base = base_of(&server.url);
+    Setup {
+        _dir: dir,
+        server,
+        base,
+    }
+}
+
+#[tokio::test]
+async fn a_signed_click_answers_and_updates_the_message_and_refusals_change_nothing() {
+    let (standin, api, mut calls) = StandIn::start().await;
+    let setup = start(&api);
+    let base = &setup.base;
+    let mut mcp = Ext::new(&setup.server.url, Some("tok-alice"));
+    let task = mcp
+        .start("confirm_delete", json!({"filename": "report.txt"}))
+        .await;
+    mcp.wait(&task, "input_required").await;
+    let alice = Person::login(base, "tok-alice").await;
+
+    // The question is posted with Approve / Reject buttons and the board link.
+    let posted = next(&mut calls, "chat.postMessage").await;
+    assert_eq!(posted.body["channel"], CHANNEL, "{:?}", posted.body);
+    let text = posted.body.to_string();
+    assert!(text.contains("Delete the file 'report.txt'?"), "{text}");
+    assert!(text.contains(&task), "{text}");
+    assert!(text.contains(&format!("/board/tasks/{task}")), "{text}");
+    assert_eq!(
+        buttons(&posted),
+        ["mcp_tasks.approve", "mcp_tasks.reject", "mcp_tasks.open"]
+    );
+    let ts = posted.ts.as_str();
+    assert!(!ts.is_empty());
+    let waits = || async {
+        let (status, detail) = alice.get(&format!("/board/api/tasks/{task}")).await;
+        assert_eq!(status, 200, "{detail}");
+        assert_eq!(detail["status"], "input_required", "{detail}");
+        assert_eq!(detail["questions"].as_array().unwrap().len(), 1, "{detail}");
+    };
+    let approve = click(&posted, ts, "mcp_tasks.approve", "UALICE");
+
+    // A wrong signature: refused, nothing read.
+    let (status, body) = interact(base, "not-the-signing-secret", now(), &approve).await;
+    assert_eq!(status, 401, "{body}");
+    assert!(
+        body["error"].as_str().unwrap().contains("signature"),
+        "{body}"
+    );
+    waits().await;
+
+    // A timestamp 6 minutes old (a replay), correctly signed: refused.
+    let (status, body) = interact(base, SECRET, now() - 6 * 60, &approve).await;
+    assert_eq!(status, 401, "{body}");
+    assert!(
+        body["error"].as_str().unwrap().contains("timestamp"),
+        "{body}"
+    );
+    waits().await;
+
+    // An unmapped Slack user: refused, told so (ephemerally), nothing changed.
+    let stranger = click(&posted, ts, "mcp_tasks.approve", "UMALLORY");
+    let (status, body) = interact(base, SECRET, now(), &stranger).await;
+    assert_eq!(status, 403, "{body}");
+    assert_eq!(body["response_type"], "ephemeral", "{body}");
+    assert!(
+        body["text"].as_str().unwrap().contains("not mapped"),
+        "{body}"
+    );
+    let told = next(&mut calls, "chat.postEphemeral").await;
+    assert_eq!(told.body["user"], "UMALLORY");
+    waits().await;
+
+    // A mapped user who may not answer (bob: not the task's owner, not an operator).
+    let bob = click(&posted, ts, "mcp_tasks.approve", "UBOB");
+    let (status, body) = interact(base, SECRET, now(), &bob).await;
+    assert_eq!(status, 403, "{body}");
+    assert!(
+        body["text"].as_str().unwrap().contains("may not answer"),
+        "{body}"
+    );
+    let told = next(&mut calls, "chat.postEphemeral").await;
+    assert_eq!(told.body["user"], "UBOB");
+    waits().await;
+    assert_eq!(standin.count("chat.update"), 0, "refusals update nothing");
+
+    // Alice's click, signed as Slack signs it: answered, the task goes on, the
+    // message says who approved and loses its buttons.
+    let (status, body) = interact(base, SECRET, now(), &approve).await;
+    assert_eq!(status, 200, "{body}");
+    let done = mcp.wait(&task, "completed").await;
+    assert_eq!(
+        done["result"]["structuredContent"]["deleted"], true,
+        "{done}"
+    );
+    let update = next(&mut calls, "chat.update").await;
+    assert_eq!(update.body["channel"], CHANNEL);
+    assert_eq!(update.body["ts"], ts);
+    let text = update.body["text"].as_str().unwrap();
+    assert!(text.contains("Approved by @alice at "), "{text}");
+    assert!(
+        !update.body["blocks"].to_string().contains("\"actions\""),
+        "no buttons left: {}",
+        update.body
+    );
+
+    // The same click again: the question no longer waits; nothing more is updated.
+    let (status, body) = interact(base, SECRET, now(), &approve).await;
+    assert_eq!(status, 409, "{body}");
+    next(&mut calls, "chat.postEphemeral").await;
+    assert_eq!(standin.count("chat.update"), 1);
+    assert_eq!(standin.count("chat.postMessage"), 1);
+}
+
+#[tokio::test]
+async fn a_form_is_answered_through_its_modal_and_declined_with_a_button() {
+    let (_standin, api, mut calls) = StandIn::start().await;
+    let setup = start(&api);
+    let base = &setup.base;
+    let mut mcp = Ext::new(&setup.server.url, Some("tok-alice"));
+    let task = mcp.start("multi_input", json!({})).await;
+    mcp.wait(&task, "input_required").await;
+
+    // Two questions, two messages, each with "Answer…" and Decline.
+    let first = next(&mut calls, "chat.postMessage").await;
+    let second = next(&mut calls, "chat.postMessage").await;
+    let (name, colour) = if first.body.to_string().contains("What is your name?") {
+        (first, second)
+    } else {
+        (second, first)
+    };
+    for posted in [&name, &colour] {
+        assert_eq!(
+            buttons(posted),
+            ["mcp_tasks.answer", "mcp_tasks.decline", "mcp_tasks.open"]
+        );
+    }
+    let (name_ts, colour_ts) = (name.ts.as_str(), colour.ts.as_str());
+
+    // "Answer…" opens the form's modal with the click's trigger.
+    let (status, body) = interact(
+        base,
+        SECRET,
+        now(),
+        &click(&name, name_ts, "mcp_tasks.answer", "UALICE"),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    let opened = next(&mut calls, "views.open").await;
+    assert_eq!(opened.body["trigger_id"], "1234567890.0987654321.abcdef");
+    let view = &opened.body["view"];
+    assert_eq!(view["type"], "modal");
+    let input = view["blocks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["type"] == "input")
+        .expect("an input")
+        .clone();
+    let block_id = input["block_id"].as_str().unwrap();
+    let action_id = input["element"]["action_id"].as_str().unwrap();
+    let submission = |value: Value| {
+        json!({
+            "type": "view_submission",
+            "user": {"id": "UALICE", "username": "alice"},
+            "view": {
+                "id": "V0MODAL",
+                "type": "modal",
+                "callback_id": view["callback_id"],
+                "private_metadata": view["private_metadata"],
+                "state": {"values": {block_id: {action_id: value}}},
+            },
+        })
+    };
+
+    // An empty name is refused in the modal (the field says why), nothing changes.
+    let (status, body) = interact(
+        base,
+        SECRET,
+        now(),
+        &submission(json!({"type": "plain_text_input", "value": null})),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["response_action"], "errors", "{body}");
+    assert!(body["errors"][block_id].is_string(), "{body}");
+
+    let (status, body) = interact(
+        base,
+        SECRET,
+        now(),
+        &submission(json!({"type": "plain_text_input", "value": "Ada"})),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    let update = next(&mut calls, "chat.update").await;
+    assert_eq!(update.body["ts"], name_ts);
+    let text = update.body["text"].as_str().unwrap();
+    assert!(text.contains("Answered by @alice"), "{text}");
+
+    // Decline the colour with its button.
+    let (status, body) = interact(
+        base,
+        SECRET,
+        now(),
+        &click(&colour, colour_ts, "mcp_tasks.decline", "UALICE"),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    let update = next(&mut calls, "chat.update").await;
+    assert_eq!(update.body["ts"], colour_ts);
+    assert!(
+        update.body["text"]
+            .as_str()
+            .unwrap()
+            .contains("Declined by @alice"),
+        "{}",
+        update.body
+    );
+    let done = mcp.wait(&task, "completed").await;
+    assert_eq!(
+        done["result"]["structuredContent"],
+        json!({"name": "Ada", "colour": "(no answer)"}),
+        "{done}"
+    );
+}
