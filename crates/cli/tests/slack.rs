@@ -471,3 +471,79 @@ async fn a_form_is_answered_through_its_modal_and_declined_with_a_button() {
         "{done}"
     );
 }
+
+/// Runs `serve` with a `[slack]` section of `slack` (in a folder holding the files
+/// `files`) and returns its exit code and stderr; it must stop by itself, and is killed
+/// (failing the test) if it does not within the wait.
+fn serve_refused(slack: &str, files: &[(&str, &str)]) -> (Option<i32>, String) {
+    use std::io::Read;
+    let dir = tempfile::tempdir().unwrap();
+    for (name, text) in files {
+        std::fs::write(dir.path().join(name), text).unwrap();
+    }
+    let config = dir.path().join("tasks.toml");
+    std::fs::write(&config, format!("[slack]\n{slack}")).unwrap();
+    let mut child = common::command(
+        dir.path(),
+        &[
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--database",
+            "memory:",
+            "--config",
+            config.to_str().unwrap(),
+        ],
+    )
+    .stdin(std::process::Stdio::null())
+    .stdout(std::process::Stdio::null())
+    .stderr(std::process::Stdio::piped())
+    .spawn()
+    .unwrap();
+    let deadline = std::time::Instant::now() + WAIT * 2;
+    let code = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status.code();
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("serve did not stop on a wrong [slack] section");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    (code, stderr)
+}
+
+#[test]
+fn a_wrong_slack_section_stops_the_server_at_start_naming_what_to_fix() {
+    let section = "signing_secret_file = \"secret\"\nbot_token_file = \"token\"\nchannel = \"C1\"\nusers = { \"U1\" = \"alice\" }\n";
+    let (code, stderr) = serve_refused(section, &[("token", "xoxb-1\n")]);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(
+        stderr.contains("[slack]: reading the signing secret") && stderr.contains("secret"),
+        "{stderr}"
+    );
+    let (code, stderr) = serve_refused(section, &[("secret", "\n  \n"), ("token", "xoxb-1\n")]);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(stderr.contains("is empty"), "{stderr}");
+    let (code, stderr) = serve_refused(
+        &section.replace("\"C1\"", "\" \""),
+        &[("secret", "s3cret\n"), ("token", "xoxb-1\n")],
+    );
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(stderr.contains("'channel' is empty"), "{stderr}");
+    let (code, stderr) = serve_refused(
+        &format!("{section}colour = \"red\"\n"),
+        &[("secret", "s3cret\n"), ("token", "xoxb-1\n")],
+    );
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(stderr.contains("colour"), "{stderr}");
+}
