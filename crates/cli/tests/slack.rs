@@ -472,6 +472,39 @@ async fn a_form_is_answered_through_its_modal_and_declined_with_a_button() {
     );
 }
 
+#[tokio::test]
+async fn a_question_answered_on_the_board_loses_its_buttons_in_slack() {
+    let (standin, api, mut calls) = StandIn::start().await;
+    let setup = start(&api);
+    let mut mcp = Ext::new(&setup.server.url, Some("tok-alice"));
+    let task = mcp
+        .start("confirm_delete", json!({"filename": "notes.txt"}))
+        .await;
+    let posted = next(&mut calls, "chat.postMessage").await;
+    let alice = Person::login(&setup.base, "tok-alice").await;
+    let key = alice.question(&task).await;
+    let (status, body) = alice
+        .post(
+            &format!("/board/api/tasks/{task}/answer"),
+            json!({"key": key, "action": "decline"}),
+            true,
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let update = next(&mut calls, "chat.update").await;
+    assert_eq!(update.body["ts"], posted.ts.as_str());
+    let text = update.body["text"].as_str().unwrap();
+    assert!(text.contains("answered elsewhere"), "{text}");
+    assert!(!update.body["blocks"].to_string().contains("\"actions\""));
+    mcp.wait(&task, "completed").await;
+    // A click on the old message now: refused, the message not touched again.
+    let approve = click(&posted, &posted.ts, "mcp_tasks.approve", "UALICE");
+    let (status, body) = interact(&setup.base, SECRET, now(), &approve).await;
+    assert_eq!(status, 409, "{body}");
+    next(&mut calls, "chat.postEphemeral").await;
+    assert_eq!(standin.count("chat.update"), 1);
+}
+
 /// Runs `serve` with a `[slack]` section of `slack` (in a folder holding the files
 /// `files`) and returns its exit code and stderr; it must stop by itself, and is killed
 /// (failing the test) if it does not within the wait.
