@@ -30,3 +30,5 @@ fi
 # Never let Playwright fetch a browser of its own.
 export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1
 "$venv/bin/python" tests/board/browser.py --bin "$BIN" --chromium "$CHROMIUM" --shots "$SHOTS"
+"$venv/bin/python" tests/board/approvals.py --bin "$BIN" --chromium "$CHROMIUM" --shots "$SHOTS"
+"$venv/bin/python" tests/board/console.py --bin "$BIN" --chromium "$CHROMIUM" --shots "$SHOTS"

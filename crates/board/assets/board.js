@@ -7,6 +7,14 @@ const csrf = document.querySelector('meta[name="csrf-token"]').content;
 const isOperator = document.querySelector('meta[name="operator"]').content === "true";
 const TERMINAL = new Set(["completed", "failed", "cancelled"]);
 
+// console.js (tabs and counts, bulk cancel, run again) registers here what it adds,
+// and this file calls it; the answer form calls its checkAnswer.
+const hooks = {
+  listLoaded: [], // after the list (re)loads: () => void
+  taskChanged: [], // a live change of a task: (summary) => void
+  detailParts: [], // extra parts of the detail pane, after the cancel button: (task) => [Node]
+};
+
 const state = {
   filters: { status: "", tool: "", q: "" },
   rows: new Map(), // task id -> <tr>
@@ -174,6 +182,7 @@ async function loadList(append) {
     }
     state.nextCursor = page.nextCursor;
     document.getElementById("more").hidden = !page.nextCursor;
+    if (!append) for (const hook of hooks.listLoaded) hook();
     if (!page.tasks.length && !append && !tbody.children.length) {
       tbody.append(
         el("tr", { class: "empty" }, el("td", { colspan: isOperator ? 6 : 5 }, "No tasks yet.")));
@@ -201,6 +210,7 @@ function connectLive() {
     if (empty && matchesFilters(task)) empty.remove();
     upsertRow(task, true);
     if (state.open === task.id) refreshOpen(task);
+    for (const hook of hooks.taskChanged) hook(task);
   });
   source.addEventListener("progress", (event) => {
     const { id, progress } = JSON.parse(event.data);
@@ -347,6 +357,7 @@ function renderDetail(task) {
       onclick: () => cancelTask(task),
     }, "Cancel task")));
   }
+  for (const hook of hooks.detailParts) parts.push(...hook(task));
   if (task.result) parts.push(renderResult(task.result));
   if (task.error) {
     parts.push(el("section", { class: "error-box" }, el("h3", {}, "Error"),
@@ -360,6 +371,7 @@ function renderDetail(task) {
         onclick: (e) => { e.preventDefault(); openTask(id, true); },
       }, el("code", {}, id))))));
   }
+  parts.push(...renderDecisions(task)); // people.js
   parts.push(el("h3", {}, "Timeline"), el("ol", { class: "timeline" },
     (task.timeline || []).map((entry) => el("li", {},
       el("span", { class: `status status-${entry.status}` }, entry.status.replace("_", " ")),
@@ -381,9 +393,11 @@ async function cancelTask(task) {
 // ---- questions -------------------------------------------------------------------
 
 function renderQuestion(task, question) {
-  const box = el("section", { class: "question", "data-key": question.key },
-    el("h3", {}, "Question"),
+  const box = el("section", { class: `question question-${question.kind}`, "data-key": question.key },
+    el("h3", {}, question.kind === "approval" ? "Approval" : "Question"),
     el("p", { class: "question-message" }, question.message));
+  const meta = questionMeta(question); // people.js
+  if (meta) box.append(meta);
   const problem = el("p", { class: "error", role: "alert", hidden: true });
   const send = async (body) => {
     problem.hidden = true;
@@ -394,12 +408,15 @@ function renderQuestion(task, question) {
       });
       box.replaceChildren(el("p", { class: "answered" }, "Answer sent."));
       state.openShape = "";
+      inboxChanged(); // people.js
     } catch (e) {
       problem.textContent = e.message;
       problem.hidden = false;
     }
   };
-  if (question.kind === "form") box.append(renderForm(question.requestedSchema || {}, send, problem));
+  if (question.mayAnswer === false) box.append(el("p", { class: "meta why-not" }, question.whyNot || "This question is for someone else."));
+  else if (question.kind === "approval") box.append(renderApproval(question, send, problem)); // people.js
+  else if (question.kind === "form") box.append(renderForm(question.requestedSchema || {}, send, problem));
   else if (question.kind === "url") box.append(renderUrl(question, send, problem));
   else if (question.kind === "sampling") box.append(renderSampling(question, send, problem));
   else box.append(el("p", { class: "meta" }, "This question is for the client that started the task; it cannot be answered here."));
@@ -480,14 +497,7 @@ function renderField(name, schema, required) {
       options.map((o, i) => el("label", { class: "choice" },
         el("input", { type: "checkbox", name, value: JSON.stringify(o.value), id: `${id}-${i}`, checked: defaults.has(o.value) }),
         ` ${o.title}`)));
-    return { node: group, read: () => [...group.querySelectorAll("input:checked")].map((c) => JSON.parse(c.value)),
-      check: () => {
-        const n = group.querySelectorAll("input:checked").length;
-        if (schema.minItems !== undefined && n < schema.minItems) return `${schema.title || name}: choose at least ${schema.minItems}`;
-        if (schema.maxItems !== undefined && n > schema.maxItems) return `${schema.title || name}: choose at most ${schema.maxItems}`;
-        if (required && n === 0 && schema.minItems === undefined) return null;
-        return null;
-      } };
+    return { node: group, read: () => [...group.querySelectorAll("input:checked")].map((c) => JSON.parse(c.value)) };
   }
   const options = optionsOf(schema);
   if (options) {
@@ -533,17 +543,13 @@ function renderField(name, schema, required) {
 function renderForm(schema, send, problem) {
   const required = new Set(schema.required || []);
   const fields = Object.entries(schema.properties || {}).map(([name, s]) => [name, renderField(name, s, required.has(name))]);
-  const form = el("form", { class: "answer", novalidate: false },
+  // Checked by checkAnswer (console.js), not by the browser's bubbles, so that every
+  // problem names the field's label in plain words.
+  const form = el("form", { class: "answer", novalidate: true },
     fields.map(([, f]) => f.node), problem, buttons(send));
   form.addEventListener("submit", (e) => {
     e.preventDefault();
-    if (!form.reportValidity()) return;
-    const problems = fields.map(([, f]) => f.check && f.check()).filter(Boolean);
-    if (problems.length) {
-      problem.textContent = problems.join("; ");
-      problem.hidden = false;
-      return;
-    }
+    if (!checkAnswer(schema, required, fields, problem)) return;
     const content = {};
     for (const [name, f] of fields) {
       const value = f.read();

@@ -25,6 +25,12 @@ pub(crate) struct AnswerForm {
     /// The reply, for `reply` to a sampling request.
     #[serde(default)]
     pub(crate) text: Option<String>,
+    /// Why, for `reject` of an approval (the model reads it).
+    #[serde(default)]
+    pub(crate) reason: Option<String>,
+    /// Changed arguments, for `approve` of an approval that allows editing.
+    #[serde(default)]
+    pub(crate) arguments: Option<Map<String, Value>>,
 }
 
 /// The answer the engine gets, or why the posted one cannot be used (for a person).
@@ -42,7 +48,7 @@ pub(crate) fn to_outcome(
                 .clone()
                 .ok_or("'accept' needs the form's values in 'content'")?;
             answer::validate_answer(&params["requestedSchema"], &content)
-                .map_err(|e| e.to_string())?;
+                .map_err(|e| plain_words(&e))?;
             Ok(result(json!({ "action": "accept", "content": content })))
         }
         (QuestionKind::Url, "accept") => Ok(result(json!({ "action": "accept" }))),
@@ -69,6 +75,28 @@ pub(crate) fn to_outcome(
             message: format!("the sampling request was rejected on the task board by {who}"),
             data: None,
         }),
+        (QuestionKind::Approval, "approve") => {
+            let mut vote = json!({ "decision": "approve" });
+            if let Some(arguments) = &form.arguments {
+                if params["allowEdit"] != Value::Bool(true) {
+                    return Err("this approval does not allow changing the arguments".into());
+                }
+                vote["arguments"] = Value::Object(arguments.clone());
+            }
+            Ok(result(vote))
+        }
+        (QuestionKind::Approval, "reject") => {
+            let reason = form
+                .reason
+                .as_deref()
+                .map(str::trim)
+                .filter(|r| !r.is_empty())
+                .ok_or("say why you reject the call: the reason goes back to the agent")?;
+            Ok(result(json!({ "decision": "reject", "reason": reason })))
+        }
+        (QuestionKind::Approval, other) => Err(format!(
+            "unknown action '{other}' for an approval: use approve or reject"
+        )),
         (QuestionKind::Other, _) => Err(
             "this question cannot be answered on the board; the client that started the task answers it"
                 .into(),
@@ -79,6 +107,48 @@ pub(crate) fn to_outcome(
         (QuestionKind::Sampling, other) => Err(format!(
             "unknown action '{other}' for a sampling request: use reply or reject"
         )),
+    }
+}
+
+/// A refused form answer in words for the person who filled it in: each problem as a
+/// sentence that starts with the field's label (its `title`, else its key) and says
+/// what is wrong, without quotes or the value echoed back ("Age must be at least 18.").
+/// The engine's message (with the value, for API users) is
+/// [`answer::AnswerError`]'s `Display`; this is the board's wording of the same
+/// problems.
+pub(crate) fn plain_words(error: &answer::AnswerError) -> String {
+    let sentences: Vec<String> = error
+        .problems
+        .iter()
+        .map(|p| {
+            let problem = without_echo(&p.problem);
+            let sentence = match &p.field {
+                Some(field) => format!("{} {problem}", capitalized(field)),
+                None => capitalized(problem),
+            };
+            if sentence.ends_with('.') {
+                sentence
+            } else {
+                format!("{sentence}.")
+            }
+        })
+        .collect();
+    sentences.join(" ")
+}
+
+/// A problem without the value echoed at its end (" (got 12)").
+fn without_echo(problem: &str) -> &str {
+    match problem.rfind(" (got ") {
+        Some(at) if problem.ends_with(')') => &problem[..at],
+        _ => problem,
+    }
+}
+
+fn capitalized(text: &str) -> String {
+    let mut chars = text.chars();
+    match chars.next() {
+        Some(first) => first.to_uppercase().chain(chars).collect(),
+        None => String::new(),
     }
 }
 
@@ -116,9 +186,26 @@ mod tests {
             action: "accept".into(),
             content: Some(form(json!({"email": "a@b.co", "age": 12}))),
             text: None,
+            reason: None,
+            arguments: None,
         };
         let refused = to_outcome(QuestionKind::Form, &params, &wrong, "op").unwrap_err();
-        assert_eq!(refused, "'age' must be at least 18 (got 12)");
+        assert_eq!(refused, "Age must be at least 18.");
+        // The label is the field's title when it has one; every problem is named.
+        let mut titled = schema();
+        titled["properties"]["age"]["title"] = json!("Your age");
+        titled["properties"]["email"]["title"] = json!("E-mail");
+        let params = json!({"message": "?", "requestedSchema": titled});
+        let both = AnswerForm {
+            content: Some(form(json!({"age": 200}))),
+            ..wrong
+        };
+        let refused = to_outcome(QuestionKind::Form, &params, &both, "op").unwrap_err();
+        assert_eq!(refused, "E-mail is required. Your age must be at most 120.");
+        assert!(
+            !refused.contains('\'') && !refused.contains("got"),
+            "{refused}"
+        );
     }
 
     #[test]
@@ -129,6 +216,8 @@ mod tests {
             action: action.into(),
             content: content.map(form),
             text: text.map(str::to_string),
+            reason: None,
+            arguments: None,
         };
         let accepted = to_outcome(
             QuestionKind::Form,

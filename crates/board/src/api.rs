@@ -20,7 +20,7 @@ use crate::Board;
 /// Rows per page of the list.
 const PAGE_SIZE: usize = 25;
 
-fn engine_refusal(error: EngineError) -> Refused {
+pub(crate) fn engine_refusal(error: EngineError) -> Refused {
     match error {
         EngineError::NotFound => Refused::unknown_task(),
         EngineError::AlreadyTerminal(status) => Refused::new(
@@ -28,6 +28,7 @@ fn engine_refusal(error: EngineError) -> Refused {
             format!("the task already ended ({status}); there is nothing left to do"),
         ),
         EngineError::InvalidInput(message) => Refused::new(StatusCode::BAD_REQUEST, message),
+        EngineError::NotAllowed(message) => Refused::new(StatusCode::FORBIDDEN, message),
         other => {
             tracing::warn!(error = %other, "task board request failed");
             Refused::new(
@@ -40,7 +41,7 @@ fn engine_refusal(error: EngineError) -> Refused {
 
 /// Records an action a person took on the board, on the audit target, naming them and
 /// the task's owner (which differ when an operator acts on someone's task).
-fn audit(viewer: &Viewer, action: &str, task: &TaskId, owner: &str) {
+pub(crate) fn audit(viewer: &Viewer, action: &str, task: &TaskId, owner: &str) {
     tracing::info!(
         target: "mcp_tasks::audit",
         event = "board_action",
@@ -88,6 +89,20 @@ impl ListQuery {
     }
 }
 
+/// A status from the list's filter: `None` for "any", an error naming the good ones.
+pub(crate) fn parse_status(value: &Option<String>) -> Result<Option<TaskStatus>, Refused> {
+    ListQuery::field(value)
+        .map(|s| {
+            s.parse::<TaskStatus>().map_err(|_| {
+                Refused::new(
+                    StatusCode::BAD_REQUEST,
+                    format!("unknown status '{s}': use working, input_required, completed, failed or cancelled"),
+                )
+            })
+        })
+        .transpose()
+}
+
 /// One page of the list: the rows as [`view::summary`] shapes them, and the cursor of
 /// the next page.
 pub(crate) struct ListPage {
@@ -101,16 +116,7 @@ pub(crate) async fn list_page(
     viewer: &Viewer,
     query: &ListQuery,
 ) -> Result<ListPage, Refused> {
-    let status = ListQuery::field(&query.status)
-        .map(|s| {
-            s.parse::<TaskStatus>().map_err(|_| {
-                Refused::new(
-                    StatusCode::BAD_REQUEST,
-                    format!("unknown status '{s}': use working, input_required, completed, failed or cancelled"),
-                )
-            })
-        })
-        .transpose()?;
+    let status = parse_status(&query.status)?;
     let filter = TaskFilter {
         status,
         tool: ListQuery::field(&query.tool),
@@ -148,7 +154,7 @@ pub(crate) async fn list(
 }
 
 /// The task `id` names, as `viewer` may see it (a foreign task is an unknown one).
-async fn read_task(
+pub(crate) async fn read_task(
     board: &Board,
     viewer: &Viewer,
     id: String,
@@ -157,7 +163,7 @@ async fn read_task(
     let record = board
         .server()
         .engine()
-        .get(&id, &viewer.caller)
+        .get_for_person(&id, &viewer.caller)
         .await
         .map_err(engine_refusal)?;
     Ok((id, record))
@@ -184,14 +190,18 @@ pub(crate) async fn detail_json(
         .await
         .map_err(engine_refusal)?;
     let progress = board.inner.live.progress(&id);
-    Ok(view::detail(
+    let now = chrono::Utc::now();
+    let mut detail = view::detail(
         &record,
         progress.as_ref(),
         &timeline,
         &attempts,
         viewer.caller.operator,
-        chrono::Utc::now(),
-    ))
+        now,
+    );
+    crate::people::annotate(&mut detail, &record, &viewer.caller, now);
+    crate::rerun::add_run_again(board, &record, &mut detail).await;
+    Ok(detail)
 }
 
 /// `GET /board/api/tasks/{id}`: everything about one task.
@@ -229,7 +239,7 @@ pub(crate) async fn answer(
     let outcome = to_outcome(kind, &request.params, &form, &viewer.caller.principal)
         .map_err(|message| Refused::new(StatusCode::UNPROCESSABLE_ENTITY, message))?;
     let applied = engine
-        .answer_input(&id, &form.key, outcome, &viewer.caller)
+        .answer_input_as(&id, &form.key, outcome, &viewer.caller, "board")
         .await
         .map_err(engine_refusal)?;
     if !applied {

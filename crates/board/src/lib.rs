@@ -14,6 +14,8 @@
 //! | `viewer` | who is looking: signed session cookies, CSRF tokens, operators |
 //! | `pages` | the HTML shell, the login page and the embedded assets (plain JS, no build step) |
 //! | `api` | the JSON the page reads and the actions it posts (answer, cancel) |
+//! | `console` | counts per state, bulk cancel by filter (operators), "run again" |
+//! | `rerun` | whether a task may be run again, and the tasks made from it |
 //! | `view` | tasks as the page shows them: summaries, details, questions |
 //! | `answer` | a person's answer checked against the question and turned into the engine's answer |
 //! | `live` | changes of tasks fanned out to the pages over SSE |
@@ -31,14 +33,18 @@
 
 mod answer;
 mod api;
+mod console;
 mod detail_html;
 mod html;
+mod inbox;
 mod link_pages;
 mod links;
 mod list_html;
 mod live;
 pub mod notify;
 mod pages;
+mod people;
+mod rerun;
 pub mod slack;
 mod view;
 mod viewer;
@@ -142,9 +148,13 @@ impl Board {
             .route("/board/assets/{file}", get(pages::asset))
             .route("/board/api/me", get(api::me))
             .route("/board/api/tasks", get(api::list))
+            .route("/board/api/inbox", get(inbox::inbox))
             .route("/board/api/tasks/{id}", get(api::detail))
             .route("/board/api/tasks/{id}/answer", post(api::answer))
             .route("/board/api/tasks/{id}/cancel", post(api::cancel))
+            .route("/board/api/tasks/{id}/rerun", post(console::run_again))
+            .route("/board/api/counts", get(console::counts))
+            .route("/board/api/bulk-cancel", post(console::bulk_cancel))
             .route("/board/api/events", get(live::events))
             .route(
                 "/board/answer/{token}",

@@ -75,14 +75,14 @@ async fn check(
     }
     // The link is the authority: it acts as its assignee on the one question it names.
     let caller = match assignee {
-        Some(a) => Caller::authenticated(a, None).as_operator(),
+        Some(a) => board.person_caller(&a).as_operator(),
         None => Caller::anonymous(NO_ASSIGNEE, None).as_operator(),
     };
     let id = TaskId::from_string(claims.t.clone());
     let record = board
         .server()
         .engine()
-        .get(&id, &caller)
+        .get_for_person(&id, &caller)
         .await
         .map_err(|e| engine_refused(&e))?;
     let question = record.input_requests.get(&claims.k);
@@ -194,7 +194,7 @@ pub(crate) async fn answer(
     match board
         .server()
         .engine()
-        .answer_input(&id, &claims.k, answer, &caller)
+        .answer_input_as(&id, &claims.k, answer, &caller, "link")
         .await
     {
         Ok(true) => {}

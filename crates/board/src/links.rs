@@ -20,6 +20,7 @@ use chrono::{DateTime, Utc};
 use hmac::{Hmac, Mac};
 use mcp_tasks_engine::{InputRequest, Outcome};
 use mcp_tasks_protocol::answer;
+use mcp_tasks_server::approvals::APPROVAL_METHOD;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 use sha2::{Digest, Sha256};
@@ -228,6 +229,11 @@ pub(crate) fn fingerprint(request: &InputRequest) -> String {
 /// fields (`{}`) or with exactly one boolean field (set to `true`). `None` for any
 /// other question: it needs the board.
 pub(crate) fn approval_content(method: &str, params: &Value) -> Option<Map<String, Value>> {
+    if method == APPROVAL_METHOD {
+        // An approval is the yes/no question par excellence (its links approve or
+        // reject the call as it is; changing arguments needs the board).
+        return Some(Map::new());
+    }
     if QuestionKind::of(method, params) != QuestionKind::Form {
         return None;
     }
@@ -251,6 +257,15 @@ pub(crate) fn approval_content(method: &str, params: &Value) -> Option<Map<Strin
 
 /// The engine's answer for `decision` on a yes/no question.
 pub(crate) fn outcome(decision: Decision, method: &str, params: &Value) -> Option<Outcome> {
+    if method == APPROVAL_METHOD {
+        let decision = match decision {
+            Decision::Approve => "approve",
+            Decision::Reject => "reject",
+        };
+        return Some(Outcome::Result {
+            value: json!({ "decision": decision }),
+        });
+    }
     let value = match decision {
         Decision::Approve => json!({
             "action": "accept",

@@ -20,6 +20,66 @@ pub(crate) fn rows(tasks: &[Value], operator: bool) -> String {
     tasks.iter().map(|t| row(t, operator)).collect()
 }
 
+/// The tabs above the list: All and one per state, each a link to the list filtered
+/// by it (keeping the tool and search), with its count from
+/// [`crate::console::counts_json`] (none when the counts could not be read). The
+/// chosen one (`status`, empty for All) is marked `aria-current`.
+pub(crate) fn tabs(status: &str, tool: &str, q: &str, counts: Option<&Value>) -> String {
+    let tabs = std::iter::once(("", "All")).chain(
+        crate::console::TAB_STATES
+            .iter()
+            .map(|s| (s.as_str(), tab_label(s.as_str()))),
+    );
+    let links: String = tabs
+        .map(|(value, label)| {
+            let mut query = Vec::new();
+            for (name, v) in [("status", value), ("tool", tool), ("q", q)] {
+                if !v.is_empty() {
+                    query.push((name, v));
+                }
+            }
+            let href = match serde_urlencoded::to_string(&query) {
+                Ok(encoded) if !encoded.is_empty() => format!("/board?{encoded}"),
+                _ => "/board".to_string(),
+            };
+            let key = if value.is_empty() { "all" } else { value };
+            let count = counts
+                .and_then(|c| c[key].as_u64())
+                .map(|n| {
+                    // A zero is not coloured: only what is there draws the eye.
+                    let zero = if n == 0 { " zero" } else { "" };
+                    format!(
+                        " <span class=\"count{zero}\">{}</span>",
+                        crate::console::count_text(n)
+                    )
+                })
+                .unwrap_or_default();
+            let current = if value == status {
+                " aria-current=\"page\""
+            } else {
+                ""
+            };
+            format!(
+                "<a class=\"tab tab-{key}\" data-status=\"{value}\" href=\"{href}\"{current}>{label}{count}</a>",
+                href = escape(&href),
+            )
+        })
+        .collect();
+    format!("<nav id=\"tabs\" aria-label=\"Tasks by state\">{links}</nav>")
+}
+
+/// A tab's name: what a person calls the state.
+fn tab_label(status: &str) -> &'static str {
+    match status {
+        "working" => "Working",
+        "input_required" => "Waiting",
+        "completed" => "Completed",
+        "failed" => "Failed",
+        "cancelled" => "Cancelled",
+        _ => "Other",
+    }
+}
+
 pub(crate) fn text<'a>(task: &'a Value, field: &str) -> &'a str {
     task[field].as_str().unwrap_or("")
 }
@@ -134,5 +194,31 @@ mod tests {
         assert!(html.contains("status-tool-error"), "{html}");
         assert!(html.contains(">tool error</span>"), "{html}");
         assert!(html.contains("title=\"disk &lt;full&gt;\""), "{html}");
+    }
+
+    #[test]
+    fn tabs_link_each_state_with_its_count_keeping_the_filter() {
+        let counts = json!({"all": 1001, "working": 2, "input_required": 1, "completed": 0,
+            "failed": 3, "cancelled": 0, "cap": 1000});
+        let html = tabs("failed", "fs <x>", "", Some(&counts));
+        assert!(
+            html.contains(">All <span class=\"count\">1000+</span></a>"),
+            "{html}"
+        );
+        assert!(
+            html.contains(">Waiting <span class=\"count\">1</span>"),
+            "{html}"
+        );
+        assert!(
+            html.contains("data-status=\"failed\" href=\"/board?status=failed&amp;tool=fs+%3Cx%3E\" aria-current=\"page\""),
+            "{html}"
+        );
+        assert!(
+            html.contains("data-status=\"\" href=\"/board?tool=fs+%3Cx%3E\">"),
+            "{html}"
+        );
+        assert_eq!(html.matches("aria-current").count(), 1, "{html}");
+        assert!(!tabs("", "", "", None).contains("count"));
+        assert!(tabs("", "", "", None).contains("href=\"/board\" aria-current"));
     }
 }

@@ -174,7 +174,11 @@ pub(crate) async fn events(State(board): State<Board>, headers: HeaderMap) -> Re
     let stream = BroadcastStream::new(board.inner.live.events.subscribe())
         .filter_map(move |item| {
             let event = match item {
-                Ok(BoardEvent::Task(record)) if caller.may_access(&record.owner) => {
+                // Approvers (and other assignees) follow the tasks that ask them.
+                Ok(BoardEvent::Task(record))
+                    if caller.may_access(&record.owner)
+                        || crate::people::asks(&record, &caller) =>
+                {
                     let progress = board.inner.live.progress(&record.id);
                     let row = view::summary(&record, progress.as_ref(), caller.operator);
                     Some(Event::default().event("task").data(row.to_string()))

@@ -16,7 +16,9 @@ use crate::viewer::Refused;
 use crate::Board;
 
 const BOARD_JS: &str = include_str!("../assets/board.js");
+const PEOPLE_JS: &str = include_str!("../assets/people.js");
 const BOARD_CSS: &str = include_str!("../assets/board.css");
+const CONSOLE_JS: &str = include_str!("../assets/console.js");
 
 /// The policy every board page is served under: scripts, styles and connections only
 /// from this server, images also inline (results may carry base64 images), no framing.
@@ -178,6 +180,22 @@ async fn render(
             ),
         ),
     };
+    let counts = crate::console::counts_json(board, &viewer, query)
+        .await
+        .ok();
+    let tabs = list_html::tabs(
+        &ListQuery::field(&query.status).unwrap_or_default(),
+        &ListQuery::field(&query.tool).unwrap_or_default(),
+        &ListQuery::field(&query.q).unwrap_or_default(),
+        counts.as_ref(),
+    );
+    // Operators cancel what a filter shows; the script fills in the count and shows it.
+    let bulk = if operator {
+        "<div id=\"bulk\"><button type=\"button\" id=\"bulk-cancel\" class=\"danger\" hidden>Cancel all shown</button>\
+         <p id=\"bulk-result\" class=\"meta\" role=\"status\" hidden></p></div>"
+    } else {
+        ""
+    };
     let who = escape(&viewer.caller.principal);
     let role = if operator {
         " <span class=\"role\">operator</span>"
@@ -215,19 +233,21 @@ async fn render(
     let value = |v: &Option<String>| escape(&ListQuery::field(v).unwrap_or_default());
     let body = format!(
         "<header><h1><a href=\"/board\">Tasks</a></h1><div class=\"who\">{who}{role}{logout}</div></header>\n\
-         <main>\n<section id=\"list-pane\">\n<form id=\"filters\" method=\"get\" action=\"/board\">\
+         <main>\n<section id=\"list-pane\">\n{tabs}\n<form id=\"filters\" method=\"get\" action=\"/board\">\
          <select name=\"status\" id=\"filter-status\" aria-label=\"Status\">{options}</select>\
          <input name=\"tool\" id=\"filter-tool\" placeholder=\"tool\" aria-label=\"Tool\" value=\"{tool}\">\
          <input name=\"q\" id=\"filter-q\" placeholder=\"task id\" aria-label=\"Search by task id\" value=\"{q}\">\
          <button type=\"submit\">Filter</button></form>\n\
-         {live}\n\
+         {bulk}{live}\n\
          <table id=\"tasks\"><thead><tr><th>status</th><th>tool</th><th>message / progress</th>\
          <th class=\"time\">created</th><th class=\"time\">updated</th>{owner}</tr></thead><tbody>{rows}</tbody></table>\n\
          <noscript><p class=\"hint\">This list is as of page load: reload for news, or \
          turn JavaScript on for live updates, questions and cancelling.</p>{more}</noscript>\n\
          <button id=\"more\" hidden>Older tasks</button>\n</section>\n\
          {detail}\n</main>\n\
-         <script src=\"/board/assets/board.js\"></script>",
+         <script src=\"/board/assets/board.js\"></script>\
+         <script src=\"/board/assets/people.js\"></script>\
+         <script src=\"/board/assets/console.js\"></script>",
         tool = value(&query.tool),
         q = value(&query.q),
         owner = if operator { "<th class=\"owner\">owner</th>" } else { "" },
@@ -361,7 +381,9 @@ pub(crate) async fn logout(
 pub(crate) async fn asset(Path(file): Path<String>) -> Response {
     let (body, kind) = match file.as_str() {
         "board.js" => (BOARD_JS, "text/javascript; charset=utf-8"),
+        "people.js" => (PEOPLE_JS, "text/javascript; charset=utf-8"),
         "board.css" => (BOARD_CSS, "text/css; charset=utf-8"),
+        "console.js" => (CONSOLE_JS, "text/javascript; charset=utf-8"),
         _ => {
             return Refused::new(StatusCode::NOT_FOUND, format!("no asset '{file}'"))
                 .into_response()

@@ -17,7 +17,7 @@ pub(crate) fn tool_of(record: &TaskRecord) -> String {
         .unwrap_or_else(|| record.method.clone())
 }
 
-fn millis(at: DateTime<Utc>) -> i64 {
+pub(crate) fn millis(at: DateTime<Utc>) -> i64 {
     at.timestamp_millis()
 }
 
@@ -177,6 +177,9 @@ pub(crate) enum QuestionKind {
     Url,
     /// A sampling request: the person writes the model's reply.
     Sampling,
+    /// An approval ([`mcp_tasks_server::approvals`]): approve (maybe with changed
+    /// arguments) or reject with a reason.
+    Approval,
     /// Anything else (roots): shown, not answerable here.
     Other,
 }
@@ -189,6 +192,7 @@ impl QuestionKind {
             }
             ELICITATION_CREATE => QuestionKind::Form,
             SAMPLING_CREATE_MESSAGE => QuestionKind::Sampling,
+            mcp_tasks_server::approvals::APPROVAL_METHOD => QuestionKind::Approval,
             _ => QuestionKind::Other,
         }
     }
@@ -198,6 +202,7 @@ impl QuestionKind {
             QuestionKind::Form => "form",
             QuestionKind::Url => "url",
             QuestionKind::Sampling => "sampling",
+            QuestionKind::Approval => "approval",
             QuestionKind::Other => "other",
         }
     }
@@ -224,6 +229,19 @@ pub(crate) fn question(key: &str, method: &str, params: &Value) -> Value {
                 copy(&mut q, field);
             }
         }
+        QuestionKind::Approval => {
+            for field in [
+                "tool",
+                "arguments",
+                "approvers",
+                "required",
+                "approvedBy",
+                "allowEdit",
+                "escalated",
+            ] {
+                copy(&mut q, field);
+            }
+        }
         QuestionKind::Other => {}
     }
     Value::Object(q)
@@ -246,6 +264,10 @@ pub(crate) fn question_text(method: &str, params: &Value) -> String {
                 None => "the task asks for a model reply".to_string(),
             }
         }
+        QuestionKind::Approval => params["message"]
+            .as_str()
+            .unwrap_or("the call waits for approval")
+            .to_string(),
         QuestionKind::Other => format!("the task asks the client for '{method}'"),
     }
 }

@@ -176,6 +176,17 @@ impl Board {
         self.server().config().auth.is_enabled()
     }
 
+    /// The engine caller for a person known by `principal` (logged in, or named by a
+    /// signed link or a Slack user mapping): an operator when the board lists them as
+    /// one, with the groups of the server's `[groups]` they belong to (for approvals
+    /// and questions assigned to a group).
+    pub fn person_caller(&self, principal: &str) -> Caller {
+        let mut caller = Caller::authenticated(principal, None)
+            .with_groups(self.server().config().approvals.groups_of(principal));
+        caller.operator = self.config().operators.iter().any(|o| o == principal);
+        caller
+    }
+
     /// Who sent `headers`: checks Origin and Host like `/mcp`, then the session
     /// cookie (or, without authentication, the local user).
     pub(crate) fn viewer(&self, headers: &HeaderMap) -> Result<Viewer, Refused> {
@@ -196,9 +207,7 @@ impl Board {
                     "not logged in (or the login expired): log in at /board/login",
                 )
             })?;
-        let operator = self.config().operators.iter().any(|o| o == &claims.p);
-        let mut caller = Caller::authenticated(claims.p, None);
-        caller.operator = operator;
+        let caller = self.person_caller(&claims.p);
         Ok(Viewer {
             caller,
             csrf: self.inner.keys.csrf(&claims.n),

@@ -30,6 +30,13 @@ pub struct ConfigFile {
     /// `[[notify]]`: webhooks told when a task needs someone.
     #[serde(default)]
     pub notify: Vec<NotifyEntry>,
+    /// `[[approval]]`: calls that wait for people's approval before their tool runs
+    /// (see `docs/approvals.md`).
+    #[serde(default)]
+    pub approval: Vec<mcp_tasks_server::approvals::ApprovalRule>,
+    /// `[groups]`: group name to members (principals), for approvers and assignees.
+    #[serde(default)]
+    pub groups: std::collections::BTreeMap<String, Vec<String>>,
     /// `[slack]`: questions posted to Slack, answered with its buttons.
     pub slack: Option<SlackSection>,
 }

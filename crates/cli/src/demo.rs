@@ -11,7 +11,8 @@ use std::time::Duration;
 
 /// Registers `slow_compute`, `greet`, `failing_job`, and the human-in-the-loop tools
 /// `confirm_delete`, `multi_input`, `summarize_with_model` and `book_meeting`, and the
-/// durable `pipeline` (journaled steps, resumable).
+/// durable `pipeline` (journaled steps, resumable), and for people `ask_a_person` and
+/// `deploy` (a stand-in for a tool behind an approval rule).
 pub fn register(registry: &mut ToolRegistry) -> Result<()> {
     registry.register(slow_compute())?;
     registry.register(greet())?;
@@ -20,6 +21,9 @@ pub fn register(registry: &mut ToolRegistry) -> Result<()> {
         registry.register(tool)?;
     }
     registry.register(crate::demo_pipeline::pipeline())?;
+    for tool in crate::demo_people::tools() {
+        registry.register(tool)?;
+    }
     Ok(())
 }
 

@@ -20,6 +20,7 @@ mod config;
 mod demo;
 mod demo_form;
 mod demo_input;
+mod demo_people;
 mod demo_pipeline;
 #[cfg(test)]
 mod docs_check;

@@ -45,6 +45,10 @@ pub(crate) fn denied(id: &TaskId, by: &str, owner: &str, action: &str) {
     tracing::warn!(target: TARGET, event = "access_denied", task_id = %id, principal = %by, owner = %owner, action);
 }
 
+pub(crate) fn answered(id: &TaskId, key: &str, by: &str, via: &str) {
+    tracing::info!(target: TARGET, event = "answered", task_id = %id, question = key, principal = %by, via);
+}
+
 pub(crate) fn refused(by: &str, reason: &str) {
     tracing::warn!(target: TARGET, event = "create_refused", principal = %by, reason);
 }

@@ -20,6 +20,9 @@ pub struct Caller {
     /// served without authentication on loopback. Every such action is audited under
     /// the operator's own name.
     pub operator: bool,
+    /// The groups the principal belongs to (the server's `[groups]` table), for
+    /// questions assigned to a group: an approval's approvers, an assignee.
+    pub groups: Vec<String>,
 }
 
 impl Caller {
@@ -30,6 +33,7 @@ impl Caller {
             session,
             authenticated: false,
             operator: false,
+            groups: Vec::new(),
         }
     }
 
@@ -40,12 +44,19 @@ impl Caller {
             session,
             authenticated: true,
             operator: false,
+            groups: Vec::new(),
         }
     }
 
     /// The same caller allowed to see and act on everyone's tasks.
     pub fn as_operator(mut self) -> Self {
         self.operator = true;
+        self
+    }
+
+    /// The same caller as a member of `groups`.
+    pub fn with_groups(mut self, groups: Vec<String>) -> Self {
+        self.groups = groups;
         self
     }
 

@@ -3,6 +3,8 @@
 use futures::future::BoxFuture;
 use mcp_tasks_protocol::{LoggingLevel, TaskId};
 use mcp_tasks_store::{DeadlineOutcome, InputRequest};
+
+use crate::ask::Ask;
 use serde_json::Value;
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -430,7 +432,7 @@ impl TaskContext {
         client_method: &str,
         params: Value,
     ) -> Result<Value, InputError> {
-        self.ask(client_method, params, None).await
+        self.ask(client_method, params, Ask::new()).await
     }
 
     /// [`TaskContext::request_input`] with a deadline: when nobody answered within
@@ -449,27 +451,50 @@ impl TaskContext {
         after: std::time::Duration,
         outcome: DeadlineOutcome,
     ) -> Result<Value, InputError> {
-        self.ask(client_method, params, Some((after, outcome)))
-            .await
+        let ask = Ask::new().deadline(after, outcome);
+        self.ask(client_method, params, ask).await
     }
 
-    async fn ask(
+    /// [`TaskContext::request_input`] for a question people answer: assigned to
+    /// principals or groups (who see it in their inbox on the task board and may
+    /// answer it although the task is not theirs), with a deadline, as `ask` says.
+    /// A question only its assignees may answer (an approval) needs a task: its
+    /// client never answers it, so a synchronous call cannot wait for it.
+    ///
+    /// # Errors
+    /// As [`TaskContext::request_input_until`]; [`InputError::Unsupported`] for a
+    /// question only its assignees may answer outside a task.
+    pub async fn request_input_with(
         &self,
-        client_method: &str,
+        method: &str,
         params: Value,
-        deadline: Option<(std::time::Duration, DeadlineOutcome)>,
+        ask: Ask,
     ) -> Result<Value, InputError> {
+        self.ask(method, params, ask).await
+    }
+
+    async fn ask(&self, client_method: &str, params: Value, ask: Ask) -> Result<Value, InputError> {
+        let Ask {
+            deadline,
+            assignment,
+        } = ask;
         let Some((id, inner)) = &self.task else {
             let Some(requester) = &self.requester else {
                 return Err(InputError::Unsupported(
                     "asking the client for input needs the tool to run as a task (call it with \"task\": {}) or a client connection that can carry requests".into(),
                 ));
             };
+            if assignment.as_ref().is_some_and(|a| a.only) {
+                return Err(InputError::Unsupported(format!(
+                    "this call waits for {} to answer, which needs a task: call the tool with \"task\": {{}} (or through a server with a sync budget)",
+                    assignment.map(|a| a.to.join(", ")).unwrap_or_default()
+                )));
+            }
             self.check_input(client_method, &params)?;
             let timer = async {
                 match &deadline {
+                    Some((_, DeadlineOutcome::KeepWaiting)) | None => std::future::pending().await,
                     Some((after, _)) => tokio::time::sleep(*after).await,
-                    None => std::future::pending().await,
                 }
             };
             return tokio::select! {
@@ -497,16 +522,22 @@ impl TaskContext {
         // deadline or the task's TTL, rather than failing a task its first attempt
         // could have asked.
         let unknown_client = self.client_capabilities.is_null();
-        let someone_else_may_answer =
-            self.people_answer && self.reader.people_may_answer(client_method);
+        let someone_else_may_answer = assignment.is_some()
+            || (self.people_answer && self.reader.people_may_answer(client_method));
         if !(unknown_client || someone_else_may_answer) {
             self.check_input(client_method, &params)?;
         }
         let inner = inner.upgrade().ok_or(InputError::TaskEnded)?;
         let n = self.next_key.fetch_add(1, Ordering::Relaxed);
-        let short = client_method.split('/').next().unwrap_or("input");
+        // `elicitation-0`, `sampling-1`; the server's own questions by their name
+        // (`mcp-tasks/approval`: `approval-0`).
+        let short = match client_method.strip_prefix("mcp-tasks/") {
+            Some(own) => own,
+            None => client_method.split('/').next().unwrap_or("input"),
+        };
         let key = format!("{short}-{n}");
-        let request = InputRequest::new(client_method, params);
+        let mut request = InputRequest::new(client_method, params);
+        request.assignment = assignment;
         inner.ask(id, key, request, deadline, &self.cancel).await
     }
 }

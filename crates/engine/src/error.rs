@@ -17,6 +17,11 @@ pub enum EngineError {
     /// The caller sent something unusable (a bad cursor, ...).
     #[error("{0}")]
     InvalidInput(String),
+    /// The caller may see the task but not do this (answer an approval it is not an
+    /// approver of, answer a person's question as the client). The message says who
+    /// may.
+    #[error("{0}")]
+    NotAllowed(String),
     /// A configured limit was reached.
     #[error("{0}")]
     QuotaExceeded(String),

@@ -33,7 +33,8 @@
 #![deny(missing_docs)]
 
 pub mod activity;
-pub mod audit;
+mod ask;
+mod audit;
 pub mod caller;
 pub mod clock;
 pub mod config;
@@ -52,6 +53,7 @@ mod run;
 pub mod steps;
 
 pub use activity::Activity;
+pub use ask::Ask;
 pub use caller::Caller;
 pub use clock::Clock;
 pub use config::EngineConfig;
@@ -61,6 +63,7 @@ pub use context::{
 pub use engine::board::{Attempt, TaskFilter};
 pub use engine::create::{Creation, ProvisionalTask, Settled};
 pub use engine::drain::{DrainReport, DRAIN_FAILED_MESSAGE};
+pub use engine::inbox::{Inbox, InboxItem, INBOX_SCAN_LIMIT};
 pub use engine::{CreateParams, Engine, ListResult, RESTART_STATUS_MESSAGE};
 pub use error::EngineError;
 pub use events::{LogRouter, TaskEvent, TaskLog};
@@ -68,8 +71,8 @@ pub use external::{ExternalPoller, JobPoll, EXTERNAL_STARTED_MESSAGE};
 pub use hooks::{EngineHooks, Resumer, Resumption, TransitionObserver};
 pub use input::InputError;
 pub use mcp_tasks_store::{
-    DeadlineOutcome, ExternalJob, Failure, InputRequest, Outcome, SessionRecord, StoreObserver,
-    TaskRecord, TRACE_TARGET,
+    Answerer, Assignment, DeadlineOutcome, ExternalJob, Failure, InputRequest, Outcome,
+    SessionRecord, StoreObserver, TaskRecord, TRACE_TARGET,
 };
 pub use reader::WireReader;
 pub use retry::{Retry, RetryPolicy, RetryRequested};

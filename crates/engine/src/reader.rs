@@ -4,6 +4,7 @@
 //!
 //! [`EngineHooks`]: crate::EngineHooks
 
+use mcp_tasks_store::Outcome;
 use serde_json::Value;
 
 /// Reads the few things the engine acts on out of opaque requests and results.
@@ -45,6 +46,13 @@ pub trait WireReader: Send + Sync {
     /// default takes every answer.
     fn check_answer(&self, _method: &str, _params: &Value, _answer: &Value) -> Result<(), String> {
         Ok(())
+    }
+
+    /// A few words on what an answer said, for the task's timeline when a person gave
+    /// it ("approved", "rejected: too risky"); `None`: "question '…' answered". The
+    /// default says nothing.
+    fn describe_answer(&self, _method: &str, _params: &Value, _answer: &Outcome) -> Option<String> {
+        None
     }
 
     /// Whether a person could answer a question of `method` in the client's place

@@ -110,6 +110,13 @@ impl ServerBuilder {
         self
     }
 
+    /// Approval rules and groups: calls that wait for people before their tool runs
+    /// (see [`crate::approvals`]).
+    pub fn approvals(mut self, approvals: crate::approvals::Approvals) -> Self {
+        self.config.approvals = approvals;
+        self
+    }
+
     /// Who is offered the task tools (`task_wait`, ...; default: clients that declared
     /// no task support). See [`ServerConfig::task_tools`].
     pub fn task_tools(mut self, offered: crate::server::TaskTools) -> Self {

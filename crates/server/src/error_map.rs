@@ -20,6 +20,7 @@ pub fn to_rpc(err: EngineError) -> RpcError {
         ),
         EngineError::InvalidInput(msg) => RpcError::new(INVALID_PARAMS, msg),
         EngineError::QuotaExceeded(msg) => RpcError::new(LIMIT_EXCEEDED, msg),
+        EngineError::NotAllowed(msg) => RpcError::invalid_params(msg),
         EngineError::ShuttingDown => RpcError::new(INTERNAL_ERROR, "the server is shutting down; retry later"),
         EngineError::Draining => RpcError::new(INTERNAL_ERROR, EngineError::Draining.to_string()),
         other => {

@@ -27,6 +27,7 @@
 //! (`mcp_tasks_server::registry`, `::auth`, `::http_limits`, ...), re-exported below.
 #![deny(missing_docs)]
 
+pub mod approvals;
 pub mod builder;
 mod drain;
 pub mod error_map;

@@ -46,6 +46,18 @@ impl WireReader for McpReader {
         check_answer(method, params, answer)
     }
 
+    fn describe_answer(
+        &self,
+        method: &str,
+        params: &Value,
+        answer: &mcp_tasks_engine::Outcome,
+    ) -> Option<String> {
+        match method {
+            crate::approvals::APPROVAL_METHOD => crate::approvals::describe_answer(params, answer),
+            _ => None,
+        }
+    }
+
     fn result_error_message(&self, result: &Value) -> Option<String> {
         if !self.result_reports_error(result) {
             return None;
@@ -73,6 +85,7 @@ pub fn check_answer(method: &str, params: &Value, answer: &Value) -> Result<(), 
         methods::ELICITATION_CREATE => {
             answer::check_elicit_result(params, answer).map_err(|e| e.to_string())
         }
+        crate::approvals::APPROVAL_METHOD => crate::approvals::check_answer(params, answer),
         _ => Ok(()),
     }
 }
@@ -93,6 +106,10 @@ pub fn check_input(caps: &Value, method: &str, params: &Value) -> Result<(), Str
         methods::ELICITATION_CREATE => (&["elicitation"], "elicitation (capabilities.elicitation)"),
         methods::SAMPLING_CREATE_MESSAGE => (&["sampling"], "sampling (capabilities.sampling)"),
         methods::ROOTS_LIST => (&["roots"], "roots (capabilities.roots)"),
+        // An approval is for people (the approvers), never for a client.
+        crate::approvals::APPROVAL_METHOD => {
+            return Err("an approval is answered by its approvers, not by the client".into())
+        }
         _ => return Ok(()),
     };
     let mut at = caps;

@@ -81,6 +81,10 @@ pub struct ServerConfig {
     /// `/board`), when one is served. The answer to a call that became a task links to
     /// the task's page under it.
     pub board_url: Option<String>,
+    /// Approval rules (`[[approval]]`) and groups (`[groups]`): calls that wait for
+    /// people before their tool runs, and who belongs to which group (approvers and
+    /// question assignees name groups). Default: none.
+    pub approvals: crate::approvals::Approvals,
 }
 
 /// Who is offered the task tools (see [`ServerConfig::task_tools`]).
@@ -167,6 +171,7 @@ impl Default for ServerConfig {
             task_tools: TaskTools::Auto,
             progress_interval: DEFAULT_PROGRESS_INTERVAL,
             board_url: None,
+            approvals: crate::approvals::Approvals::default(),
         }
     }
 }

@@ -149,6 +149,7 @@ impl Session {
             session: Some(self.id.clone()),
             authenticated: self.authenticated,
             operator: false,
+            groups: Vec::new(),
         }
     }
 

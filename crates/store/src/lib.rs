@@ -77,9 +77,10 @@ pub use pending::PendingCreate;
 #[cfg(feature = "postgres")]
 pub use postgres::PgStore;
 pub use record::{
-    BoardQuery, ClaimExpiredParams, ClaimLeaseParams, DeadlineOutcome, ExpiredTask, ExternalJob,
-    Failure, FieldChange, InputRequest, InputRequests, ListPage, ListParams, Outcome,
-    QuestionDeadline, RenewLeaseParams, TaskRecord, TimelineEntry, TransitionParams,
+    Answerer, Assignment, BoardQuery, ClaimExpiredParams, ClaimLeaseParams, DeadlineOutcome,
+    ExpiredTask, ExternalJob, Failure, FieldChange, InputRequest, InputRequests, ListPage,
+    ListParams, Outcome, QuestionDeadline, RenewLeaseParams, TaskRecord, TimelineEntry,
+    TransitionParams,
 };
 pub use request::RequestJson;
 pub use runner::{ReleaseLeasesParams, RunnerRecord};
@@ -236,6 +237,30 @@ pub trait TaskStore: Send + Sync + std::fmt::Debug {
     /// # Errors
     /// [`StoreError::Backend`] on I/O failure.
     async fn board_list(&self, query: &BoardQuery) -> Result<ListPage, StoreError>;
+
+    /// How many tasks [`board_list`](TaskStore::board_list) would show for `query`
+    /// over all its pages, counting at most `query.limit` of them (`before` is
+    /// ignored): a count that stops, never a scan of every task.
+    ///
+    /// Why: the board shows how many tasks are in each state next to its tabs, and a
+    /// person cancelling "all N shown" must see N; a cap keeps both as cheap as a
+    /// page, so a store of millions of tasks answers as fast as one of ten (the board
+    /// says "1000+" past the cap).
+    ///
+    /// The default reads one page of `query.limit` records and counts them; the SQL
+    /// backends count matching index rows without reading the records.
+    ///
+    /// # Errors
+    /// [`StoreError::Backend`] on I/O failure.
+    async fn board_count(&self, query: &BoardQuery) -> Result<u64, StoreError> {
+        let page = self
+            .board_list(&BoardQuery {
+                before: None,
+                ..query.clone()
+            })
+            .await?;
+        Ok(page.records.len() as u64)
+    }
 
     /// Takes the lease of one non-terminal task for `runner` until `until`, if nobody
     /// holds a live one (`lease_until` is unset, or `<= now` with a runner that is not

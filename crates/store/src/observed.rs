@@ -311,6 +311,11 @@ impl TaskStore for ObservedStore {
             .await
     }
 
+    async fn board_count(&self, query: &BoardQuery) -> Result<u64, StoreError> {
+        self.run("board_count", TASKS, self.inner.board_count(query))
+            .await
+    }
+
     fn sessions(&self) -> Option<&dyn SessionStore> {
         self.inner.sessions().map(|_| self as &dyn SessionStore)
     }

@@ -128,6 +128,60 @@ pub struct InputRequest {
     /// process keeps the deadline the work gave.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deadline: Option<QuestionDeadline>,
+    /// Who the question is for, when people answer it (an approval, a question
+    /// assigned to a person or a group); `None`: the client that asked, or anyone who
+    /// may act on the task.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub assignment: Option<Assignment>,
+    /// Who gave the answer, through which channel and when; `None` for a client's
+    /// answer and before the answer. Kept for the task's history (who approved).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answered_by: Option<Answerer>,
+}
+
+/// Who may answer a question a person is asked. Names are principals or group names;
+/// which groups a principal belongs to is the caller's (resolved when someone answers,
+/// so a change of membership counts at once).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Assignment {
+    /// The principals and groups the question is for (the assignees).
+    pub to: Vec<String>,
+    /// Principals who may not answer although `to` names them: approvers who voted in
+    /// an earlier round, so that one person counts once.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub except: Vec<String>,
+    /// Only the assignees may answer: not the client that asked, not an operator. An
+    /// approval is such a question; an ordinary assigned question is also open to the
+    /// client and to the task's owner and operators.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub only: bool,
+}
+
+impl Assignment {
+    /// Whether `principal`, a member of `groups`, is one of the assignees who may
+    /// answer (listed, and not excepted).
+    pub fn names(&self, principal: &str, groups: &[String]) -> bool {
+        !self.except.iter().any(|p| p == principal) && self.lists(principal, groups)
+    }
+
+    /// Whether `principal`, a member of `groups`, is listed among the assignees
+    /// (excepted or not): they may see the task that asks.
+    pub fn lists(&self, principal: &str, groups: &[String]) -> bool {
+        self.to
+            .iter()
+            .any(|a| a == principal || groups.iter().any(|g| g == a))
+    }
+}
+
+/// Who answered a question, through which channel, and when.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Answerer {
+    /// The person (their principal).
+    pub principal: String,
+    /// The channel: `board`, `link`, `slack`, ...
+    pub via: String,
+    /// When.
+    pub at: DateTime<Utc>,
 }
 
 /// When an unanswered question stops waiting, and what happens then.
@@ -152,6 +206,9 @@ pub enum DeadlineOutcome {
         /// The answer, as the client would have sent it.
         value: Value,
     },
+    /// Nothing is decided: the question stays open, marked overdue (in the task's
+    /// timeline, and in its assignees' inbox on the task board).
+    KeepWaiting,
 }
 
 impl InputRequest {
@@ -162,6 +219,8 @@ impl InputRequest {
             params,
             answer: None,
             deadline: None,
+            assignment: None,
+            answered_by: None,
         }
     }
 

@@ -52,6 +52,31 @@ impl Engine {
         Ok(ListResult::from_page(page))
     }
 
+    /// How many tasks [`Engine::board_list`] would show `caller` for `filter` over all
+    /// its pages, counting at most `filter.limit` (the cursor is ignored): the board's
+    /// counts per state, as cheap as one page however many tasks there are.
+    ///
+    /// # Errors
+    /// [`EngineError::Store`] when the store cannot be read.
+    pub async fn board_count(
+        &self,
+        caller: &Caller,
+        filter: &TaskFilter,
+    ) -> Result<u64, EngineError> {
+        Ok(self
+            .store()
+            .board_count(&BoardQuery {
+                owner: (!caller.operator).then(|| caller.principal.clone()),
+                status: filter.status,
+                request_name: filter.tool.clone(),
+                id_prefix: filter.id_prefix.clone(),
+                before: None,
+                limit: filter.limit,
+                now: self.inner.core.now(),
+            })
+            .await?)
+    }
+
     /// The status changes of `record`, oldest first. It takes the record a caller
     /// already read ([`Engine::get`] decides who may see it), so the task is not read
     /// and authorized a second time.

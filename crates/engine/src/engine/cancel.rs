@@ -55,10 +55,15 @@ impl Engine {
         }
         let record = inner
             .core
-            .apply(
-                TransitionParams::cancel(id.clone(), CANCELLED_OUTCOME, inner.core.now())
-                    .message(message),
-            )
+            .apply({
+                let change =
+                    TransitionParams::cancel(id.clone(), CANCELLED_OUTCOME, inner.core.now())
+                        .message(message);
+                match inner.core.decided(id) {
+                    Some(decided) => change.questions(decided),
+                    None => change,
+                }
+            })
             .await
             .map_err(|e| match e {
                 StoreError::Conflict { current } => EngineError::AlreadyTerminal(current.status),

@@ -11,7 +11,7 @@
 //! | `read` | [`Engine::get`], [`Engine::list`], [`Engine::wait_terminal`] |
 //! | `cancel` | [`Engine::cancel`], [`Engine::cancel_saying`] |
 //! | `questions` | [`Engine::answer_input`] |
-//! | `board` | [`Engine::board_list`], [`Engine::timeline`] (people's views) |
+//! | `board` | [`Engine::board_list`], [`Engine::board_count`], [`Engine::timeline`] (people's views) |
 //! | `sessions` | 2025-11-25 sessions in the shared store |
 //! | `observe` | what metrics read: tasks by status, the backend |
 
@@ -20,6 +20,7 @@ mod cancel;
 pub(crate) mod create;
 pub(crate) mod drain;
 mod external;
+pub(crate) mod inbox;
 mod observe;
 mod questions;
 mod read;

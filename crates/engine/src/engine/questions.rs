@@ -24,7 +24,34 @@ impl Engine {
         let inner = &self.inner;
         inner
             .questions
-            .answer(&inner.core, id, key, answer, caller)
+            .answer(&inner.core, id, key, answer, caller, None)
+            .await
+    }
+
+    /// Delivers a person's answer, given through `via` (the channel: `board`, `link`,
+    /// `slack`). The answer records who gave it, how and when (in the task's history,
+    /// its timeline and the audit log, and as `answeredBy` in the answer the work
+    /// reads). A question assigned to some people (an approval) takes answers from
+    /// them alone; its assignees may answer it although the task is not theirs.
+    /// Returns `Ok(false)` when the question is not outstanding.
+    ///
+    /// # Errors
+    /// [`EngineError::NotFound`] for unknown or expired tasks and for callers who may
+    /// neither act on the task nor answer the question; [`EngineError::NotAllowed`]
+    /// when the question is assigned to others (the message says to whom);
+    /// [`EngineError::InvalidInput`] when the answer does not fit the question.
+    pub async fn answer_input_as(
+        &self,
+        id: &TaskId,
+        key: &str,
+        answer: Outcome,
+        caller: &Caller,
+        via: &str,
+    ) -> Result<bool, EngineError> {
+        let inner = &self.inner;
+        inner
+            .questions
+            .answer(&inner.core, id, key, answer, caller, Some(via))
             .await
     }
 }

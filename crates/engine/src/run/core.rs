@@ -58,6 +58,9 @@ pub(crate) struct Core {
     pub(crate) activity: ActivityCounters,
     /// Told of every task this process created or changed (metrics).
     observers: Vec<TransitionObserver>,
+    /// The questions people answered for tasks still running here (an approval's
+    /// votes), kept in the record when the task ends (see [`Core::decided`]).
+    decided: Mutex<HashMap<TaskId, mcp_tasks_store::InputRequests>>,
 }
 
 impl Core {
@@ -81,7 +84,39 @@ impl Core {
             log_router,
             activity: ActivityCounters::default(),
             observers,
+            decided: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// Remembers that a person answered question `key` of task `id` (assigned to
+    /// people: an approval, a question for a group). Ending a task drops its
+    /// questions; these are kept in the ended record (with who answered, how and
+    /// when), so that the people who decided still see the task and its decisions.
+    pub(crate) fn remember_decision(
+        &self,
+        id: &TaskId,
+        key: &str,
+        question: mcp_tasks_store::InputRequest,
+    ) {
+        /// Tasks with decisions remembered at most (each is forgotten when its task
+        /// ends here; a task that ends elsewhere leaves its entry until then).
+        const MOST: usize = 10_000;
+        let mut decided = self.decided.lock().unwrap_or_else(|p| p.into_inner());
+        if decided.len() >= MOST && !decided.contains_key(id) {
+            return;
+        }
+        decided
+            .entry(id.clone())
+            .or_default()
+            .insert(key.to_string(), question);
+    }
+
+    /// The people's answers to keep in task `id`'s ended record (forgotten here).
+    pub(crate) fn decided(&self, id: &TaskId) -> Option<mcp_tasks_store::InputRequests> {
+        self.decided
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(id)
     }
 
     /// `capabilities` as a shared value: the same declared capabilities (nearly every

@@ -25,9 +25,13 @@ pub(crate) fn end_params(
         Outcome::Result { value } => core.reader().result_error_message(value),
         failed => failed.error_message().map(str::to_string),
     };
-    TransitionParams::finish(id.clone(), outcome, core.now())
+    let mut change = TransitionParams::finish(id.clone(), outcome, core.now())
         .message_change(FieldChange::set_or_keep(message))
-        .fenced(executor.fence(id))
+        .fenced(executor.fence(id));
+    if let Some(decided) = core.decided(id) {
+        change = change.questions(decided);
+    }
+    change
 }
 
 /// Records the work's outcome. Loses quietly against an earlier terminal transition (a
@@ -129,7 +133,10 @@ pub(crate) async fn fail(
     failure: Failure,
     message: String,
 ) {
-    let change = TransitionParams::fail(id.clone(), failure, message, core.now());
+    let mut change = TransitionParams::fail(id.clone(), failure, message, core.now());
+    if let Some(decided) = core.decided(id) {
+        change = change.questions(decided);
+    }
     if core.apply(change).await.is_ok() {
         executor.stop_work(id, core.config.cancel_grace);
     }

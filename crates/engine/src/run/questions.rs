@@ -131,13 +131,23 @@ impl QuestionWaiters {
                 None => std::future::pending().await,
             }
         };
+        let mut rx = rx;
         let answer = tokio::select! {
-            a = rx => a.map_err(|_| InputError::TaskEnded),
+            a = &mut rx => a.map_err(|_| InputError::TaskEnded),
             _ = cancel.cancelled() => Err(InputError::Cancelled),
             _ = timer => {
-                self.lock().remove(&(id.clone(), key.clone()));
                 let deadline = deadline.unwrap_or(QuestionDeadline { at: core.now(), outcome: DeadlineOutcome::Fail });
-                return self.pass_deadline(core, executor, id, &key, request, deadline).await;
+                if deadline.outcome == DeadlineOutcome::KeepWaiting {
+                    // Overdue: said once in the timeline, then the wait goes on.
+                    note_overdue(core, executor, id, &key, &deadline).await;
+                    tokio::select! {
+                        a = rx => a.map_err(|_| InputError::TaskEnded),
+                        _ = cancel.cancelled() => Err(InputError::Cancelled),
+                    }
+                } else {
+                    self.lock().remove(&(id.clone(), key.clone()));
+                    return self.pass_deadline(core, executor, id, &key, request, deadline).await;
+                }
             }
         };
         self.lock().remove(&(id.clone(), key));
@@ -164,7 +174,7 @@ impl QuestionWaiters {
             DeadlineOutcome::Decline if request.method == "elicitation/create" => Outcome::Result {
                 value: serde_json::json!({"action": "decline"}),
             },
-            DeadlineOutcome::Decline | DeadlineOutcome::Fail => {
+            DeadlineOutcome::Decline | DeadlineOutcome::Fail | DeadlineOutcome::KeepWaiting => {
                 let message = format!(
                     "question '{key}' ({}) got no answer by its deadline {at}; the task failed",
                     request.method
@@ -259,23 +269,34 @@ impl QuestionWaiters {
         }
     }
 
-    /// Applies a client's answer: removes the request from the record (back to
-    /// `working` when none is left) and wakes the waiting work. Returns false when the
-    /// request was not outstanding (already answered, or never asked).
+    /// Applies an answer: removes the request from the record (back to `working` when
+    /// none is left) and wakes the waiting work. Returns false when the request was
+    /// not outstanding (already answered, or never asked).
+    ///
+    /// `via` is the channel a person answered through (`board`, `link`, `slack`);
+    /// `None` is the client that asked. A question assigned only to some people (an
+    /// approval) takes answers from them alone, never from the client; an assigned
+    /// question also lets its assignees see and answer the task.
     pub(crate) async fn answer(
         &self,
         core: &Core,
         id: &TaskId,
         key: &str,
-        answer: Outcome,
+        mut answer: Outcome,
         caller: &Caller,
+        via: Option<&str>,
     ) -> Result<bool, EngineError> {
+        let mut stamped = None;
         loop {
-            let current = core.authorize(id, caller, "answer_input").await?;
+            let current = match core.store.get(id, core.now()).await? {
+                Some(r) => r,
+                None => return Err(EngineError::NotFound),
+            };
             let pending = current
                 .input_requests
                 .get(key)
                 .filter(|r| r.is_outstanding());
+            may_answer(&current, pending, caller, via, key)?;
             let Some(request) = pending.filter(|_| !current.status.is_terminal()) else {
                 return Ok(false);
             };
@@ -290,9 +311,34 @@ impl QuestionWaiters {
                         ))
                     })?;
             }
+            // A person's answer says who gave it, through which channel and when: in
+            // the record (the task's history) and to the work (an approval counts
+            // distinct approvers).
+            let by = match (via, &stamped) {
+                (Some(via), None) => {
+                    let by = mcp_tasks_store::Answerer {
+                        principal: caller.principal.clone(),
+                        via: via.to_string(),
+                        at: core.now(),
+                    };
+                    if let Outcome::Result {
+                        value: Value::Object(map),
+                    } = &mut answer
+                    {
+                        map.insert(
+                            "answeredBy".into(),
+                            serde_json::json!({"principal": by.principal, "via": by.via, "at": by.at}),
+                        );
+                    }
+                    stamped = Some(by.clone());
+                    Some(by)
+                }
+                (_, by) => by.clone(),
+            };
             let mut requests = current.input_requests.clone();
             if let Some(r) = requests.get_mut(key) {
                 r.answer = Some(answer.clone());
+                r.answered_by = by.clone();
             }
             let still_asking = requests.values().any(|r| r.is_outstanding());
             let status = if still_asking {
@@ -302,22 +348,46 @@ impl QuestionWaiters {
             };
             // The message shown while the task waited ("waiting for …") does not
             // outlive the wait: leaving `input_required` clears it, until the work
-            // says what it does next.
-            let message = if current.status == TaskStatus::InputRequired && !still_asking {
-                FieldChange::Clear
-            } else {
-                FieldChange::Keep
+            // says what it does next. A person's answer is said instead, so that the
+            // timeline keeps who answered what, when and through which channel.
+            let said = by.as_ref().map(|by| {
+                let what = core
+                    .reader()
+                    .describe_answer(&request.method, &request.params, &answer)
+                    .unwrap_or_else(|| format!("question '{key}' answered"));
+                format!("{what} by {} via {}", by.principal, by.via)
+            });
+            let message = match said {
+                Some(said) => FieldChange::Set(said),
+                None if current.status == TaskStatus::InputRequired && !still_asking => {
+                    FieldChange::Clear
+                }
+                None => FieldChange::Keep,
             };
+            // A person's answer to a question for people is kept when the task ends.
+            let decision = by
+                .as_ref()
+                .and(requests.get(key))
+                .filter(|r| r.assignment.is_some())
+                .cloned();
             let change = TransitionParams::to(id.clone(), status, core.now())
                 .expecting(current.version)
                 .message_change(message)
                 .questions(requests);
             match core.apply(change).await {
-                Ok(_) => break,
+                Ok(_) => {
+                    if let Some(decision) = decision {
+                        core.remember_decision(id, key, decision);
+                    }
+                    break;
+                }
                 Err(StoreError::Conflict { .. }) => continue,
                 Err(StoreError::NotFound) => return Err(EngineError::NotFound),
                 Err(e) => return Err(e.into()),
             }
+        }
+        if let Some(by) = &stamped {
+            crate::audit::answered(id, key, &by.principal, &by.via);
         }
         match self.lock().remove(&(id.clone(), key.to_string())) {
             Some(tx) => {
@@ -341,6 +411,79 @@ impl QuestionWaiters {
             }
         }
     }
+}
+
+/// Says in the task's status message (and so, when the status changes next, its
+/// timeline) that question `key` is overdue; the question stays open.
+async fn note_overdue(
+    core: &Core,
+    executor: &Executor,
+    id: &TaskId,
+    key: &str,
+    deadline: &QuestionDeadline,
+) {
+    core.activity.count(|a| a.deadlines_passed += 1);
+    let at = deadline
+        .at
+        .to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    let message =
+        format!("question '{key}' is overdue (its deadline was {at}); still waiting for an answer");
+    crate::run::ledger::update_message(core, executor, id, message).await;
+}
+
+/// Whether `caller` may answer question `key` of `record` through `via` (`None`: as
+/// the client). A question assigned only to some people takes their answers alone; an
+/// assigned question is also open to its assignees; otherwise the task's owner (and
+/// operators, and anyone holding the id without authentication) answers.
+fn may_answer(
+    record: &mcp_tasks_store::TaskRecord,
+    question: Option<&InputRequest>,
+    caller: &Caller,
+    via: Option<&str>,
+    key: &str,
+) -> Result<(), EngineError> {
+    let assignment = question.and_then(|q| q.assignment.as_ref());
+    let named = assignment.is_some_and(|a| a.names(&caller.principal, &caller.groups));
+    let listed = assignment.is_some_and(|a| a.lists(&caller.principal, &caller.groups));
+    let may_access = caller.may_access(&record.owner);
+    if !(may_access || listed) {
+        crate::audit::denied(&record.id, &caller.principal, &record.owner, "answer_input");
+        return Err(EngineError::NotFound);
+    }
+    let Some(assignment) = assignment.filter(|a| a.only) else {
+        return Ok(());
+    };
+    if via.is_none() {
+        crate::audit::denied(
+            &record.id,
+            &caller.principal,
+            &record.owner,
+            "answer_approval_as_client",
+        );
+        return Err(EngineError::NotAllowed(format!(
+            "question '{key}' is for {} to answer (on the task board, through Slack or a signed link), not for the client that asked: the task goes on once they did",
+            assignment.to.join(", ")
+        )));
+    }
+    if !named {
+        crate::audit::denied(
+            &record.id,
+            &caller.principal,
+            &record.owner,
+            "answer_assigned_question",
+        );
+        let again = assignment.except.iter().any(|p| p == &caller.principal);
+        return Err(EngineError::NotAllowed(if again {
+            format!("{} answered an earlier round of question '{key}' already: each person counts once; another of {} must answer", caller.principal, assignment.to.join(", "))
+        } else {
+            format!(
+                "question '{key}' is for {} to answer; {} is not one of them",
+                assignment.to.join(", "),
+                caller.principal
+            )
+        }));
+    }
+    Ok(())
 }
 
 /// The record of a task that still runs.

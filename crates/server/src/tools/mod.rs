@@ -8,6 +8,7 @@ pub(crate) mod heartbeat;
 pub(crate) mod plain;
 pub mod registry;
 pub mod retry_settings;
+pub(crate) mod start_call;
 pub(crate) mod task_tool_names;
 pub mod task_tools;
 pub mod typed;

@@ -460,13 +460,23 @@ fn handle_text(
     if let Some(message) = record.status_message.as_deref().filter(|m| !m.is_empty()) {
         text.push_str(&format!(" Its status: {message}."));
     }
+    let mut client_may_answer = false;
     for (key, q) in record
         .input_requests
         .iter()
         .filter(|(_, q)| q.is_outstanding())
     {
         let asked = q.params["message"].as_str().unwrap_or("(no message)");
-        text.push_str(&format!("\nOpen question '{key}' ({}): {asked}", q.method));
+        match q.assignment.as_ref().filter(|a| a.only) {
+            Some(people) => text.push_str(&format!(
+                "\nWaiting for {} to decide ('{key}': {asked}). Only they can answer it, on the task board or in their chat; do not answer it yourself. The call runs once it is approved; if it is rejected the result says why.",
+                people.to.join(", ")
+            )),
+            None => {
+                client_may_answer = true;
+                text.push_str(&format!("\nOpen question '{key}' ({}): {asked}", q.method));
+            }
+        }
     }
     let call = json!({ "taskId": id }).to_string();
     if link.task_tools {
@@ -476,7 +486,7 @@ fn handle_text(
         text.push_str(&format!(
             "\n- To see its progress and any open question with its form, call task_status with {call}."
         ));
-        if record.status == TaskStatus::InputRequired {
+        if record.status == TaskStatus::InputRequired && client_may_answer {
             text.push_str(&format!(
                 "\n- To answer an open question, ask the user and call task_answer with {{\"taskId\": \"{id}\", \"answers\": {{\"<question key>\": {{<the form's fields>}}}}}}."
             ));
@@ -526,6 +536,11 @@ pub(crate) fn status_json(engine: &Engine, record: &TaskRecord) -> Value {
             }
             if let Some(deadline) = &q.deadline {
                 question["deadline"] = json!(deadline.at.to_rfc3339());
+            }
+            if let Some(people) = q.assignment.as_ref() {
+                question["assignedTo"] = json!(people.to);
+                // Only they answer it (an approval): the model must not try.
+                question["onlyAssigneesAnswer"] = json!(people.only);
             }
             question
         })

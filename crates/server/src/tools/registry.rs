@@ -106,6 +106,9 @@ struct ToolSpec {
     default_ttl: Option<std::time::Duration>,
     /// Set for tools whose work runs in another system ([`crate::tools::external`]).
     external: Option<ExternalSpec>,
+    /// Set for a call's tool behind an approval gate ([`crate::approvals`]): its
+    /// call must become a task whatever the client asked for.
+    needs_task: bool,
 }
 
 impl fmt::Debug for Tool {
@@ -171,6 +174,7 @@ impl Tool {
             retry: RetryPolicy::default(),
             default_ttl: None,
             external: None,
+            needs_task: false,
         };
         Tool {
             spec: Arc::new(spec),
@@ -366,6 +370,35 @@ impl Tool {
                 problems.join("; ")
             ))
             .with_data(json!({ "inputSchema": self.spec.input_schema })))
+        }
+    }
+
+    /// The JSON Schema of the tool's arguments.
+    pub fn input_schema(&self) -> &Value {
+        &self.spec.input_schema
+    }
+
+    /// Whether a call of this tool must become a task whatever the client asked for
+    /// (its work waits for people: an approval).
+    pub fn needs_task(&self) -> bool {
+        self.spec.needs_task
+    }
+
+    /// The same tool with other work (a gate in front of its own): `handler` for an
+    /// ordinary tool, `external_start` for an external job's. The result needs a task.
+    pub(crate) fn rewired(
+        &self,
+        handler: ToolHandler,
+        external_start: Option<ExternalStart>,
+    ) -> Tool {
+        let mut spec = ToolSpec::clone(&self.spec);
+        spec.handler = handler;
+        if let (Some(external), Some(start)) = (spec.external.as_mut(), external_start) {
+            external.start = start;
+        }
+        spec.needs_task = true;
+        Tool {
+            spec: Arc::new(spec),
         }
     }
 

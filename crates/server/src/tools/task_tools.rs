@@ -213,7 +213,9 @@ fn engine_error(id: &TaskId, e: EngineError) -> Result<Value, RpcError> {
         EngineError::AlreadyTerminal(status) => Ok(tool_error(format!(
             "task '{id}' is already {status}; a finished task cannot be changed. task_wait returns its result."
         ))),
-        EngineError::InvalidInput(problem) => Ok(tool_error(problem)),
+        EngineError::InvalidInput(problem) | EngineError::NotAllowed(problem) => {
+            Ok(tool_error(problem))
+        }
         other => Err(crate::error_map::to_rpc(other)),
     }
 }
@@ -362,7 +364,7 @@ async fn answer(
         {
             Ok(true) => done.push(format!("'{key}'")),
             Ok(false) => problems.push(format!("'{key}' was answered already")),
-            Err(EngineError::InvalidInput(problem)) => {
+            Err(EngineError::InvalidInput(problem) | EngineError::NotAllowed(problem)) => {
                 problems.push(format!("the answer to '{key}' was refused: {problem}"))
             }
             Err(e) => return engine_error(id, e),

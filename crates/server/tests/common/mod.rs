@@ -2,6 +2,8 @@
 //! JSON-RPC-over-HTTP client, and readers for SSE responses.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
+pub mod stateless;
+
 use futures::StreamExt;
 use mcp_tasks_engine::EngineConfig;
 use mcp_tasks_protocol::RpcError;

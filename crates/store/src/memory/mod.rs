@@ -454,6 +454,21 @@ impl TaskStore for MemoryStore {
         Ok(ListPage { records, has_more })
     }
 
+    async fn board_count(&self, query: &BoardQuery) -> Result<u64, StoreError> {
+        let inner = self.lock();
+        let index = match &query.owner {
+            Some(owner) => inner.by_owner.get(owner),
+            None => Some(&inner.by_created),
+        };
+        let counted = index.into_iter().flat_map(|index| {
+            index
+                .iter()
+                .filter_map(|(_, id)| inner.record(id))
+                .filter(|r| on_board(r, query))
+        });
+        Ok(counted.take(query.limit).count() as u64)
+    }
+
     async fn claim_lease(&self, params: &ClaimLeaseParams) -> Result<TaskRecord, StoreError> {
         let mut inner = self.lock();
         let current = inner.visible(&params.id, params.now)?;

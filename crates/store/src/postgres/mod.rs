@@ -195,6 +195,10 @@ impl TaskStore for PgStore {
         sql::store::board_list(self, query).await
     }
 
+    async fn board_count(&self, query: &BoardQuery) -> Result<u64, StoreError> {
+        sql::store::board_count(self, query).await
+    }
+
     async fn claim_lease(&self, params: &ClaimLeaseParams) -> Result<TaskRecord, StoreError> {
         sql::store::claim_lease(self, params).await
     }
@@ -403,6 +407,10 @@ mod tests {
             &s.timeline,
             &s.board_all,
             &s.board_by_owner,
+            &s.board_count_all,
+            &s.board_count_by_owner,
+            &s.board_count_status_all,
+            &s.board_count_status_by_owner,
             &s.enqueue_delivery,
             s.claim_deliveries,
             &s.finish_delivery,

@@ -122,6 +122,17 @@ pub(crate) struct Statements {
     pub(crate) board_all: String,
     /// As `board_all`, for one owner (?8), walking `tasks_owner_created` backwards.
     pub(crate) board_by_owner: String,
+    /// How many rows `board_all` would return over all its pages, counted up to ?5:
+    /// ?1 now, ?2 status or NULL, ?3 id prefix or NULL, ?4 request name or NULL.
+    pub(crate) board_count_all: String,
+    /// As `board_count_all`, for one owner (?6).
+    pub(crate) board_count_by_owner: String,
+    /// As `board_count_all` for one status (?2, not NULL): `status = ?2` lets the
+    /// store walk an index on the status, so a rare status costs no walk past the
+    /// tasks in it.
+    pub(crate) board_count_status_all: String,
+    /// As `board_count_status_all`, for one owner (?6).
+    pub(crate) board_count_status_by_owner: String,
     /// Inserts a delivery unless its key exists. ?1 key, ?2 sink, ?3 payload,
     /// ?4 created at (also when it is due).
     pub(crate) enqueue_delivery: String,
@@ -234,6 +245,18 @@ impl Statements {
             timeline: dialect.numbered(TIMELINE),
             board_all: dialect.numbered(&board(dialect, "")),
             board_by_owner: dialect.numbered(&board(dialect, "owner = ?8 AND ")),
+            board_count_all: dialect.numbered(&board_count(dialect, "", ANY_STATUS)),
+            board_count_by_owner: dialect.numbered(&board_count(
+                dialect,
+                "owner = ?6 AND ",
+                ANY_STATUS,
+            )),
+            board_count_status_all: dialect.numbered(&board_count(dialect, "", ONE_STATUS)),
+            board_count_status_by_owner: dialect.numbered(&board_count(
+                dialect,
+                "owner = ?6 AND ",
+                ONE_STATUS,
+            )),
             enqueue_delivery: dialect.numbered(ENQUEUE_DELIVERY),
             claim_deliveries: dialect.claim_deliveries,
             finish_delivery: dialect.numbered(FINISH_DELIVERY),
@@ -264,14 +287,42 @@ fn list(dialect: &Dialect, filter: &str) -> String {
 /// JSON is parsed only when that filter is set.
 fn board(dialect: &Dialect, owner: &str) -> String {
     format!(
-        "SELECT {columns} FROM tasks WHERE {owner}\
-         (created_at, id) < (COALESCE(?2, {latest}), ?3) \
+        "SELECT {columns} FROM tasks WHERE {conditions} \
+         ORDER BY created_at DESC, id DESC LIMIT ?7",
+        columns = columns!(),
+        conditions = board_conditions(dialect, owner),
+    )
+}
+
+/// A count's status condition when it may be NULL (any status).
+const ANY_STATUS: &str = "(CAST(?2 AS TEXT) IS NULL OR status = ?2)";
+/// A count's status condition for one status: a plain equality, which an index on
+/// `status` serves.
+const ONE_STATUS: &str = "status = ?2";
+
+/// The rows of [`board`] (every page of it), counted up to ?5: the inner `LIMIT`
+/// stops the walk once that many match. Without a keyset position (a count has no
+/// page), and numbered apart from [`board`] (the request-name condition's `?6`
+/// becomes `?4`).
+fn board_count(dialect: &Dialect, owner: &str, status: &str) -> String {
+    format!(
+        "SELECT COUNT(*) AS n FROM (SELECT 1 AS one FROM tasks WHERE {owner}{status} \
+         AND (expires_at IS NULL OR expires_at > ?1) \
+         AND (CAST(?3 AS TEXT) IS NULL OR substr(id, 1, length(?3)) = ?3) \
+         AND CASE WHEN CAST(?4 AS TEXT) IS NULL THEN TRUE ELSE ({request_name}) END \
+         LIMIT ?5) AS capped",
+        request_name = dialect.request_name_is.replace("?6", "?4"),
+    )
+}
+
+/// The `WHERE` of [`board`].
+fn board_conditions(dialect: &Dialect, owner: &str) -> String {
+    format!(
+        "{owner}(created_at, id) < (COALESCE(?2, {latest}), ?3) \
          AND (expires_at IS NULL OR expires_at > ?1) \
          AND (CAST(?4 AS TEXT) IS NULL OR status = ?4) \
          AND (CAST(?5 AS TEXT) IS NULL OR substr(id, 1, length(?5)) = ?5) \
-         AND CASE WHEN CAST(?6 AS TEXT) IS NULL THEN TRUE ELSE ({request_name}) END \
-         ORDER BY created_at DESC, id DESC LIMIT ?7",
-        columns = columns!(),
+         AND CASE WHEN CAST(?6 AS TEXT) IS NULL THEN TRUE ELSE ({request_name}) END",
         latest = dialect.latest_time,
         request_name = dialect.request_name_is,
     )

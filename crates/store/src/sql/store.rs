@@ -163,6 +163,29 @@ pub(crate) async fn board_list<B: Backend>(
     Ok(ListPage { records, has_more })
 }
 
+pub(crate) async fn board_count<B: Backend>(db: &B, query: &BoardQuery) -> Result<u64, StoreError> {
+    let statements = db.statements();
+    let sql = match (&query.owner, query.status) {
+        (Some(_), Some(_)) => &statements.board_count_status_by_owner,
+        (Some(_), None) => &statements.board_count_by_owner,
+        (None, Some(_)) => &statements.board_count_status_all,
+        (None, None) => &statements.board_count_all,
+    };
+    let mut call = Call::new(sql)
+        .bind(query.now)
+        .bind(query.status.map(|s| s.as_str()))
+        .bind(query.id_prefix.as_deref())
+        .bind(query.request_name.as_deref())
+        .bind(i64::try_from(query.limit).unwrap_or(i64::MAX));
+    if let Some(owner) = &query.owner {
+        call = call.bind(owner.as_str());
+    }
+    match db.fetch_optional(call).await? {
+        Some(row) => B::read_count(&row),
+        None => Ok(0),
+    }
+}
+
 pub(crate) async fn transition<B: Backend>(
     db: &B,
     params: &TransitionParams,

@@ -256,6 +256,10 @@ impl TaskStore for SqliteStore {
         sql::store::board_list(self, query).await
     }
 
+    async fn board_count(&self, query: &BoardQuery) -> Result<u64, StoreError> {
+        sql::store::board_count(self, query).await
+    }
+
     async fn claim_lease(&self, params: &ClaimLeaseParams) -> Result<TaskRecord, StoreError> {
         sql::store::claim_lease(self, params).await
     }
@@ -459,7 +463,7 @@ mod tests {
     async fn every_query_uses_an_index() {
         let store = SqliteStore::open("sqlite::memory:").await.unwrap();
         let s = &*STATEMENTS;
-        let cases: [(&str, &str); 20] = [
+        let cases: [(&str, &str); 23] = [
             (&s.get, "USING INDEX sqlite_autoindex_tasks_1"),
             (&s.transition, "USING INDEX sqlite_autoindex_tasks_1"),
             (&s.list_by_owner, "USING INDEX tasks_owner_created"),
@@ -476,6 +480,11 @@ mod tests {
             (&s.timeline, "USING PRIMARY KEY"),
             (&s.board_all, "USING INDEX tasks_created"),
             (&s.board_by_owner, "USING INDEX tasks_owner_created"),
+            // The board's counts of one state walk that state's tasks only (the count of
+            // every state, `board_count_all`, stops at its limit among all of them).
+            (&s.board_count_status_all, "(status=?"),
+            (&s.board_count_status_by_owner, "USING INDEX"),
+            (&s.board_count_by_owner, "USING INDEX tasks_owner_created"),
             (s.claim_deliveries, "USING INDEX deliveries_due"),
             (
                 &s.finish_delivery,

@@ -181,6 +181,15 @@ pub async fn board_list_filters_and_pages_newest_first(store: Arc<dyn TaskStore>
             };
             let got = page_through(&*store, &query, want.len()).await;
             assert_eq!(got, want, "{query:?}");
+            // The count of the same query stops at its limit (the cursor is ignored).
+            let counted = store
+                .board_count(&BoardQuery {
+                    before: Some((at(0), TaskId::from_string("zzz"))),
+                    ..query.clone()
+                })
+                .await
+                .unwrap();
+            assert_eq!(counted, want.len().min(limit) as u64, "count of {query:?}");
         }
     }
     // The cases are not vacuous: every query but two ("nobody", name 5) finds

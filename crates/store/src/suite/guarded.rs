@@ -96,6 +96,9 @@ impl<G: Send + Sync + std::fmt::Debug> TaskStore for Guarded<G> {
     async fn board_list(&self, query: &BoardQuery) -> Result<ListPage, StoreError> {
         self.store.board_list(query).await
     }
+    async fn board_count(&self, query: &BoardQuery) -> Result<u64, StoreError> {
+        self.store.board_count(query).await
+    }
     async fn claim_lease(&self, params: &ClaimLeaseParams) -> Result<TaskRecord, StoreError> {
         self.store.claim_lease(params).await
     }

@@ -17,6 +17,8 @@ fn one(key: &str) -> InputRequests {
             params: json!({"message": format!("question {key}"), "requestedSchema": {"type": "object"}}),
             answer: None,
             deadline: None,
+            assignment: None,
+            answered_by: None,
         },
     );
     m

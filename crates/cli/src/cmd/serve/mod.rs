@@ -71,8 +71,9 @@ pub struct ServeArgs {
     /// only), failing_job (task required), and the human-in-the-loop ones
     /// confirm_delete (asks yes/no), multi_input (asks several questions),
     /// summarize_with_model (asks the client's model) and book_meeting (one form with
-    /// every kind of field), and the durable pipeline (resumable journaled steps, an
-    /// optional approval).
+    /// every kind of field), the durable pipeline (resumable journaled steps, an
+    /// optional approval), ask_a_person (a yes/no question for a person or group, with
+    /// a deadline) and deploy (does nothing; a tool to put behind an approval rule).
     #[arg(long)]
     demo: bool,
 
@@ -367,6 +368,13 @@ async fn serve(args: ServeArgs, extra: Vec<mcp_tasks_gateway::UpstreamConfig>) -
         .unwrap_or_else(|| DEFAULT_LISTEN.to_string());
     let auth = settings::auth_mode(&args, s)?;
     let mut server_config = settings::server_config(&args, s, &listen, auth.clone());
+    server_config.approvals =
+        mcp_tasks_server::approvals::Approvals::new(file.approval.clone(), file.groups.clone())
+            .map_err(|e| anyhow::anyhow!("{e}"))
+            .with_context(|| "reading the approval rules of the config file".to_string())?;
+    if !server_config.approvals.is_empty() && !auth.is_enabled() {
+        tracing::warn!("approval rules are configured without authentication: nobody can log in as an approver, so approvals wait until their deadline; configure --auth-tokens or --jwt-jwks");
+    }
     let open_files = fd_limit::raise_open_files_limit();
     let fitted = fd_limit::fit_connections(server_config.http.max_connections, open_files);
     if fitted < server_config.http.max_connections {

@@ -42,12 +42,16 @@ pub(super) async fn handle(
     };
     match prepared {
         Prepared::Task { tool, args, ttl } => {
+            let tool = server.config().approvals.gate(tool, &args);
             Some(start_task(server, session, tool, args, ttl, params).await)
         }
+        // A call that waits for approval becomes a task whatever the client asked
+        // for: under the budget (a zero budget answers with the handle at once).
         Prepared::Sync { tool, args }
-            if !server.config().sync_budget.is_zero()
-                && tool.support() == TaskSupport::Optional
-                && !tool.is_external() =>
+            if (tool.needs_task() && !tool.is_external())
+                || (!server.config().sync_budget.is_zero()
+                    && tool.support() == TaskSupport::Optional
+                    && !tool.is_external()) =>
         {
             run_with_budget(server, session, id, tool, args, &params, stream).await
         }
@@ -184,6 +188,10 @@ fn prepare(server: &Server, session: &Arc<Session>, params: &Value) -> Result<Pr
     }
     let args = p.arguments.unwrap_or_default();
     tool.validate(&Value::Object(args.clone()))?;
+    let tool = match task {
+        Some(_) => tool,
+        None => server.config().approvals.gate(tool, &args),
+    };
     Ok(match task {
         Some(meta) => Prepared::Task {
             tool,

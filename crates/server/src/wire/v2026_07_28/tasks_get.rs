@@ -31,7 +31,11 @@ pub(super) fn detail(record: &TaskRecord) -> Detail {
             let requests: Map<String, Value> = record
                 .input_requests
                 .iter()
-                .filter(|(_, r)| r.is_outstanding())
+                // A question only people may answer (an approval) is not the client's
+                // to answer: it is not listed (the status message says who decides).
+                .filter(|(_, r)| {
+                    r.is_outstanding() && !r.assignment.as_ref().is_some_and(|a| a.only)
+                })
                 .map(|(k, r)| (k.clone(), json!({ "method": r.method, "params": r.params })))
                 .collect();
             Detail::InputRequests(requests)

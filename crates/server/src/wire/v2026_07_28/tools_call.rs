@@ -40,6 +40,7 @@ pub(super) async fn handle(req: &Request<'_>, params: &Value) -> Result<Value, R
     }
     let args = p.arguments.unwrap_or_default();
     tool.validate(&Value::Object(args.clone()))?;
+    let tool = req.server.config().approvals.gate(tool, &args);
 
     // MRTR: the preflight questions must all be answered (in `inputResponses`) before
     // anything runs; otherwise ask the ones still open and create nothing.
@@ -72,7 +73,7 @@ pub(super) async fn handle(req: &Request<'_>, params: &Value) -> Result<Value, R
         return Ok(v2026_07_28::input_required_result(missing));
     }
 
-    if req.extension && tool.support() != TaskSupport::Forbidden {
+    if req.extension && (tool.support() != TaskSupport::Forbidden || tool.needs_task()) {
         // The server decides: a `required` tool always becomes a task; an `optional`
         // one only when it is still running after the configured window.
         let window = match tool.support() {
@@ -115,9 +116,10 @@ pub(super) async fn handle(req: &Request<'_>, params: &Value) -> Result<Value, R
     // No session to cancel through on this wire: the call ends when its HTTP request
     // does (dropping this future aborts the tool), or when the server shuts down.
     let cancel = req.server.shutdown_token().child_token();
-    if !req.server.config().sync_budget.is_zero()
-        && tool.support() == TaskSupport::Optional
-        && !tool.is_external()
+    if (tool.needs_task() && !tool.is_external())
+        || (!req.server.config().sync_budget.is_zero()
+            && tool.support() == TaskSupport::Optional
+            && !tool.is_external())
     {
         // A plain call under the sync budget (see `tools::plain`): no stream and no
         // session here, so its questions wait in the task for `task_answer`.

@@ -1,0 +1,171 @@
+//! The tool behind an approval gate: the task's work first asks the approvers (one
+//! question per vote, until `required` distinct people approved), then runs the tool
+//! with the arguments as approved (changed, where the rule allows it). A reject ends
+//! the task with a tool error that carries the reason for the model.
+//!
+//! Every round is a question of the task, so the whole approval replays after a restart
+//! or a takeover: answered rounds return their stored answers, and the parameters of
+//! each round follow from the answers before it.
+
+use mcp_tasks_engine::{Ask, DeadlineOutcome, Outcome, TaskContext};
+use serde_json::{json, Map, Value};
+use std::sync::Arc;
+
+use super::rules::{CompiledRule, OnTimeout};
+use super::APPROVAL_METHOD;
+use crate::tools::registry::{ExternalStart, Tool, ToolHandler, ToolResult};
+
+/// `tool` behind `rule`'s gate.
+pub(super) fn gated(tool: Tool, rule: Arc<CompiledRule>) -> Tool {
+    let inner = tool.clone();
+    let gate = Arc::clone(&rule);
+    let handler: ToolHandler = Arc::new(move |args, ctx| {
+        let inner = inner.clone();
+        let rule = Arc::clone(&gate);
+        Box::pin(async move {
+            match approve(&rule, &inner, args, &ctx).await {
+                Ok(args) => inner.call(args, ctx).await,
+                Err(refusal) => Ok(refusal),
+            }
+        })
+    });
+    let external = tool.external_spec().map(|spec| {
+        let start = Arc::clone(&spec.start);
+        let inner = tool.clone();
+        let gate = Arc::clone(&rule);
+        let wrapped: ExternalStart = Arc::new(move |args, ctx| {
+            let start = Arc::clone(&start);
+            let inner = inner.clone();
+            let rule = Arc::clone(&gate);
+            Box::pin(async move {
+                match approve(&rule, &inner, args, &ctx).await {
+                    Ok(args) => start(args, ctx).await,
+                    Err(refusal) => Err(Outcome::Result { value: refusal }),
+                }
+            })
+        });
+        wrapped
+    });
+    tool.rewired(handler, external)
+}
+
+/// Asks until the call is approved (the arguments to run it with) or not (the tool
+/// error the call ends with).
+async fn approve(
+    rule: &CompiledRule,
+    tool: &Tool,
+    mut args: Map<String, Value>,
+    ctx: &TaskContext,
+) -> Result<Map<String, Value>, Value> {
+    let rule = &rule.rule;
+    let name = tool.name();
+    let mut approvers = rule.approvers.clone();
+    let mut approved_by: Vec<String> = Vec::new();
+    let mut escalated = false;
+    loop {
+        let message = rule
+            .message
+            .clone()
+            .unwrap_or_else(|| format!("Approve the call of {name}?"));
+        let params = json!({
+            "message": message,
+            "tool": name,
+            "arguments": args,
+            "approvers": approvers,
+            "required": rule.required,
+            "approvedBy": approved_by,
+            "allowEdit": rule.allow_edit,
+            "inputSchema": tool.input_schema(),
+            "escalated": escalated,
+        });
+        let mut ask = Ask::new()
+            .assign_to(approvers.clone())
+            .only_assignees()
+            .except(approved_by.clone());
+        if let Some(after) = rule.deadline {
+            let decision = match (rule.on_timeout, escalated) {
+                (OnTimeout::Approve, _) => "approve",
+                (OnTimeout::Escalate, false) => "escalate",
+                _ => "reject",
+            };
+            let at_deadline = json!({
+                "decision": decision,
+                "answeredBy": {"principal": "deadline", "via": "deadline"},
+            });
+            ask = ask.deadline(after, DeadlineOutcome::Answer { value: at_deadline });
+        }
+        ctx.set_status_message(format!(
+            "waiting for approval by {} ({} of {} given)",
+            approvers.join(", "),
+            approved_by.len(),
+            rule.required
+        ))
+        .await;
+        let answer = ctx
+            .request_input_with(APPROVAL_METHOD, params, ask)
+            .await
+            .map_err(|e| {
+                ToolResult::error(format!(
+                    "The call of {name} needs approval by {}, and it could not wait for it: {e}",
+                    approvers.join(", ")
+                ))
+            })?;
+        let by = answer
+            .pointer("/answeredBy/principal")
+            .and_then(Value::as_str)
+            .unwrap_or("an approver")
+            .to_string();
+        let at_deadline =
+            answer.pointer("/answeredBy/via").and_then(Value::as_str) == Some("deadline");
+        match answer.get("decision").and_then(Value::as_str) {
+            Some("approve") => {
+                if let Some(edited) = answer
+                    .get("arguments")
+                    .and_then(Value::as_object)
+                    .filter(|_| rule.allow_edit)
+                {
+                    args = edited.clone();
+                }
+                if at_deadline {
+                    ctx.set_status_message(format!(
+                        "nobody decided by the deadline: approved, as the rule says (on_timeout = \"approve\"); running {name}"
+                    ))
+                    .await;
+                    return Ok(args);
+                }
+                approved_by.push(by);
+                if approved_by.len() >= rule.required {
+                    ctx.set_status_message(format!(
+                        "approved by {}; running {name}",
+                        approved_by.join(", ")
+                    ))
+                    .await;
+                    return Ok(args);
+                }
+            }
+            Some("escalate") if !escalated => {
+                escalated = true;
+                approvers = rule.escalate_to.clone();
+            }
+            _ if at_deadline => {
+                return Err(ToolResult::error(format!(
+                    "The call of {name} was not approved: nobody decided by its deadline ({}), so it was rejected and did not run. Tell the user it needs approval by {}.",
+                    rule.deadline.map(|d| humantime::format_duration(d).to_string()).unwrap_or_default(),
+                    approvers.join(", ")
+                )));
+            }
+            _ => {
+                let reason = answer
+                    .get("reason")
+                    .and_then(Value::as_str)
+                    .map(str::trim)
+                    .filter(|r| !r.is_empty())
+                    .map(|r| format!(": \"{r}\""))
+                    .unwrap_or_else(|| " (no reason given)".to_string());
+                return Err(ToolResult::error(format!(
+                    "The call of {name} was rejected by {by}{reason}. It did not run. Do not repeat the same call; change it as the reason says, or ask the user."
+                )));
+            }
+        }
+    }
+}

@@ -1,0 +1,96 @@
+//! Approvals: calls that wait for people before their tool runs.
+//!
+//! An `[[approval]]` rule ([`ApprovalRule`]) names tools (globs, native and gateway
+//! upstream tools alike) and conditions on their arguments. A matching call becomes a
+//! task whatever the client asked for (`gate`), and the task's first step is a question
+//! of method [`APPROVAL_METHOD`] assigned to the approvers only: the client never sees
+//! it and cannot answer it (the engine refuses), the approvers answer on the task
+//! board, through Slack or a signed link. Because it is a question of the task, the
+//! approval waits as long as the task lives, survives restarts and takeovers (answers
+//! are stored and replayed), and the answer reaches the agent whenever it is given.
+//!
+//! | file | what |
+//! |---|---|
+//! | `rules` | the configured rules, checked and compiled |
+//! | `gate` | the tool behind the gate: rounds of votes, then the tool |
+//! | `answer` | what an approval's answer must look like, and how it reads |
+
+mod answer;
+mod gate;
+mod rules;
+
+pub use answer::{check_answer, describe_answer};
+pub use rules::{ApprovalRule, Condition, OnTimeout};
+
+use rules::CompiledRule;
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use crate::tools::registry::Tool;
+
+/// The method of an approval question. Not an MCP method: no client is ever asked it.
+pub const APPROVAL_METHOD: &str = "mcp-tasks/approval";
+
+/// The configured approval rules and groups, compiled.
+#[derive(Debug, Clone, Default)]
+pub struct Approvals {
+    rules: Vec<Arc<CompiledRule>>,
+    groups: BTreeMap<String, Vec<String>>,
+}
+
+impl Approvals {
+    /// Checks and compiles `rules`; `groups` maps a group name to its members
+    /// (principals), for approvers, escalation and question assignees.
+    ///
+    /// # Errors
+    /// The first problem found, naming the rule (an empty approver list, a quorum
+    /// larger than the approvers, a bad pattern, escalation without a deadline).
+    pub fn new(
+        rules: Vec<ApprovalRule>,
+        groups: BTreeMap<String, Vec<String>>,
+    ) -> Result<Self, String> {
+        for (name, members) in &groups {
+            if members.is_empty() {
+                return Err(format!("[groups]: group '{name}' has no members"));
+            }
+        }
+        let rules = rules
+            .iter()
+            .map(|r| r.compile(&groups).map(Arc::new))
+            .collect::<Result<_, _>>()?;
+        Ok(Approvals { rules, groups })
+    }
+
+    /// Whether no rule is configured.
+    pub fn is_empty(&self) -> bool {
+        self.rules.is_empty()
+    }
+
+    /// The groups `principal` belongs to.
+    pub fn groups_of(&self, principal: &str) -> Vec<String> {
+        self.groups
+            .iter()
+            .filter(|(_, members)| members.iter().any(|m| m == principal))
+            .map(|(name, _)| name.clone())
+            .collect()
+    }
+
+    /// The people a list of principals and groups stands for.
+    pub fn people(&self, names: &[String]) -> Vec<String> {
+        rules::expand(names, &self.groups)
+    }
+
+    /// `tool` as a call with `args` must run: behind the first rule that applies to
+    /// it (then it needs a task: [`Tool::needs_task`]), or as it is.
+    pub(crate) fn gate(&self, tool: Tool, args: &Map<String, Value>) -> Tool {
+        if self.rules.is_empty() {
+            return tool;
+        }
+        let args = Value::Object(args.clone());
+        match self.rules.iter().find(|r| r.applies(tool.name(), &args)) {
+            Some(rule) => gate::gated(tool, Arc::clone(rule)),
+            None => tool,
+        }
+    }
+}

@@ -1,0 +1,81 @@
+//! A `tools/call` started as a task by the server itself, on someone's behalf: the task
+//! board's "run again" (a failed or cancelled task's call, made anew for its owner).
+//! It takes the path a client's call takes (find the tool, check its arguments, create
+//! the task with its preflight questions asked inside it), so the new task runs, is
+//! stored and is answered like any other.
+
+use mcp_tasks_engine::{Caller, CreateParams, TaskRecord};
+use mcp_tasks_protocol::error_code::METHOD_NOT_FOUND;
+use mcp_tasks_protocol::methods::TOOLS_CALL;
+use mcp_tasks_protocol::RpcError;
+use serde_json::{json, Value};
+
+use crate::error_map::to_rpc;
+use crate::tools::call::{create_task, find, Answers};
+use crate::tools::registry::TaskSupport;
+use crate::Server;
+
+impl Server {
+    /// Starts `params` (the params of a `tools/call`: `name`, `arguments`, `_meta`) as a
+    /// task owned by `caller`, with the tool's default TTL. Questions the tool asks wait
+    /// in the task (for a person on the board, or a client with the task tools), as
+    /// they do for a plain call offered them.
+    ///
+    /// Why: a person re-running a failed task from the board must get a task that runs
+    /// exactly like one a client started (same checks, same durable work), owned by the
+    /// task's owner so that the owner's client finds it.
+    ///
+    /// # Errors
+    /// `-32602` for an unknown tool or arguments its schema refuses; `-32601` for a tool
+    /// that cannot run as a task; the engine's errors (at capacity, store failures) as
+    /// every wire maps them.
+    pub async fn start_tool_task(
+        &self,
+        caller: Caller,
+        params: Value,
+    ) -> Result<TaskRecord, RpcError> {
+        let name = params
+            .get("name")
+            .and_then(Value::as_str)
+            .ok_or_else(|| RpcError::invalid_params("a tools/call needs the tool's 'name'"))?;
+        let tool = find(&self.tools(), name)?;
+        if tool.support() == TaskSupport::Forbidden {
+            return Err(RpcError::new(
+                METHOD_NOT_FOUND,
+                format!(
+                    "tool '{name}' cannot run as a task (execution.taskSupport is \"forbidden\")"
+                ),
+            ));
+        }
+        let args = match params.get("arguments") {
+            None | Some(Value::Null) => serde_json::Map::new(),
+            Some(Value::Object(args)) => args.clone(),
+            Some(_) => {
+                return Err(RpcError::invalid_params(
+                    "a tools/call's 'arguments' must be an object",
+                ))
+            }
+        };
+        tool.validate(&Value::Object(args.clone()))?;
+        let requested_ttl = tool.ttl();
+        create_task(
+            self.engine(),
+            tool,
+            args,
+            CreateParams {
+                caller,
+                method: TOOLS_CALL.to_string(),
+                request: params,
+                requested_ttl,
+                // Nobody is connected to answer: its questions wait in the task.
+                client_capabilities: json!({
+                    "elicitation": { "form": {}, "url": {} },
+                    "sampling": {},
+                }),
+            },
+            Answers::AskInTask,
+        )
+        .await
+        .map_err(to_rpc)
+    }
+}
