@@ -20,7 +20,8 @@ use sha2::Sha256;
 use std::sync::{Arc, Mutex};
 use tokio::sync::mpsc;
 
-const TOKENS: &str = "\"tok-alice\" = \"alice\"\n\"tok-bob\" = \"bob\"\n";
+const TOKENS: &str =
+    "\"tok-alice\" = \"alice\"\n\"tok-bob\" = \"bob\"\n\"tok-carol\" = \"carol\"\n";
 const SECRET: &str = "8f742231b10e8888abcd99yyyzzz85a5";
 const BOT_TOKEN: &str = "xoxb-test-token";
 const CHANNEL: &str = "C0TASKS";
@@ -212,7 +213,9 @@ struct Setup {
     base: String,
 }
 
-fn start(api: &str) -> Setup {
+/// The binary serving the demo tools with authentication, people answering questions,
+/// and a `[slack]` section pointing at the stand-in at `api`; `extra` is more config.
+fn start(api: &str, extra: &str) -> Setup {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("tokens.toml"), TOKENS).unwrap();
     std::fs::write(
@@ -231,8 +234,8 @@ signing_secret_file = "slack-signing-secret"
 bot_token_file = "slack-bot-token"
 channel = "{CHANNEL}"
 api_base_url = "{api}"
-users = {{ "UALICE" = "alice", "UBOB" = "bob" }}
-"#
+users = {{ "UALICE" = "alice", "UBOB" = "bob", "UCAROL" = "carol" }}
+{extra}"#
         ),
     )
     .unwrap();
@@ -257,7 +260,7 @@ users = {{ "UALICE" = "alice", "UBOB" = "bob" }}
 #[tokio::test]
 async fn a_signed_click_answers_and_updates_the_message_and_refusals_change_nothing() {
     let (standin, api, mut calls) = StandIn::start().await;
-    let setup = start(&api);
+    let setup = start(&api, "");
     let base = &setup.base;
     let mut mcp = Ext::new(&setup.server.url, Some("tok-alice"));
     let task = mcp
@@ -362,7 +365,7 @@ async fn a_signed_click_answers_and_updates_the_message_and_refusals_change_noth
 #[tokio::test]
 async fn a_form_is_answered_through_its_modal_and_declined_with_a_button() {
     let (_standin, api, mut calls) = StandIn::start().await;
-    let setup = start(&api);
+    let setup = start(&api, "");
     let base = &setup.base;
     let mut mcp = Ext::new(&setup.server.url, Some("tok-alice"));
     let task = mcp.start("multi_input", json!({})).await;
@@ -475,7 +478,7 @@ async fn a_form_is_answered_through_its_modal_and_declined_with_a_button() {
 #[tokio::test]
 async fn a_question_answered_on_the_board_loses_its_buttons_in_slack() {
     let (standin, api, mut calls) = StandIn::start().await;
-    let setup = start(&api);
+    let setup = start(&api, "");
     let mut mcp = Ext::new(&setup.server.url, Some("tok-alice"));
     let task = mcp
         .start("confirm_delete", json!({"filename": "notes.txt"}))
@@ -503,6 +506,112 @@ async fn a_question_answered_on_the_board_loses_its_buttons_in_slack() {
     assert_eq!(status, 409, "{body}");
     next(&mut calls, "chat.postEphemeral").await;
     assert_eq!(standin.count("chat.update"), 1);
+}
+
+#[tokio::test]
+async fn an_approval_is_decided_by_its_approvers_from_slack_with_a_reason_on_reject() {
+    let (standin, api, mut calls) = StandIn::start().await;
+    let rules =
+        "\n[groups]\nops = [\"carol\"]\n\n[[approval]]\ntool = \"deploy\"\napprovers = [\"ops\"]\n";
+    let setup = start(&api, rules);
+    let base = &setup.base;
+    let mut mcp = Ext::new(&setup.server.url, Some("tok-alice"));
+    let task = mcp
+        .start("deploy", json!({"service": "web", "env": "prod"}))
+        .await;
+    mcp.wait(&task, "input_required").await;
+    let posted = next(&mut calls, "chat.postMessage").await;
+    assert_eq!(
+        buttons(&posted),
+        ["mcp_tasks.approve", "mcp_tasks.reject", "mcp_tasks.open"]
+    );
+    let text = posted.body["blocks"].to_string();
+    assert!(text.contains("Approvers: ops"), "{text}");
+    assert!(text.contains("\\\"service\\\": \\\"web\\\""), "{text}");
+
+    // The task's owner is no approver: refused, nothing changed.
+    let (status, body) = interact(
+        base,
+        SECRET,
+        now(),
+        &click(&posted, &posted.ts, "mcp_tasks.approve", "UALICE"),
+    )
+    .await;
+    assert_eq!(status, 403, "{body}");
+    assert!(body["text"].as_str().unwrap().contains("ops"), "{body}");
+    next(&mut calls, "chat.postEphemeral").await;
+    mcp.wait(&task, "input_required").await;
+
+    // Carol (in ops) rejects: a modal asks why; a blank reason is refused in it.
+    let (status, body) = interact(
+        base,
+        SECRET,
+        now(),
+        &click(&posted, &posted.ts, "mcp_tasks.reject", "UCAROL"),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    let opened = next(&mut calls, "views.open").await;
+    let view = opened.body["view"].clone();
+    assert_eq!(view["callback_id"], "mcp_tasks.reason");
+    let submit = |reason: &str| {
+        json!({
+            "type": "view_submission",
+            "user": {"id": "UCAROL", "username": "carol"},
+            "view": {
+                "id": "V0REASON",
+                "type": "modal",
+                "callback_id": view["callback_id"],
+                "private_metadata": view["private_metadata"],
+                "state": {"values": {"reason": {"value": {"type": "plain_text_input", "value": reason}}}},
+            },
+        })
+    };
+    let (status, body) = interact(base, SECRET, now(), &submit("  ")).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["response_action"], "errors", "{body}");
+    mcp.wait(&task, "input_required").await;
+    let (status, body) = interact(base, SECRET, now(), &submit("not on a Friday")).await;
+    assert_eq!(status, 200, "{body}");
+    let update = next(&mut calls, "chat.update").await;
+    assert_eq!(update.body["ts"], posted.ts.as_str());
+    let text = update.body["text"].as_str().unwrap();
+    assert!(
+        text.contains("Rejected by @carol at ") && text.ends_with(": not on a Friday"),
+        "{text}"
+    );
+    let done = mcp.wait(&task, "completed").await;
+    assert!(done.to_string().contains("not on a Friday"), "{done}");
+
+    // Another call: carol approves with the button, the tool runs.
+    let second = mcp
+        .start("deploy", json!({"service": "api", "env": "staging"}))
+        .await;
+    let posted = next(&mut calls, "chat.postMessage").await;
+    assert!(posted.body.to_string().contains(&second));
+    let (status, body) = interact(
+        base,
+        SECRET,
+        now(),
+        &click(&posted, &posted.ts, "mcp_tasks.approve", "UCAROL"),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    let update = next(&mut calls, "chat.update").await;
+    assert!(
+        update.body["text"]
+            .as_str()
+            .unwrap()
+            .contains("Approved by @carol"),
+        "{}",
+        update.body
+    );
+    let done = mcp.wait(&second, "completed").await;
+    assert_eq!(
+        done["result"]["structuredContent"]["env"], "staging",
+        "{done}"
+    );
+    assert_eq!(standin.count("chat.update"), 2);
 }
 
 /// Runs `serve` with a `[slack]` section of `slack` (in a folder holding the files

@@ -14,9 +14,6 @@ use crate::links::approval_content;
 use crate::view::{question_text, tool_of, QuestionKind};
 use crate::Board;
 
-/// The method of an approval question (issue 32's approval rules).
-pub(crate) const APPROVAL_METHOD: &str = "mcp-tasks/approval";
-
 /// `action_id` of the Approve button (a yes/no question, or an approval).
 pub(crate) const APPROVE: &str = "mcp_tasks.approve";
 /// `action_id` of the Reject button (declines a yes/no question; an approval's opens
@@ -61,10 +58,8 @@ pub(crate) enum Answering {
 impl Answering {
     /// How `request` is answered from Slack.
     pub(crate) fn of(request: &InputRequest) -> Self {
-        if request.method == APPROVAL_METHOD {
-            return Answering::Approval;
-        }
         match QuestionKind::of(&request.method, &request.params) {
+            QuestionKind::Approval => Answering::Approval,
             QuestionKind::Form if approval_content(&request.method, &request.params).is_some() => {
                 Answering::YesNo
             }
@@ -91,21 +86,23 @@ pub(crate) fn cut(text: &str, max: usize) -> String {
     cut
 }
 
-/// A question's words as a person reads them (an approval's `message`, else what the
-/// board shows).
+/// A question's words as a person reads them (as the board shows them).
 pub(crate) fn question_words(request: &InputRequest) -> String {
-    if request.method == APPROVAL_METHOD {
-        return request.params["message"]
-            .as_str()
-            .map(str::to_string)
-            .unwrap_or_else(|| {
-                format!(
-                    "Approve a call of '{}'?",
-                    request.params["tool"].as_str().unwrap_or("a tool")
-                )
-            });
-    }
     question_text(&request.method, &request.params)
+}
+
+/// Principals or groups as a list for a person: "alice, ops".
+fn names(value: &Value) -> String {
+    value
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(escape)
+                .collect::<Vec<_>>()
+                .join(", ")
+        })
+        .unwrap_or_default()
 }
 
 fn button(text: &str, action_id: &str, value: &str, style: Option<&str>) -> Value {
@@ -134,12 +131,24 @@ fn question_blocks(
         "type": "section",
         "text": {"type": "mrkdwn", "text": format!("*{}* asks:\n>{}", escape(&tool), escape(&words).replace('\n', "\n>"))},
     })];
-    if request.method == APPROVAL_METHOD {
-        let arguments =
-            serde_json::to_string_pretty(&request.params["arguments"]).unwrap_or_default();
+    if Answering::of(request) == Answering::Approval {
+        let params = &request.params;
+        let arguments = serde_json::to_string_pretty(&params["arguments"]).unwrap_or_default();
+        let mut who = format!("Approvers: {}", names(&params["approvers"]));
+        let required = params["required"].as_u64().unwrap_or(1);
+        if required > 1 {
+            let given = params["approvedBy"].as_array().map_or(0, Vec::len);
+            who.push_str(&format!(
+                " · {required} approvals needed, {given} given ({})",
+                names(&params["approvedBy"])
+            ));
+        }
+        if params["allowEdit"] == true {
+            who.push_str(" · the arguments can be changed on the board");
+        }
         blocks.push(json!({
             "type": "section",
-            "text": {"type": "mrkdwn", "text": format!("Arguments:\n```{}```", escape(&cut(&arguments, MAX_TEXT)))},
+            "text": {"type": "mrkdwn", "text": format!("Arguments:\n```{}```\n{who}", escape(&cut(&arguments, MAX_TEXT)))},
         }));
     }
     let mut context = format!("Task `{}`", escape(record.id.as_str()));
@@ -305,9 +314,12 @@ mod tests {
                 "properties": {"name": {"type": "string"}}, "required": ["name"]}}),
         );
         assert_eq!(Answering::of(&form), Answering::Form);
-        let approval = InputRequest::new(APPROVAL_METHOD, json!({"tool": "deploy"}));
+        let approval = InputRequest::new(
+            mcp_tasks_server::approvals::APPROVAL_METHOD,
+            json!({"message": "Deploy?", "tool": "deploy"}),
+        );
         assert_eq!(Answering::of(&approval), Answering::Approval);
-        assert_eq!(question_words(&approval), "Approve a call of 'deploy'?");
+        assert_eq!(question_words(&approval), "Deploy?");
         let sampling = InputRequest::new("sampling/createMessage", json!({}));
         assert_eq!(Answering::of(&sampling), Answering::BoardOnly);
     }

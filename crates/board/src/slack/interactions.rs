@@ -50,17 +50,14 @@ struct Person {
     caller: Caller,
 }
 
-/// The caller a mapped principal answers as: bound to their own tasks (operators to
-/// everyone's) when the server authenticates, as the board's login would be; without
-/// authentication tasks have no owner to check, and the mapping alone decides.
+/// The caller a mapped principal answers as: the board's person for that principal
+/// (an operator when listed, with their groups), bound to their own tasks and the
+/// questions put to them when the server authenticates, as their board login would
+/// be; without authentication tasks have no owner to check, and the mapping decides.
 fn caller_for(board: &Board, principal: &str) -> Caller {
-    if board.needs_login() {
-        let mut caller = Caller::authenticated(principal, None);
-        caller.operator = board.config().operators.iter().any(|o| o == principal);
-        caller
-    } else {
-        Caller::anonymous(principal, None)
-    }
+    let mut caller = board.person_caller(principal);
+    caller.authenticated = board.needs_login();
+    caller
 }
 
 fn audit_refused(slack_user: Option<&str>, actor: Option<&str>, task: Option<&str>, why: &str) {
@@ -137,7 +134,7 @@ async fn open_question(
     let record = board
         .server()
         .engine()
-        .get(&id, caller)
+        .get_for_person(&id, caller)
         .await
         .map_err(|e| engine_refusal(&e))?;
     let request = record
@@ -152,6 +149,11 @@ async fn open_question(
             "The task asks something else now than when this message was posted; open it on the board. Nothing was changed.",
         ));
     }
+    // The engine decides when the answer comes; asking first spares opening a modal
+    // for someone it would refuse.
+    crate::people::may_answer(&record, &request, caller).map_err(|why| {
+        Refusal::new(StatusCode::FORBIDDEN, format!("{why} Nothing was changed."))
+    })?;
     Ok((record, request))
 }
 
@@ -175,6 +177,10 @@ fn engine_refusal(error: &EngineError) -> Refusal {
         EngineError::InvalidInput(message) => {
             Refusal::new(StatusCode::UNPROCESSABLE_ENTITY, message.clone())
         }
+        EngineError::NotAllowed(message) => Refusal::new(
+            StatusCode::FORBIDDEN,
+            format!("{message} Nothing was changed."),
+        ),
         other => {
             tracing::warn!(error = %other, "slack: the task store could not answer");
             Refusal::new(
@@ -221,7 +227,7 @@ async fn give(
     let result = board
         .server()
         .engine()
-        .answer_input(&record.id, key, answer.outcome, &person.caller)
+        .answer_input_as(&record.id, key, answer.outcome, &person.caller, "slack")
         .await;
     let refusal = match result {
         Ok(true) => None,
