@@ -165,6 +165,8 @@ def main():
             expect(box.locator("h3")).to_have_text("Approval")
             expect(box.locator(".question-message")).to_have_text("Deploy web?")
             expect(alice.locator("#inbox-count")).not_to_have_text("0")
+            # An approver of someone else's call answers it; cancelling it is not theirs.
+            expect(alice.locator("#cancel-task")).to_have_count(0)
             alice.screenshot(path=os.path.join(args.shots, "board-approval.png"), full_page=True)
             box.locator("textarea.approval-arguments").fill('{"service": "web", "env": "staging"}')
             box.get_by_role("button", name="Approve", exact=True).click()

@@ -351,7 +351,8 @@ function renderDetail(task) {
   if (task.toolError) parts.push(el("p", { class: "tool-error", role: "status" }, "Tool error: ", task.toolError));
   parts.push(el("div", { id: "detail-progress", class: "progress-box" }));
   for (const question of task.questions || []) parts.push(kept.get(question.key) || renderQuestion(task, question));
-  if (!TERMINAL.has(task.status)) {
+  // An approver who is not the task's owner may answer its approval, not cancel it.
+  if (!TERMINAL.has(task.status) && task.mayAct !== false) {
     parts.push(el("p", {}, el("button", {
       class: "danger", id: "cancel-task",
       onclick: () => cancelTask(task),

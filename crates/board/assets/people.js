@@ -64,7 +64,8 @@ function renderApproval(question, send, problem) {
 // Who a question is for and until when (above its form).
 function questionMeta(question) {
   const bits = [];
-  if (question.assignedTo) bits.push(`For ${question.assignedTo.join(", ")}`);
+  // An approval names its approvers itself.
+  if (question.assignedTo && question.kind !== "approval") bits.push(`For ${question.assignedTo.join(", ")}`);
   if (question.deadline) {
     bits.push(question.overdue
       ? `overdue since ${when(question.deadline)}`

@@ -123,6 +123,8 @@ fn engine_refused(error: &EngineError) -> Response {
             "The task already ended",
             &format!("It is {status} now; there is nothing left to answer."),
         ),
+        // An approval whose approvers the link's assignee is not among.
+        EngineError::NotAllowed(why) => refused(StatusCode::FORBIDDEN, "Not yours to answer", why),
         other => {
             tracing::warn!(error = %other, "answer link: the task store could not answer");
             refused(

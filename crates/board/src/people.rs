@@ -54,6 +54,9 @@ pub(crate) fn annotate(
     caller: &Caller,
     now: DateTime<Utc>,
 ) {
+    // Whether the viewer may act on the task (cancel it), or only sees it because it
+    // asks them something (an approver of someone else's call).
+    detail["mayAct"] = json!(caller.may_access(&record.owner));
     if let Some(questions) = detail["questions"].as_array_mut() {
         for q in questions {
             let Some(request) = q["key"].as_str().and_then(|k| record.input_requests.get(k)) else {

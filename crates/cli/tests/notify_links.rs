@@ -232,3 +232,98 @@ on = ["input_required"]
     );
     drop(server);
 }
+
+#[tokio::test]
+async fn an_approval_link_counts_only_for_an_approver() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("tokens.toml"), TOKENS).unwrap();
+    std::fs::write(
+        dir.path().join("board-secret"),
+        "0123456789abcdef0123456789abcdef\n",
+    )
+    .unwrap();
+    let reserved = Receiver::reserve();
+    let port = reserved.port;
+    let receiver = Receiver::start(reserved).await;
+    let config = dir.path().join("tasks.toml");
+    std::fs::write(
+        &config,
+        format!(
+            r#"
+[board]
+public_url = "https://tasks.example.com"
+secret_file = "board-secret"
+
+[groups]
+ops = ["alice"]
+
+[[approval]]
+tool = "deploy"
+approvers = ["ops"]
+
+[[notify]]
+name = "approver"
+url = "http://127.0.0.1:{port}/approver"
+on = ["input_required"]
+answer_links = true
+assignee = "alice"
+
+[[notify]]
+name = "requester"
+url = "http://127.0.0.1:{port}/requester"
+on = ["input_required"]
+answer_links = true
+assignee = "bob"
+"#
+        ),
+    )
+    .unwrap();
+    let db = format!("sqlite://{}", dir.path().join("tasks.db").display());
+    let server = serve(&[
+        "--database",
+        &db,
+        "--config",
+        config.to_str().unwrap(),
+        "--auth-tokens",
+        dir.path().join("tokens.toml").to_str().unwrap(),
+    ]);
+    let base = base_of(&server.url);
+    // bob asks for a deploy; only alice (ops) may approve it.
+    let mut mcp = Ext::new(&server.url, Some("tok-bob"));
+    let task = mcp
+        .start("deploy", json!({"service": "web", "env": "prod"}))
+        .await;
+    mcp.wait(&task, "input_required").await;
+    let bob = Person::login(&base, "tok-bob").await;
+
+    // The requester's own link (assignee bob) is refused and changes nothing.
+    let own = event(&receiver, "/requester", &task).await;
+    let own_approve = own["answers"][0]["approve"]
+        .as_str()
+        .expect("an approval gets links")
+        .to_string();
+    let (status, page) = open(&base, &own_approve, true, None).await;
+    assert_eq!(status, 403, "{page}");
+    assert!(page.contains("ops"), "the page says who decides: {page}");
+    assert_eq!(state(&bob, &task).await, ("input_required".to_string(), 1));
+
+    // The approver's link approves the call, which runs.
+    let approver = event(&receiver, "/approver", &task).await;
+    let approve = approver["answers"][0]["approve"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let (status, page) = open(&base, &approve, true, None).await;
+    assert_eq!(status, 200, "{page}");
+    let done = mcp.wait(&task, "completed").await;
+    assert_eq!(
+        done["result"]["structuredContent"],
+        json!({"service": "web", "env": "prod"})
+    );
+    let (_, detail) = bob.get(&format!("/board/api/tasks/{task}")).await;
+    let timeline = detail["timeline"].to_string();
+    assert!(
+        timeline.contains("approved by alice via link"),
+        "{timeline}"
+    );
+}

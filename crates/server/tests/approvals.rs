@@ -505,4 +505,28 @@ async fn on_the_extension_wire_the_approval_is_not_the_clients_to_answer() {
         .unwrap();
     let done = c.wait(&id, "completed").await;
     assert_eq!(done["result"]["content"][0]["text"], "slept 1 ms");
+
+    // Without the extension the stateless call gets a handle at once, and the task
+    // tools cannot approve it either.
+    let (_, handle) = c
+        .send(
+            "tools/call",
+            json!({"name": "sleep", "arguments": {"ms": 2}}),
+            false,
+            None,
+        )
+        .await;
+    let state = &handle["result"]["structuredContent"];
+    let id = state["taskId"].as_str().expect("a handle").to_string();
+    let key = state["questions"][0]["key"].as_str().unwrap().to_string();
+    let (_, tried) = c
+        .send(
+            "tools/call",
+            json!({"name": "task_answer", "arguments": {"taskId": id, "answers": {key.as_str(): {"decision": "approve"}}}}),
+            false,
+            None,
+        )
+        .await;
+    assert_eq!(tried["result"]["isError"], true, "{tried}");
+    assert!(record(&s, &id).await.input_requests[&key].is_outstanding());
 }

@@ -312,8 +312,10 @@ impl QuestionWaiters {
                     })?;
             }
             // A person's answer says who gave it, through which channel and when: in
-            // the record (the task's history) and to the work (an approval counts
-            // distinct approvers).
+            // the record (the task's history) and, for a question asked of people (an
+            // approval counts distinct approvers), to the work as `answeredBy`. An
+            // ordinary question's answer goes to the work exactly as a client would
+            // have sent it (a gateway hands it to its upstream, which may check it).
             let by = match (via, &stamped) {
                 (Some(via), None) => {
                     let by = mcp_tasks_store::Answerer {
@@ -321,9 +323,12 @@ impl QuestionWaiters {
                         via: via.to_string(),
                         at: core.now(),
                     };
-                    if let Outcome::Result {
-                        value: Value::Object(map),
-                    } = &mut answer
+                    if let (
+                        Outcome::Result {
+                            value: Value::Object(map),
+                        },
+                        true,
+                    ) = (&mut answer, request.assignment.is_some())
                     {
                         map.insert(
                             "answeredBy".into(),
