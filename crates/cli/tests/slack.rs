@@ -46,7 +46,7 @@ signing_secret_file = "slack-signing-secret"
 bot_token_file = "slack-bot-token"
 channel = "{CHANNEL}"
 api_base_url = "{api}"
-users = {{ "UALICE" = "alice", "UBOB" = "bob", "UCAROL" = "carol" }}
+users = {{ "UALICE" = "alice", "UBOB" = "bob", "UCAROL" = "carol", "UDAVE" = "dave" }}
 {extra}"#
         ),
     )
@@ -423,6 +423,74 @@ async fn an_approval_is_decided_by_its_approvers_from_slack_with_a_reason_on_rej
         done["result"]["structuredContent"]["env"], "staging",
         "{done}"
     );
+    assert_eq!(standin.count("chat.update"), 2);
+}
+
+#[tokio::test]
+async fn a_quorum_needs_two_people_in_slack_and_one_click_twice_counts_once() {
+    let (standin, api, mut calls) = StandIn::start().await;
+    let rules = "\n[groups]\nops = [\"carol\", \"dave\"]\n\n[[approval]]\ntool = \"deploy\"\napprovers = [\"ops\"]\nrequired = 2\n";
+    let setup = start(&api, rules);
+    let base = &setup.base;
+    let mut mcp = Ext::new(&setup.server.url, Some("tok-alice"));
+    let task = mcp
+        .start("deploy", json!({"service": "web", "env": "prod"}))
+        .await;
+    let first = next(&mut calls, "chat.postMessage").await;
+    let text = first.body["blocks"].to_string();
+    assert!(text.contains("2 approvals needed, 0 given"), "{text}");
+    let (status, body) = interact(
+        base,
+        SECRET,
+        now(),
+        &click(&first, &first.ts, "mcp_tasks.approve", "UCAROL"),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    let update = next(&mut calls, "chat.update").await;
+    assert_eq!(update.body["ts"], first.ts.as_str());
+    // The next round is a new question: a new message, saying who approved so far.
+    let second = next(&mut calls, "chat.postMessage").await;
+    let text = second.body["blocks"].to_string();
+    assert!(
+        text.contains("2 approvals needed, 1 given (carol)"),
+        "{text}"
+    );
+    mcp.wait(&task, "input_required").await;
+
+    // Carol again: her vote counts once; refused, the task still waits.
+    let (status, body) = interact(
+        base,
+        SECRET,
+        now(),
+        &click(&second, &second.ts, "mcp_tasks.approve", "UCAROL"),
+    )
+    .await;
+    assert_eq!(status, 403, "{body}");
+    next(&mut calls, "chat.postEphemeral").await;
+    mcp.wait(&task, "input_required").await;
+
+    // Dave makes two.
+    let (status, body) = interact(
+        base,
+        SECRET,
+        now(),
+        &click(&second, &second.ts, "mcp_tasks.approve", "UDAVE"),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    let update = next(&mut calls, "chat.update").await;
+    assert_eq!(update.body["ts"], second.ts.as_str());
+    assert!(
+        update.body["text"]
+            .as_str()
+            .unwrap()
+            .contains("Approved by @dave"),
+        "{}",
+        update.body
+    );
+    let done = mcp.wait(&task, "completed").await;
+    assert_eq!(done["result"]["structuredContent"]["env"], "prod", "{done}");
     assert_eq!(standin.count("chat.update"), 2);
 }
 

@@ -138,10 +138,10 @@ fn question_blocks(
         let required = params["required"].as_u64().unwrap_or(1);
         if required > 1 {
             let given = params["approvedBy"].as_array().map_or(0, Vec::len);
-            who.push_str(&format!(
-                " · {required} approvals needed, {given} given ({})",
-                names(&params["approvedBy"])
-            ));
+            who.push_str(&format!(" · {required} approvals needed, {given} given"));
+            if given > 0 {
+                who.push_str(&format!(" ({})", names(&params["approvedBy"])));
+            }
         }
         if params["allowEdit"] == true {
             who.push_str(" · the arguments can be changed on the board");
