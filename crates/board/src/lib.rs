@@ -22,6 +22,7 @@
 //! | `links` | signed one-time answer links (approve / reject) that webhook events carry |
 //! | `link_pages` | the confirmation page and the answer behind such a link |
 //! | [`notify`] | webhooks: events to people when a task needs them, durable and retried |
+//! | [`slack`] | Slack app mode: questions posted with buttons, answered from Slack |
 //!
 //! Why plain JavaScript and no template engine or library: the page is one list, one
 //! detail pane and one form renderer. A few hundred lines of DOM code, built with
@@ -44,6 +45,7 @@ pub mod notify;
 mod pages;
 mod people;
 mod rerun;
+pub mod slack;
 mod view;
 mod viewer;
 
@@ -59,6 +61,7 @@ pub use notify::{
     default_sink_name, Notifier, NotifyConfig, NotifyFormat, NotifyOn, NotifySink,
     PreparedNotifier, WebhookSecret,
 };
+pub use slack::{PreparedSlack, Slack, SlackConfig};
 
 /// The path the board is served under.
 pub const BOARD_PATH: &str = "/board";
@@ -82,6 +85,9 @@ pub struct BoardConfig {
     /// The key of the answer links webhook events carry (the same value as the
     /// notifier's [`NotifyConfig::answer_links`]); `None`: links are refused.
     pub answer_links: Option<AnswerLinks>,
+    /// The Slack app whose interactions the board takes at
+    /// [`slack::INTERACTIONS_PATH`]; `None`: no Slack app.
+    pub slack: Option<Slack>,
 }
 
 impl Default for BoardConfig {
@@ -92,6 +98,7 @@ impl Default for BoardConfig {
             session_ttl: Duration::from_secs(12 * 3600),
             secret: None,
             answer_links: None,
+            slack: None,
         }
     }
 }
@@ -153,6 +160,7 @@ impl Board {
                 "/board/answer/{token}",
                 get(link_pages::confirm).post(link_pages::answer),
             )
+            .route(slack::INTERACTIONS_PATH, post(slack::interactions::receive))
             .with_state(self.clone())
     }
 

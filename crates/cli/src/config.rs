@@ -37,6 +37,26 @@ pub struct ConfigFile {
     /// `[groups]`: group name to members (principals), for approvers and assignees.
     #[serde(default)]
     pub groups: std::collections::BTreeMap<String, Vec<String>>,
+    /// `[slack]`: questions posted to Slack, answered with its buttons.
+    pub slack: Option<SlackSection>,
+}
+
+/// `[slack]`: the Slack app (see docs/slack.md). File paths are relative to the config
+/// file's folder.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SlackSection {
+    /// A file holding the app's Signing Secret.
+    pub signing_secret_file: PathBuf,
+    /// A file holding the bot's OAuth token (`xoxb-…`).
+    pub bot_token_file: PathBuf,
+    /// The channel questions are posted to (an id, or a name the bot is in).
+    pub channel: String,
+    /// Slack user ids and the principal each answers as.
+    #[serde(default)]
+    pub users: std::collections::BTreeMap<String, String>,
+    /// The Web API's address (default `https://slack.com/api`).
+    pub api_base_url: Option<String>,
 }
 
 /// `[board]`: the same settings as the board's `serve` flags.
@@ -318,6 +338,13 @@ impl ConfigFile {
         if let Some(secret) = &cfg.board.secret_file {
             if secret.is_relative() {
                 cfg.board.secret_file = Some(base.join(secret));
+            }
+        }
+        if let Some(slack) = &mut cfg.slack {
+            for file in [&mut slack.signing_secret_file, &mut slack.bot_token_file] {
+                if file.is_relative() {
+                    *file = base.join(&*file);
+                }
             }
         }
         for n in &mut cfg.notify {

@@ -4,7 +4,7 @@
 use anyhow::{Context, Result};
 use mcp_tasks_board::{
     default_sink_name, AnswerLinks, BoardConfig, NotifyConfig, NotifyFormat, NotifyOn, NotifySink,
-    WebhookSecret,
+    SlackConfig, WebhookSecret,
 };
 use mcp_tasks_protocol::secret::Secret;
 use std::path::PathBuf;
@@ -205,6 +205,43 @@ impl BoardArgs {
         config.check().map_err(|e| anyhow::anyhow!(e))?;
         Ok(config)
     }
+}
+
+/// The Slack app of `[slack]`, if there is one, linking its messages to the board at
+/// `public_url`. Its secret and token files are read now, so a missing or empty one
+/// stops the start with a message naming it.
+pub fn slack_config(file: &ConfigFile, public_url: Option<String>) -> Result<Option<SlackConfig>> {
+    let Some(section) = &file.slack else {
+        return Ok(None);
+    };
+    let read = |path: &std::path::Path, what: &str| -> Result<String> {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("[slack]: reading the {what} file {}", path.display()))?;
+        let text = text.trim().to_string();
+        if text.is_empty() {
+            anyhow::bail!("[slack]: the {what} file {} is empty", path.display());
+        }
+        Ok(text)
+    };
+    let secret = read(
+        &section.signing_secret_file,
+        "signing secret (signing_secret_file)",
+    )?;
+    let token = read(&section.bot_token_file, "bot token (bot_token_file)")?;
+    let config = SlackConfig {
+        signing_secret: Secret::new(secret.into_bytes()),
+        bot_token: Secret::new(token),
+        channel: section.channel.trim().to_string(),
+        users: section.users.clone(),
+        api_base_url: section
+            .api_base_url
+            .clone()
+            .unwrap_or_else(|| mcp_tasks_board::slack::DEFAULT_API_BASE_URL.to_string()),
+        public_url,
+        request_timeout: Duration::from_secs(10),
+    };
+    config.check().map_err(|e| anyhow::anyhow!(e))?;
+    Ok(Some(config))
 }
 
 /// The Standard Webhooks secrets of a `[[notify]]` entry: those written in `secrets`,

@@ -474,20 +474,23 @@ async fn serve(args: ServeArgs, extra: Vec<mcp_tasks_gateway::UpstreamConfig>) -
         tracing::info!(webhooks = notify.sinks.len(), "notifications on");
     }
     let notifier = mcp_tasks_board::Notifier::prepare(notify).map_err(|e| anyhow::anyhow!(e))?;
-    let server = Server::start(
-        store,
-        engine_config,
-        tools,
-        server_config,
-        notifier.observer().into_iter().collect(),
-    )
-    .await
-    .context("starting the task engine")?;
+    let slack = slack_app(
+        &args,
+        &file,
+        board_served,
+        listener.as_ref().map(|(_, a)| *a),
+    )?;
+    let mut observers: Vec<_> = notifier.observer().into_iter().collect();
+    observers.extend(slack.as_ref().map(|s| s.observer()));
+    let server = Server::start(store, engine_config, tools, server_config, observers)
+        .await
+        .context("starting the task engine")?;
     tracing::info!(database = %shown, "task store ready");
     if let Some(gateway) = gateway {
         gateway.keep_current(&server);
     }
     notifier.start(&server).map_err(|e| anyhow::anyhow!(e))?;
+    let slack = slack.map(|s| s.start(&server));
 
     let Some((listener, addr)) = listener else {
         let engine = server.engine().clone();
@@ -504,7 +507,7 @@ async fn serve(args: ServeArgs, extra: Vec<mcp_tasks_gateway::UpstreamConfig>) -
         &format!("http://{addr}{}", http::DEFAULT_PATH),
     );
     let board = if board_served {
-        board_routes(&args, &file, &server, addr, links)?
+        board_routes(&args, &file, &server, addr, links, slack)?
     } else {
         axum::Router::new()
     };
@@ -536,6 +539,33 @@ fn board_served(
     true
 }
 
+/// The Slack app of `[slack]`, prepared (its observer goes to the engine at start). It
+/// needs the board: Slack's clicks come to the board's interaction endpoint.
+fn slack_app(
+    args: &ServeArgs,
+    file: &ConfigFile,
+    board_served: bool,
+    addr: Option<std::net::SocketAddr>,
+) -> Result<Option<mcp_tasks_board::PreparedSlack>> {
+    if file.slack.is_none() {
+        return Ok(None);
+    }
+    let (true, Some(addr)) = (board_served, addr) else {
+        anyhow::bail!(
+            "[slack] needs the task board, which takes Slack's clicks at {}: serve HTTP with the board on (not --stdio or --no-board; a non-loopback address needs authentication)",
+            mcp_tasks_board::slack::INTERACTIONS_PATH
+        );
+    };
+    let public_url = Some(board_root(args, file, addr)?);
+    let Some(config) = board::slack_config(file, public_url)? else {
+        return Ok(None);
+    };
+    tracing::info!(channel = %config.channel, users = config.users.len(), "slack app on");
+    mcp_tasks_board::Slack::prepare(config)
+        .map(Some)
+        .map_err(|e| anyhow::anyhow!(e))
+}
+
 /// The task board's routes (see [`board_served`]).
 fn board_routes(
     args: &ServeArgs,
@@ -543,9 +573,11 @@ fn board_routes(
     server: &Server,
     addr: std::net::SocketAddr,
     links: mcp_tasks_board::AnswerLinks,
+    slack: Option<mcp_tasks_board::Slack>,
 ) -> Result<axum::Router> {
     let mut config = args.board.board_config(file)?;
     config.answer_links = Some(links);
+    config.slack = slack;
     let shown = board_root(args, file, addr)?;
     logging::announce(args.log_format, "task board at", &format!("{shown}/board"));
     Ok(mcp_tasks_board::Board::new(server.clone(), config).router())
