@@ -7,7 +7,7 @@ mod board_support;
 mod common;
 
 use board_support::{base_of, Ext, Person};
-use common::serve;
+use common::spawn_listening_logged;
 use mcp_tasks_testkit::{eventually, WAIT};
 use serde_json::{json, Value};
 
@@ -33,7 +33,13 @@ async fn an_unanswered_question_is_escalated_to_the_next_group_who_answer_it() {
     let config = dir.path().join("tasks.toml");
     std::fs::write(&config, "[groups]\nops = [\"alice\"]\nleads = [\"dave\"]\n").unwrap();
     let db = format!("sqlite://{}", dir.path().join("tasks.db").display());
-    let server = serve(&[
+    let (server, log) = spawn_listening_logged(&[
+        "serve",
+        "--demo",
+        "--listen",
+        "127.0.0.1:0",
+        "--log",
+        "warn,mcp_tasks::audit=info",
         "--database",
         &db,
         "--config",
@@ -89,4 +95,28 @@ async fn an_unanswered_question_is_escalated_to_the_next_group_who_answer_it() {
     let timeline: Vec<Value> = detail["timeline"].as_array().unwrap().clone();
     let said = serde_json::to_string(&timeline).unwrap();
     assert!(said.contains("answered by dave via board"), "{said}");
+    // The escalation and the answer are audit events, naming who and how.
+    let mut seen = Vec::new();
+    let wanted = |l: &String| {
+        l.contains("mcp_tasks::audit") && l.contains(&task) && l.contains("event=\"answered\"")
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !seen.iter().any(wanted) && std::time::Instant::now() < deadline {
+        if let Ok(line) = log.recv_timeout(std::time::Duration::from_millis(200)) {
+            seen.push(line);
+        }
+    }
+    let answered = seen
+        .iter()
+        .find(|l| wanted(l))
+        .expect("an answered audit event");
+    assert!(
+        answered.contains("principal=dave") && answered.contains("via=\"board\""),
+        "{answered}"
+    );
+    assert!(
+        seen.iter()
+            .any(|l| l.contains("event=\"deadline_passed\"") && l.contains("escalated to leads")),
+        "{seen:#?}"
+    );
 }

@@ -49,6 +49,12 @@ pub(crate) fn answered(id: &TaskId, key: &str, by: &str, via: &str) {
     tracing::info!(target: TARGET, event = "answered", task_id = %id, question = key, principal = %by, via);
 }
 
+/// A question's deadline passed: `outcome` says what happened (failed, declined,
+/// answered with its default, overdue, escalated to …).
+pub(crate) fn deadline_passed(id: &TaskId, key: &str, outcome: &str) {
+    tracing::info!(target: TARGET, event = "deadline_passed", task_id = %id, question = key, outcome);
+}
+
 pub(crate) fn refused(by: &str, reason: &str) {
     tracing::warn!(target: TARGET, event = "create_refused", principal = %by, reason);
 }

@@ -66,6 +66,37 @@ pub fn spawn_listening(args: &[&str]) -> Server {
     spawn_listening_with_env(args, &[])
 }
 
+/// [`spawn_listening`] that hands every later line of the server's stderr (its log)
+/// to the returned channel.
+#[allow(dead_code)] // each test file compiles this module; few read the log
+pub fn spawn_listening_logged(args: &[&str]) -> (Server, std::sync::mpsc::Receiver<String>) {
+    let mut child = Command::new(BIN)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start mcp-tasks");
+    let stderr = child.stderr.take().expect("stderr");
+    let mut lines = BufReader::new(stderr).lines();
+    let url = loop {
+        let line = lines
+            .next()
+            .expect("server printed its address")
+            .expect("read stderr");
+        if let Some(url) = listening_url(&line) {
+            break url;
+        }
+    };
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in lines.map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    (Server { child, url }, rx)
+}
+
 /// [`spawn_listening`] with extra environment variables for the server.
 pub fn spawn_listening_with_env(args: &[&str], env: &[(&str, &str)]) -> Server {
     let mut child = Command::new(BIN)

@@ -189,6 +189,7 @@ impl QuestionWaiters {
                     "question '{key}' ({}) got no answer by its deadline {at}; the task failed",
                     request.method
                 );
+                crate::audit::deadline_passed(id, key, "the task failed");
                 crate::run::ledger::fail(core, executor, id, Failure::InputTimedOut, message).await;
                 return Err(InputError::TimedOut {
                     key: key.to_string(),
@@ -204,6 +205,7 @@ impl QuestionWaiters {
             _ => "answered with its default",
         };
         let message = format!("question '{key}' got no answer by its deadline {at}: {how}");
+        crate::audit::deadline_passed(id, key, how);
         loop {
             let current = read_running(core, id).await?;
             let mut requests = current.input_requests.clone();
@@ -449,6 +451,7 @@ async fn escalate(
         "question '{key}' got no answer by its deadline: escalated to {}",
         to.join(", ")
     );
+    crate::audit::deadline_passed(id, key, &format!("escalated to {}", to.join(", ")));
     loop {
         let Ok(current) = read_running(core, id).await else {
             return next;
@@ -491,6 +494,7 @@ async fn note_overdue(
         .to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
     let message =
         format!("question '{key}' is overdue (its deadline was {at}); still waiting for an answer");
+    crate::audit::deadline_passed(id, key, "overdue");
     crate::run::ledger::update_message(core, executor, id, message).await;
 }
 
