@@ -120,3 +120,104 @@ async fn an_unanswered_question_is_escalated_to_the_next_group_who_answer_it() {
         "{seen:#?}"
     );
 }
+
+/// Starts the demo server on `db` with approval rules, a short lease (a killed
+/// process's tasks are taken over within seconds) and alice as an approver.
+fn start_with_rules(dir: &std::path::Path) -> common::Server {
+    std::fs::write(dir.join("tokens.toml"), TOKENS).unwrap();
+    let config = dir.join("rules.toml");
+    std::fs::write(
+        &config,
+        "[groups]\nops = [\"alice\"]\n\n[[approval]]\ntool = \"deploy\"\napprovers = [\"ops\"]\n\n[[approval]]\ntool = \"slow_compute\"\napprovers = [\"ops\"]\n",
+    )
+    .unwrap();
+    common::serve(&[
+        "--database",
+        &format!("sqlite://{}", dir.join("tasks.db").display()),
+        "--config",
+        config.to_str().unwrap(),
+        "--auth-tokens",
+        dir.join("tokens.toml").to_str().unwrap(),
+        "--lease-ttl",
+        "1s",
+    ])
+}
+
+/// The key of the open approval of `task`, as alice sees it on the board.
+async fn approval_key(alice: &Person, task: &str) -> String {
+    eventually(WAIT, || async {
+        let (_, detail) = alice.get(&format!("/board/api/tasks/{task}")).await;
+        detail["questions"][0]["key"].as_str().map(str::to_string)
+    })
+    .await
+}
+
+async fn approve(alice: &Person, task: &str) {
+    let key = approval_key(alice, task).await;
+    let (status, body) = alice
+        .post(
+            &format!("/board/api/tasks/{task}/answer"),
+            json!({"key": key, "action": "approve"}),
+            true,
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+}
+
+#[tokio::test]
+async fn an_approval_survives_a_kill_9_and_an_approved_tool_is_not_run_twice() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut server = start_with_rules(dir.path());
+    let mut carol = Ext::new(&server.url, Some("tok-carol"));
+    // Waiting for approval when the process dies.
+    let waiting = carol
+        .start("deploy", json!({"service": "web", "env": "prod"}))
+        .await;
+    carol.wait(&waiting, "input_required").await;
+    // Approved and running (a tool that is not resumable) when the process dies.
+    let running = carol
+        .start("slow_compute", json!({"seconds": 600, "label": "long"}))
+        .await;
+    let alice = Person::login(&base_of(&server.url), "tok-alice").await;
+    approve(&alice, &running).await;
+    // The tool itself runs (its first progress report), so its start is journaled.
+    eventually(WAIT, || async {
+        let (_, detail) = alice.get(&format!("/board/api/tasks/{running}")).await;
+        detail["progress"].is_object().then_some(())
+    })
+    .await;
+
+    server.child.kill().unwrap(); // SIGKILL: no shutdown code runs
+    server.child.wait().unwrap();
+    drop(server);
+
+    let server = start_with_rules(dir.path());
+    let mut carol = Ext::new(&server.url, Some("tok-carol"));
+    let alice = Person::login(&base_of(&server.url), "tok-alice").await;
+    // The approval still waits (taken over once the dead process's lease ran out),
+    // and once given, the tool runs.
+    let key = approval_key(&alice, &waiting).await;
+    assert!(key.starts_with("approval-"), "{key}");
+    approve(&alice, &waiting).await;
+    let done = carol.wait(&waiting, "completed").await;
+    assert_eq!(
+        done["result"]["structuredContent"],
+        json!({"service": "web", "env": "prod"})
+    );
+    // The approved tool that had started is not started again.
+    let carol = tokio::sync::Mutex::new(carol);
+    let ended = eventually(std::time::Duration::from_secs(40), || async {
+        let t = carol
+            .lock()
+            .await
+            .result("tasks/get", json!({"taskId": running}))
+            .await;
+        (t["status"] != "working").then_some(t)
+    })
+    .await;
+    let text = ended["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(text.contains("not run again"), "{ended}");
+}

@@ -45,7 +45,11 @@ impl Server {
         let tools = Arc::new(tools);
         let mut hooks = EngineHooks::default()
             .reader(Arc::new(crate::mcp_reader::McpReader))
-            .resumer(resumer(Arc::clone(&me), Arc::clone(&tools)))
+            .resumer(resumer(
+                Arc::clone(&me),
+                Arc::clone(&tools),
+                config.approvals.clone(),
+            ))
             .log_router(log_router(Arc::clone(&me)))
             .store_observer(Arc::clone(&metrics) as _)
             .observe_transitions(metrics_observer(Arc::clone(&me)));
@@ -103,7 +107,16 @@ impl Server {
 /// Re-runs a task taken over from a stopped process when its tool is resumable.
 /// Before the server exists (while the engine starts) the tools are looked up in
 /// `initial`, the registry the server starts with; then in the server's current one.
-fn resumer(me: Arc<OnceLock<Weak<ServerInner>>>, initial: Arc<ToolRegistry>) -> Resumer {
+///
+/// A call behind an approval rule runs behind its gate again (the votes given replay
+/// from the record, open rounds wait on): its tool need not be resumable while the
+/// approval is pending, and one that is not is not run twice (see
+/// `approvals::gate`).
+fn resumer(
+    me: Arc<OnceLock<Weak<ServerInner>>>,
+    initial: Arc<ToolRegistry>,
+    approvals: crate::approvals::Approvals,
+) -> Resumer {
     Arc::new(move |record| {
         let name = record.request.name()?;
         let tool = match me.get() {
@@ -116,13 +129,14 @@ fn resumer(me: Arc<OnceLock<Weak<ServerInner>>>, initial: Arc<ToolRegistry>) -> 
                 .clone(),
             None => initial.get(&name)?.clone(),
         };
-        if !tool.is_resumable() {
-            return None;
-        }
         let args = match record.request.field("arguments") {
             Some(Value::Object(args)) => args,
             _ => Default::default(),
         };
+        let tool = approvals.gate(tool, &args);
+        if !tool.is_resumable() && !tool.needs_task() {
+            return None;
+        }
         let retry = tool.retry();
         Some(
             Resumption::new(move |ctx| {

@@ -23,10 +23,16 @@ pub(super) fn gated(tool: Tool, rule: Arc<CompiledRule>) -> Tool {
         let inner = inner.clone();
         let rule = Arc::clone(&gate);
         Box::pin(async move {
-            match approve(&rule, &inner, args, &ctx).await {
-                Ok(args) => inner.call(args, ctx).await,
-                Err(refusal) => Ok(refusal),
+            let args = match approve(&rule, &inner, args, &ctx).await {
+                Ok(args) => args,
+                Err(refusal) => return Ok(refusal),
+            };
+            if !inner.is_resumable() {
+                if let Err(refusal) = first_start(&inner, &ctx).await {
+                    return Ok(refusal);
+                }
             }
+            inner.call(args, ctx).await
         })
     });
     let external = tool.external_spec().map(|spec| {
@@ -47,6 +53,25 @@ pub(super) fn gated(tool: Tool, rule: Arc<CompiledRule>) -> Tool {
         wrapped
     });
     tool.rewired(handler, external)
+}
+
+/// Journals that the approved tool starts now, so that a later attempt of the task
+/// (after a restart or a takeover, which runs the gate again to go on waiting for its
+/// approval) does not run a tool that is not safe to repeat a second time: `Err` with
+/// the tool error saying so when an earlier attempt started it.
+async fn first_start(tool: &Tool, ctx: &TaskContext) -> Result<(), Value> {
+    let attempt = ctx.attempt();
+    match ctx.step("approved-tool-started", async move { attempt }).await {
+        Ok(started) if started == attempt => Ok(()),
+        Ok(started) => Err(ToolResult::error(format!(
+            "The call of {} was approved and started (attempt {started}), then the process running it stopped; it is not run again, because the tool is not safe to repeat. Check what it did before calling it again.",
+            tool.name()
+        ))),
+        Err(e) => Err(ToolResult::error(format!(
+            "The call of {} was approved, but its start could not be recorded ({e}); it did not run.",
+            tool.name()
+        ))),
+    }
 }
 
 /// Asks until the call is approved (the arguments to run it with) or not (the tool
