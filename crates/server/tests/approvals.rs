@@ -530,3 +530,29 @@ async fn on_the_extension_wire_the_approval_is_not_the_clients_to_answer() {
     assert_eq!(tried["result"]["isError"], true, "{tried}");
     assert!(record(&s, &id).await.input_requests[&key].is_outstanding());
 }
+
+#[tokio::test]
+async fn a_call_the_server_starts_itself_waits_for_approval_too() {
+    // The board's "run again" starts calls through `Server::start_tool_task`: a rule
+    // applies to them as to a client's call.
+    let s = server(SLEEP_BY_OPS, true).await;
+    let started = s
+        .server
+        .start_tool_task(
+            Caller::authenticated("carol", None),
+            json!({"name": "sleep", "arguments": {"ms": 1}}),
+        )
+        .await
+        .unwrap();
+    let id = started.id.as_str().to_string();
+    let (key, _) = open_approval(&s, &id).await;
+    assert_eq!(
+        s.sleeps_started.load(std::sync::atomic::Ordering::SeqCst),
+        0,
+        "nothing ran before the approval"
+    );
+    vote(&s, &id, &key, "alice", json!({"decision": "approve"}))
+        .await
+        .unwrap();
+    assert_eq!(result_text(&finished(&s, &id).await), "slept 1 ms");
+}

@@ -57,6 +57,8 @@ impl Server {
             }
         };
         tool.validate(&Value::Object(args.clone()))?;
+        // Run again is a call like any other: an approval rule applies to it too.
+        let tool = self.config().approvals.gate(tool, &args);
         let requested_ttl = tool.ttl();
         create_task(
             self.engine(),
