@@ -205,6 +205,9 @@ pub(crate) struct ServerInner {
     /// them, and the session of that call (see [`Server::attach_plain_wait`]).
     pub(crate) plain_waits: Mutex<HashMap<TaskId, String>>,
     pub(crate) shutdown: CancellationToken,
+    /// Whether each tool's calls usually outlast the task window (see
+    /// [`crate::tools::durations`]).
+    pub(crate) durations: crate::tools::durations::ToolDurations,
 }
 
 /// An MCP server. Cheap to clone; clones share sessions and the engine.
@@ -222,6 +225,34 @@ impl std::fmt::Debug for Server {
 }
 
 impl Server {
+    /// The window a call of `tool` waits now before its task is created (the
+    /// extension wire's server-side decision; a plain call under the sync budget):
+    /// [`ServerConfig::task_after`] (at most `cap`), or zero for a tool whose calls are
+    /// known to outlast it (declared with [`crate::Tool::expected_duration`], or
+    /// learned from its recent calls, with a probe now and then).
+    pub fn task_window(&self, tool: &crate::Tool, cap: std::time::Duration) -> std::time::Duration {
+        let window = self.inner.config.task_after.min(cap);
+        self.inner.durations.window_for(tool, window)
+    }
+
+    /// Whether the calls of the tool called `name` are known (learned) to outlast the
+    /// task window, so that they skip it (see [`Server::task_window`]).
+    pub fn runs_long(&self, name: &str) -> bool {
+        self.inner.durations.runs_long(name)
+    }
+
+    /// Records what a call that waited the window did (see [`Server::task_window`]).
+    pub(crate) fn observe_window(
+        &self,
+        tool: &str,
+        window: std::time::Duration,
+        ended_inline: bool,
+    ) {
+        if !window.is_zero() {
+            self.inner.durations.observe(tool, ended_inline);
+        }
+    }
+
     /// The engine.
     pub fn engine(&self) -> &Engine {
         &self.inner.engine

@@ -64,6 +64,7 @@ impl Server {
         }
         let server = Server {
             inner: Arc::new(ServerInner {
+                durations: Default::default(),
                 engine,
                 tools: std::sync::RwLock::new(tools),
                 passthrough: std::sync::RwLock::new(None),

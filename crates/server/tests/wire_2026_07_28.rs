@@ -205,6 +205,57 @@ async fn a_zero_window_makes_every_call_of_a_task_tool_a_task() {
 }
 
 #[tokio::test]
+async fn a_tool_whose_calls_outlast_the_window_gets_its_task_at_once() {
+    let s = start_server_with(ServerConfig {
+        task_after: Duration::from_millis(100),
+        ..ServerConfig::default()
+    })
+    .await;
+    let mut c = Stateless::new(&s.url);
+    // Calls that outlast the window, one after another: the server learns it.
+    let mut calls = 0;
+    while !s.server.runs_long("sleep") {
+        let created = c
+            .result(
+                "tools/call",
+                json!({"name": "sleep", "arguments": {"ms": 100000}}),
+            )
+            .await;
+        assert_eq!(created["resultType"], "task");
+        calls += 1;
+        assert!(calls <= 8, "learned within 8 calls");
+    }
+    // Learned long, even a quick call gets its task at once (no window) ... until a
+    // probe (one call in 16 still waits the window) sees it end inline.
+    let mut tasks = 0;
+    let inline = loop {
+        let r = c
+            .result(
+                "tools/call",
+                json!({"name": "sleep", "arguments": {"ms": 0}}),
+            )
+            .await;
+        if r["resultType"] == "complete" {
+            break r;
+        }
+        assert_eq!(r["resultType"], "task", "{r}");
+        tasks += 1;
+        assert!(tasks < 16, "a probe within 16 calls");
+    };
+    assert!(tasks >= 1, "the window was skipped before the probe");
+    assert_eq!(inline["content"][0]["text"], "slept 0 ms");
+    // Instant calls are answered inline again.
+    assert!(!s.server.runs_long("sleep"));
+    let again = c
+        .result(
+            "tools/call",
+            json!({"name": "sleep", "arguments": {"ms": 0}}),
+        )
+        .await;
+    assert_eq!(again["resultType"], "complete", "{again}");
+}
+
+#[tokio::test]
 async fn stateless_calls_without_authentication_are_not_held_to_a_per_session_limit() {
     let engine = mcp_tasks_engine::EngineConfig {
         max_tasks_per_session: 1,

@@ -3,6 +3,7 @@
 //! tool-call path both wires share (finding the tool, running it inline or as a task).
 
 pub(crate) mod call;
+pub mod durations;
 pub mod external;
 pub(crate) mod heartbeat;
 pub(crate) mod plain;

@@ -167,6 +167,7 @@ pub(crate) async fn run_with_budget(
     let deadline = Instant::now() + budget;
     let schema = tool.has_output_schema();
     let name = tool.name().to_string();
+    let window = server.task_window(&tool, budget);
     let caller = params.caller.clone();
     let provisional = match crate::tools::call::start(engine, tool, args, params, answers) {
         Ok(p) => p,
@@ -177,12 +178,14 @@ pub(crate) async fn run_with_budget(
     let id = provisional.id().clone();
     let mut events = engine.subscribe();
     let _attached = attach(server, link, &id);
-    let window = server.config().task_after.min(budget);
     let settled = tokio::select! {
         s = provisional.settle(window) => s,
         // Nothing exists yet that could carry the work on: it stops with the call.
         () = link.cancel.cancelled() => return None,
     };
+    if let Ok(settled) = &settled {
+        server.observe_window(&name, window, matches!(settled, Settled::Done(_)));
+    }
     let record = match settled {
         Ok(Settled::Done(outcome)) => {
             forward_progress(link, &id, &mut events);

@@ -109,6 +109,9 @@ struct ToolSpec {
     /// Set for a call's tool behind an approval gate ([`crate::approvals`]): its
     /// call must become a task whatever the client asked for.
     needs_task: bool,
+    /// How long a call typically runs, when the tool says (see
+    /// [`Tool::expected_duration`]).
+    expected: Option<std::time::Duration>,
 }
 
 impl fmt::Debug for Tool {
@@ -175,6 +178,7 @@ impl Tool {
             default_ttl: None,
             external: None,
             needs_task: false,
+            expected: None,
         };
         Tool {
             spec: Arc::new(spec),
@@ -371,6 +375,20 @@ impl Tool {
             ))
             .with_data(json!({ "inputSchema": self.spec.input_schema })))
         }
+    }
+
+    /// Says how long a call of this tool typically runs. A tool expected to outlast the
+    /// task window ([`crate::ServerConfig::task_after`]) gets its task at once, with no
+    /// wait to see whether it ends inline; without this the server learns it from the
+    /// tool's recent calls ([`crate::tools::durations`]).
+    pub fn expected_duration(mut self, typical: std::time::Duration) -> Self {
+        Arc::make_mut(&mut self.spec).expected = Some(typical);
+        self
+    }
+
+    /// How long a call typically runs, when the tool said ([`Tool::expected_duration`]).
+    pub fn expected(&self) -> Option<std::time::Duration> {
+        self.spec.expected
     }
 
     /// The JSON Schema of the tool's arguments.

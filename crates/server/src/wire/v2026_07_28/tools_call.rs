@@ -76,11 +76,13 @@ pub(super) async fn handle(req: &Request<'_>, params: &Value) -> Result<Value, R
     if req.extension && (tool.support() != TaskSupport::Forbidden || tool.needs_task()) {
         // The server decides: a `required` tool always becomes a task; an `optional`
         // one only when it is still running after the configured window.
+        // ... and no wait for a tool whose calls are known to run long.
         let window = match tool.support() {
             TaskSupport::Required => Duration::ZERO,
-            _ => req.server.config().task_after,
+            _ => req.server.task_window(&tool, Duration::MAX),
         };
         let tool_ttl = tool.ttl();
+        let name = tool.name().to_string();
         let settled = crate::tools::call::task_or_result(
             req.server.engine(),
             tool,
@@ -100,6 +102,8 @@ pub(super) async fn handle(req: &Request<'_>, params: &Value) -> Result<Value, R
         )
         .await
         .map_err(to_rpc)?;
+        req.server
+            .observe_window(&name, window, matches!(settled, Settled::Done(_)));
         return match settled {
             Settled::Task(record) => Ok(v2026_07_28::create_task_result(
                 &req.server.engine().view(&record),
