@@ -380,7 +380,7 @@ impl Tool {
     /// Says how long a call of this tool typically runs. A tool expected to outlast the
     /// task window ([`crate::ServerConfig::task_after`]) gets its task at once, with no
     /// wait to see whether it ends inline; without this the server learns it from the
-    /// tool's recent calls ([`crate::tools::durations`]).
+    /// tool's recent calls (see [`crate::Server::task_window`]).
     pub fn expected_duration(mut self, typical: std::time::Duration) -> Self {
         Arc::make_mut(&mut self.spec).expected = Some(typical);
         self
