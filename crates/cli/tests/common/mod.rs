@@ -70,35 +70,29 @@ pub fn spawn_listening(args: &[&str]) -> Server {
 /// to the returned channel.
 #[allow(dead_code)] // each test file compiles this module; few read the log
 pub fn spawn_listening_logged(args: &[&str]) -> (Server, std::sync::mpsc::Receiver<String>) {
-    let mut child = Command::new(BIN)
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start mcp-tasks");
-    let stderr = child.stderr.take().expect("stderr");
-    let mut lines = BufReader::new(stderr).lines();
-    let url = loop {
-        let line = lines
-            .next()
-            .expect("server printed its address")
-            .expect("read stderr");
-        if let Some(url) = listening_url(&line) {
-            break url;
-        }
-    };
+    let (server, lines) = start_and_read_url(args, &[]);
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         for line in lines.map_while(Result::ok) {
             let _ = tx.send(line);
         }
     });
-    (Server { child, url }, rx)
+    (server, rx)
 }
 
 /// [`spawn_listening`] with extra environment variables for the server.
 pub fn spawn_listening_with_env(args: &[&str], env: &[(&str, &str)]) -> Server {
+    let (server, lines) = start_and_read_url(args, env);
+    std::thread::spawn(move || for _ in lines {});
+    server
+}
+
+/// Starts the binary and reads its stderr up to the address it prints; the rest of
+/// its stderr is the caller's to read (or drain).
+fn start_and_read_url(
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> (Server, std::io::Lines<BufReader<std::process::ChildStderr>>) {
     let mut child = Command::new(BIN)
         .args(args)
         .envs(env.iter().copied())
@@ -118,8 +112,7 @@ pub fn spawn_listening_with_env(args: &[&str], env: &[(&str, &str)]) -> Server {
             break url;
         }
     };
-    std::thread::spawn(move || for _ in lines {});
-    Server { child, url }
+    (Server { child, url }, lines)
 }
 
 /// The URL of `serve`'s "listening on URL" line, in either log format (in JSON the
