@@ -1,14 +1,23 @@
 //! Running a [`Server`]: serve it over stdio or Streamable HTTP,
 //! or mount its router in your own axum app.
 
+#[cfg(feature = "http")]
 use tokio::net::{TcpListener, ToSocketAddrs};
 
+#[cfg(any(feature = "http", feature = "stdio"))]
 use crate::builder::BuildError;
-use crate::drain::{drain_signal, ShutdownSignals};
+#[cfg(feature = "http")]
+use crate::drain::drain_signal;
+#[cfg(feature = "stdio")]
+use crate::drain::ShutdownSignals;
 use crate::server::Server;
-use crate::transport::{http, stdio};
+#[cfg(feature = "http")]
+use crate::transport::http;
+#[cfg(feature = "stdio")]
+use crate::transport::stdio;
 
 impl Server {
+    #[cfg(feature = "http")]
     /// An axum router answering MCP (Streamable HTTP, both task wires) at `path`; nest
     /// or merge it into an existing app. Call [`Server::shutdown`] when the app stops,
     /// so open event streams end.
@@ -16,6 +25,7 @@ impl Server {
         http::router(self.clone(), path)
     }
 
+    #[cfg(feature = "stdio")]
     /// Serves MCP over stdin/stdout until the client closes stdin, Ctrl-C or SIGTERM;
     /// then drains the engine (see [`mcp_tasks_engine::Engine::drain`]: resumable tasks
     /// are handed over, the others get the drain timeout to finish) unless a second
@@ -39,6 +49,7 @@ impl Server {
         })
     }
 
+    #[cfg(feature = "http")]
     /// Serves MCP over Streamable HTTP at `/mcp` on `addr` until Ctrl-C or SIGTERM
     /// and the drain that follows (see [`drain_signal`]). Bind a loopback address unless
     /// you configured authentication.
@@ -56,6 +67,7 @@ impl Server {
         self.serve_http_on(listener, drained).await
     }
 
+    #[cfg(feature = "http")]
     /// Serves MCP over Streamable HTTP at `/mcp` on a listener you bound, until
     /// `shutdown` completes (tests bind port 0 and read the address first).
     ///
@@ -70,6 +82,7 @@ impl Server {
             .await
     }
 
+    #[cfg(feature = "http")]
     /// [`Server::serve_http_on`] with more routes served beside MCP on the same
     /// listener (the task board, an app's own pages), under the same connection limits.
     ///

@@ -333,7 +333,8 @@ impl Server {
     }
 
     /// The failing readiness checks and probes, each given `within` to answer:
-    /// (name, reason).
+    /// (name, reason). `/readyz` asks; a build without HTTP has no other reader.
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
     pub(crate) async fn readiness_problems(
         &self,
         within: std::time::Duration,

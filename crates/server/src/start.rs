@@ -50,9 +50,14 @@ impl Server {
                 Arc::clone(&tools),
                 config.approvals.clone(),
             ))
-            .log_router(log_router(Arc::clone(&me)))
-            .store_observer(Arc::clone(&metrics) as _)
-            .observe_transitions(metrics_observer(Arc::clone(&me)));
+            .log_router(log_router(Arc::clone(&me)));
+        // Without the `metrics` feature nothing is counted, so nothing observes.
+        #[cfg(feature = "metrics")]
+        {
+            hooks = hooks
+                .store_observer(Arc::clone(&metrics) as _)
+                .observe_transitions(metrics_observer(Arc::clone(&me)));
+        }
         for observer in observers {
             hooks = hooks.observe_transitions(observer);
         }
@@ -159,6 +164,7 @@ fn log_router(me: Arc<OnceLock<Weak<ServerInner>>>) -> LogRouter {
 }
 
 /// Counts every task change in the metrics, by tool (`other` for unknown names).
+#[cfg(feature = "metrics")]
 fn metrics_observer(me: Arc<OnceLock<Weak<ServerInner>>>) -> TransitionObserver {
     Arc::new(move |record| {
         if let Some(inner) = me.get().and_then(Weak::upgrade) {

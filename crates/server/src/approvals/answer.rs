@@ -6,6 +6,8 @@
 use mcp_tasks_engine::Outcome;
 use serde_json::Value;
 
+use crate::tools::schema_check::SchemaCheck;
+
 /// Whether `answer` is a usable vote on the approval asked with `params`: a decision,
 /// a reason that is text, and edited arguments only where the rule allows editing,
 /// fitting the tool's input schema.
@@ -38,19 +40,9 @@ pub fn check_answer(params: &Value, answer: &Value) -> Result<(), String> {
         .get("inputSchema")
         .cloned()
         .unwrap_or(Value::Bool(true));
-    let validator = jsonschema::validator_for(&schema)
-        .map_err(|e| format!("the tool's input schema could not be read: {e}"))?;
-    let problems: Vec<String> = validator
-        .iter_errors(edited)
-        .map(|e| {
-            let at = e.instance_path.to_string();
-            if at.is_empty() {
-                e.to_string()
-            } else {
-                format!("{at}: {e}")
-            }
-        })
-        .collect();
+    let problems = SchemaCheck::compile(&schema)
+        .map_err(|e| format!("the tool's input schema could not be read: {e}"))?
+        .problems(edited);
     if problems.is_empty() {
         Ok(())
     } else {

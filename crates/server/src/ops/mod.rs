@@ -2,5 +2,9 @@
 //! the spans it traces ([`telemetry`]).
 
 pub mod auth;
+#[cfg(feature = "metrics")]
+pub mod metrics;
+#[cfg(not(feature = "metrics"))]
+#[path = "metrics_off.rs"]
 pub mod metrics;
 pub mod telemetry;

@@ -9,6 +9,7 @@ pub(crate) mod heartbeat;
 pub(crate) mod plain;
 pub mod registry;
 pub mod retry_settings;
+pub(crate) mod schema_check;
 pub(crate) mod start_call;
 pub(crate) mod task_tool_names;
 pub mod task_tools;

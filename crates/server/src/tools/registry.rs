@@ -8,6 +8,8 @@ use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
 
+use super::schema_check::SchemaCheck;
+
 pub use mcp_tasks_protocol::TaskSupport;
 
 /// What a tool handler returns: a `CallToolResult` object (use [`ToolResult`] to build
@@ -96,7 +98,7 @@ struct ToolSpec {
     annotations: Option<Value>,
     task_support: TaskSupport,
     /// The compiled input schema, or why it did not compile (reported at registration).
-    validator: Result<Arc<jsonschema::Validator>, String>,
+    validator: Result<Arc<SchemaCheck>, String>,
     handler: ToolHandler,
     preflight: Vec<Preflight>,
     resumable: bool,
@@ -159,9 +161,7 @@ impl Tool {
         output_schema: Option<Value>,
         handler: ToolHandler,
     ) -> Self {
-        let validator = jsonschema::validator_for(&input_schema)
-            .map(Arc::new)
-            .map_err(|e| e.to_string());
+        let validator = SchemaCheck::compile(&input_schema).map(Arc::new);
         let spec = ToolSpec {
             name,
             title: None,
@@ -354,17 +354,7 @@ impl Tool {
                 ))
             }
         };
-        let problems: Vec<String> = validator
-            .iter_errors(args)
-            .map(|e| {
-                let at = e.instance_path.to_string();
-                if at.is_empty() {
-                    e.to_string()
-                } else {
-                    format!("{at}: {e}")
-                }
-            })
-            .collect();
+        let problems = validator.problems(args);
         if problems.is_empty() {
             Ok(())
         } else {

@@ -30,6 +30,7 @@ pub(crate) async fn healthz() -> Response {
 
 /// `GET /metrics`: OpenMetrics when the scraper asks for it (Prometheus does), else the
 /// classic Prometheus text format (0.0.4) that older tools, `promtool` included, read.
+#[cfg(feature = "metrics")]
 pub(crate) async fn metrics(
     State(server): State<Server>,
     headers: axum::http::HeaderMap,
@@ -52,6 +53,16 @@ pub(crate) async fn metrics(
         )
     };
     ([(axum::http::header::CONTENT_TYPE, content_type)], body).into_response()
+}
+
+/// `GET /metrics` in a build without the `metrics` feature: 404, saying why.
+#[cfg(not(feature = "metrics"))]
+pub(crate) async fn metrics() -> Response {
+    (
+        StatusCode::NOT_FOUND,
+        "this server was built without the `metrics` feature of mcp-tasks-server\n",
+    )
+        .into_response()
 }
 
 /// `GET /readyz`.
