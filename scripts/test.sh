@@ -22,7 +22,7 @@ step "cargo clippy (all targets, warnings denied)"
 cargo clippy --workspace --all-targets --all-features -- -D warnings
 
 step "minimal library build: the memory store and Streamable HTTP only (examples/count-to; docs/library.md), linted without the default features"
-cargo clippy -p mcp-tasks -p mcp-tasks-server -p example-count-to --no-default-features --features mcp-tasks/http -- -D warnings
+cargo clippy -p mcp-tasks -p mcp-tasks-server -p count-to --no-default-features --features mcp-tasks/http -- -D warnings
 cargo clippy -p mcp-tasks-server --no-default-features --features stdio -- -D warnings
 
 step "standardwebhooks (the reference webhook verifier, pinned, from PyPI into target/webhooks) for the signed-webhook test"
