@@ -363,3 +363,32 @@ async fn a_client_that_cannot_answer_gets_the_handle() {
     assert!(r.get("requestState").is_none(), "{body}");
     assert!(text(r).contains("waiting for an answer"), "{body}");
 }
+
+/// Replicas sharing a store and a key honour each other's states: the call comes back
+/// to another replica, which gives the task (still running on the first) the answer
+/// through the store and waits for its result. Nothing before the question runs again.
+#[tokio::test]
+async fn another_replica_with_the_same_key_completes_the_round() {
+    let runs = Runs::default();
+    let store: Arc<dyn mcp_tasks_store::TaskStore> = Arc::new(mcp_tasks_store::MemoryStore::new());
+    let replica = |runs: Runs, store: Arc<dyn mcp_tasks_store::TaskStore>| async move {
+        Server::builder()
+            .store(store)
+            .tools(tools(&runs))
+            .server_config(config(Duration::from_secs(60)))
+            .build()
+            .await
+            .unwrap()
+    };
+    let a = replica(runs.clone(), Arc::clone(&store)).await;
+    let b = replica(runs.clone(), Arc::clone(&store)).await;
+    let (key, state) = first_round(&a).await;
+    let done = tokio::time::timeout(
+        Duration::from_secs(30),
+        call(&b, "alice", CAN_ANSWER, retry(&key, &state, 2)),
+    )
+    .await
+    .expect("the other replica answered within 30 s");
+    assert_eq!(text(&done["result"]), "counted to 2", "{done}");
+    assert_eq!(runs.confirm.load(Ordering::SeqCst), 1);
+}
