@@ -74,7 +74,9 @@ fn tools(runs: &Runs) -> Vec<Tool> {
                 }
             },
         )
-        .task_support(TaskSupport::Optional),
+        .task_support(TaskSupport::Optional)
+        // Run again from its journal by the next process when this one drains.
+        .resumable(),
         Tool::from_fn(
             "two_questions",
             "A step, a question, a step, another question.",
@@ -391,4 +393,47 @@ async fn another_replica_with_the_same_key_completes_the_round() {
     .expect("the other replica answered within 30 s");
     assert_eq!(text(&done["result"]), "counted to 2", "{done}");
     assert_eq!(runs.confirm.load(Ordering::SeqCst), 1);
+}
+
+/// The round survives the server: a server drains while the question is open (its task
+/// handed over), the next one on the same store and key takes the task over and runs the
+/// tool again from its journal; the call comes back to it with the answer, the finished
+/// step returns from the journal, and the question is answered once.
+#[tokio::test]
+async fn the_round_survives_a_drain_and_the_next_server_replays_the_journal() {
+    let runs = Runs::default();
+    let store: Arc<dyn mcp_tasks_store::TaskStore> = Arc::new(mcp_tasks_store::MemoryStore::new());
+    let engine = mcp_tasks_engine::EngineConfig {
+        lease_ttl: Some(Duration::from_millis(600)),
+        rescue_interval: Duration::from_millis(50),
+        ..mcp_tasks_engine::EngineConfig::default()
+    };
+    let start = |store: Arc<dyn mcp_tasks_store::TaskStore>| {
+        let (runs, engine) = (runs.clone(), engine.clone());
+        async move {
+            Server::builder()
+                .store(store)
+                .engine_config(engine)
+                .tools(tools(&runs))
+                .server_config(config(Duration::from_secs(60)))
+                .build()
+                .await
+                .unwrap()
+        }
+    };
+    let first = start(Arc::clone(&store)).await;
+    let (key, state) = first_round(&first).await;
+    let report = first.engine().drain(Duration::from_secs(5)).await;
+    assert_eq!(report.handed_over, 1, "{report:?}");
+    drop(first);
+
+    let next = start(Arc::clone(&store)).await;
+    let done = tokio::time::timeout(
+        Duration::from_secs(30),
+        call(&next, "alice", CAN_ANSWER, retry(&key, &state, 2)),
+    )
+    .await
+    .expect("the next server answered within 30 s");
+    assert_eq!(text(&done["result"]), "counted to 2", "{done}");
+    assert_eq!(runs.confirm.load(Ordering::SeqCst), 1, "the step ran again");
 }
