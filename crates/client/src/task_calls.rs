@@ -22,7 +22,10 @@ use crate::wire::{self, CallReply, Wire};
 impl Client {
     /// Calls a tool and waits for its result, without asking for a task. On the
     /// extension wire the extension is not declared, so the server runs the call at
-    /// once (a tool that requires a task then fails with -32021).
+    /// once (a tool that requires a task then fails with -32021); a question the tool
+    /// asks meanwhile comes as an input-required round, answered by the registered
+    /// handlers (as a task's questions are) and sent back with the call's
+    /// `requestState`.
     ///
     /// # Errors
     /// The server's JSON-RPC error or a connection error. A tool error is a result
