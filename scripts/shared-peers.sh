@@ -102,6 +102,12 @@ fi
 start_http --conformance-fixtures
 echo "=== conformance (Tasks extension scenarios)"
 conformance "conformance"
+echo "=== conformance (input-required round, SEP-2322: plain calls that ask)"
+conformance "conformance input-required" \
+  input-required-result-basic-elicitation input-required-result-request-state \
+  input-required-result-multi-round input-required-result-tampered-state \
+  input-required-result-result-type input-required-result-ignore-extra-params \
+  input-required-result-missing-input-response input-required-result-validate-input
 echo "=== conformance 2025-11-25 (tool and transport scenarios)"
 CONFORMANCE_FLAGS="--spec-version 2025-11-25 ${CONFORMANCE_FLAGS:-}" conformance "conformance 2025-11-25" \
   server-initialize server-session-lifecycle ping dns-rebinding-protection \

@@ -19,7 +19,8 @@ use serde::{Deserialize, Serialize};
 
 /// Registers `greet`, `slow_compute`, `failing_job`, `protocol_error_job`,
 /// `confirm_delete`, `multi_input` and `test_tool_with_task` (the Tasks scenarios'),
-/// then the 2025-11-25 scenarios' tools ([`crate::fixtures_2025::register`]).
+/// the input-required scenarios' ([`crate::fixtures_mrtr::register`]), then the
+/// 2025-11-25 scenarios' tools ([`crate::fixtures_2025::register`]).
 pub fn register(registry: &mut ToolRegistry) -> Result<()> {
     registry.register(crate::demo::greet())?;
     registry.register(crate::demo::slow_compute())?;
@@ -28,6 +29,7 @@ pub fn register(registry: &mut ToolRegistry) -> Result<()> {
     registry.register(crate::demo_input::confirm_delete())?;
     registry.register(multi_input())?;
     registry.register(test_tool_with_task())?;
+    crate::fixtures_mrtr::register(registry)?;
     crate::fixtures_2025::register(registry)
 }
 

@@ -9,7 +9,7 @@
 //! | `command_tool` | a `[[tool]]` that runs a command: arguments in, stdout as status, exit status as result |
 //! | `demo` | `--demo`: the built-in tools for trying tasks out |
 //! | `demo_input` | demo tools that ask for input mid-task (elicitation, sampling) |
-//! | `fixtures`, `fixtures_2025` | `--conformance-fixtures`: the tools the official conformance scenarios call |
+//! | `fixtures`, `fixtures_2025`, `fixtures_mrtr` | `--conformance-fixtures`: the tools the official conformance scenarios call |
 //! | `journal` | the client's record of the tasks this user started, per server |
 //! | `suggest` | "did you mean …?" for a misspelt config key |
 
@@ -26,6 +26,7 @@ mod demo_pipeline;
 mod docs_check;
 mod fixtures;
 mod fixtures_2025;
+mod fixtures_mrtr;
 mod journal;
 mod suggest;
 

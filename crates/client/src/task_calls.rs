@@ -22,7 +22,10 @@ use crate::wire::{self, CallReply, Wire};
 impl Client {
     /// Calls a tool and waits for its result, without asking for a task. On the
     /// extension wire the extension is not declared, so the server runs the call at
-    /// once (a tool that requires a task then fails with -32021).
+    /// once (a tool that requires a task then fails with -32021); a question the tool
+    /// asks meanwhile comes as an input-required round, answered by the registered
+    /// handlers (as a task's questions are) and sent back with the call's
+    /// `requestState`.
     ///
     /// # Errors
     /// The server's JSON-RPC error or a connection error. A tool error is a result
@@ -45,7 +48,7 @@ impl Client {
                     (None, None) => Err(ClientError::protocol("the task ended without a result")),
                 }
             }
-            CallReply::InputRequired(_) => Err(ClientError::protocol(
+            CallReply::InputRequired(..) => Err(ClientError::protocol(
                 "the server kept asking for input; gave up",
             )),
         }
@@ -131,7 +134,7 @@ impl Client {
                 Ok(TaskHandle::follow(self.clone(), view, token))
             }
             CallReply::Immediate(v) => Ok(TaskHandle::ready(v)),
-            CallReply::InputRequired(_) => Err(ClientError::protocol(
+            CallReply::InputRequired(..) => Err(ClientError::protocol(
                 "the server kept asking for input; gave up",
             )),
         }
@@ -150,7 +153,7 @@ impl Client {
                 .request_with(m::TOOLS_CALL, params.clone(), extension, self.inner.timeout)
                 .await?;
             match wire::call_reply(self.wire(), reply)? {
-                CallReply::InputRequired(requests) => {
+                CallReply::InputRequired(requests, state) => {
                     for (key, req) in requests {
                         if responses.contains_key(&key) {
                             continue;
@@ -159,11 +162,21 @@ impl Client {
                         responses.insert(key, answer);
                     }
                     params["inputResponses"] = Value::Object(responses.clone());
+                    // The server's memory of the call (a question asked mid-call): sent
+                    // back verbatim, or dropped when this round came without one.
+                    match state {
+                        Some(s) => params["requestState"] = s,
+                        None => {
+                            if let Some(o) = params.as_object_mut() {
+                                o.remove("requestState");
+                            }
+                        }
+                    }
                 }
                 other => return Ok(other),
             }
         }
-        Ok(CallReply::InputRequired(Map::new()))
+        Ok(CallReply::InputRequired(Map::new(), None))
     }
 
     /// Asks the registered handler to answer an extension input request; a missing

@@ -89,8 +89,9 @@ pub(crate) enum CallReply {
     Task(TaskView),
     /// The tool ran at once; this is its result.
     Immediate(Value),
-    /// Extension MRTR round: answer these and call again with `inputResponses`.
-    InputRequired(Map<String, Value>),
+    /// MRTR round (SEP-2322): answer these and call again with `inputResponses`, and
+    /// the `requestState` when the server gave one (echoed verbatim).
+    InputRequired(Map<String, Value>, Option<Value>),
 }
 
 /// Reads the answer to `tools/call`.
@@ -107,7 +108,10 @@ pub(crate) fn call_reply(wire: Wire, v: Value) -> Result<CallReply, ClientError>
                 .map(CallReply::Task)
                 .map_err(ClientError::Protocol),
             Some(v2026_07_28::RESULT_INPUT_REQUIRED) => match v.get("inputRequests") {
-                Some(Value::Object(r)) => Ok(CallReply::InputRequired(r.clone())),
+                Some(Value::Object(r)) => Ok(CallReply::InputRequired(
+                    r.clone(),
+                    v.get("requestState").filter(|s| !s.is_null()).cloned(),
+                )),
                 _ => Err(ClientError::protocol(
                     "an input_required result without inputRequests",
                 )),
@@ -242,7 +246,7 @@ mod tests {
             Wire::V2026_07_28,
             json!({"resultType": "input_required", "inputRequests": {"k": {}}}),
         );
-        assert!(matches!(r, Ok(CallReply::InputRequired(m)) if m.contains_key("k")));
+        assert!(matches!(r, Ok(CallReply::InputRequired(m, None)) if m.contains_key("k")));
         let r = call_reply(Wire::V2025_11_25, json!({"task": {"taskId": 3}}));
         assert!(matches!(r, Err(ClientError::Protocol(_))));
     }

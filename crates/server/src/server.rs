@@ -85,7 +85,21 @@ pub struct ServerConfig {
     /// people before their tool runs, and who belongs to which group (approvers and
     /// question assignees name groups). Default: none.
     pub approvals: crate::approvals::Approvals,
+    /// The key that seals the `requestState` of the 2026-07-28 input-required round (a
+    /// plain call whose tool asks mid-call): replicas behind one load balancer, and a
+    /// server that restarts while a client is answering, must share one to honour each
+    /// other's states. `None`: a random key per process, so a state outlives neither a
+    /// restart nor a hop to another replica (the client is told to call again). Any
+    /// length; 32 random bytes are plenty.
+    pub request_state_key: Option<mcp_tasks_protocol::Secret<Vec<u8>>>,
+    /// How long a `requestState` is honoured after it was issued: the time a person has
+    /// to answer the questions of a plain call. Default [`DEFAULT_REQUEST_STATE_TTL`].
+    pub request_state_ttl: std::time::Duration,
 }
+
+/// Default [`ServerConfig::request_state_ttl`]: one hour, the default task TTL (the
+/// task that keeps the call's work lives no longer by default).
+pub const DEFAULT_REQUEST_STATE_TTL: std::time::Duration = std::time::Duration::from_secs(3600);
 
 /// Who is offered the task tools (see [`ServerConfig::task_tools`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize)]
@@ -172,6 +186,8 @@ impl Default for ServerConfig {
             progress_interval: DEFAULT_PROGRESS_INTERVAL,
             board_url: None,
             approvals: crate::approvals::Approvals::default(),
+            request_state_key: None,
+            request_state_ttl: DEFAULT_REQUEST_STATE_TTL,
         }
     }
 }

@@ -2,6 +2,7 @@
 //! their schemas, typed tool functions, tools whose work runs elsewhere, and the one
 //! tool-call path both wires share (finding the tool, running it inline or as a task).
 
+pub(crate) mod budget;
 pub(crate) mod call;
 pub mod durations;
 pub mod external;

@@ -13,11 +13,10 @@
 //! (`task_wait`), see it (`task_status`), answer it (`task_answer`) and cancel it
 //! (`task_cancel`), with the board link for people. The task lives on like any other.
 //!
-//! [`follow`] is the wait itself, shared with `task_wait`.
+//! [`follow`] is the wait itself, shared with `task_wait`; the call that waits is
+//! [`crate::tools::budget`].
 
-use mcp_tasks_engine::{
-    Caller, CreateParams, Engine, EngineError, Outcome, Settled, TaskEvent, TaskRecord,
-};
+use mcp_tasks_engine::{Caller, Engine, EngineError, Outcome, TaskEvent, TaskRecord};
 use mcp_tasks_protocol::codec::v2025_11_25;
 use mcp_tasks_protocol::{TaskId, TaskStatus};
 use serde_json::{json, Map, Value};
@@ -27,12 +26,9 @@ use tokio::sync::{broadcast, mpsc};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use crate::error_map::to_rpc;
 use crate::server::Server;
 use crate::session::Session;
-use crate::tools::call::Answers;
 use crate::tools::heartbeat::Heartbeat;
-use crate::tools::registry::Tool;
 use mcp_tasks_protocol::{RequestId, RpcError};
 
 /// A plain call's way back to its client while it waits.
@@ -84,7 +80,7 @@ impl CallLink {
     /// Whether the client cancelled the call because it timed out (a host's own
     /// limit, which the TypeScript SDK reports as the cancellation's reason) rather
     /// than because someone stopped it.
-    fn cancelled_by_timeout(&self) -> bool {
+    pub(crate) fn cancelled_by_timeout(&self) -> bool {
         let reason = match (&self.session, &self.request) {
             (Some(session), Some(id)) => session.cancel_reason(id),
             _ => None,
@@ -149,84 +145,13 @@ pub(crate) fn task_capabilities(client: Value, task_tools: bool) -> Value {
     Value::Object(caps)
 }
 
-/// Runs `tool` for a plain call under the sync budget (see the module docs). `None`:
-/// the client cancelled the call, and no response is sent. Before the call became a
-/// task its work stops with it. After, a cancellation because the host timed out
-/// leaves the task running (that is what the budget is for: `task_list` finds it
-/// again); any other cancellation (a person pressed stop) cancels the task.
-pub(crate) async fn run_with_budget(
-    server: &Server,
-    link: &CallLink,
-    tool: Tool,
-    args: Map<String, Value>,
-    params: CreateParams,
-    answers: Answers,
-) -> Option<Result<Value, RpcError>> {
-    let engine = server.engine();
-    let budget = server.config().sync_budget;
-    let deadline = Instant::now() + budget;
-    let schema = tool.has_output_schema();
-    let name = tool.name().to_string();
-    let window = server.task_window(&tool, budget);
-    let caller = params.caller.clone();
-    let provisional = match crate::tools::call::start(engine, tool, args, params, answers) {
-        Ok(p) => p,
-        Err(e) => return Some(Err(to_rpc(e))),
-    };
-    // Before the work first runs: its first progress report and log message go to
-    // this call, as they would from a tool run inline.
-    let id = provisional.id().clone();
-    let mut events = engine.subscribe();
-    let _attached = attach(server, link, &id);
-    let settled = tokio::select! {
-        s = provisional.settle(window) => s,
-        // Nothing exists yet that could carry the work on: it stops with the call.
-        () = link.cancel.cancelled() => return None,
-    };
-    if let Ok(settled) = &settled {
-        server.observe_window(&name, window, matches!(settled, Settled::Done(_)));
-    }
-    let record = match settled {
-        Ok(Settled::Done(outcome)) => {
-            forward_progress(link, &id, &mut events);
-            return Some(ordinary(outcome));
-        }
-        Ok(Settled::Task(record)) => *record,
-        Err(e) => return Some(Err(to_rpc(e))),
-    };
-    match follow(server, link, &record.id, &caller, deadline, events).await {
-        Followed::Ended(record) => Some(ordinary(record.outcome.map_or_else(no_outcome, |o| *o))),
-        Followed::Waiting(record, why) => {
-            Some(Ok(handle(server, link, &record, &name, schema, why)))
-        }
-        Followed::Cancelled(_) if link.cancelled_by_timeout() => {
-            tracing::info!(task_id = %record.id, tool = %name, "the client timed out a plain call that became a task; the task goes on (task_list finds it, task_cancel stops it)");
-            None
-        }
-        Followed::Cancelled(last) => {
-            tracing::info!(task_id = %record.id, tool = %name, "the client cancelled a plain call that became a task; cancelling the task");
-            match engine
-                .cancel_saying(
-                    &record.id,
-                    &caller,
-                    "cancelled by the client that called it",
-                )
-                .await
-            {
-                Ok(_) => withdraw_questions(link, &last),
-                Err(e) => {
-                    tracing::debug!(task_id = %record.id, error = %e, "the task ended before it could be cancelled")
-                }
-            }
-            None
-        }
-        Followed::Failed(e) => Some(Err(to_rpc(e))),
-    }
-}
-
 /// Forwards the progress reports of task `id` already published (work that ended
 /// within the task window reported them before anyone waited on events).
-fn forward_progress(link: &CallLink, id: &TaskId, events: &mut broadcast::Receiver<TaskEvent>) {
+pub(crate) fn forward_progress(
+    link: &CallLink,
+    id: &TaskId,
+    events: &mut broadcast::Receiver<TaskEvent>,
+) {
     let Some(beat) = &link.heartbeat else {
         return;
     };
@@ -243,7 +168,7 @@ fn forward_progress(link: &CallLink, id: &TaskId, events: &mut broadcast::Receiv
 
 /// Tells the client its open questions to a cancelled task are withdrawn
 /// (`notifications/cancelled` for each request that asked one).
-fn withdraw_questions(link: &CallLink, record: &TaskRecord) {
+pub(crate) fn withdraw_questions(link: &CallLink, record: &TaskRecord) {
     let Some(tx) = &link.stream else {
         return;
     };
@@ -273,7 +198,7 @@ pub(crate) fn ordinary(outcome: Outcome) -> Result<Value, RpcError> {
     }
 }
 
-fn no_outcome() -> Outcome {
+pub(crate) fn no_outcome() -> Outcome {
     Outcome::failed(
         mcp_tasks_engine::Failure::Internal,
         "the task ended without an outcome",

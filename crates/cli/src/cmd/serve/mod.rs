@@ -372,6 +372,10 @@ async fn serve(args: ServeArgs, extra: Vec<mcp_tasks_gateway::UpstreamConfig>) -
         mcp_tasks_server::approvals::Approvals::new(file.approval.clone(), file.groups.clone())
             .map_err(|e| anyhow::anyhow!("{e}"))
             .with_context(|| "reading the approval rules of the config file".to_string())?;
+    // A plain call's input-required round may come back to any replica, or to this
+    // server after a restart: its requestState is sealed under a key derived from the
+    // board secret, which replicas already share (without one: random per process).
+    server_config.request_state_key = args.board.board_secret(&file)?;
     if !server_config.approvals.is_empty() && !auth.is_enabled() {
         tracing::warn!("approval rules are configured without authentication: nobody can log in as an approver, so approvals wait until their deadline; configure --auth-tokens or --jwt-jwks");
     }

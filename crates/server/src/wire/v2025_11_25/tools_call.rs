@@ -131,13 +131,14 @@ async fn run_with_budget(
         requested_ttl: tool.ttl(),
         client_capabilities: plain::task_capabilities(session.client_capabilities(), offered),
     };
-    plain::run_with_budget(
+    crate::tools::budget::run_with_budget(
         server,
         &link,
         tool,
         args,
         create,
         crate::tools::call::Answers::AskInTask,
+        None,
     )
     .await
 }

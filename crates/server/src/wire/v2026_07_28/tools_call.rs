@@ -10,8 +10,10 @@ use mcp_tasks_protocol::RpcError;
 use serde_json::{json, Map, Value};
 use std::time::Duration;
 
+use super::input_rounds::{self, shutting_down, Round};
 use super::{missing_extension, Request};
 use crate::error_map::to_rpc;
+use crate::tools::budget;
 use crate::tools::plain::{self, CallLink};
 use crate::tools::registry::TaskSupport;
 use crate::tools::task_tools;
@@ -41,6 +43,12 @@ pub(super) async fn handle(req: &Request<'_>, params: &Value) -> Result<Value, R
     let args = p.arguments.unwrap_or_default();
     tool.validate(&Value::Object(args.clone()))?;
     let tool = req.server.config().approvals.gate(tool, &args);
+
+    // The input-required round of a plain call whose tool asked mid-call: the call
+    // comes back with the answers and the state naming its task.
+    if let Some(state) = params.get("requestState").filter(|s| !s.is_null()) {
+        return input_rounds::resume(req, params, &tool, &args, state, task_tools).await;
+    }
 
     // MRTR: the preflight questions must all be answered (in `inputResponses`) before
     // anything runs; otherwise ask the ones still open and create nothing.
@@ -135,13 +143,18 @@ pub(super) async fn handle(req: &Request<'_>, params: &Value) -> Result<Value, R
             requested_ttl: tool.ttl(),
             client_capabilities: plain::task_capabilities(req.capabilities.clone(), task_tools),
         };
-        return match plain::run_with_budget(
+        // A tool that asks mid-call: the input-required round, when the client declared
+        // it can answer (otherwise the handle).
+        let round = Round::new(req, tool.name(), &args);
+        let hook = round.hook();
+        return match budget::run_with_budget(
             req.server,
             &link,
             tool,
             args,
             create,
             crate::tools::call::Answers::Given(answers),
+            Some(&hook),
         )
         .await
         {
@@ -155,12 +168,4 @@ pub(super) async fn handle(req: &Request<'_>, params: &Value) -> Result<Value, R
         Some(r) => r.map(v2026_07_28::complete),
         None => Err(shutting_down()),
     }
-}
-
-/// A plain call stopped by the server's shutdown.
-fn shutting_down() -> RpcError {
-    RpcError::new(
-        INTERNAL_ERROR,
-        "the server is shutting down; call the tool again after it restarts",
-    )
 }
