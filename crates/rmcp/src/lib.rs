@@ -77,9 +77,11 @@
 //!
 //! Both read the engine, not a transport, so they see the tasks rmcp's clients create:
 //! merge `mcp_tasks_board::Board::new(tasks.server().clone(), config).router()` into
-//! the same axum app (the crate's `tests/board.rs` does, and answers a question there),
-//! and give the webhook notifier's observer to the server when it starts
-//! (`Server::start(store, engine_config, tools, server_config, vec![observer])`).
+//! the same axum app, and give the webhook notifier's observer to the server when it
+//! starts (`Server::start(store, engine_config, tools, server_config, observers)`, then
+//! `PreparedNotifier::start(&server)`). The crate's `tests/board.rs` does both: the
+//! webhook tells of the question and of the end, the board lists the task and a
+//! person answers the question there.
 //!
 //! ## Who owns a task
 //!

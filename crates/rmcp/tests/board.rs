@@ -1,13 +1,17 @@
-//! The task board on top of an rmcp server: rmcp's Streamable HTTP service (with
-//! [`DurableTasks`] as its handler) and our board share one axum app and one
-//! `Server`. A client (ours, on the extension wire, through rmcp) starts a task that
-//! asks a question; the board lists the task, a person answers on the board, and the
-//! client reads the result the answer led to.
+//! The task board and webhooks on top of an rmcp server: rmcp's Streamable HTTP
+//! service (with [`DurableTasks`] as its handler) and our board share one axum app
+//! and one `Server`, whose engine was given the webhook notifier's observer. A client
+//! (ours, on the extension wire, through rmcp) starts a task that asks a question;
+//! the webhook tells of it, the board lists it, a person answers on the board, the
+//! client reads the result the answer led to, and the webhook tells of the end.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use mcp_tasks::engine::{Caller, EngineConfig};
 use mcp_tasks::prelude::*;
-use mcp_tasks_board::{Board, BoardConfig};
+use mcp_tasks::server::{ServerConfig, ToolRegistry};
+use mcp_tasks_board::{
+    Board, BoardConfig, Notifier, NotifyConfig, NotifyFormat, NotifyOn, NotifySink,
+};
 use mcp_tasks_client::{Client, Target, TaskOptions, TaskStatus};
 use mcp_tasks_rmcp::DurableTasks;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -46,21 +50,80 @@ where
     }
 }
 
+/// A webhook receiver on a free port: each event's body goes into the channel.
+async fn receiver() -> (String, tokio::sync::mpsc::UnboundedReceiver<Value>) {
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    let app = axum::Router::new().route(
+        "/hook",
+        axum::routing::post(move |axum::Json(body): axum::Json<Value>| {
+            let tx = tx.clone();
+            async move {
+                let _ = tx.send(body);
+                "ok"
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/hook", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    (url, rx)
+}
+
+/// Waits (at most ten seconds) for a webhook event about `id` naming `status`.
+async fn event(events: &mut tokio::sync::mpsc::UnboundedReceiver<Value>, id: &str, status: &str) {
+    let found = tokio::time::timeout(Duration::from_secs(10), async {
+        while let Some(body) = events.recv().await {
+            let text = body.to_string();
+            if text.contains(id) && text.contains(status) {
+                return;
+            }
+        }
+        panic!("the webhook receiver stopped");
+    })
+    .await;
+    assert!(
+        found.is_ok(),
+        "no {status} event for {id} within ten seconds"
+    );
+}
+
 #[tokio::test]
-async fn the_board_sees_and_answers_the_tasks_of_an_rmcp_server() {
-    let server = Server::builder()
+async fn the_board_and_webhooks_see_the_tasks_of_an_rmcp_server() {
+    let (hook, mut events) = receiver().await;
+    let notifier = Notifier::prepare(NotifyConfig {
+        sinks: vec![NotifySink {
+            name: "test".into(),
+            url: hook.into(),
+            on: vec![NotifyOn::InputRequired, NotifyOn::Completed],
+            format: NotifyFormat::Json,
+            headers: Vec::new(),
+            secrets: Vec::new(),
+            answer_links: false,
+            assignee: None,
+            answer_link_ttl: None,
+        }],
+        ..NotifyConfig::default()
+    })
+    .unwrap();
+    let mut tools = ToolRegistry::new();
+    let release = Tool::from_fn("release", "Ships after a go.", release);
+    tools
+        .register(release.task_support(TaskSupport::Required))
+        .unwrap();
+    let server = Server::start(
+        mcp_tasks::store::open("memory:").await.unwrap(),
         // The client declares no elicitation: the question is for people (the board).
-        .engine_config(EngineConfig {
+        EngineConfig {
             people_answer_questions: true,
             ..EngineConfig::default()
-        })
-        .tool(
-            Tool::from_fn("release", "Ships after a go.", release)
-                .task_support(TaskSupport::Required),
-        )
-        .build()
-        .await
-        .unwrap();
+        },
+        tools,
+        ServerConfig::default(),
+        notifier.observer().into_iter().collect(),
+    )
+    .await
+    .unwrap();
+    let _notifier = notifier.start(&server).unwrap();
     let tasks = DurableTasks::new(server.clone());
     let mcp = StreamableHttpService::new(
         move || Ok(tasks.clone()),
@@ -88,6 +151,7 @@ async fn the_board_sees_and_answers_the_tasks_of_an_rmcp_server() {
         (view.status == TaskStatus::InputRequired).then_some(())
     })
     .await;
+    event(&mut events, id.as_str(), "input_required").await;
 
     // The board lists it, from the same engine and store.
     let http = reqwest::Client::new();
@@ -139,6 +203,7 @@ async fn the_board_sees_and_answers_the_tasks_of_an_rmcp_server() {
     let outcome = handle.result().await.unwrap();
     assert_eq!(outcome.status(), TaskStatus::Completed);
     assert_eq!(outcome.text().as_deref(), Some("shipped"));
+    event(&mut events, id.as_str(), "completed").await;
 
     client.close().await;
     server.shutdown();
