@@ -70,7 +70,8 @@
 //! board and the engine still list tasks. A task created on a 2025-11-25 session
 //! (`params.task`) is not possible either: rmcp's `CallToolRequestParams` has no
 //! `task` field, so such a call runs as a plain call. Status notifications
-//! (`notifications/tasks`) are not pushed: clients poll `tasks/get`. The crate's
+//! (`notifications/tasks`) cannot be pushed: rmcp's `subscriptions/listen` sink
+//! refuses them, so clients poll `tasks/get` (status message included). The crate's
 //! README gives rmcp's file and line for each.
 //!
 //! ## The board and webhooks
