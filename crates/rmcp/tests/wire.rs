@@ -1,8 +1,9 @@
 //! `DurableTasks` behind rmcp's Streamable HTTP service, driven by our client: a task
 //! kept in SQLite outlives the server that ran it (a second server on the same file
 //! answers `tasks/get` for it through rmcp), an unknown task is refused as our own
-//! server refuses it, and a client on 2025-11-25 (where rmcp has no tasks) gets the
-//! tool as a plain call.
+//! server refuses it, a client on 2025-11-25 (where rmcp has no tasks) gets the
+//! tool as a plain call, and with a principal named from the request's HTTP headers
+//! one caller cannot read another's task.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use mcp_tasks::prelude::*;
@@ -28,6 +29,14 @@ async fn add(args: Add, ctx: TaskContext) -> String {
 /// A server on `store`, served by rmcp on a free port, with `add` twice: tasks
 /// optional (a quick call ends inline), and `add_task`, always a task.
 async fn serve(store: &str) -> (Server, String, tokio::task::JoinHandle<()>) {
+    serve_with(store, |tasks| tasks).await
+}
+
+/// [`serve`] with the handler adjusted by `adjust`.
+async fn serve_with(
+    store: &str,
+    adjust: impl FnOnce(DurableTasks) -> DurableTasks,
+) -> (Server, String, tokio::task::JoinHandle<()>) {
     let server = Server::builder()
         .store_url(store)
         .tool(Tool::from_fn("add", "Adds.", add).task_support(TaskSupport::Optional))
@@ -35,7 +44,7 @@ async fn serve(store: &str) -> (Server, String, tokio::task::JoinHandle<()>) {
         .build()
         .await
         .unwrap();
-    let tasks = DurableTasks::new(server.clone());
+    let tasks = adjust(DurableTasks::new(server.clone()));
     let mcp = StreamableHttpService::new(
         move || Ok(tasks.clone()),
         Arc::new(LocalSessionManager::default()),
@@ -107,6 +116,58 @@ async fn a_client_without_the_extension_gets_a_plain_call() {
         .expect_err("arguments that do not fit the schema");
     assert_eq!(refused.code(), Some(-32602), "{refused}");
     client.close().await;
+    server.shutdown();
+    serving.abort();
+}
+
+/// The principal: the bearer token rmcp's HTTP transport saw (a stand-in for what an
+/// authentication layer in front of rmcp would have checked).
+fn bearer(context: &rmcp::service::RequestContext<rmcp::service::RoleServer>) -> Option<String> {
+    let parts = context.extensions.get::<http::request::Parts>()?;
+    let value = parts
+        .headers
+        .get(http::header::AUTHORIZATION)?
+        .to_str()
+        .ok()?;
+    value.strip_prefix("Bearer ").map(str::to_string)
+}
+
+#[tokio::test]
+async fn a_task_is_private_to_the_principal_that_created_it() {
+    let (server, url, serving) = serve_with("memory:", |t| t.with_principal(bearer)).await;
+    let connect = |token: &'static str| {
+        let url = url.clone();
+        async move {
+            Client::builder()
+                .bearer_token(token)
+                .connect(&Target::Http(url))
+                .await
+                .unwrap()
+        }
+    };
+    let alice = connect("alice").await;
+    let handle = alice
+        .call_tool_as_task("add_task", json!({"a": 1, "b": 1}), TaskOptions::default())
+        .await
+        .unwrap();
+    let id = handle.task_id().cloned().expect("a task");
+    assert_eq!(handle.result().await.unwrap().text().as_deref(), Some("2"));
+    assert_eq!(alice.get(&id).await.unwrap().status, TaskStatus::Completed);
+
+    let bob = connect("bob").await;
+    let err = bob.get(&id).await.expect_err("alice's task is not bob's");
+    assert_eq!(err.code(), Some(-32602), "{err}");
+    let record = server
+        .engine()
+        .get(
+            &id,
+            &mcp_tasks::engine::Caller::authenticated("alice", None),
+        )
+        .await
+        .unwrap();
+    assert_eq!(record.owner, "alice");
+    alice.close().await;
+    bob.close().await;
     server.shutdown();
     serving.abort();
 }
