@@ -1,0 +1,363 @@
+//! # mcp-tasks-rmcp
+//!
+//! Durable MCP Tasks for servers written with [rmcp](https://docs.rs/rmcp), the
+//! official Rust SDK. Keep rmcp's transport and handler; hand your tools and the
+//! task requests to [`DurableTasks`], and they run on the mcp-tasks engine and store:
+//! tasks kept in SQLite or PostgreSQL (they outlive the process and its sessions),
+//! a `TaskContext` inside every tool (status messages, progress, typed questions,
+//! journaled steps, cancellation), and the task board and webhooks reading the same
+//! records.
+//!
+//! ```no_run
+//! # use std::sync::Arc;
+//! use mcp_tasks::prelude::*;
+//! use mcp_tasks_rmcp::DurableTasks;
+//! use rmcp::transport::streamable_http_server::{
+//!     session::local::LocalSessionManager, StreamableHttpServerConfig, StreamableHttpService,
+//! };
+//!
+//! async fn hello(_: NoArgs, ctx: TaskContext) -> String {
+//!     ctx.set_status_message("saying hello").await;
+//!     "hello".to_string()
+//! }
+//!
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! let server = Server::builder()
+//!     .store_url("sqlite://./tasks.db")
+//!     .tool(Tool::from_fn("hello", "Says hello.", hello).task_support(TaskSupport::Optional))
+//!     .build()
+//!     .await?;
+//! let tasks = DurableTasks::new(server);
+//! let mcp = StreamableHttpService::new(
+//!     move || Ok(tasks.clone()),
+//!     Arc::new(LocalSessionManager::default()),
+//!     StreamableHttpServerConfig::default(),
+//! );
+//! let app = axum::Router::new().nest_service("/mcp", mcp);
+//! axum::serve(tokio::net::TcpListener::bind("127.0.0.1:8080").await?, app).await?;
+//! # Ok(()) }
+//! ```
+//!
+//! ## What goes where
+//!
+//! rmcp decodes each request, checks the client's capabilities and the Tasks
+//! extension, and calls its [`ServerHandler`]. [`DurableTasks`] implements that trait:
+//!
+//! | rmcp request | answered by |
+//! |---|---|
+//! | `tools/list` | the tools of the `Server` (its `ToolRegistry`) |
+//! | `tools/call` | the server's `tools/call` of the 2026-07-28 wire: a `CreateTaskResult` when the client declared `io.modelcontextprotocol/tasks` and the tool allows a task, else the result (or an `InputRequiredResult` round for a tool's preflight questions) |
+//! | `tasks/get` | `Engine::get`, as a `DetailedTask` (status message, outstanding `inputRequests`, the inlined result or error) |
+//! | `tasks/update` | `Engine::answer_input`: the answers wake the questions the tool is waiting on |
+//! | `tasks/cancel` | `Engine::cancel` |
+//!
+//! Each call goes through `mcp_tasks_server::wire::v2026_07_28::handle`, the same code
+//! our own Streamable HTTP transport runs for that wire, so an rmcp server and an
+//! mcp-tasks server answer a request identically: same records, same principal checks,
+//! same errors, same metrics and request spans. rmcp's own
+//! [`TaskManager`](rmcp::task_manager::TaskManager) is not used.
+//!
+//! Already have a handler with prompts and resources of your own? Keep it, hold a
+//! `DurableTasks` in it, and forward the five methods ([`DurableTasks::tools`],
+//! [`DurableTasks::call`], [`DurableTasks::get`], [`DurableTasks::update`],
+//! [`DurableTasks::cancel`]); [`DurableTasks::knows_tool`] tells which calls are its.
+//!
+//! ## What rmcp's wire does not carry
+//!
+//! rmcp 3.11 speaks tasks only as the 2026-07-28 Tasks extension (SEP-2663): there is
+//! no `tasks/list` and no `tasks/result` on it (rmcp's `ClientRequest` has no such
+//! variants; results are inlined in `tasks/get`), so neither is answered here; the
+//! board and the engine still list tasks. A task created on a 2025-11-25 session
+//! (`params.task`) is not possible either: rmcp's `CallToolRequestParams` has no
+//! `task` field, so such a call runs as a plain call. Status notifications
+//! (`notifications/tasks`) cannot be pushed: rmcp's `subscriptions/listen` sink
+//! refuses them, so clients poll `tasks/get` (status message included). The crate's
+//! README gives rmcp's file and line for each.
+//!
+//! ## The board and webhooks
+//!
+//! Both read the engine, not a transport, so they see the tasks rmcp's clients create:
+//! merge `mcp_tasks_board::Board::new(tasks.server().clone(), config).router()` into
+//! the same axum app, and give the webhook notifier's observer to the server when it
+//! starts (`Server::start(store, engine_config, tools, server_config, observers)`, then
+//! `PreparedNotifier::start(&server)`). The crate's `tests/board.rs` does both: the
+//! webhook tells of the question and of the end, the board lists the task and a
+//! person answers the question there.
+//!
+//! ## Who owns a task
+//!
+//! A task belongs to the principal that created it. rmcp authenticates nothing by
+//! itself, so by default every caller is the same anonymous principal (as on our own
+//! server without authentication). Put your authentication in front of rmcp's service
+//! and name the principal with [`DurableTasks::with_principal`] (for instance from a
+//! header in the request's `http::request::Parts`, which rmcp's HTTP transport puts
+//! in [`RequestContext::extensions`]).
+#![deny(missing_docs)]
+
+mod convert;
+
+use mcp_tasks_protocol::codec::{META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION};
+use mcp_tasks_protocol::jsonrpc::RequestId;
+use mcp_tasks_protocol::{methods as m, version};
+use mcp_tasks_server::wire::v2026_07_28::{self as wire, RoutingHeaders};
+use mcp_tasks_server::Server;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CancelTaskParams, GetTaskParams, GetTaskResult,
+    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    UpdateTaskParams,
+};
+use rmcp::service::{RequestContext, RoleServer};
+use rmcp::{ErrorData, ServerHandler};
+use serde_json::{json, Map, Value};
+use std::sync::Arc;
+
+/// Names the principal a request acts for (the owner of the tasks it creates and the
+/// only one who may read, answer or cancel them), or `None` for the anonymous one.
+pub type Principal = Arc<dyn Fn(&RequestContext<RoleServer>) -> Option<String> + Send + Sync>;
+
+/// An rmcp [`ServerHandler`] whose tools and task requests are answered by an
+/// mcp-tasks [`Server`]: its engine, store and tools. Cheap to clone (clones share the
+/// server), as rmcp's HTTP service makes one handler per session.
+#[derive(Clone)]
+pub struct DurableTasks {
+    server: Server,
+    info: ServerConfig,
+    principal: Option<Principal>,
+}
+
+impl std::fmt::Debug for DurableTasks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DurableTasks")
+            .field("server", &self.server)
+            .field("principal", &self.principal.is_some())
+            .finish()
+    }
+}
+
+impl DurableTasks {
+    /// A handler over `server` (built with `Server::builder()` or `Server::start`; its
+    /// engine is already running). It announces tools and the Tasks extension; change
+    /// what it says of itself with [`DurableTasks::with_info`].
+    pub fn new(server: Server) -> Self {
+        let capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_tasks()
+            .build();
+        DurableTasks {
+            server,
+            info: ServerConfig::new(capabilities),
+            principal: None,
+        }
+    }
+
+    /// What `initialize` and `server/discover` answer (name, version, instructions,
+    /// capabilities). Keep tools and the Tasks extension enabled in it: without the
+    /// extension rmcp refuses `tasks/*` before they reach this handler.
+    pub fn with_info(mut self, info: ServerConfig) -> Self {
+        self.info = info;
+        self
+    }
+
+    /// Names the principal of each request (see [`Principal`]): tasks are then
+    /// private to it. Without this every caller is the same anonymous principal.
+    pub fn with_principal(
+        mut self,
+        principal: impl Fn(&RequestContext<RoleServer>) -> Option<String> + Send + Sync + 'static,
+    ) -> Self {
+        self.principal = Some(Arc::new(principal));
+        self
+    }
+
+    /// The mcp-tasks server behind this handler: mount its task board
+    /// (`mcp_tasks_board::Board::new(tasks.server().clone(), ..)`), read its engine,
+    /// shut it down.
+    pub fn server(&self) -> &Server {
+        &self.server
+    }
+
+    /// Whether `name` is one of this handler's tools: a handler of your own forwards
+    /// those calls to [`DurableTasks::call`] and answers the rest itself.
+    pub fn knows_tool(&self, name: &str) -> bool {
+        self.server.tools().get(name).is_some()
+    }
+
+    /// `tools/list`: the server's tools as rmcp [`Tool`]s.
+    ///
+    /// # Errors
+    /// When the server's answer cannot be read as rmcp's types (a tool definition
+    /// rmcp refuses).
+    pub async fn tools(
+        &self,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<Vec<Tool>, ErrorData> {
+        let result = self
+            .dispatch(m::TOOLS_LIST, None, json!({}), context)
+            .await?;
+        let tools = result.get("tools").cloned().unwrap_or(json!([]));
+        convert::read(tools, "the tool list")
+    }
+
+    /// `tools/call`: runs the tool on the engine, as a task when the client declared
+    /// the Tasks extension and the tool allows one. A plain call stops when rmcp
+    /// cancels the request.
+    ///
+    /// # Errors
+    /// As our server's `tools/call`: unknown tool or invalid arguments (`-32602`), a
+    /// `required` tool called without the extension (`-32021`), a failed call.
+    pub async fn call(
+        &self,
+        request: CallToolRequestParams,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let name = request.name.to_string();
+        let params = convert::params(&request)?;
+        let result = tokio::select! {
+            r = self.dispatch(m::TOOLS_CALL, Some(&name), params, context) => r?,
+            () = context.ct.cancelled() => {
+                return Err(ErrorData::internal_error(
+                    format!("the call of '{name}' was cancelled by the client"),
+                    None,
+                ))
+            }
+        };
+        convert::call_response(result)
+    }
+
+    /// `tasks/get`: the task as a `DetailedTask` (its status message, outstanding
+    /// input requests, or inlined result or error).
+    ///
+    /// # Errors
+    /// `-32602` for a task that does not exist or is not the caller's.
+    pub async fn get(
+        &self,
+        request: GetTaskParams,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        let params = convert::params(&request)?;
+        let result = self
+            .dispatch(m::TASKS_GET, Some(&request.task_id), params, context)
+            .await?;
+        convert::read(result, "the task")
+    }
+
+    /// `tasks/update`: hands the client's answers to the questions the task's tool
+    /// waits on (unknown or already answered keys are ignored).
+    ///
+    /// # Errors
+    /// `-32602` for a task that does not exist or is not the caller's; an answer that
+    /// does not fit its question.
+    pub async fn update(
+        &self,
+        request: UpdateTaskParams,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let params = convert::params(&request)?;
+        self.dispatch(m::TASKS_UPDATE, Some(&request.task_id), params, context)
+            .await
+            .map(drop)
+    }
+
+    /// `tasks/cancel`: asks the task to stop (an acknowledgement, also for a task
+    /// that already ended; the status follows on `tasks/get`).
+    ///
+    /// # Errors
+    /// `-32602` for a task that does not exist or is not the caller's.
+    pub async fn cancel(
+        &self,
+        request: CancelTaskParams,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let params = convert::params(&request)?;
+        self.dispatch(m::TASKS_CANCEL, Some(&request.task_id), params, context)
+            .await
+            .map(drop)
+    }
+
+    /// Runs one request through our 2026-07-28 wire: `params` with the protocol
+    /// version and the client's capabilities (as rmcp read them, from the request's
+    /// `_meta` or the session's `initialize`) in its `_meta`, routing headers that
+    /// agree with the body, the request's id and principal.
+    async fn dispatch(
+        &self,
+        method: &str,
+        name: Option<&str>,
+        mut params: Value,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<Value, ErrorData> {
+        let capabilities = context
+            .client_capabilities()
+            .and_then(|c| serde_json::to_value(c).ok())
+            .unwrap_or_else(|| json!({}));
+        let mut meta = match serde_json::to_value(&context.meta) {
+            Ok(Value::Object(m)) => m,
+            _ => Map::new(),
+        };
+        if let Some(Value::Object(own)) = params.get("_meta") {
+            meta.extend(own.clone());
+        }
+        meta.insert(META_PROTOCOL_VERSION.into(), json!(version::V2026_07_28));
+        meta.insert(META_CLIENT_CAPABILITIES.into(), capabilities);
+        if let Some(o) = params.as_object_mut() {
+            o.insert("_meta".into(), Value::Object(meta));
+        }
+        let headers = RoutingHeaders {
+            method: Some(method.to_string()),
+            name: name.map(str::to_string),
+            protocol_version: None,
+        };
+        let id = serde_json::to_value(&context.id)
+            .ok()
+            .and_then(|v| serde_json::from_value::<RequestId>(v).ok())
+            .unwrap_or(RequestId::Number(0));
+        let subject = self.principal.as_ref().and_then(|p| p(context));
+        let (_, response) =
+            wire::handle(&self.server, subject, &headers, &id, method, params).await;
+        convert::response(response)
+    }
+}
+
+impl ServerHandler for DurableTasks {
+    fn get_info(&self) -> ServerConfig {
+        self.info.clone()
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(self.tools(&context).await?))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        self.call(request, &context).await
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        self.get(request, &context).await
+    }
+
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.update(request, &context).await
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.cancel(request, &context).await
+    }
+}
