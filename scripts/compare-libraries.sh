@@ -4,7 +4,7 @@
 # library, in one run on this machine, and prints a markdown table:
 #   scripts/compare-libraries.sh [--only NAME]...     NAME: mcp-tasks, rmcp, turul
 #
-#   mcp-tasks  examples/count-to                 (package example-count-to, main workspace)
+#   mcp-tasks  examples/count-to                 (package count-to, main workspace)
 #   rmcp       bench/compare/rmcp-count-to       (own workspace, rmcp 3.11)
 #   turul      bench/compare/turul-count-to      (own workspace, turul-mcp-server 0.4.5)
 #
@@ -48,7 +48,7 @@ done
 
 # The workspace manifest, package, binary and main.rs of each server.
 manifest() { case "$1" in mcp-tasks) echo Cargo.toml ;; *) echo "bench/compare/$1-count-to/Cargo.toml" ;; esac; }
-package() { case "$1" in mcp-tasks) echo example-count-to ;; *) echo "$1-count-to" ;; esac; }
+package() { case "$1" in mcp-tasks) echo count-to ;; *) echo "$1-count-to" ;; esac; }
 main_rs() { case "$1" in mcp-tasks) echo examples/count-to/src/main.rs ;; *) echo "bench/compare/$1-count-to/src/main.rs" ;; esac; }
 label() { case "$1" in mcp-tasks) echo "mcp-tasks" ;; rmcp) echo "rmcp 3.11" ;; turul) echo "turul 0.4.5 + ext-tasks 0.1.5" ;; esac; }
 

@@ -245,7 +245,8 @@ impl Server {
     /// extension wire's server-side decision; a plain call under the sync budget):
     /// [`ServerConfig::task_after`] (at most `cap`), or zero for a tool whose calls are
     /// known to outlast it (declared with [`crate::Tool::expected_duration`], or
-    /// learned from its recent calls, with a probe now and then).
+    /// learned from its recent calls; a task of it that completes within the window
+    /// undoes what was learned).
     pub fn task_window(&self, tool: &crate::Tool, cap: std::time::Duration) -> std::time::Duration {
         let window = self.inner.config.task_after.min(cap);
         self.inner.durations.window_for(tool, window)

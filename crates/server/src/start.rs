@@ -58,6 +58,7 @@ impl Server {
                 .store_observer(Arc::clone(&metrics) as _)
                 .observe_transitions(metrics_observer(Arc::clone(&me)));
         }
+        hooks = hooks.observe_transitions(durations_observer(Arc::clone(&me)));
         for observer in observers {
             hooks = hooks.observe_transitions(observer);
         }
@@ -160,6 +161,26 @@ fn log_router(me: Arc<OnceLock<Weak<ServerInner>>>) -> LogRouter {
         if let Some(inner) = me.get().and_then(Weak::upgrade) {
             crate::notify::routing::deliver_log(&Server { inner }, log);
         }
+    })
+}
+
+/// Tells the task window how long each completed task ran (see
+/// [`crate::tools::durations`]), so that a tool that became quick waits it again.
+fn durations_observer(me: Arc<OnceLock<Weak<ServerInner>>>) -> TransitionObserver {
+    Arc::new(move |record| {
+        if record.status != mcp_tasks_protocol::TaskStatus::Completed {
+            return;
+        }
+        let (Some(inner), Some(name)) = (me.get().and_then(Weak::upgrade), record.request.name())
+        else {
+            return;
+        };
+        let ran = (record.last_updated_at - record.created_at)
+            .to_std()
+            .unwrap_or_default();
+        inner
+            .durations
+            .observe_finished(&name, ran, inner.config.task_after);
     })
 }
 

@@ -4,8 +4,9 @@
 //! tool whose calls run long, that wait is only a floor under every creation. A tool
 //! whose last [`LEARNED_AFTER`] observed calls all outlasted the window (or that
 //! declares an expected duration beyond it, [`Tool::expected_duration`]) gets its task
-//! at once; every [`PROBE_EVERY`]th of its calls still waits the window, so a tool
-//! that became quick is noticed.
+//! at once. No call waits to find out whether the tool became quick: every task that
+//! ends reports how long it ran ([`ToolDurations::observe_finished`]), and a tool
+//! whose task completed within the window waits it again.
 //!
 //! [`Tool::expected_duration`]: crate::Tool::expected_duration
 
@@ -18,10 +19,6 @@ use crate::tools::registry::Tool;
 /// Calls observed in a row outlasting the window before a tool's calls skip it.
 pub const LEARNED_AFTER: u32 = 8;
 
-/// A tool that skips the window still waits it on one call in this many, to learn
-/// whether it became quick.
-pub const PROBE_EVERY: u32 = 16;
-
 /// Most tools remembered (a gateway may offer many; each costs a few bytes).
 const MOST_TOOLS: usize = 4096;
 
@@ -30,8 +27,6 @@ const MOST_TOOLS: usize = 4096;
 struct Recent {
     /// Observed calls in a row (up to [`LEARNED_AFTER`]) that outlasted the window.
     long_in_a_row: u32,
-    /// Calls that skipped the window since the last probe.
-    skipped: u32,
 }
 
 /// Per tool, whether its calls usually outlast the task window.
@@ -46,7 +41,7 @@ impl ToolDurations {
     }
 
     /// The window a call of `tool` waits now: `window`, or zero when the tool is
-    /// known to run longer (declared, or learned) and this call is not a probe.
+    /// known to run longer (declared, or learned).
     pub fn window_for(&self, tool: &Tool, window: Duration) -> Duration {
         if window.is_zero() {
             return window;
@@ -54,19 +49,11 @@ impl ToolDurations {
         if tool.expected().is_some_and(|expected| expected > window) {
             return Duration::ZERO;
         }
-        let mut recent = self.lock();
-        let Some(r) = recent.get_mut(tool.name()) else {
-            return window;
-        };
-        if r.long_in_a_row < LEARNED_AFTER {
-            return window;
+        if self.runs_long(tool.name()) {
+            Duration::ZERO
+        } else {
+            window
         }
-        r.skipped += 1;
-        if r.skipped >= PROBE_EVERY {
-            r.skipped = 0;
-            return window;
-        }
-        Duration::ZERO
     }
 
     /// Whether `tool`'s recent calls all outlasted the window (it skips it).
@@ -74,6 +61,19 @@ impl ToolDurations {
         self.lock()
             .get(tool)
             .is_some_and(|r| r.long_in_a_row >= LEARNED_AFTER)
+    }
+
+    /// Records how long a task of `tool` ran, from creation to completion: one that
+    /// completed within `window` would have been answered inline, so a tool that was
+    /// skipping the window waits it again. This is how a tool that became quick is
+    /// noticed without holding any call back to find out.
+    pub fn observe_finished(&self, tool: &str, ran: Duration, window: Duration) {
+        if ran >= window {
+            return;
+        }
+        if let Some(r) = self.lock().get_mut(tool) {
+            *r = Recent::default();
+        }
     }
 
     /// Records what a call that waited the window did: ended within it
@@ -108,7 +108,7 @@ mod tests {
     const WINDOW: Duration = Duration::from_millis(20);
 
     #[test]
-    fn a_tool_whose_calls_outlast_the_window_skips_it_with_a_probe_now_and_then() {
+    fn a_tool_whose_calls_outlast_the_window_skips_it_until_a_task_of_it_ends_quickly() {
         let d = ToolDurations::default();
         let slow = tool("slow");
         for _ in 0..LEARNED_AFTER - 1 {
@@ -117,19 +117,21 @@ mod tests {
         }
         assert_eq!(d.window_for(&slow, WINDOW), WINDOW, "not learned yet");
         d.observe("slow", false);
-        let waited: Vec<Duration> = (0..PROBE_EVERY * 2)
-            .map(|_| d.window_for(&slow, WINDOW))
-            .collect();
-        assert_eq!(
-            waited.iter().filter(|w| **w == WINDOW).count(),
-            2,
-            "one probe in {PROBE_EVERY}"
+        assert!(
+            (0..100).all(|_| d.window_for(&slow, WINDOW).is_zero()),
+            "no call of a learned tool waits the window"
         );
-        assert_eq!(
-            waited.iter().filter(|w| w.is_zero()).count() as u32,
-            PROBE_EVERY * 2 - 2
-        );
-        // A probe that ends inline: the tool waits the window again.
+        // Tasks that ran longer than the window change nothing.
+        d.observe_finished("slow", WINDOW * 3, WINDOW);
+        assert!(d.window_for(&slow, WINDOW).is_zero());
+        // A task that completed within the window: the tool waits it again.
+        d.observe_finished("slow", WINDOW / 2, WINDOW);
+        assert_eq!(d.window_for(&slow, WINDOW), WINDOW);
+        // A call that waited and ended inline also resets what was learned.
+        for _ in 0..LEARNED_AFTER {
+            d.observe("slow", false);
+        }
+        assert!(d.window_for(&slow, WINDOW).is_zero());
         d.observe("slow", true);
         assert_eq!(d.window_for(&slow, WINDOW), WINDOW);
     }
