@@ -1,4 +1,4 @@
-//! What this build of `mcp-tasks` leaves out (its Cargo features, docs/cli.md,
+//! What this build of `mcp-tasks` leaves out (its Cargo features, docs/packaging.md,
 //! "Building a smaller binary"), and the one message that says so.
 //!
 //! A build without a feature still parses every config file and every flag: a

@@ -14,7 +14,7 @@ use crate::config::{parse_duration, ConfigFile};
 
 // Each optional part of `serve` is one module, with a stub of the same shape for a
 // build without its feature: the stub refuses what asks for the part, naming the
-// feature (docs/cli.md, "Building a smaller binary").
+// feature (docs/packaging.md, "Building a smaller binary").
 #[cfg(feature = "board")]
 mod board;
 #[cfg(not(feature = "board"))]
