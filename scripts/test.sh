@@ -25,6 +25,11 @@ step "minimal library build: the memory store and Streamable HTTP only (examples
 cargo clippy -p mcp-tasks -p mcp-tasks-server -p count-to --no-default-features --features mcp-tasks/http -- -D warnings
 cargo clippy -p mcp-tasks-server --no-default-features --features stdio -- -D warnings
 
+step "smaller mcp-tasks binaries (docs/packaging.md, \"Building a smaller binary\"): the smallest useful set and one in between, linted; the smallest refuses what it was built without, by name (tests/features_off.rs)"
+cargo clippy -p mcp-tasks-cli --no-default-features --features sqlite --bin mcp-tasks --test features_off -- -D warnings
+cargo clippy -p mcp-tasks-cli --no-default-features --features sqlite,board,command-tools,metrics -- -D warnings
+cargo test -p mcp-tasks-cli --no-default-features --features sqlite --test features_off
+
 step "standardwebhooks (the reference webhook verifier, pinned, from PyPI into target/webhooks) for the signed-webhook test"
 bash scripts/webhooks-venv.sh
 

@@ -6,7 +6,6 @@ use anyhow::{Context, Result};
 use mcp_tasks_protocol::Secret;
 use mcp_tasks_server::TaskSupport;
 use serde::Deserialize;
-use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -23,7 +22,7 @@ pub struct ConfigFile {
     /// `[[upstream]]`: MCP servers whose tools are offered with task support (the
     /// gateway).
     #[serde(default)]
-    pub upstream: Vec<mcp_tasks_gateway::UpstreamConfig>,
+    pub upstream: Vec<UpstreamEntry>,
     /// `[board]`: the task board in the browser.
     #[serde(default)]
     pub board: BoardSection,
@@ -41,10 +40,21 @@ pub struct ConfigFile {
     pub slack: Option<SlackSection>,
 }
 
+/// One `[[upstream]]` entry: the gateway's configuration; in a build without the
+/// `gateway` feature the table as written, kept only to refuse it by name
+/// ([`crate::features::refuse_missing`]).
+#[cfg(feature = "gateway")]
+pub type UpstreamEntry = mcp_tasks_gateway::UpstreamConfig;
+/// One `[[upstream]]` entry, as written (this build has no `gateway` feature).
+#[cfg(not(feature = "gateway"))]
+pub type UpstreamEntry = toml::Table;
+
 /// `[slack]`: the Slack app (see docs/slack.md). File paths are relative to the config
 /// file's folder.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
+// Without the `board` feature it is parsed only to be refused by name.
+#[cfg_attr(not(feature = "board"), allow(dead_code))]
 pub struct SlackSection {
     /// A file holding the app's Signing Secret.
     pub signing_secret_file: PathBuf,
@@ -65,6 +75,8 @@ pub struct SlackSection {
 pub struct BoardSection {
     /// Turn the board off (`--no-board`).
     #[serde(default)]
+    // A build without the board has none to turn off.
+    #[cfg_attr(not(feature = "board"), allow(dead_code))]
     pub disabled: bool,
     /// Principals who see and act on everyone's tasks.
     #[serde(default)]
@@ -81,6 +93,8 @@ pub struct BoardSection {
 /// `[[notify]]`: one webhook.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
+// Without the `board` feature it is parsed only to be refused by name.
+#[cfg_attr(not(feature = "board"), allow(dead_code))]
 pub struct NotifyEntry {
     /// A stable name (default: the URL).
     pub name: Option<String>,
@@ -236,6 +250,8 @@ pub enum AuthRequirement {
 /// `[[tools]]`: a program run with arguments filled from the call's arguments.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
+// Without the `command-tools` feature it is parsed only to be refused by name.
+#[cfg_attr(not(feature = "command-tools"), allow(dead_code))]
 pub struct CommandToolConfig {
     /// Tool name.
     pub name: String,
@@ -276,9 +292,10 @@ fn default_support() -> TaskSupport {
     TaskSupport::Optional
 }
 
+#[cfg(feature = "command-tools")]
 impl CommandToolConfig {
     /// The input schema as JSON.
-    pub fn schema_json(&self) -> Result<Value> {
+    pub fn schema_json(&self) -> Result<serde_json::Value> {
         match &self.input_schema {
             None => Ok(serde_json::json!({ "type": "object", "properties": {} })),
             Some(v) => serde_json::to_value(v)
@@ -301,6 +318,21 @@ impl ServerSection {
 }
 
 impl ConfigFile {
+    /// The optional sections this file uses, for a build to refuse those it lacks.
+    /// `[board]` turning the board off (`disabled = true`, alone) asks for nothing.
+    pub fn uses(&self) -> crate::features::Uses {
+        crate::features::Uses {
+            upstream: !self.upstream.is_empty(),
+            tools: !self.tools.is_empty(),
+            board: !self.board.operators.is_empty()
+                || self.board.public_url.is_some()
+                || self.board.secret_file.is_some()
+                || self.board.takes_questions,
+            notify: !self.notify.is_empty(),
+            slack: self.slack.is_some(),
+        }
+    }
+
     /// Parses the text of a file, nothing resolved or checked beyond its shape. An
     /// unknown key is refused, named with its table and the nearest valid key: a
     /// misspelt setting must not be silently ignored.
@@ -319,6 +351,8 @@ impl ConfigFile {
             .with_context(|| format!("reading config file {}", path.display()))?;
         let mut cfg = ConfigFile::parse(&text)
             .map_err(|e| anyhow::anyhow!("config file {}, {e}", path.display()))?;
+        crate::features::refuse_missing(cfg.uses(), crate::features::Built::THIS)
+            .with_context(|| format!("config file {}", path.display()))?;
         let base = path.parent().unwrap_or(Path::new("."));
         let server = &mut cfg.server;
         if let Some(db) = &server.database {
@@ -354,15 +388,20 @@ impl ConfigFile {
                 }
             }
         }
-        for u in &mut cfg.upstream {
-            if let Some(cwd) = &u.cwd {
-                if cwd.is_relative() {
-                    u.cwd = Some(base.join(cwd));
+        // Without the feature the sections below were refused above.
+        #[cfg(feature = "gateway")]
+        {
+            for u in &mut cfg.upstream {
+                if let Some(cwd) = &u.cwd {
+                    if cwd.is_relative() {
+                        u.cwd = Some(base.join(cwd));
+                    }
                 }
             }
+            mcp_tasks_gateway::check_all(&cfg.upstream)
+                .map_err(|e| anyhow::anyhow!("[[upstream]] in {}: {e}", path.display()))?;
         }
-        mcp_tasks_gateway::check_all(&cfg.upstream)
-            .map_err(|e| anyhow::anyhow!("[[upstream]] in {}: {e}", path.display()))?;
+        #[cfg(feature = "command-tools")]
         for t in &mut cfg.tools {
             if t.command.is_empty() {
                 anyhow::bail!(

@@ -6,15 +6,22 @@
 //! |---|---|
 //! | `cmd` | one file per subcommand: `serve/` (flags, config, stores), and the client commands |
 //! | `config` | the TOML config file: settings and `[[tool]]` entries |
-//! | `command_tool` | a `[[tool]]` that runs a command: arguments in, stdout as status, exit status as result |
+//! | `command_tool` | a `[[tool]]` that runs a command: arguments in, stdout as status, exit status as result (feature `command-tools`) |
+//! | `features` | what this build leaves out (its Cargo features), and the message that says so |
 //! | `demo` | `--demo`: the built-in tools for trying tasks out |
 //! | `demo_input` | demo tools that ask for input mid-task (elicitation, sampling) |
 //! | `fixtures`, `fixtures_2025`, `fixtures_mrtr` | `--conformance-fixtures`: the tools the official conformance scenarios call |
 //! | `journal` | the client's record of the tasks this user started, per server |
 //! | `suggest` | "did you mean …?" for a misspelt config key |
 
+// `bench` is its own crate; without the feature a stub that says so.
+#[cfg(not(feature = "bench"))]
+#[path = "bench_off.rs"]
+mod bench;
 mod cmd;
+#[cfg(feature = "command-tools")]
 mod command_template;
+#[cfg(feature = "command-tools")]
 mod command_tool;
 mod config;
 mod demo;
@@ -24,6 +31,7 @@ mod demo_people;
 mod demo_pipeline;
 #[cfg(test)]
 mod docs_check;
+mod features;
 mod fixtures;
 mod fixtures_2025;
 mod fixtures_mrtr;
@@ -34,6 +42,9 @@ mod suggest;
 #[cfg(feature = "mimalloc")]
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+#[cfg(feature = "bench")]
+use mcp_tasks_bench as bench;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -58,7 +69,7 @@ enum Command {
     /// unless --listen is given.
     Wrap(cmd::serve::wrap::WrapArgs),
     /// Measure an MCP task server (ours or any other) on loopback HTTP.
-    Bench(mcp_tasks_bench::BenchArgs),
+    Bench(bench::BenchArgs),
     #[command(flatten)]
     Client(cmd::ClientCommand),
     /// Print a shell completion script: `mcp-tasks completions bash >
@@ -115,7 +126,7 @@ fn main() -> ExitCode {
         match cli.command {
             Command::Serve(args) => cmd::serve::run(args).await,
             Command::Wrap(args) => cmd::serve::wrap::run(args).await,
-            Command::Bench(args) => mcp_tasks_bench::run(args).await.map_err(Into::into),
+            Command::Bench(args) => bench::run(args).await.map_err(Into::into),
             Command::Client(c) => c.run().await,
             Command::Completions { .. } | Command::Man { .. } => Ok(()),
         }

@@ -4,8 +4,17 @@
 use std::ops::Range;
 
 /// The candidate closest to `word`, when one is close enough to be what was meant:
-/// the gateway's rule for misspelt tool names, so both say "did you mean" alike.
-pub use mcp_tasks_gateway::config::nearest;
+/// the gateway's rule for misspelt tool names (`mcp_tasks_gateway::config::nearest`),
+/// so both say "did you mean" alike. Its own copy: the config file is read in builds
+/// without the `gateway` feature too.
+pub fn nearest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    candidates
+        .into_iter()
+        .map(|c| (strsim::jaro_winkler(word, c), c))
+        .filter(|(score, _)| *score >= 0.7)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, c)| c)
+}
 
 /// A TOML error of the config file said for a person: `LINE: unknown key `pol_interval`
 /// in [server]; did you mean `poll_interval`?` for a misspelt key (serde's

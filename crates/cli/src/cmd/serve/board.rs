@@ -1,5 +1,7 @@
-//! The task board and webhook settings of `serve`: flags, the `[board]` section and
-//! `[[notify]]` entries, turned into the board crate's configurations.
+//! The task board, webhooks and Slack app of `serve` (feature `board`): its flags
+//! ([`BoardArgs`]), the `[board]` section, `[[notify]]` entries and `[slack]` turned
+//! into the board crate's configurations, and their part of the start
+//! ([`prepare`], [`Prepared::start`], [`Started::routes`]).
 
 use anyhow::{Context, Result};
 use mcp_tasks_board::{
@@ -7,60 +9,13 @@ use mcp_tasks_board::{
     SlackConfig, WebhookSecret,
 };
 use mcp_tasks_protocol::secret::Secret;
-use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::config::{parse_duration, ConfigFile, NotifyEntry};
-
-/// Flags of the task board and of notifications.
-#[derive(Debug, Clone, clap::Args)]
-pub struct BoardArgs {
-    /// Do not serve the task board at /board. It is served by default wherever HTTP
-    /// is: behind a login when authentication is configured, else only on a loopback
-    /// address.
-    #[arg(long)]
-    no_board: bool,
-
-    /// Principals who see and act on everyone's tasks on the board (comma-separated);
-    /// every action of theirs is an audit event naming them. Others see their own.
-    #[arg(long, value_delimiter = ',', value_name = "PRINCIPALS")]
-    operators: Vec<String>,
-
-    /// The address people reach this server at (https://tasks.example.com), for the
-    /// board links in notifications; board cookies are `Secure` when it is https.
-    #[arg(long, env = "MCP_TASKS_PUBLIC_URL", value_name = "URL")]
-    public_url: Option<String>,
-
-    /// A file holding the key that signs board logins. Replicas behind one address
-    /// must share it; without it each process picks a random key and logins end with
-    /// the process.
-    #[arg(long, env = "MCP_TASKS_BOARD_SECRET_FILE", value_name = "FILE")]
-    board_secret_file: Option<PathBuf>,
-
-    /// Let a task ask questions (elicitation, sampling) that its client did not
-    /// declare it can answer: they wait on the board for a person (and go to the
-    /// webhooks) instead of failing the tool at once. For agents whose client has no
-    /// elicitation support, with people answering on the board.
-    #[arg(long)]
-    board_takes_questions: bool,
-
-    /// POST a JSON event to this URL when a task waits for input or fails (repeat for
-    /// several; [[notify]] in the config chooses events and the Slack format).
-    /// Deliveries are stored, retried with backoff, and survive restarts.
-    #[arg(long = "notify-webhook", value_name = "URL")]
-    notify_webhooks: Vec<String>,
-
-    /// Wait before the first retry of a failed webhook; each further retry doubles it,
-    /// up to 5 minutes. [default: 1s]
-    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
-    notify_retry: Option<Duration>,
-
-    /// Time one webhook POST may take before it counts as failed (and is retried).
-    /// A delivery is claimed for a little longer than this, so a process that dies
-    /// while sending holds it no longer. [default: 10s]
-    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
-    notify_timeout: Option<Duration>,
-}
+use super::board_args::BoardArgs;
+use super::ServeArgs;
+use crate::config::{ConfigFile, NotifyEntry};
+use mcp_tasks_engine::TransitionObserver;
+use mcp_tasks_server::Server;
 
 impl BoardArgs {
     /// Whether the board is wanted at all.
@@ -205,6 +160,169 @@ impl BoardArgs {
         config.check().map_err(|e| anyhow::anyhow!(e))?;
         Ok(config)
     }
+}
+
+/// The board, notifier and Slack app prepared before the engine starts (their
+/// observers go to it), from the flags, the file and the bound address (`None` over
+/// stdio, where webhooks still run but no board is served).
+pub struct Prepared {
+    /// Where people reach the board's pages (`…/board` hangs from it), when it is served.
+    root: Option<String>,
+    takes_questions: bool,
+    links: AnswerLinks,
+    notifier: mcp_tasks_board::PreparedNotifier,
+    slack: Option<mcp_tasks_board::PreparedSlack>,
+}
+
+/// Prepares the board's part of `serve`.
+///
+/// # Errors
+/// A bad board secret, webhook or `[slack]` section, each named.
+pub fn prepare(
+    args: &ServeArgs,
+    file: &ConfigFile,
+    addr: Option<std::net::SocketAddr>,
+    authenticated: bool,
+) -> Result<Prepared> {
+    let served = addr.is_some_and(|addr| board_served(args, file, addr, authenticated));
+    let root = match (served, addr) {
+        (true, Some(addr)) => Some(board_root(args, file, addr)?),
+        _ => None,
+    };
+    // One key for the answer links the notifier signs and the board checks.
+    let links = args.board.answer_links(file)?;
+    let notify = args.board.notify_config(file, &links)?;
+    if !notify.sinks.is_empty() {
+        tracing::info!(webhooks = notify.sinks.len(), "notifications on");
+    }
+    let notifier = mcp_tasks_board::Notifier::prepare(notify).map_err(|e| anyhow::anyhow!(e))?;
+    let slack = slack_app(file, root.clone())?;
+    Ok(Prepared {
+        takes_questions: served && args.board.takes_questions(file),
+        root,
+        links,
+        notifier,
+        slack,
+    })
+}
+
+impl Prepared {
+    /// Whether people answer tasks' questions (on the board, so only when it is served).
+    pub fn people_answer_questions(&self) -> bool {
+        self.takes_questions
+    }
+
+    /// The board's address, for the handles of calls that became tasks.
+    pub fn board_url(&self) -> Option<String> {
+        self.root.as_ref().map(|root| format!("{root}/board"))
+    }
+
+    /// The engine's observers of task transitions: the notifier's and Slack's.
+    pub fn observers(&self) -> Vec<TransitionObserver> {
+        let mut observers: Vec<_> = self.notifier.observer().into_iter().collect();
+        observers.extend(self.slack.as_ref().map(|s| s.observer()));
+        observers
+    }
+
+    /// Starts the notifier and the Slack app on the started server.
+    ///
+    /// # Errors
+    /// When the notifier cannot start.
+    pub fn start(self, server: &Server) -> Result<Started> {
+        self.notifier
+            .start(server)
+            .map_err(|e| anyhow::anyhow!(e))?;
+        Ok(Started {
+            root: self.root,
+            links: self.links,
+            slack: self.slack.map(|s| s.start(server)),
+        })
+    }
+}
+
+/// The board's part once the server runs: its routes are left to serve.
+pub struct Started {
+    root: Option<String>,
+    links: AnswerLinks,
+    slack: Option<mcp_tasks_board::Slack>,
+}
+
+impl Started {
+    /// The task board's routes (none when it is not served), its address announced.
+    ///
+    /// # Errors
+    /// A bad board secret.
+    pub fn routes(
+        self,
+        args: &ServeArgs,
+        file: &ConfigFile,
+        server: &Server,
+    ) -> Result<axum::Router> {
+        let Some(root) = self.root else {
+            return Ok(axum::Router::new());
+        };
+        let mut config = args.board.board_config(file)?;
+        config.answer_links = Some(self.links);
+        config.slack = self.slack;
+        super::logging::announce(args.log_format, "task board at", &format!("{root}/board"));
+        Ok(mcp_tasks_board::Board::new(server.clone(), config).router())
+    }
+}
+
+/// Whether the task board is served: when it is wanted, with authentication (behind a
+/// login), or without it on a loopback address only.
+fn board_served(
+    args: &ServeArgs,
+    file: &ConfigFile,
+    addr: std::net::SocketAddr,
+    authenticated: bool,
+) -> bool {
+    if !args.board.enabled(file) {
+        return false;
+    }
+    if !authenticated && !addr.ip().is_loopback() {
+        tracing::warn!(
+            "the task board is off: without authentication it is served on loopback addresses only (configure --auth-tokens or --jwt-jwks)"
+        );
+        return false;
+    }
+    true
+}
+
+/// The Slack app of `[slack]`, prepared (its observer goes to the engine at start). It
+/// needs the board (served from `root`): Slack's clicks come to the board's
+/// interaction endpoint.
+fn slack_app(
+    file: &ConfigFile,
+    root: Option<String>,
+) -> Result<Option<mcp_tasks_board::PreparedSlack>> {
+    if file.slack.is_none() {
+        return Ok(None);
+    }
+    let Some(public_url) = root else {
+        anyhow::bail!(
+            "[slack] needs the task board, which takes Slack's clicks at {}: serve HTTP with the board on (not --stdio or --no-board; a non-loopback address needs authentication)",
+            mcp_tasks_board::slack::INTERACTIONS_PATH
+        );
+    };
+    let Some(config) = slack_config(file, Some(public_url))? else {
+        return Ok(None);
+    };
+    tracing::info!(channel = %config.channel, users = config.users.len(), "slack app on");
+    mcp_tasks_board::Slack::prepare(config)
+        .map(Some)
+        .map_err(|e| anyhow::anyhow!(e))
+}
+
+/// Where people reach this server (the board's `--public-url`, else the bound
+/// address): the root the board's `/board` pages hang from.
+fn board_root(args: &ServeArgs, file: &ConfigFile, addr: std::net::SocketAddr) -> Result<String> {
+    Ok(args
+        .board
+        .board_config(file)?
+        .public_url
+        .map(|u| u.trim_end_matches('/').to_string())
+        .unwrap_or_else(|| format!("http://{addr}")))
 }
 
 /// The Slack app of `[slack]`, if there is one, linking its messages to the board at

@@ -6,6 +6,27 @@ use mcp_tasks_gateway::{Gateway, UpstreamConfig};
 use mcp_tasks_server::{Server, Tool, ToolRegistry};
 use std::time::Duration;
 
+/// `wrap`'s `--max-upstream-connections` default.
+pub const DEFAULT_MAX_CONNECTIONS: usize = mcp_tasks_gateway::config::DEFAULT_MAX_CONNECTIONS;
+
+/// `wrap`'s upstream: `command`, a stdio MCP server, named `name` in messages.
+///
+/// # Errors
+/// None in this build (the build without the `gateway` feature refuses here).
+pub fn stdio_upstream(
+    name: String,
+    command: Vec<String>,
+    prefix: Option<String>,
+    resumable: bool,
+    max_connections: usize,
+) -> Result<UpstreamConfig> {
+    let mut upstream = UpstreamConfig::stdio(name, command);
+    upstream.prefix = prefix;
+    upstream.resumable = resumable;
+    upstream.max_connections = max_connections;
+    Ok(upstream)
+}
+
 /// How long the start waits for an upstream to list its tools before serving
 /// without them (they are added when the upstream answers).
 pub const STARTUP_WAIT: Duration = Duration::from_secs(20);

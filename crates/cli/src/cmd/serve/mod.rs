@@ -12,10 +12,27 @@ use tokio::net::TcpListener;
 
 use crate::config::{parse_duration, ConfigFile};
 
+// Each optional part of `serve` is one module, with a stub of the same shape for a
+// build without its feature: the stub refuses what asks for the part, naming the
+// feature (docs/packaging.md, "Building a smaller binary").
+#[cfg(feature = "board")]
 mod board;
+#[cfg(not(feature = "board"))]
+#[path = "board_off.rs"]
+mod board;
+mod board_args;
 mod fd_limit;
+#[cfg(feature = "gateway")]
+mod gateway;
+#[cfg(not(feature = "gateway"))]
+#[path = "gateway_off.rs"]
 mod gateway;
 mod logging;
+#[cfg(feature = "otel")]
+mod otlp;
+#[cfg(not(feature = "otel"))]
+#[path = "otlp_off.rs"]
+mod otlp;
 mod settings;
 pub mod wrap;
 
@@ -306,7 +323,7 @@ pub struct ServeArgs {
     log_format: LogFormat,
 
     #[command(flatten)]
-    board: board::BoardArgs,
+    board: board_args::BoardArgs,
 
     /// Export traces over OTLP/HTTP (protobuf) to this collector, e.g.
     /// http://127.0.0.1:4318 (`/v1/traces` is appended). Without it, traces are
@@ -325,7 +342,7 @@ pub async fn run(args: ServeArgs) -> Result<()> {
 /// `serve`, with `extra` upstreams besides the config file's (`wrap`'s command).
 pub async fn run_with_upstreams(
     args: ServeArgs,
-    extra: Vec<mcp_tasks_gateway::UpstreamConfig>,
+    extra: Vec<crate::config::UpstreamEntry>,
 ) -> Result<()> {
     let format = args.log_format;
     let telemetry = match logging::init(&args) {
@@ -354,7 +371,7 @@ fn stopped(format: LogFormat, e: anyhow::Error) -> anyhow::Error {
 }
 
 /// `serve` once logging is set up.
-async fn serve(args: ServeArgs, extra: Vec<mcp_tasks_gateway::UpstreamConfig>) -> Result<()> {
+async fn serve(args: ServeArgs, extra: Vec<crate::config::UpstreamEntry>) -> Result<()> {
     let file = match &args.config {
         Some(p) => ConfigFile::load(p)?,
         None => ConfigFile::default(),
@@ -407,6 +424,8 @@ async fn serve(args: ServeArgs, extra: Vec<mcp_tasks_gateway::UpstreamConfig>) -
     if args.conformance_fixtures {
         crate::fixtures::register(&mut tools)?;
     }
+    // Without the feature `[[tools]]` was refused when the file was read.
+    #[cfg(feature = "command-tools")]
     for t in file.tools.clone() {
         let name = t.name.clone();
         tools
@@ -461,31 +480,18 @@ async fn serve(args: ServeArgs, extra: Vec<mcp_tasks_gateway::UpstreamConfig>) -
         }
         Some((listener, addr))
     };
-    let board_served = listener
-        .as_ref()
-        .is_some_and(|(_, addr)| board_served(&args, &file, *addr, auth.is_enabled()));
-    let mut engine_config = engine_config;
-    engine_config.people_answer_questions = board_served && args.board.takes_questions(&file);
-    let mut server_config = server_config;
-    if let (true, Some((_, addr))) = (board_served, &listener) {
-        // Handles of calls that became tasks link to the task's page.
-        server_config.board_url = Some(format!("{}/board", board_root(&args, &file, *addr)?));
-    }
-    // One key for the answer links the notifier signs and the board checks.
-    let links = args.board.answer_links(&file)?;
-    let notify = args.board.notify_config(&file, &links)?;
-    if !notify.sinks.is_empty() {
-        tracing::info!(webhooks = notify.sinks.len(), "notifications on");
-    }
-    let notifier = mcp_tasks_board::Notifier::prepare(notify).map_err(|e| anyhow::anyhow!(e))?;
-    let slack = slack_app(
+    let board = board::prepare(
         &args,
         &file,
-        board_served,
         listener.as_ref().map(|(_, a)| *a),
+        auth.is_enabled(),
     )?;
-    let mut observers: Vec<_> = notifier.observer().into_iter().collect();
-    observers.extend(slack.as_ref().map(|s| s.observer()));
+    let mut engine_config = engine_config;
+    engine_config.people_answer_questions = board.people_answer_questions();
+    let mut server_config = server_config;
+    // Handles of calls that became tasks link to the task's page.
+    server_config.board_url = board.board_url();
+    let observers = board.observers();
     let server = Server::start(store, engine_config, tools, server_config, observers)
         .await
         .context("starting the task engine")?;
@@ -493,8 +499,7 @@ async fn serve(args: ServeArgs, extra: Vec<mcp_tasks_gateway::UpstreamConfig>) -
     if let Some(gateway) = gateway {
         gateway.keep_current(&server);
     }
-    notifier.start(&server).map_err(|e| anyhow::anyhow!(e))?;
-    let slack = slack.map(|s| s.start(&server));
+    let board = board.start(&server)?;
 
     let Some((listener, addr)) = listener else {
         let engine = server.engine().clone();
@@ -510,92 +515,13 @@ async fn serve(args: ServeArgs, extra: Vec<mcp_tasks_gateway::UpstreamConfig>) -
         "listening on",
         &format!("http://{addr}{}", http::DEFAULT_PATH),
     );
-    let board = if board_served {
-        board_routes(&args, &file, &server, addr, links, slack)?
-    } else {
-        axum::Router::new()
-    };
+    let board = board.routes(&args, &file, &server)?;
     let engine = server.engine().clone();
     let drained = drain_on(server.clone(), signals);
     server.serve_http_with(listener, board, drained).await?;
     // Retires this process's heartbeat row once nothing runs here under a lease.
     engine.shutdown().await;
     Ok(())
-}
-
-/// Whether the task board is served: when it is wanted, with authentication (behind a
-/// login), or without it on a loopback address only.
-fn board_served(
-    args: &ServeArgs,
-    file: &ConfigFile,
-    addr: std::net::SocketAddr,
-    authenticated: bool,
-) -> bool {
-    if !args.board.enabled(file) {
-        return false;
-    }
-    if !authenticated && !addr.ip().is_loopback() {
-        tracing::warn!(
-            "the task board is off: without authentication it is served on loopback addresses only (configure --auth-tokens or --jwt-jwks)"
-        );
-        return false;
-    }
-    true
-}
-
-/// The Slack app of `[slack]`, prepared (its observer goes to the engine at start). It
-/// needs the board: Slack's clicks come to the board's interaction endpoint.
-fn slack_app(
-    args: &ServeArgs,
-    file: &ConfigFile,
-    board_served: bool,
-    addr: Option<std::net::SocketAddr>,
-) -> Result<Option<mcp_tasks_board::PreparedSlack>> {
-    if file.slack.is_none() {
-        return Ok(None);
-    }
-    let (true, Some(addr)) = (board_served, addr) else {
-        anyhow::bail!(
-            "[slack] needs the task board, which takes Slack's clicks at {}: serve HTTP with the board on (not --stdio or --no-board; a non-loopback address needs authentication)",
-            mcp_tasks_board::slack::INTERACTIONS_PATH
-        );
-    };
-    let public_url = Some(board_root(args, file, addr)?);
-    let Some(config) = board::slack_config(file, public_url)? else {
-        return Ok(None);
-    };
-    tracing::info!(channel = %config.channel, users = config.users.len(), "slack app on");
-    mcp_tasks_board::Slack::prepare(config)
-        .map(Some)
-        .map_err(|e| anyhow::anyhow!(e))
-}
-
-/// The task board's routes (see [`board_served`]).
-fn board_routes(
-    args: &ServeArgs,
-    file: &ConfigFile,
-    server: &Server,
-    addr: std::net::SocketAddr,
-    links: mcp_tasks_board::AnswerLinks,
-    slack: Option<mcp_tasks_board::Slack>,
-) -> Result<axum::Router> {
-    let mut config = args.board.board_config(file)?;
-    config.answer_links = Some(links);
-    config.slack = slack;
-    let shown = board_root(args, file, addr)?;
-    logging::announce(args.log_format, "task board at", &format!("{shown}/board"));
-    Ok(mcp_tasks_board::Board::new(server.clone(), config).router())
-}
-
-/// Where people reach this server (the board's `--public-url`, else the bound
-/// address): the root the board's `/board` pages hang from.
-fn board_root(args: &ServeArgs, file: &ConfigFile, addr: std::net::SocketAddr) -> Result<String> {
-    Ok(args
-        .board
-        .board_config(file)?
-        .public_url
-        .map(|u| u.trim_end_matches('/').to_string())
-        .unwrap_or_else(|| format!("http://{addr}")))
 }
 
 /// Reads `--task-tools`.

@@ -5,7 +5,7 @@ use super::ServeArgs;
 use crate::config::{AuthRequirement, ServerSection};
 use anyhow::{Context, Result};
 use mcp_tasks_engine::{config as defaults, EngineConfig};
-use mcp_tasks_server::auth::{AuthMode, Authenticator, JwtVerifier, StaticTokens};
+use mcp_tasks_server::auth::{AuthMode, Authenticator, StaticTokens};
 use mcp_tasks_server::server::{
     DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_TIMEOUT,
 };
@@ -227,11 +227,13 @@ fn static_tokens(path: &Path) -> Result<Arc<dyn Authenticator>> {
     Ok(Arc::new(tokens))
 }
 
+#[cfg(feature = "jwt")]
 fn jwt(
     path: &Path,
     issuer: Option<&str>,
     audience: Option<&str>,
 ) -> Result<Arc<dyn Authenticator>> {
+    use mcp_tasks_server::auth::JwtVerifier;
     let text =
         std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
     let verifier = JwtVerifier::new(
@@ -241,6 +243,19 @@ fn jwt(
     )
     .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
     Ok(Arc::new(verifier))
+}
+
+/// In a build without the `jwt` feature: refuses, naming it.
+#[cfg(not(feature = "jwt"))]
+fn jwt(
+    _path: &Path,
+    _issuer: Option<&str>,
+    _audience: Option<&str>,
+) -> Result<Arc<dyn Authenticator>> {
+    Err(crate::features::missing(
+        "--jwt-jwks (jwt_jwks in [server])",
+        "jwt",
+    ))
 }
 
 /// Host names accepted in the `Host` header: loopback names when bound to loopback,

@@ -3,7 +3,6 @@
 
 use anyhow::{Context, Result};
 use clap::Args;
-use mcp_tasks_gateway::UpstreamConfig;
 use std::path::Path;
 
 use super::ServeArgs;
@@ -32,7 +31,7 @@ pub struct WrapArgs {
 
     /// Most processes of the wrapped server at once: one per running call, so that
     /// its questions and progress belong to exactly one task.
-    #[arg(long, value_name = "N", default_value_t = mcp_tasks_gateway::config::DEFAULT_MAX_CONNECTIONS)]
+    #[arg(long, value_name = "N", default_value_t = super::gateway::DEFAULT_MAX_CONNECTIONS)]
     max_upstream_connections: usize,
 
     /// The MCP server to wrap (a stdio server), after `--`: e.g.
@@ -63,10 +62,13 @@ pub async fn run(args: WrapArgs) -> Result<()> {
         max_upstream_connections,
         command,
     } = args;
-    let mut upstream = UpstreamConfig::stdio(upstream_name(&command), command);
-    upstream.prefix = prefix;
-    upstream.resumable = resumable;
-    upstream.max_connections = max_upstream_connections;
+    let upstream = super::gateway::stdio_upstream(
+        upstream_name(&command),
+        command,
+        prefix,
+        resumable,
+        max_upstream_connections,
+    )?;
     if serve.listen.is_none() {
         serve.stdio = true;
     }
