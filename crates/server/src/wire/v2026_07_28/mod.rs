@@ -7,6 +7,7 @@
 //! same store as the 2025-11-25 wire; only this codec and dispatch differ.
 
 mod headers;
+mod inline_rounds;
 mod input_rounds;
 mod request_state;
 mod server_discover;

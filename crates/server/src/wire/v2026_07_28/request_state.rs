@@ -131,13 +131,110 @@ pub(crate) fn seal(
         e: expires_ms,
     };
     // A struct of strings and numbers always serializes.
-    let payload = serde_json::to_vec(&claims).unwrap_or_default();
-    let tag = key.mac(&payload).finalize().into_bytes();
+    sealed(key, &serde_json::to_vec(&claims).unwrap_or_default())
+}
+
+/// `payload` and its MAC, as the string a client carries.
+fn sealed(key: &StateKey, payload: &[u8]) -> String {
+    let tag = key.mac(payload).finalize().into_bytes();
     format!(
         "{}.{}",
-        URL_SAFE_NO_PAD.encode(&payload),
+        URL_SAFE_NO_PAD.encode(payload),
         URL_SAFE_NO_PAD.encode(tag)
     )
+}
+
+/// The payload of a state whose MAC checks out.
+fn unsealed(key: &StateKey, state: &str) -> Result<Vec<u8>, Refused> {
+    let (payload, tag) = state.split_once('.').ok_or(Refused::Invalid)?;
+    let payload = URL_SAFE_NO_PAD
+        .decode(payload)
+        .map_err(|_| Refused::Invalid)?;
+    let tag = URL_SAFE_NO_PAD.decode(tag).map_err(|_| Refused::Invalid)?;
+    key.mac(&payload)
+        .verify_slice(&tag)
+        .map_err(|_| Refused::Invalid)?;
+    Ok(payload)
+}
+
+/// What the state of a call that no task holds carries (see
+/// [`super::inline_rounds`]): the answers so far and the questions now open, since
+/// nothing on the server remembers them.
+#[derive(Debug, Serialize, Deserialize, PartialEq)]
+struct InlineClaims {
+    /// Format version: 2 (1 is a state naming a task).
+    v: u8,
+    /// The answers given in earlier rounds, by question key.
+    a: Map<String, Value>,
+    /// The questions this round asks, by key: `{method, params}`.
+    q: Map<String, Value>,
+    /// The principal that called.
+    p: String,
+    /// [`call_hash`] of the call.
+    c: String,
+    /// Expiry, Unix milliseconds.
+    e: i64,
+}
+
+/// What an opened inline state gives back.
+#[derive(Debug, PartialEq)]
+pub(crate) struct InlineState {
+    /// The answers given in earlier rounds.
+    pub(crate) answers: Map<String, Value>,
+    /// The questions the last round asked.
+    pub(crate) asked: Map<String, Value>,
+}
+
+/// A state for a call that no task holds: `state`'s answers and open questions, for
+/// `principal`'s `call`, honoured until `expires_ms`.
+pub(crate) fn seal_inline(
+    key: &StateKey,
+    state: InlineState,
+    principal: &str,
+    call: &str,
+    expires_ms: i64,
+) -> String {
+    let claims = InlineClaims {
+        v: 2,
+        a: state.answers,
+        q: state.asked,
+        p: principal.to_string(),
+        c: call.to_string(),
+        e: expires_ms,
+    };
+    // JSON values always serialize.
+    sealed(key, &serde_json::to_vec(&claims).unwrap_or_default())
+}
+
+/// The answers and questions of an inline state, checked as [`open`] checks a task's.
+///
+/// # Errors
+/// [`Refused`], in the same order as [`open`].
+pub(crate) fn open_inline(
+    key: &StateKey,
+    state: &str,
+    principal: &str,
+    call: &str,
+    now_ms: i64,
+) -> Result<InlineState, Refused> {
+    let payload = unsealed(key, state)?;
+    let claims: InlineClaims = serde_json::from_slice(&payload).map_err(|_| Refused::Invalid)?;
+    if claims.v != 2 {
+        return Err(Refused::Invalid);
+    }
+    if now_ms >= claims.e {
+        return Err(Refused::Expired(claims.e));
+    }
+    if claims.p != principal {
+        return Err(Refused::Foreign);
+    }
+    if claims.c != call {
+        return Err(Refused::OtherCall);
+    }
+    Ok(InlineState {
+        answers: claims.a,
+        asked: claims.q,
+    })
 }
 
 /// Why a state is refused.
@@ -182,14 +279,7 @@ pub(crate) fn open(
     call: &str,
     now_ms: i64,
 ) -> Result<TaskId, Refused> {
-    let (payload, tag) = state.split_once('.').ok_or(Refused::Invalid)?;
-    let payload = URL_SAFE_NO_PAD
-        .decode(payload)
-        .map_err(|_| Refused::Invalid)?;
-    let tag = URL_SAFE_NO_PAD.decode(tag).map_err(|_| Refused::Invalid)?;
-    key.mac(&payload)
-        .verify_slice(&tag)
-        .map_err(|_| Refused::Invalid)?;
+    let payload = unsealed(key, state)?;
     let claims: Claims = serde_json::from_slice(&payload).map_err(|_| Refused::Invalid)?;
     if claims.v != 1 {
         return Err(Refused::Invalid);

@@ -2,7 +2,7 @@
 //! then a task (when the tool allows one and the request declares the extension) or a
 //! synchronous call.
 
-use mcp_tasks_engine::{CreateParams, Outcome, Settled, TaskContext};
+use mcp_tasks_engine::{CreateParams, Outcome, Settled};
 use mcp_tasks_protocol::codec::v2026_07_28;
 use mcp_tasks_protocol::error_code::INTERNAL_ERROR;
 use mcp_tasks_protocol::methods::{self as m, parse_params, CallToolParams, TOOLS_CALL};
@@ -10,6 +10,7 @@ use mcp_tasks_protocol::RpcError;
 use serde_json::{json, Map, Value};
 use std::time::Duration;
 
+use super::inline_rounds;
 use super::input_rounds::{self, shutting_down, Round};
 use super::{missing_extension, Request};
 use crate::error_map::to_rpc;
@@ -45,8 +46,12 @@ pub(super) async fn handle(req: &Request<'_>, params: &Value) -> Result<Value, R
     let tool = req.server.config().approvals.gate(tool, &args);
 
     // The input-required round of a plain call whose tool asked mid-call: the call
-    // comes back with the answers and the state naming its task.
-    if let Some(state) = params.get("requestState").filter(|s| !s.is_null()) {
+    // comes back with the answers and the state naming its task (a call no task holds
+    // carries its answers in the state instead: `inline_rounds`).
+    if let Some(state) = params
+        .get("requestState")
+        .filter(|s| !s.is_null() && held_by_task(req, &tool))
+    {
         return input_rounds::resume(req, params, &tool, &args, state, task_tools).await;
     }
 
@@ -81,7 +86,7 @@ pub(super) async fn handle(req: &Request<'_>, params: &Value) -> Result<Value, R
         return Ok(v2026_07_28::input_required_result(missing));
     }
 
-    if req.extension && (tool.support() != TaskSupport::Forbidden || tool.needs_task()) {
+    if server_decides(req, &tool) {
         // The server decides: a `required` tool always becomes a task; an `optional`
         // one only when it is still running after the configured window.
         // ... and no wait for a tool whose calls are known to run long.
@@ -128,11 +133,7 @@ pub(super) async fn handle(req: &Request<'_>, params: &Value) -> Result<Value, R
     // No session to cancel through on this wire: the call ends when its HTTP request
     // does (dropping this future aborts the tool), or when the server shuts down.
     let cancel = req.server.shutdown_token().child_token();
-    if (tool.needs_task() && !tool.is_external())
-        || (!req.server.config().sync_budget.is_zero()
-            && tool.support() == TaskSupport::Optional
-            && !tool.is_external())
-    {
+    if runs_under_budget(req, &tool) {
         // A plain call under the sync budget (see `tools::plain`): no stream and no
         // session here, so its questions wait in the task for `task_answer`.
         let link = CallLink::new(req.server, None, None, params, cancel, task_tools);
@@ -162,10 +163,26 @@ pub(super) async fn handle(req: &Request<'_>, params: &Value) -> Result<Value, R
             None => Err(shutting_down()),
         };
     }
-    let ctx = TaskContext::detached(cancel.clone(), None).with_answers(answers);
-    let grace = req.server.engine().config().cancel_grace;
-    match crate::tools::call::run_inline(&tool, args, ctx, &cancel, grace).await {
-        Some(r) => r.map(v2026_07_28::complete),
-        None => Err(shutting_down()),
-    }
+    // No task holds this call: a question the tool asks is a stateless round.
+    inline_rounds::run(req, params, &tool, args, answers, cancel).await
+}
+
+/// Whether the server decides, for a client that declared the extension, to make the
+/// call a task (see the branch in [`handle`]).
+fn server_decides(req: &Request<'_>, tool: &crate::Tool) -> bool {
+    req.extension && (tool.support() != TaskSupport::Forbidden || tool.needs_task())
+}
+
+/// Whether a plain call runs as a task of its caller's under the sync budget.
+fn runs_under_budget(req: &Request<'_>, tool: &crate::Tool) -> bool {
+    (tool.needs_task() && !tool.is_external())
+        || (!req.server.config().sync_budget.is_zero()
+            && tool.support() == TaskSupport::Optional
+            && !tool.is_external())
+}
+
+/// Whether a task holds the call's work (so a `requestState` names it), rather than
+/// the request alone.
+fn held_by_task(req: &Request<'_>, tool: &crate::Tool) -> bool {
+    server_decides(req, tool) || runs_under_budget(req, tool)
 }
