@@ -160,6 +160,18 @@ pub struct BenchArgs {
     /// for several), e.g. `--serve-arg=--some-quota --serve-arg=1000000`.
     #[arg(long, value_name = "ARG", allow_hyphen_values = true)]
     pub serve_arg: Vec<String>,
+
+    /// Instead of the figures, another run: `soak` (PostgreSQL under time).
+    #[command(subcommand)]
+    pub command: Option<BenchCommand>,
+}
+
+/// The runs `mcp-tasks bench` offers besides its figures.
+#[derive(Debug, Clone, clap::Subcommand)]
+pub enum BenchCommand {
+    /// PostgreSQL under time: tasks created, answered and expired at a steady rate for
+    /// a long run, then dead tuples, autovacuum and table sizes (docs/operations.md).
+    Soak(crate::soak::args::SoakArgs),
 }
 
 /// The optional timed figures.
