@@ -93,6 +93,13 @@ async fn short_soak_creates_answers_expires_and_reads_the_tables() {
             "{name}: {t}"
         );
     }
+    let under_load = report["tables_under_load"]
+        .as_array()
+        .expect("tables_under_load");
+    assert!(
+        under_load.iter().any(|t| t["table"] == "tasks"),
+        "no statistics of table tasks under load: {report}"
+    );
     let tasks = table("tasks");
     assert!(
         tasks["inserted"].as_u64().unwrap() >= n("created"),
@@ -107,4 +114,34 @@ async fn short_soak_creates_answers_expires_and_reads_the_tables() {
             || tasks["autovacuum_count"].as_i64().unwrap() > 0,
         "{tasks}"
     );
+}
+
+/// The documented one-hour command uses real flags of `bench soak`.
+#[test]
+fn the_documented_soak_command_uses_real_flags() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let docs = std::fs::read_to_string(root.join("docs/operations.md")).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_mcp-tasks"))
+        .args(["bench", "soak", "--help"])
+        .env_clear()
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let help = String::from_utf8(out.stdout).unwrap();
+    let commands: Vec<&str> = docs
+        .lines()
+        .filter(|l| l.starts_with("target/release/mcp-tasks bench soak"))
+        .collect();
+    assert!(
+        !commands.is_empty(),
+        "docs/operations.md shows no soak command"
+    );
+    for line in commands {
+        for flag in line.split_whitespace().filter_map(|w| w.strip_prefix("--")) {
+            assert!(
+                help.contains(&format!("--{flag}")),
+                "{line}: --{flag} is not a flag of bench soak"
+            );
+        }
+    }
 }

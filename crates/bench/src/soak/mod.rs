@@ -91,6 +91,15 @@ async fn soak(args: &SoakArgs) -> Result<SoakReport, BenchError> {
         args.connections
     );
     let cpu0 = server.pid.and_then(usage).map(|u| u.cpu_s);
+    // The tables under load: read as the creation window closes, while about
+    // rate x ttl tasks are live and the churn is at its steadiest.
+    let under_load = {
+        let (url, window) = (args.postgres_url.clone(), args.duration);
+        tokio::spawn(async move {
+            tokio::time::sleep(window).await;
+            mcp_tasks_store::postgres::table_stats(&url).await
+        })
+    };
     let result = load(args, &server.endpoint).await;
     let cpu1 = server.pid.and_then(usage).map(|u| u.cpu_s);
     let rss = server.rss();
@@ -98,6 +107,19 @@ async fn soak(args: &SoakArgs) -> Result<SoakReport, BenchError> {
     server.stop().await;
     let tally = result?;
     let tables = settled_stats(&args.postgres_url, tally.swept).await?;
+    let tables_under_load = match under_load.await {
+        Ok(Ok(t)) => t,
+        Ok(Err(e)) => {
+            return Err(BenchError::Server(format!(
+                "reading PostgreSQL's statistics under load: {e}"
+            )))
+        }
+        Err(e) => {
+            return Err(BenchError::Server(format!(
+                "the statistics reader died: {e}"
+            )))
+        }
+    };
     let created = tally.created;
     Ok(SoakReport {
         kind: "soak",
@@ -120,6 +142,7 @@ async fn soak(args: &SoakArgs) -> Result<SoakReport, BenchError> {
             _ => None,
         },
         server_rss_bytes: rss,
+        tables_under_load,
         tables,
     })
 }

@@ -46,7 +46,10 @@ pub struct SoakReport {
     pub server_cpu_us_per_task: Option<f64>,
     /// The server's resident memory at the end.
     pub server_rss_bytes: Option<u64>,
-    /// PostgreSQL's statistics of every mcp-tasks table at the end.
+    /// PostgreSQL's statistics of every mcp-tasks table as the creation window closed
+    /// (about rate x ttl tasks live, the churn at its steadiest).
+    pub tables_under_load: Vec<TableStats>,
+    /// The same at the end, once every task left has expired and been swept.
     pub tables: Vec<TableStats>,
 }
 
@@ -119,30 +122,12 @@ impl SoakReport {
         for (k, v) in rows {
             out.push_str(&format!("| {k} | {v} |\n"));
         }
-        out.push('\n');
-        out.push_str(
-            "| table | live | dead | inserted | updated | deleted | autovacuums | last autovacuum | table | indexes | total |\n\
-             |---|--:|--:|--:|--:|--:|--:|---|--:|--:|--:|\n",
-        );
-        let now = chrono::Utc::now();
-        for t in &self.tables {
-            let last = t.last_autovacuum.map_or("never".into(), |at| {
-                format!("{} s ago", (now - at).num_seconds().max(0))
-            });
-            out.push_str(&format!(
-                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
-                t.table,
-                count(t.live_tuples),
-                count(t.dead_tuples),
-                count(t.inserted),
-                count(t.updated),
-                count(t.deleted),
-                t.autovacuum_count,
-                last,
-                bytes(t.table_bytes),
-                bytes(t.index_bytes),
-                bytes(t.total_bytes),
-            ));
+        for (when, tables) in [
+            ("under load", &self.tables_under_load),
+            ("at the end", &self.tables),
+        ] {
+            out.push('\n');
+            out.push_str(&tables_table(when, tables));
         }
         for e in &self.first_errors {
             out.push_str(&format!("\nerror: {e}"));
@@ -152,4 +137,34 @@ impl SoakReport {
         }
         out
     }
+}
+
+/// One row per table; `when` heads the first column.
+fn tables_table(when: &str, tables: &[TableStats]) -> String {
+    let mut out = String::new();
+    out.push_str(&format!(
+            "| table ({when}) | live | dead | inserted | updated | deleted | autovacuums | last autovacuum | table | indexes | total |\n\
+             |---|--:|--:|--:|--:|--:|--:|---|--:|--:|--:|\n"
+        ));
+    let now = chrono::Utc::now();
+    for t in tables {
+        let last = t.last_autovacuum.map_or("never".into(), |at| {
+            format!("{} s ago", (now - at).num_seconds().max(0))
+        });
+        out.push_str(&format!(
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
+            t.table,
+            count(t.live_tuples),
+            count(t.dead_tuples),
+            count(t.inserted),
+            count(t.updated),
+            count(t.deleted),
+            t.autovacuum_count,
+            last,
+            bytes(t.table_bytes),
+            bytes(t.index_bytes),
+            bytes(t.total_bytes),
+        ));
+    }
+    out
 }
