@@ -41,8 +41,8 @@ const MAX_POLLS: u32 = 1000;
 const ELICITATION: &str = r#""elicitation":{}"#;
 /// Error messages kept for the report.
 const KEPT_ERRORS: usize = 5;
-/// How long the end waits for PostgreSQL's statistics to count the run's deletes
-/// (server processes flush their counters about once a second).
+/// How long the end waits for PostgreSQL's statistics to count the run's deletes (the
+/// server has stopped by then, and its backends flush their counters as they exit).
 const STATS_SETTLE: Duration = Duration::from_secs(15);
 
 /// Runs the soak and prints its report on stdout.

@@ -43,8 +43,10 @@ pub struct TableStats {
 /// migration table left out. Opens one connection of its own with the URL's TLS
 /// settings, as [`PgStore::open`](super::PgStore::open) does, and closes it.
 ///
-/// The statistics lag their writers by up to a second or so (each server process
-/// flushes its counters when idle, at most once a second).
+/// The counters lag their writers: each PostgreSQL backend flushes its own at most
+/// once a second, and a busy one whose flush meets a lock (many backends writing one
+/// table) puts it off, for up to a minute on PostgreSQL 15. A backend that exits
+/// flushes at once. The sizes are current.
 ///
 /// # Errors
 /// [`StoreError::InvalidUrl`] for a URL that is not a usable PostgreSQL URL,
