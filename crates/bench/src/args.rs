@@ -160,6 +160,25 @@ pub struct BenchArgs {
     /// for several), e.g. `--serve-arg=--some-quota --serve-arg=1000000`.
     #[arg(long, value_name = "ARG", allow_hyphen_values = true)]
     pub serve_arg: Vec<String>,
+
+    /// Instead of the figures, another run: `soak` (PostgreSQL under time).
+    #[command(subcommand)]
+    pub command: Option<BenchCommand>,
+}
+
+/// The runs `mcp-tasks bench` offers besides its figures.
+#[derive(Debug, Clone, clap::Subcommand)]
+pub enum BenchCommand {
+    /// PostgreSQL under time: tasks created, answered and expired at a steady rate for
+    /// a long run, then dead tuples, autovacuum and table sizes (docs/operations.md).
+    ///
+    /// Starts our server on the PostgreSQL database and, for --duration, creates tasks
+    /// at --rate with the demo tool `confirm_delete` (one question each); answers the
+    /// question of an --answer share of them and lets the others wait until their --ttl
+    /// runs out, so that the expiry sweeper deletes them during the run. Autovacuum is
+    /// left as the database has it. Prints the achieved rate, errors, latency, and
+    /// PostgreSQL's view of every mcp-tasks table under load and at the end.
+    Soak(crate::soak::args::SoakArgs),
 }
 
 /// The optional timed figures.

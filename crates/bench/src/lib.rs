@@ -14,6 +14,9 @@
 //! | retained | RSS of our SQLite server with N completed tasks retained |
 //! | journal | cost of one journaled step (`pipeline` of instant steps) on SQLite and PostgreSQL |
 //!
+//! `mcp-tasks bench soak` ([`soak`]) is another run: PostgreSQL under time (tasks
+//! created, answered and expired for an hour), then the tables' dead tuples and sizes.
+//!
 //! Our servers are measured on one or both task wires (`--wires`), the wire being a
 //! column of the table. Every figure runs `--repeat` times (retained: once) and is
 //! reported as median and spread, with the server's CPU time per operation from
@@ -46,11 +49,12 @@ pub mod process;
 pub mod report;
 pub mod run;
 pub mod server;
+pub mod soak;
 pub mod stats;
 pub mod table;
 pub mod targets;
 
-pub use args::BenchArgs;
+pub use args::{BenchArgs, BenchCommand};
 pub use error::BenchError;
 
 use std::io::Write;
@@ -62,6 +66,9 @@ use crate::plan::{Plan, DISK, EXTERNAL, OURS_MEMORY, OURS_SQLITE, RMCP};
 /// # Errors
 /// Bad flags, a server that cannot be started or reached, or a failed request.
 pub async fn run(args: BenchArgs) -> Result<(), BenchError> {
+    if let Some(BenchCommand::Soak(soak)) = args.command {
+        return soak::run(soak).await;
+    }
     let plan = Plan::from_args(args)?;
     let machine = machine::Machine::detect();
     if !machine.optimized_build {

@@ -137,11 +137,27 @@ impl McpConn {
     /// # Errors
     /// Connection failures, a refused `initialize`, or a missing session id.
     pub async fn open(endpoint: &Endpoint, opts: &SessionOptions) -> Result<Self, BenchError> {
-        let capabilities = if opts.wire == Wire::V2026_07_28 && opts.declare_tasks {
-            format!(r#"{{"extensions":{{"{TASKS_EXTENSION}":{{}}}}}}"#)
-        } else {
-            "{}".to_string()
-        };
+        Self::open_with(endpoint, opts, "").await
+    }
+
+    /// [`McpConn::open`], declaring more client capabilities: `more` is members of the
+    /// capabilities object (e.g. `"elicitation":{}`, for tools that ask questions).
+    ///
+    /// # Errors
+    /// As [`McpConn::open`].
+    pub async fn open_with(
+        endpoint: &Endpoint,
+        opts: &SessionOptions,
+        more: &str,
+    ) -> Result<Self, BenchError> {
+        let mut members: Vec<String> = Vec::new();
+        if opts.wire == Wire::V2026_07_28 && opts.declare_tasks {
+            members.push(format!(r#""extensions":{{"{TASKS_EXTENSION}":{{}}}}"#));
+        }
+        if !more.is_empty() {
+            members.push(more.to_string());
+        }
+        let capabilities = format!("{{{}}}", members.join(","));
         if opts.wire == Wire::V2026_07_28 {
             if let Some(conn) = Self::open_stateless(endpoint, opts, &capabilities).await? {
                 return Ok(conn);
@@ -388,6 +404,25 @@ impl McpConn {
             }
             Wire::V2026_07_28 => self.poll_until_done(task_id).await,
         }
+    }
+
+    /// Any request, its reply envelope parsed whole (`result` or `error`): for the
+    /// soak's less frequent requests (`tasks/update`, a `tasks/get` that may find
+    /// nothing), where reading every field matters more than parsing speed.
+    ///
+    /// # Errors
+    /// Transport failures, an HTTP error status, or a reply that is not JSON.
+    pub async fn request_json(
+        &mut self,
+        method: &str,
+        name: Option<&str>,
+        params: &str,
+    ) -> Result<serde_json::Value, BenchError> {
+        let body = self.request(method, name, params).await?;
+        serde_json::from_slice(&body).map_err(|e| BenchError::Rpc {
+            method: method.into(),
+            message: format!("the reply is not JSON ({e})"),
+        })
     }
 
     /// A plain synchronous `tools/call`.

@@ -30,9 +30,11 @@ mod listen;
 mod queries;
 mod row;
 mod sessions;
+mod table_stats;
 mod tls;
 
 pub use listen::RECONNECT_DELAY;
+pub use table_stats::{table_stats, TableStats};
 
 use crate::change::ChangeFeed;
 use crate::delivery::{
