@@ -522,25 +522,25 @@ fn serve_refused(slack: &str, files: &[(&str, &str)]) -> (Option<i32>, String) {
     .stderr(std::process::Stdio::piped())
     .spawn()
     .unwrap();
-    let deadline = std::time::Instant::now() + WAIT * 2;
-    let code = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status.code();
-        }
-        if std::time::Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
+    // The exit, as a signal: a thread waits on the child and reports it.
+    let pid = child.id();
+    let mut stderr_pipe = child.stderr.take().unwrap();
+    let (exited, exit) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = exited.send(child.wait().ok().and_then(|s| s.code()));
+    });
+    let code = match exit.recv_timeout(WAIT * 2) {
+        Ok(code) => code,
+        Err(_) => {
+            // Stops the process this test started, by its pid.
+            let _ = std::process::Command::new("kill")
+                .args(["-9", &pid.to_string()])
+                .status();
             panic!("serve did not stop on a wrong [slack] section");
         }
-        std::thread::sleep(std::time::Duration::from_millis(50));
     };
     let mut stderr = String::new();
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut stderr)
-        .unwrap();
+    stderr_pipe.read_to_string(&mut stderr).unwrap();
     (code, stderr)
 }
 
