@@ -3,7 +3,8 @@
 # pinned, over both transports.
 #
 #   bash tests/interop/run.sh            # all clients, stdio and HTTP
-#   INTEROP_ONLY=ts|py|rust bash tests/interop/run.sh   # rust: only the Rust peer servers
+#   INTEROP_ONLY=ts|py|rust bash tests/interop/run.sh   # rust: only the Rust peers (rmcp,
+#                                         # tower-mcp, turul: servers, and turul's client)
 #   INTEROP_TRANSPORTS="stdio http"       # default; pick one to narrow a run
 #   INTEROP_SUITES="client hitl gateway hosts"  # default; client.* = tasks, hitl.* = elicitation/
 #                                         # sampling, gateway = `mcp-tasks wrap` in front of real
@@ -41,7 +42,10 @@
 # lock, built (debug, --locked) into target/interop/rust-peers
 # (the peer scenarios of crates/{client,cli}/tests/peers.rs, modules rmcp_* and
 # tower_mcp_*, which find the binaries through MCP_TASKS_INTEROP_RMCP_SERVER /
-# MCP_TASKS_INTEROP_TOWER_MCP_SERVER).
+# MCP_TASKS_INTEROP_TOWER_MCP_SERVER); and the durable Rust peer, bench/turul-task-server
+# (turul-mcp-server with turul-mcp-ext-tasks, its own workspace too), on its memory and SQLite
+# stores (modules turul_*, through MCP_TASKS_INTEROP_TURUL_SERVER), with turul's own client
+# (its member client/, turul-mcp-client with ext-tasks) driving our demo server the other way.
 # Every run is recorded (peer, version, wire, counts) in target/interop/results.tsv, and
 # render_matrix.py turns that into target/interop/interop.md; a full run (no INTEROP_*
 # narrowing) also writes docs/interop.md, the matrix the README links to.
@@ -59,6 +63,10 @@ INSPECTOR_VERSION=2.12.0
 # Pinned (=) in tests/interop/{rmcp,tower-mcp}-server/Cargo.toml and their Cargo.lock.
 RMCP_VERSION=3.11.0
 TOWER_MCP_VERSION=0.25.0
+# Pinned (=) in bench/turul-task-server/Cargo.toml (and client/Cargo.toml) and its Cargo.lock.
+TURUL_VERSION=0.4.5
+TURUL_EXT_TASKS_VERSION=0.1.5
+TURUL_CLIENT_VERSION=0.4.2
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/../.." && pwd)"
@@ -520,19 +528,26 @@ for client_peer in $CLIENT_PEERS; do
 done
 
 # ---------------------------------------------------------------- our client, Rust servers
-# build_rust_peer DIR PACKAGE VERSION: builds tests/interop/DIR (its own workspace, --locked,
-# debug) into target/interop/rust-peers, after checking its lock pins PACKAGE at VERSION;
-# prints the binary's path. Idempotent: cargo rebuilds only what changed.
+# build_rust_peer DIR PACKAGE VERSION [MEMBER]: builds DIR (tests/interop/DIR, or an absolute
+# path; its own workspace, --locked, debug) into target/interop/rust-peers, after checking its
+# lock pins PACKAGE at VERSION; prints the binary's path: the workspace's own package's, or
+# with MEMBER that member package's (built alone). Idempotent: cargo rebuilds only what changed.
 RUST_PEERS="$WORK/rust-peers"
 build_rust_peer() {
-  local dir="$HERE/$1" package="$2" version="$3" bin
+  local dir="$1" package="$2" version="$3" member="${4:-}" bin
+  case "$dir" in /*) ;; *) dir="$HERE/$dir" ;; esac
   if ! grep -A1 "^name = \"$package\"\$" "$dir/Cargo.lock" | grep -q "^version = \"$version\"\$"; then
     say "$dir/Cargo.lock does not pin $package $version"
     return 1
   fi
-  say "building $1 ($package $version) into $RUST_PEERS"
-  (cd "$dir" && CARGO_TARGET_DIR="$RUST_PEERS" cargo build --locked --quiet >&2) || return 1
-  bin="$RUST_PEERS/debug/$(sed -n 's/^name = "\(.*\)"$/\1/p' "$dir/Cargo.toml" | head -n1)"
+  say "building $1${member:+ ($member)} ($package $version) into $RUST_PEERS"
+  if [ -n "$member" ]; then
+    (cd "$dir" && CARGO_TARGET_DIR="$RUST_PEERS" cargo build --locked --quiet -p "$member" >&2) || return 1
+    bin="$RUST_PEERS/debug/$member"
+  else
+    (cd "$dir" && CARGO_TARGET_DIR="$RUST_PEERS" cargo build --locked --quiet >&2) || return 1
+    bin="$RUST_PEERS/debug/$(sed -n 's/^name = "\(.*\)"$/\1/p' "$dir/Cargo.toml" | head -n1)"
+  fi
   [ -x "$bin" ] || { say "no binary at $bin"; return 1; }
   echo "$bin"
 }
@@ -557,6 +572,35 @@ if [ "$ONLY" = rust ] || { [ -z "$ONLY" ] && [ "$OUR_CLIENT_RUNS" = 1 ]; }; then
   else
     echo "FAIL [rust-peers-tower-mcp] building tests/interop/tower-mcp-server failed"
     record "rust-peers-tower-mcp-build" 0 1
+  fi
+  # turul: one server binary, a row per store; then turul's client against our server.
+  TURUL="turul-mcp-server + turul-mcp-ext-tasks (bench/turul-task-server)"
+  if TURUL_BIN="$(build_rust_peer "$ROOT/bench/turul-task-server" turul-mcp-server "$TURUL_VERSION")"; then
+    for store in memory sqlite; do
+      case "$store" in memory) what="memory store" ;; sqlite) what="SQLite store" ;; esac
+      peer "client" "$TURUL, $what" "$TURUL_VERSION + $TURUL_EXT_TASKS_VERSION" "2026-07-28 extension"
+      run_cargo_test "rust-client-turul-$store" 600 MCP_TASKS_INTEROP_TURUL_SERVER="$TURUL_BIN" -- \
+        -p mcp-tasks-client --test peers "turul_${store}_"
+      run_cargo_test "cli-turul-$store" 600 MCP_TASKS_INTEROP_TURUL_SERVER="$TURUL_BIN" -- \
+        -p mcp-tasks-cli --test peers "turul_${store}_"
+    done
+  else
+    peer "client" "$TURUL" "$TURUL_VERSION + $TURUL_EXT_TASKS_VERSION" "2026-07-28 extension"
+    echo "FAIL [rust-peers-turul] building bench/turul-task-server failed"
+    record "rust-peers-turul-build" 0 1
+  fi
+  peer "server" "turul-mcp-client with ext-tasks (bench/turul-task-server/client)" "$TURUL_CLIENT_VERSION" "2026-07-28 extension"
+  if TURUL_CLIENT_BIN="$(build_rust_peer "$ROOT/bench/turul-task-server" turul-mcp-client "$TURUL_CLIENT_VERSION" turul-task-client)"; then
+    if start_http_server turul-client; then
+      run_client "turul-client-http" "$TURUL_CLIENT_BIN" "$URL"
+      stop_server
+    else
+      echo "FAIL [turul-client-http] server did not start"
+      record "turul-client-http" 0 1
+    fi
+  else
+    echo "FAIL [rust-peers-turul-client] building bench/turul-task-server/client failed"
+    record "rust-peers-turul-client-build" 0 1
   fi
 fi
 

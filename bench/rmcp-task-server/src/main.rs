@@ -1,5 +1,5 @@
 //! `rmcp-task-server`: the same demo tool as `mcp-tasks serve --demo` (`slow_compute
-//! {seconds, label}`), served by rmcp 3.9 over Streamable HTTP with rmcp's own task
+//! {seconds, label}`), served by rmcp 3.11 over Streamable HTTP with rmcp's own task
 //! support (`TaskManager`, the `io.modelcontextprotocol/tasks` extension wire).
 //!
 //! It exists so `mcp-tasks bench --compare-rmcp PATH` can measure both servers in one

@@ -49,9 +49,19 @@ pub struct BenchArgs {
     #[arg(long, value_name = "PATH", conflicts_with = "url")]
     pub compare_rmcp: Option<PathBuf>,
 
+    /// Also start this turul task server (bench/turul-task-server: turul-mcp-server
+    /// with turul-mcp-ext-tasks) and measure it in the same run, on the extension wire
+    /// (the only one turul speaks with tasks), once per store: memory (--turul-sizes),
+    /// SQLite (a temporary file, --durable-sizes) and, when --postgres-url (or a
+    /// PostgreSQL URL in --spawn) names a database, PostgreSQL there (turul's own
+    /// table, emptied at every start; --durable-sizes). Unless --wire or --wires says
+    /// otherwise, ours is then measured on both wires.
+    #[arg(long, value_name = "PATH", conflicts_with = "url")]
+    pub compare_turul: Option<PathBuf>,
+
     /// Task wire to speak to our server or the --url server: 2025-11-25 (`params.task`,
     /// `tasks/get|result`) or 2026-07-28 (`extension`: `io.modelcontextprotocol/tasks`)
-    /// [default: 2025-11-25, or both wires with --compare-rmcp].
+    /// [default: 2025-11-25, or both wires with --compare-rmcp or --compare-turul].
     #[arg(long, value_enum, conflicts_with = "wires")]
     pub wire: Option<Wire>,
 
@@ -97,6 +107,16 @@ pub struct BenchArgs {
         default_value = "1000,10000,30000"
     )]
     pub rmcp_sizes: Vec<usize>,
+
+    /// Live-task counts for the turul server on its in-memory store (its durable
+    /// stores take --durable-sizes).
+    #[arg(
+        long,
+        value_delimiter = ',',
+        value_name = "N,…",
+        default_value = "1000,10000,30000"
+    )]
+    pub turul_sizes: Vec<usize>,
 
     /// Concurrent connections, each with its own session.
     #[arg(long, default_value_t = 16)]

@@ -1,7 +1,7 @@
 //! `mcp-tasks-bench`: a load generator for MCP task servers, run as `mcp-tasks bench`.
 //!
 //! It measures any MCP task server reachable over loopback HTTP (ours, which it can
-//! start itself on any database, an rmcp comparison server, or any `--url`):
+//! start itself on any database, the rmcp and turul comparison servers, or any `--url`):
 //!
 //! | figure | what |
 //! |---|---|

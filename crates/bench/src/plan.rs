@@ -18,6 +18,12 @@ pub const OURS_SQLITE: &str = "mcp-tasks/sqlite";
 pub const EXTERNAL: &str = "external";
 /// Target name of the rmcp comparison server.
 pub const RMCP: &str = "rmcp";
+/// Target name of the turul comparison server on its in-memory store.
+pub const TURUL_MEMORY: &str = "turul/memory";
+/// Target name of the turul comparison server on SQLite.
+pub const TURUL_SQLITE: &str = "turul/sqlite";
+/// Target name of the turul comparison server on PostgreSQL.
+pub const TURUL_POSTGRES: &str = "turul/postgres";
 /// Target name of the fsync figure: the disk under our SQLite file.
 pub const DISK: &str = "disk";
 
@@ -35,6 +41,14 @@ pub enum Launch {
     Rmcp {
         /// The binary.
         program: PathBuf,
+    },
+    /// `turul-task-server --store …`, started fresh for every size and run (a new
+    /// SQLite file, or its PostgreSQL table emptied).
+    Turul {
+        /// The binary.
+        program: PathBuf,
+        /// Its task store ([`Database::Url`] is a PostgreSQL URL).
+        store: Database,
     },
     /// Already running; never restarted.
     External {
@@ -120,14 +134,14 @@ fn check_json_object(flag: &str, text: &str) -> Result<(), BenchError> {
     }
 }
 
-/// The wires to speak to our servers: `--wires`, else `--wire`, else both with
-/// `--compare-rmcp` (so the comparison shows both), else 2025-11-25.
-fn resolve_wires(wire: Option<Wire>, wires: &[Wire], compare_rmcp: bool) -> Vec<Wire> {
+/// The wires to speak to our servers: `--wires`, else `--wire`, else both when
+/// comparing with rmcp or turul (so the comparison shows both), else 2025-11-25.
+fn resolve_wires(wire: Option<Wire>, wires: &[Wire], comparing: bool) -> Vec<Wire> {
     let mut out: Vec<Wire> = Vec::new();
     let chosen: Vec<Wire> = match (wires, wire) {
         ([_, ..], _) => wires.to_vec(),
         ([], Some(w)) => vec![w],
-        ([], None) if compare_rmcp => vec![Wire::V2025_11_25, Wire::V2026_07_28],
+        ([], None) if comparing => vec![Wire::V2025_11_25, Wire::V2026_07_28],
         ([], None) => vec![Wire::V2025_11_25],
     };
     for w in chosen {
@@ -136,6 +150,45 @@ fn resolve_wires(wire: Option<Wire>, wires: &[Wire], compare_rmcp: bool) -> Vec<
         }
     }
     out
+}
+
+/// Whether a database URL names PostgreSQL.
+fn is_postgres(url: &str) -> bool {
+    url.starts_with("postgres://") || url.starts_with("postgresql://")
+}
+
+/// The turul targets, all on the extension wire: memory with `sizes`, SQLite (a
+/// temporary file) with `durable_sizes`, and PostgreSQL at `postgres` when given, with
+/// `durable_sizes`.
+fn turul_targets(
+    program: &std::path::Path,
+    sizes: &[usize],
+    durable_sizes: &[usize],
+    postgres: Option<&str>,
+) -> Vec<Target> {
+    let mut stores = vec![
+        (TURUL_MEMORY, Database::Memory, sizes),
+        (TURUL_SQLITE, Database::TempSqlite, durable_sizes),
+    ];
+    if let Some(url) = postgres {
+        stores.push((
+            TURUL_POSTGRES,
+            Database::Url(url.to_string()),
+            durable_sizes,
+        ));
+    }
+    stores
+        .into_iter()
+        .map(|(name, store, sizes)| Target {
+            name: name.into(),
+            launch: Launch::Turul {
+                program: program.to_path_buf(),
+                store,
+            },
+            wire: Wire::V2026_07_28,
+            sizes: sizes.to_vec(),
+        })
+        .collect()
 }
 
 impl Plan {
@@ -149,6 +202,7 @@ impl Plan {
             args.sizes = vec![200];
             args.durable_sizes = vec![200];
             args.rmcp_sizes = vec![200];
+            args.turul_sizes = vec![200];
             args.completed_sizes = vec![200];
             args.duration = Duration::from_millis(300);
             args.repeat = 1;
@@ -166,7 +220,9 @@ impl Plan {
         let durable_sizes = sorted(args.durable_sizes)?;
         let rmcp_sizes = sorted(args.rmcp_sizes)?;
         let completed_sizes = sorted(args.completed_sizes)?;
-        let wires = resolve_wires(args.wire, &args.wires, args.compare_rmcp.is_some());
+        let turul_sizes = sorted(args.turul_sizes)?;
+        let comparing = args.compare_rmcp.is_some() || args.compare_turul.is_some();
+        let wires = resolve_wires(args.wire, &args.wires, comparing);
 
         let mut targets = Vec::new();
         if let Some(url) = &args.url {
@@ -227,9 +283,26 @@ impl Plan {
                 sizes: rmcp_sizes,
             });
         }
+        if let Some(program) = &args.compare_turul {
+            // turul on PostgreSQL where ours is: --postgres-url, else a PostgreSQL URL
+            // among --spawn.
+            let postgres = args.postgres_url.as_deref().or_else(|| {
+                args.spawn
+                    .iter()
+                    .map(String::as_str)
+                    .find(|d| is_postgres(d))
+            });
+            targets.extend(turul_targets(
+                program,
+                &turul_sizes,
+                &durable_sizes,
+                postgres,
+            ));
+        }
         if targets.is_empty() {
             return Err(BenchError::Usage(
-                "nothing to measure: give --spawn DATABASES, --url or --compare-rmcp".into(),
+                "nothing to measure: give --spawn DATABASES, --url, --compare-rmcp or --compare-turul"
+                    .into(),
             ));
         }
         let warmup = (args.duration / 5).min(Duration::from_secs(1));
@@ -286,6 +359,109 @@ impl Plan {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use clap::Parser;
+
+    /// The bench's flags, parsed as the command line would.
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        bench: BenchArgs,
+    }
+
+    fn plan(flags: &[&str]) -> Result<Plan, BenchError> {
+        let cli = Cli::try_parse_from(std::iter::once("bench").chain(flags.iter().copied()))
+            .map_err(|e| BenchError::Usage(e.to_string()))?;
+        Plan::from_args(cli.bench)
+    }
+
+    fn names(p: &Plan) -> Vec<(String, &'static str)> {
+        p.targets
+            .iter()
+            .map(|t| (t.name.clone(), t.wire.as_str()))
+            .collect()
+    }
+
+    fn turul_store(t: &Target) -> String {
+        match &t.launch {
+            Launch::Turul { program, store } => {
+                assert_eq!(program, &PathBuf::from("/x/turul-task-server"));
+                format!("{store:?}")
+            }
+            other => panic!("not a turul target: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn compare_turul_adds_memory_and_sqlite_on_the_extension_wire() {
+        let p = plan(&[
+            "--spawn",
+            "memory",
+            "--compare-turul",
+            "/x/turul-task-server",
+            "--turul-sizes",
+            "300,100",
+            "--durable-sizes",
+            "50",
+        ])
+        .unwrap();
+        let x = Wire::V2026_07_28.as_str();
+        let l = Wire::V2025_11_25.as_str();
+        assert_eq!(
+            names(&p),
+            vec![
+                (OURS_MEMORY.to_string(), l),
+                (OURS_MEMORY.to_string(), x),
+                (TURUL_MEMORY.to_string(), x),
+                (TURUL_SQLITE.to_string(), x),
+            ]
+        );
+        assert_eq!(p.targets[2].sizes, vec![100, 300]);
+        assert_eq!(p.targets[3].sizes, vec![50]);
+        assert_eq!(turul_store(&p.targets[2]), "Memory");
+        assert_eq!(turul_store(&p.targets[3]), "TempSqlite");
+    }
+
+    #[test]
+    fn compare_turul_runs_on_postgres_where_ours_does() {
+        let url = "postgres://bench@127.0.0.1:5432/bench";
+        for flags in [
+            vec!["--spawn", "memory", "--postgres-url", url],
+            vec!["--spawn", &format!("memory,{url}")],
+        ] {
+            let mut flags: Vec<&str> = flags.iter().map(|s| &**s).collect();
+            flags.extend([
+                "--wire",
+                "2026-07-28",
+                "--compare-turul",
+                "/x/turul-task-server",
+            ]);
+            let p = plan(&flags).unwrap();
+            let turul: Vec<&Target> = p
+                .targets
+                .iter()
+                .filter(|t| t.name.starts_with("turul/"))
+                .collect();
+            assert_eq!(turul.len(), 3, "{:?}", names(&p));
+            assert_eq!(turul[2].name, TURUL_POSTGRES);
+            assert_eq!(turul_store(turul[2]), format!("Url({url:?})"));
+        }
+    }
+
+    #[test]
+    fn quick_shrinks_turul_sizes_and_bad_turul_flags_are_refused() {
+        let p = plan(&[
+            "--spawn",
+            "memory",
+            "--quick",
+            "--compare-turul",
+            "/x/turul-task-server",
+        ])
+        .unwrap();
+        assert!(p.targets.iter().all(|t| t.sizes == vec![200]));
+        assert!(p.targets.iter().any(|t| t.name == TURUL_MEMORY));
+        assert!(plan(&["--url", "http://127.0.0.1:1/mcp", "--compare-turul", "/x/t"]).is_err());
+        assert!(plan(&["--compare-turul", "/x/t", "--turul-sizes", "0"]).is_err());
+    }
 
     #[test]
     fn wires_default_to_both_when_comparing_with_rmcp() {

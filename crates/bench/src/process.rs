@@ -32,8 +32,8 @@ pub struct Spawned {
 
 impl Spawned {
     /// Starts `program args…` and waits for a stderr line containing
-    /// `listening on http://…` (what both `mcp-tasks serve` and `rmcp-task-server`
-    /// print). `dir` is kept alive (and deleted) with the process.
+    /// `listening on http://…` (what `mcp-tasks serve`, `rmcp-task-server` and
+    /// `turul-task-server` print). `dir` is kept alive (and deleted) with the process.
     ///
     /// # Errors
     /// [`BenchError::Server`] when the program cannot start or never prints an address.
@@ -226,7 +226,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn listening_url_is_found_in_either_server_banner() {
+    fn listening_url_is_found_in_every_server_banner() {
         assert_eq!(
             listening_url("mcp-tasks: listening on http://127.0.0.1:4000/mcp").as_deref(),
             Some("http://127.0.0.1:4000/mcp")
@@ -234,6 +234,10 @@ mod tests {
         assert_eq!(
             listening_url("rmcp-task-server: listening on http://127.0.0.1:9/mcp (x)").as_deref(),
             Some("http://127.0.0.1:9/mcp")
+        );
+        assert_eq!(
+            listening_url("turul-task-server: listening on http://127.0.0.1:7/mcp").as_deref(),
+            Some("http://127.0.0.1:7/mcp")
         );
         assert_eq!(listening_url("INFO starting"), None);
     }

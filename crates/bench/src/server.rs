@@ -1,18 +1,42 @@
-//! A server under measurement: ours (started fresh on a database), rmcp, or one
-//! already running at --url.
+//! A server under measurement: ours (started fresh on a database), rmcp, turul (on one
+//! of its stores), or one already running at --url.
 
 use crate::error::BenchError;
 use crate::http::Endpoint;
 use crate::plan::{Database, Launch, Target};
 use crate::process::{usage, Spawned};
 
-/// A server being measured: ours or rmcp (owned), or an external one.
+/// A server being measured: ours, rmcp or turul (owned), or an external one.
 pub(crate) struct Server {
     /// Where it listens.
     pub(crate) endpoint: Endpoint,
     /// Its pid, when local.
     pub(crate) pid: Option<u32>,
     owned: Option<Spawned>,
+}
+
+/// The arguments of `turul-task-server` on `store`, and the temporary directory
+/// holding its SQLite file (removed when the server stops).
+fn turul_args(store: &Database) -> Result<(Vec<String>, Option<tempfile::TempDir>), BenchError> {
+    let mut args = vec!["--listen".to_string(), "127.0.0.1:0".to_string()];
+    let mut dir = None;
+    match store {
+        Database::Memory => args.extend(["--store".into(), "memory".into()]),
+        Database::TempSqlite => {
+            let d = tempfile::Builder::new()
+                .prefix("turul-bench")
+                .tempdir()
+                .map_err(|e| BenchError::Io("creating a temporary directory".into(), e))?;
+            args.extend([
+                "--store".into(),
+                format!("sqlite:{}", d.path().join("bench.db").display()),
+            ]);
+            dir = Some(d);
+        }
+        // Its table outlives the process: empty it so every run starts like ours.
+        Database::Url(url) => args.extend(["--store".into(), url.clone(), "--fresh".into()]),
+    }
+    Ok((args, dir))
 }
 
 impl Server {
@@ -68,6 +92,10 @@ impl Server {
             Launch::Rmcp { program } => {
                 let args = vec!["--listen".to_string(), "127.0.0.1:0".to_string()];
                 Self::spawned(Spawned::start(program, &args, None).await?)
+            }
+            Launch::Turul { program, store } => {
+                let (args, dir) = turul_args(store)?;
+                Self::spawned(Spawned::start(program, &args, dir).await?)
             }
         }
     }

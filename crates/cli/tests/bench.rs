@@ -5,7 +5,8 @@
 //!
 //! With `MCP_TASKS_BENCH_RMCP` pointing at a built `bench/rmcp-task-server` binary the
 //! run also measures rmcp (`--compare-rmcp`); without it that part is skipped (CI never
-//! builds rmcp).
+//! builds rmcp). Likewise `MCP_TASKS_BENCH_TURUL` with a built `bench/turul-task-server`
+//! adds turul on its memory and SQLite stores (`--compare-turul`).
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
 use serde_json::Value;
@@ -16,6 +17,7 @@ const WIRES: [&str; 2] = ["2025-11-25", "2026-07-28"];
 #[test]
 fn quick_bench_prints_every_figure_on_both_wires_as_json_lines() {
     let rmcp = std::env::var("MCP_TASKS_BENCH_RMCP").ok();
+    let turul = std::env::var("MCP_TASKS_BENCH_TURUL").ok();
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_mcp-tasks"));
     cmd.args([
         "bench",
@@ -31,6 +33,12 @@ fn quick_bench_prints_every_figure_on_both_wires_as_json_lines() {
             cmd.args(["--compare-rmcp", path]);
         }
         None => eprintln!("MCP_TASKS_BENCH_RMCP is not set: rmcp is not measured"),
+    }
+    match &turul {
+        Some(path) => {
+            cmd.args(["--compare-turul", path]);
+        }
+        None => eprintln!("MCP_TASKS_BENCH_TURUL is not set: turul is not measured"),
     }
     let out = cmd.output().expect("run mcp-tasks bench");
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -70,6 +78,13 @@ fn quick_bench_prints_every_figure_on_both_wires_as_json_lines() {
     if rmcp.is_some() {
         for want in ["create", "memory", "get", "e2e_task", "e2e_sync"] {
             assert!(has("rmcp", "2026-07-28", want), "no rmcp {want} figure");
+        }
+    }
+    if turul.is_some() {
+        for target in ["turul/memory", "turul/sqlite"] {
+            for want in ["create", "memory", "get", "e2e_task", "e2e_sync"] {
+                assert!(has(target, "2026-07-28", want), "no {target} {want} figure");
+            }
         }
     }
     for f in &figures {

@@ -1,16 +1,18 @@
 //! The interop scenarios (`mcp_tasks_testkit::peer_suite`) with the client library as
 //! the front-end, against every peer: fastmcp-tasks, the everything server (HTTP and
-//! stdio), the task servers written with rmcp and tower-mcp, and the TypeScript SDK's
-//! example servers `simpleStreamableHttp.js` and `simpleTaskInteractive.js` (HTTP only).
+//! stdio), the task servers written with rmcp, tower-mcp and turul (memory and SQLite
+//! stores), and the TypeScript SDK's example servers `simpleStreamableHttp.js` and
+//! `simpleTaskInteractive.js` (HTTP only).
 //!
 //! `tests/interop/run.sh` installs or builds the peers and points at them with
 //! environment variables (`MCP_TASKS_INTEROP_FASTMCP_PYTHON`,
 //! `MCP_TASKS_INTEROP_EVERYTHING`, `MCP_TASKS_INTEROP_RMCP_SERVER`,
-//! `MCP_TASKS_INTEROP_TOWER_MCP_SERVER`, `MCP_TASKS_INTEROP_NODE`) and picks a peer's
-//! tests by their module (`fastmcp_tasks_`, `everything_`, `rmcp_`, `tower_mcp_`,
-//! `ts_streamable_http_`, `ts_task_interactive_`). Without its variable a peer's tests
-//! print a notice and pass; a scenario a peer cannot do is listed as ignored, with the
-//! reason.
+//! `MCP_TASKS_INTEROP_TOWER_MCP_SERVER`, `MCP_TASKS_INTEROP_TURUL_SERVER`,
+//! `MCP_TASKS_INTEROP_NODE`) and picks a peer's tests by their module
+//! (`fastmcp_tasks_`, `everything_`, `rmcp_`, `tower_mcp_`, `turul_memory_`,
+//! `turul_sqlite_`, `ts_streamable_http_`, `ts_task_interactive_`). Without its
+//! variable a peer's tests print a notice and pass; a scenario a peer cannot do is
+//! listed as ignored, with the reason.
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use futures::StreamExt;

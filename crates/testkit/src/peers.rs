@@ -14,6 +14,9 @@
 //!   `@modelcontextprotocol/server-everything` 2026.8.31, run with `node`.
 //! - `MCP_TASKS_INTEROP_RMCP_SERVER`, `MCP_TASKS_INTEROP_TOWER_MCP_SERVER`: the servers
 //!   built from `tests/interop/{rmcp,tower-mcp}-server` ([`RustPeer`]).
+//! - `MCP_TASKS_INTEROP_TURUL_SERVER`: the server built from `bench/turul-task-server`
+//!   (turul-mcp-server 0.4.5 with turul-mcp-ext-tasks 0.1.5), started on its memory or
+//!   SQLite store ([`turul`]).
 //! - `MCP_TASKS_INTEROP_NODE`: the folder where run.sh installs
 //!   `@modelcontextprotocol/sdk` 1.32.2, whose example servers `simpleStreamableHttp.js`
 //!   and `simpleTaskInteractive.js` are peers too ([`ts_example`]). Their rule is the
@@ -58,12 +61,15 @@ fn configured(var: &str, what: &str) -> Option<PathBuf> {
     }
 }
 
-/// A running peer server, killed when dropped.
+/// A running peer server, killed when dropped (then its temporary directory, if any,
+/// is removed).
 #[derive(Debug)]
 pub struct PeerServer {
     child: Child,
     /// Its MCP endpoint.
     pub url: String,
+    /// Where its files live (turul's SQLite store), removed after it is killed.
+    _dir: Option<tempfile::TempDir>,
 }
 
 impl Drop for PeerServer {
@@ -135,7 +141,11 @@ pub fn fastmcp_tasks() -> Option<PeerServer> {
         .expect("start the fastmcp-tasks server");
     let stdout = child.stdout.take().expect("piped stdout");
     let url = wait_for_line(stdout, "listening on ", "the fastmcp-tasks server");
-    Some(PeerServer { child, url })
+    Some(PeerServer {
+        child,
+        url,
+        _dir: None,
+    })
 }
 
 /// The everything server's `dist/index.js`, or `None` (with a notice) when not
@@ -191,6 +201,7 @@ pub fn everything_http() -> Option<PeerServer> {
     Some(PeerServer {
         child,
         url: format!("{base}/mcp"),
+        _dir: None,
     })
 }
 
@@ -250,7 +261,89 @@ pub fn rust_peer(var: &str, name: &str) -> Option<PeerServer> {
         .unwrap_or_else(|e| panic!("start {}: {e}", bin.display()));
     let stderr = child.stderr.take().expect("stderr is piped");
     let url = wait_for_line(stderr, "listening on ", name);
-    Some(PeerServer { child, url })
+    Some(PeerServer {
+        child,
+        url,
+        _dir: None,
+    })
+}
+
+/// Variable naming the server built from `bench/turul-task-server`.
+pub const TURUL_VAR: &str = "MCP_TASKS_INTEROP_TURUL_SERVER";
+
+/// The task store a turul peer runs on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TurulStore {
+    /// turul-mcp-ext-tasks' `InMemoryTaskStore`.
+    Memory,
+    /// Its `SqliteTaskStore`, on a new file in a temporary directory.
+    Sqlite,
+}
+
+/// turul-mcp-server 0.4.5 with turul-mcp-ext-tasks 0.1.5 (`bench/turul-task-server`,
+/// built by run.sh) on `store`, listening on a free loopback port; `None` (with a
+/// notice) when [`TURUL_VAR`] is unset. It binds a port it found free rather than a
+/// listener (turul takes no listener), so a start that loses the port is retried, a
+/// bounded number of times.
+pub fn turul(store: TurulStore) -> Option<PeerServer> {
+    let bin = configured(TURUL_VAR, "turul-mcp-server")?;
+    let mut last = String::new();
+    for _attempt in 0..3 {
+        let (dir, store_arg) = match store {
+            TurulStore::Memory => (None, "memory".to_string()),
+            TurulStore::Sqlite => {
+                let dir = tempfile::Builder::new()
+                    .prefix("turul-peer")
+                    .tempdir()
+                    .expect("a temporary directory for turul's SQLite store");
+                let arg = format!("sqlite:{}", dir.path().join("tasks.db").display());
+                (Some(dir), arg)
+            }
+        };
+        let mut child = Command::new(&bin)
+            .args(["--listen", "127.0.0.1:0", "--store", &store_arg])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("start {}: {e}", bin.display()));
+        let stderr = child.stderr.take().expect("stderr is piped");
+        match try_wait_for_line(stderr, "listening on ") {
+            Ok(url) => {
+                return Some(PeerServer {
+                    child,
+                    url,
+                    _dir: dir,
+                })
+            }
+            Err(output) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                last = output;
+            }
+        }
+    }
+    panic!("turul-task-server did not start in 3 attempts; its last output:\n{last}");
+}
+
+/// Like [`wait_for_line`], but a stream that ends first is an `Err` with what it said.
+fn try_wait_for_line(from: impl Read + Send + 'static, marker: &str) -> Result<String, String> {
+    let mut lines = BufReader::new(from).lines();
+    let mut seen = Vec::new();
+    let rest = loop {
+        match lines.next() {
+            Some(Ok(line)) => {
+                if let Some((_, rest)) = line.split_once(marker) {
+                    break rest.trim().to_string();
+                }
+                seen.push(line);
+            }
+            Some(Err(e)) => return Err(format!("reading its output: {e}")),
+            None => return Err(seen.join("\n")),
+        }
+    };
+    std::thread::spawn(move || for _ in lines {});
+    Ok(rest)
 }
 
 /// The TypeScript SDK's example server folder, or `None` (with a notice) when
@@ -312,5 +405,6 @@ pub fn ts_example(script: &str, port_var: &str) -> Option<PeerServer> {
     Some(PeerServer {
         child,
         url: format!("{base}/mcp"),
+        _dir: None,
     })
 }

@@ -32,7 +32,7 @@ mod table;
 
 pub use peers::{
     Peer, EVERYTHING_HTTP, EVERYTHING_STDIO, FASTMCP_TASKS, RMCP, TOWER_MCP, TS_STREAMABLE_HTTP,
-    TS_TASK_INTERACTIVE,
+    TS_TASK_INTERACTIVE, TURUL_MEMORY, TURUL_SQLITE,
 };
 
 /// How long any one task or call of a scenario may take before it fails (the

@@ -323,6 +323,91 @@ pub static TOWER_MCP: Peer = Peer {
     progress: None,
 };
 
+// ---------------------------------------------------------------- turul
+
+/// `count_to` of `bench/turul-task-server`: half-way it asks whether to keep going
+/// (turul parks the task in `input_required`; answered, the tool runs again from the
+/// top and skips to where it stopped through its `requestState`).
+static TURUL_QUESTION: Question = Question {
+    tool: "count_to",
+    args: r#"{"n": 2, "delay_ms": 100}"#,
+    asks: Text::Is("Reached 1 of 2. Keep counting?"),
+    shows: &["Reached 1 of 2. Keep counting?"],
+    field: "keep_going",
+    kind: "boolean",
+    value: "true",
+    typed: "y",
+    answered: Text::Is("counted to 2"),
+    declined: Text::Is("stopped at 1 of 2"),
+    messages: &[],
+};
+
+/// turul's tasks: `slow_compute` (the benchmark's tool). turul gives a tool no way to
+/// set its task's status message: every task shows the one its runtime writes at
+/// creation, "executing tool" (docs/interop.md, "Peers' problems").
+const TURUL_STEPS: Steps = Steps {
+    tool: "slow_compute",
+    args: r#"{"seconds": 1.5, "label": "steps"}"#,
+    result: Text::Is("slow_compute 'steps' finished after 1.5 s"),
+    structured: None,
+    messages: &[Text::Is("executing tool")],
+    ordered: None,
+};
+
+const TURUL_DETACHED: Steps = Steps {
+    tool: "slow_compute",
+    args: r#"{"seconds": 0.3, "label": "detached"}"#,
+    result: Text::Is("slow_compute 'detached' finished after 0.3 s"),
+    structured: None,
+    messages: &[],
+    ordered: None,
+};
+
+/// turul's `tasks/cancel` marks the task `cancelled` in its store before it answers
+/// (and aborts the worker); the answer itself is an empty acknowledgement, after
+/// which the front-end reads the task.
+const TURUL_LONG: Long = Long {
+    tool: "slow_compute",
+    args: r#"{"seconds": 600, "label": "cancel me"}"#,
+    ticks: None,
+    acknowledged: &["cancelled"],
+};
+
+/// What the turul peer is on every store: the Tasks extension on the stateless
+/// 2026-07-28 wire, the only wire it speaks.
+const TURUL: Peer = Peer {
+    name: "turul-mcp-server 0.4.5 + turul-mcp-ext-tasks 0.1.5",
+    start: || None,
+    auto: EXTENSION,
+    sessions: &[],
+    server: Some("turul-task-server"),
+    tools: None,
+    required: None,
+    steps: TURUL_STEPS,
+    detached: TURUL_DETACHED,
+    long: TURUL_LONG,
+    question: Some(&TURUL_QUESTION),
+    unknown: -32602,
+    fenced: false,
+    sampling: None,
+    progress: None,
+};
+
+/// turul-mcp-server 0.4.5 with turul-mcp-ext-tasks 0.1.5 on its in-memory store
+/// (`bench/turul-task-server --store memory`).
+pub static TURUL_MEMORY: Peer = Peer {
+    name: "turul-mcp-server 0.4.5 + turul-mcp-ext-tasks 0.1.5 (memory)",
+    start: || launch::turul(launch::TurulStore::Memory).map(Running::http),
+    ..TURUL
+};
+
+/// The same on turul's SQLite store (a new file per test).
+pub static TURUL_SQLITE: Peer = Peer {
+    name: "turul-mcp-server 0.4.5 + turul-mcp-ext-tasks 0.1.5 (SQLite)",
+    start: || launch::turul(launch::TurulStore::Sqlite).map(Running::http),
+    ..TURUL
+};
+
 // ---------------------------------------------------------------- TypeScript SDK examples
 
 /// The TypeScript SDK's `simpleStreamableHttp.js` (`@modelcontextprotocol/sdk` 1.32.2,

@@ -132,6 +132,45 @@ macro_rules! peer_suite {
             progress_reaches_the_caller: na "the Rust peers serve slow_steps, ask_name and until_cancelled only: nothing reports progress";
             no_tasks_on_this_wire: na "tower-mcp offers tasks on both wires";
         }
+        $crate::__peer_module! { $fe, $make, turul_memory_on_auto_wire, TURUL_MEMORY, Auto;
+            lists_its_tools: run;
+            a_task_reports_its_steps: run;
+            a_detached_task_is_followed_by_id: run;
+            cancel_ends_a_task: run;
+            cancel_is_refused_where_not_offered: na "turul offers tasks/cancel (cancel_ends_a_task runs)";
+            a_question_is_answered: run;
+            a_declined_question_reaches_the_tool: run;
+            an_unknown_task_is_refused: run;
+            sampling_is_answered: na "the turul peer serves slow_compute, count_to and echo: nothing asks for a sampling";
+            progress_reaches_the_caller: na "turul's count_to asks a question half-way, which a plain call cannot answer here; its tasks report no progress";
+            no_tasks_on_this_wire: na "turul offers tasks on 2026-07-28, the only wire it speaks";
+        }
+        $crate::__peer_module! { $fe, $make, turul_memory_on_extension_wire, TURUL_MEMORY, Extension;
+            lists_its_tools: run;
+            a_task_reports_its_steps: run;
+            a_detached_task_is_followed_by_id: run;
+            cancel_ends_a_task: run;
+            cancel_is_refused_where_not_offered: na "turul offers tasks/cancel (cancel_ends_a_task runs)";
+            a_question_is_answered: run;
+            a_declined_question_reaches_the_tool: run;
+            an_unknown_task_is_refused: run;
+            sampling_is_answered: na "the turul peer serves slow_compute, count_to and echo: nothing asks for a sampling";
+            progress_reaches_the_caller: na "turul's count_to asks a question half-way, which a plain call cannot answer here; its tasks report no progress";
+            no_tasks_on_this_wire: na "turul offers tasks on 2026-07-28, the only wire it speaks";
+        }
+        $crate::__peer_module! { $fe, $make, turul_sqlite_on_extension_wire, TURUL_SQLITE, Extension;
+            lists_its_tools: run;
+            a_task_reports_its_steps: run;
+            a_detached_task_is_followed_by_id: run;
+            cancel_ends_a_task: run;
+            cancel_is_refused_where_not_offered: na "turul offers tasks/cancel (cancel_ends_a_task runs)";
+            a_question_is_answered: run;
+            a_declined_question_reaches_the_tool: run;
+            an_unknown_task_is_refused: run;
+            sampling_is_answered: na "the turul peer serves slow_compute, count_to and echo: nothing asks for a sampling";
+            progress_reaches_the_caller: na "turul's count_to asks a question half-way, which a plain call cannot answer here; its tasks report no progress";
+            no_tasks_on_this_wire: na "turul offers tasks on 2026-07-28, the only wire it speaks";
+        }
         $crate::__peer_module! { $fe, $make, ts_streamable_http_on_auto_wire, TS_STREAMABLE_HTTP, Auto;
             lists_its_tools: run;
             a_task_reports_its_steps: run;
