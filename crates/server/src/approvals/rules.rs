@@ -95,14 +95,14 @@ pub struct Condition {
 #[derive(Debug, Clone)]
 pub(crate) struct CompiledRule {
     pub(crate) rule: ApprovalRule,
-    tool: regex::Regex,
+    tool: regex_lite::Regex,
     when: Vec<(String, Test)>,
 }
 
 #[derive(Debug, Clone)]
 enum Test {
     Equals(Value),
-    Matches(regex::Regex),
+    Matches(regex_lite::Regex),
     In(Vec<Value>),
 }
 
@@ -158,7 +158,7 @@ impl ApprovalRule {
             }
             _ => {}
         }
-        let tool = regex::Regex::new(&glob_to_regex(name)).map_err(|e| problem(e.to_string()))?;
+        let tool = regex_lite::Regex::new(&glob_to_regex(name)).map_err(|e| problem(e.to_string()))?;
         let mut when = Vec::new();
         for c in &self.when {
             if !(c.pointer.is_empty() || c.pointer.starts_with('/')) {
@@ -169,7 +169,7 @@ impl ApprovalRule {
             }
             let test = match (&c.equals, &c.matches, &c.one_of) {
                 (Some(v), None, None) => Test::Equals(v.clone()),
-                (None, Some(re), None) => Test::Matches(regex::Regex::new(re).map_err(|e| {
+                (None, Some(re), None) => Test::Matches(regex_lite::Regex::new(re).map_err(|e| {
                     problem(format!(
                         "'matches' for '{}' is not a regular expression: {e}",
                         c.pointer
@@ -232,7 +232,7 @@ fn glob_to_regex(glob: &str) -> String {
         match c {
             '*' => re.push_str(".*"),
             '?' => re.push('.'),
-            c => re.push_str(&regex::escape(&c.to_string())),
+            c => re.push_str(&regex_lite::escape(&c.to_string())),
         }
     }
     re.push('$');
