@@ -158,7 +158,8 @@ impl ApprovalRule {
             }
             _ => {}
         }
-        let tool = regex_lite::Regex::new(&glob_to_regex(name)).map_err(|e| problem(e.to_string()))?;
+        let tool =
+            regex_lite::Regex::new(&glob_to_regex(name)).map_err(|e| problem(e.to_string()))?;
         let mut when = Vec::new();
         for c in &self.when {
             if !(c.pointer.is_empty() || c.pointer.starts_with('/')) {
@@ -169,12 +170,14 @@ impl ApprovalRule {
             }
             let test = match (&c.equals, &c.matches, &c.one_of) {
                 (Some(v), None, None) => Test::Equals(v.clone()),
-                (None, Some(re), None) => Test::Matches(regex_lite::Regex::new(re).map_err(|e| {
-                    problem(format!(
-                        "'matches' for '{}' is not a regular expression: {e}",
-                        c.pointer
-                    ))
-                })?),
+                (None, Some(re), None) => {
+                    Test::Matches(regex_lite::Regex::new(re).map_err(|e| {
+                        problem(format!(
+                            "'matches' for '{}' is not a regular expression: {e}",
+                            c.pointer
+                        ))
+                    })?)
+                }
                 (None, None, Some(list)) => Test::In(list.clone()),
                 _ => {
                     return Err(problem(format!(
