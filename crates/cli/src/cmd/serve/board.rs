@@ -37,28 +37,6 @@ impl BoardArgs {
             .map(|u| u.trim_end_matches('/').to_string())
     }
 
-    /// The board secret (`--board-secret-file`, or `secret_file` under `[board]`).
-    pub fn board_secret(&self, file: &ConfigFile) -> Result<Option<Secret<Vec<u8>>>> {
-        let Some(path) = self
-            .board_secret_file
-            .as_ref()
-            .or(file.board.secret_file.as_ref())
-        else {
-            return Ok(None);
-        };
-        let bytes = std::fs::read(path)
-            .with_context(|| format!("reading the board secret {}", path.display()))?;
-        let secret = String::from_utf8_lossy(&bytes).trim().as_bytes().to_vec();
-        if secret.len() < 16 {
-            anyhow::bail!(
-                "the board secret in {} is {} bytes; use at least 16 random bytes (e.g. `openssl rand -hex 32`)",
-                path.display(),
-                secret.len()
-            );
-        }
-        Ok(Some(Secret::new(secret)))
-    }
-
     /// The board's configuration.
     pub fn board_config(&self, file: &ConfigFile) -> Result<BoardConfig> {
         let mut operators = self.operators.clone();

@@ -1,10 +1,12 @@
 //! The flags of the task board and of notifications, in every build: without the
 //! `board` feature they are refused when given (see `board_off.rs`), naming it.
 
+use anyhow::{Context, Result};
+use mcp_tasks_protocol::secret::Secret;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::config::parse_duration;
+use crate::config::{parse_duration, ConfigFile};
 
 /// Flags of the task board and of notifications.
 #[derive(Debug, Clone, clap::Args)]
@@ -56,4 +58,29 @@ pub struct BoardArgs {
     /// while sending holds it no longer. [default: 10s]
     #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
     pub(super) notify_timeout: Option<Duration>,
+}
+
+impl BoardArgs {
+    /// The board secret (`--board-secret-file`, or `secret_file` under `[board]`), in
+    /// every build: a plain call's `requestState` key is derived from it too.
+    pub fn board_secret(&self, file: &ConfigFile) -> Result<Option<Secret<Vec<u8>>>> {
+        let Some(path) = self
+            .board_secret_file
+            .as_ref()
+            .or(file.board.secret_file.as_ref())
+        else {
+            return Ok(None);
+        };
+        let bytes = std::fs::read(path)
+            .with_context(|| format!("reading the board secret {}", path.display()))?;
+        let secret = String::from_utf8_lossy(&bytes).trim().as_bytes().to_vec();
+        if secret.len() < 16 {
+            anyhow::bail!(
+                "the board secret in {} is {} bytes; use at least 16 random bytes (e.g. `openssl rand -hex 32`)",
+                path.display(),
+                secret.len()
+            );
+        }
+        Ok(Some(Secret::new(secret)))
+    }
 }
