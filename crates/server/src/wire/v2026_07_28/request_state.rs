@@ -176,6 +176,34 @@ struct InlineClaims {
     e: i64,
 }
 
+/// The claims every state carries, whatever it holds: format, expiry, principal, call.
+struct Binding<'a> {
+    v: u8,
+    e: i64,
+    p: &'a str,
+    c: &'a str,
+}
+
+impl Binding<'_> {
+    /// Whether the state is of format `version`, unexpired at `now_ms`, and was issued
+    /// to `principal` for `call`, checked in that order.
+    fn check(&self, version: u8, principal: &str, call: &str, now_ms: i64) -> Result<(), Refused> {
+        if self.v != version {
+            return Err(Refused::Invalid);
+        }
+        if now_ms >= self.e {
+            return Err(Refused::Expired(self.e));
+        }
+        if self.p != principal {
+            return Err(Refused::Foreign);
+        }
+        if self.c != call {
+            return Err(Refused::OtherCall);
+        }
+        Ok(())
+    }
+}
+
 /// What an opened inline state gives back.
 #[derive(Debug, PartialEq)]
 pub(crate) struct InlineState {
@@ -219,18 +247,13 @@ pub(crate) fn open_inline(
 ) -> Result<InlineState, Refused> {
     let payload = unsealed(key, state)?;
     let claims: InlineClaims = serde_json::from_slice(&payload).map_err(|_| Refused::Invalid)?;
-    if claims.v != 2 {
-        return Err(Refused::Invalid);
+    Binding {
+        v: claims.v,
+        e: claims.e,
+        p: &claims.p,
+        c: &claims.c,
     }
-    if now_ms >= claims.e {
-        return Err(Refused::Expired(claims.e));
-    }
-    if claims.p != principal {
-        return Err(Refused::Foreign);
-    }
-    if claims.c != call {
-        return Err(Refused::OtherCall);
-    }
+    .check(2, principal, call, now_ms)?;
     Ok(InlineState {
         answers: claims.a,
         asked: claims.q,
@@ -281,18 +304,13 @@ pub(crate) fn open(
 ) -> Result<TaskId, Refused> {
     let payload = unsealed(key, state)?;
     let claims: Claims = serde_json::from_slice(&payload).map_err(|_| Refused::Invalid)?;
-    if claims.v != 1 {
-        return Err(Refused::Invalid);
+    Binding {
+        v: claims.v,
+        e: claims.e,
+        p: &claims.p,
+        c: &claims.c,
     }
-    if now_ms >= claims.e {
-        return Err(Refused::Expired(claims.e));
-    }
-    if claims.p != principal {
-        return Err(Refused::Foreign);
-    }
-    if claims.c != call {
-        return Err(Refused::OtherCall);
-    }
+    .check(1, principal, call, now_ms)?;
     Ok(TaskId::from_string(claims.t))
 }
 
