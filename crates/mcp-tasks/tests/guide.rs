@@ -59,17 +59,19 @@ fn build(project: &Path, target_dir: &Path) -> PathBuf {
         .stderr(Stdio::inherit())
         .spawn()
         .expect("run cargo");
-    let started = Instant::now();
-    loop {
-        if let Some(status) = child.try_wait().expect("wait for cargo") {
-            assert!(status.success(), "the guide's project does not build");
-            break;
-        }
-        if started.elapsed() > BUILD_LIMIT {
-            let _ = child.kill();
+    // The build's end, as a signal: a thread waits on cargo and reports it.
+    let pid = child.id();
+    let (ended, end) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = ended.send(child.wait().map(|s| s.success()).unwrap_or(false));
+    });
+    match end.recv_timeout(BUILD_LIMIT) {
+        Ok(built) => assert!(built, "the guide's project does not build"),
+        Err(_) => {
+            // Stops the cargo this test started, by its pid.
+            let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
             panic!("building the guide's project took over {BUILD_LIMIT:?}");
         }
-        std::thread::sleep(Duration::from_millis(200));
     }
     target_dir.join("debug/count-to")
 }
