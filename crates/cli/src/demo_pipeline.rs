@@ -31,6 +31,11 @@ pub(crate) struct PipelineArgs {
     step_seconds: f64,
     /// Ask for approval after this step (no question when absent).
     ask_after: Option<u32>,
+    /// Start the first step only once the task is committed, so that every step is
+    /// written to the journal on its own (otherwise steps that end before the task
+    /// exists are written with its creation). The bench's journal figure sets it.
+    #[serde(default)]
+    journal_every_step: bool,
 }
 
 fn default_steps() -> u32 {
@@ -118,6 +123,10 @@ async fn run_pipeline(
     let n = args.steps.max(1);
     let work = Duration::from_secs_f64(args.step_seconds.clamp(0.0, 86400.0));
     let mut approved = None;
+    if args.journal_every_step {
+        // A synchronous call or one that ended inline has no journal to write to.
+        ctx.task_created().await;
+    }
     for k in 1..=n {
         // Cancellation drops the step's future: a step cut short records nothing.
         let recorded = tokio::select! {

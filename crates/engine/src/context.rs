@@ -51,6 +51,13 @@ pub(crate) trait TaskHost: Send + Sync {
     /// another attempt after `attempt`: true when it will (the work's end is then not
     /// recorded), false when the end should be recorded as it is.
     async fn retry_later(&self, id: &TaskId, attempt: u32, retry: Retry) -> bool;
+
+    /// Waits until the task is committed to the store: true then, false when it never
+    /// will be (the call ended inline). A host whose tasks exist from the start says
+    /// true at once.
+    async fn created(&self) -> bool {
+        true
+    }
 }
 
 /// One progress report (`notifications/progress`).
@@ -276,6 +283,26 @@ impl TaskContext {
     /// The task this work runs as, or `None` for a synchronous call.
     pub fn task_id(&self) -> Option<&TaskId> {
         self.task.as_ref().map(|(id, _)| id)
+    }
+
+    /// Waits until this work's task is committed to the store: true then; false for a
+    /// synchronous call, or a call that ended inline (before it needed a task).
+    ///
+    /// Why: work may start before its task is created (on the extension wire, a call
+    /// runs for the server's `--task-after` window before it becomes a task), and what
+    /// it does in that time is kept in memory and written with the creation: its
+    /// status message, its [`steps`](TaskContext::step). Await this before something
+    /// that should only happen once the task id is durable and handed to the client,
+    /// such as telling an outside system about it, or to have every step written to
+    /// the journal one by one.
+    pub async fn task_created(&self) -> bool {
+        let Some((_, host)) = &self.task else {
+            return false;
+        };
+        match host.upgrade() {
+            Some(host) => host.created().await,
+            None => false,
+        }
     }
 
     /// Completes when the work has been asked to stop. Await it in a `select!` beside

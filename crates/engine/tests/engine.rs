@@ -425,3 +425,48 @@ async fn work_that_panics_while_being_made_fails_its_task() {
         }
     }
 }
+
+/// `TaskContext::task_created` waits for the task's commit: work started provisionally
+/// (it runs before its task exists) finds its task in the store once the wait ends;
+/// work of a launched task is told at once.
+#[tokio::test]
+async fn work_learns_when_its_task_is_committed() {
+    let engine = memory_engine().await;
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let work = {
+        let (tx, engine) = (tx.clone(), engine.clone());
+        move |ctx: mcp_tasks_engine::TaskContext| -> mcp_tasks_engine::Work {
+            Box::pin(async move {
+                let id = ctx
+                    .task_id()
+                    .cloned()
+                    .expect("a task id, even before the commit");
+                let stored_before = engine.store().get(&id, chrono::Utc::now()).await.unwrap();
+                let created = ctx.task_created().await;
+                let stored_after = engine.store().get(&id, chrono::Utc::now()).await.unwrap();
+                let _ = tx.send((stored_before.is_some(), created, stored_after.is_some()));
+                done("ok")
+            })
+        }
+    };
+    let settled = engine
+        .begin(params())
+        .unwrap()
+        .start(work)
+        .settle(Duration::from_millis(20))
+        .await
+        .unwrap();
+    assert!(matches!(settled, mcp_tasks_engine::Settled::Task(_)));
+    let seen = tokio::time::timeout(WAIT, rx.recv()).await.unwrap();
+    assert_eq!(seen, Some((false, true, true)));
+
+    let launched = move |ctx: mcp_tasks_engine::TaskContext| -> mcp_tasks_engine::Work {
+        Box::pin(async move {
+            let _ = tx.send((true, ctx.task_created().await, true));
+            done("ok")
+        })
+    };
+    engine.create(params(), launched).await.unwrap();
+    let seen = tokio::time::timeout(WAIT, rx.recv()).await.unwrap();
+    assert_eq!(seen, Some((true, true, true)));
+}

@@ -298,6 +298,10 @@ impl TaskHost for Handover {
         host.record_step(id, key, attempt, output).await
     }
 
+    async fn created(&self) -> bool {
+        self.host_when_created().await.is_some()
+    }
+
     async fn retry_later(&self, id: &TaskId, attempt: u32, retry: Retry) -> bool {
         match self.host_when_created().await {
             Some(host) => host.retry_later(id, attempt, retry).await,
