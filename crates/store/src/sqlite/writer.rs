@@ -18,18 +18,49 @@
 //! share one fsync and the first `tasks/get` after the reply finds the result.
 
 use super::queries::STATEMENTS;
-use super::row::{classify, insert, query, row_to_record};
+use super::row::{classify, query, row_to_record};
 use crate::error::StoreError;
 use crate::journal::RecordStep;
 use crate::observed::ObserverSlot;
 use crate::pending::PendingCreate;
 use crate::record::TaskRecord;
-use sqlx::{SqliteConnection, SqlitePool};
-use std::sync::Arc;
+use crate::sql::Call;
+use sqlx::{Row as _, SqliteConnection, SqlitePool};
+use std::collections::HashSet;
+use std::sync::{Arc, LazyLock};
 use tokio::sync::{mpsc, oneshot};
 
 /// The most creates committed in one transaction.
 pub const MAX_BATCH: usize = 256;
+
+/// The most records one `INSERT` statement carries: a batch is inserted with a
+/// statement per this many records (each statement is a round trip to the sqlx
+/// connection's thread, the cost that bounded a batch of one-row inserts), and the
+/// statements for 1 to `ROWS` records stay prepared.
+const ROWS: usize = 32;
+
+/// `INSERT_ROWS[n - 1]` inserts `n` records (`?1..?19` the first, `?20..` the next, in
+/// the column order of the one-row insert), skipping an id that exists, and returns
+/// the ids it inserted.
+static INSERT_ROWS: LazyLock<Vec<String>> = LazyLock::new(|| {
+    let columns = crate::sql::statements::columns!();
+    let width = columns.split(',').count();
+    (1..=ROWS)
+        .map(|n| {
+            let rows: Vec<String> = (0..n)
+                .map(|r| {
+                    let params: Vec<String> =
+                        (1..=width).map(|c| format!("?{}", r * width + c)).collect();
+                    format!("({})", params.join(", "))
+                })
+                .collect();
+            format!(
+                "INSERT INTO tasks ({columns}) VALUES {} ON CONFLICT (id) DO NOTHING RETURNING id",
+                rows.join(", ")
+            )
+        })
+        .collect()
+});
 
 /// Creates that may wait for the writer before callers wait to enqueue.
 const QUEUE_CAPACITY: usize = 4 * MAX_BATCH;
@@ -173,22 +204,43 @@ async fn write(pool: &SqlitePool, batch: Vec<Pending>) {
 async fn insert_all(pool: &SqlitePool, jobs: &[&Job]) -> Result<Vec<Answer>, StoreError> {
     let mut tx = pool.begin().await.map_err(classify)?;
     let mut answers = Vec::with_capacity(jobs.len());
-    for job in jobs {
+    // The records that convert, with the index of their answer, inserted ROWS at a time.
+    let mut rows: Vec<(usize, Call<'_>)> = Vec::with_capacity(jobs.len());
+    for (i, job) in jobs.iter().enumerate() {
         let Some(record) = job.record() else {
             answers.push(Ok(Done::Step(false)));
             continue;
         };
-        let answer = match insert(record) {
-            // SQLite undoes only the failed statement of a constraint violation; the
-            // transaction and the other inserts stay.
-            Ok(query) => match query.execute(&mut *tx).await.map_err(classify) {
-                Ok(_) => Ok(Done::Created(None)),
-                Err(StoreError::Duplicate) => Err(StoreError::Duplicate),
-                Err(err) => return Err(err),
-            },
-            Err(err) => Err(err),
-        };
-        answers.push(answer);
+        match crate::sql::store::insert(&STATEMENTS, record) {
+            Ok(call) => {
+                rows.push((i, call));
+                answers.push(Ok(Done::Created(None)));
+            }
+            Err(err) => answers.push(Err(err)),
+        }
+    }
+    while !rows.is_empty() {
+        let chunk: Vec<(usize, Call<'_>)> = rows.drain(..rows.len().min(ROWS)).collect();
+        let mut call = Call::new(INSERT_ROWS[chunk.len() - 1].as_str());
+        let mut ids = Vec::with_capacity(chunk.len());
+        for (i, row) in chunk {
+            ids.push(i);
+            call.args.extend(row.args);
+        }
+        let inserted = query(call).fetch_all(&mut *tx).await.map_err(classify)?;
+        let mut inserted: HashSet<String> = inserted
+            .iter()
+            .map(|row| row.try_get::<String, _>(0))
+            .collect::<Result<_, _>>()
+            .map_err(classify)?;
+        // Each inserted id answers the first create that carried it; every other
+        // create (its id existed, or came twice in the batch) is a duplicate.
+        for i in ids {
+            let id = jobs[i].record().map(|r| r.id.as_str()).unwrap_or_default();
+            if !inserted.remove(id) {
+                answers[i] = Err(StoreError::Duplicate);
+            }
+        }
     }
     // Steps after the creates of the same batch: a step of a task created in it finds
     // its task.
