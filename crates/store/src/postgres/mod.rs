@@ -38,7 +38,7 @@ mod tls;
 pub mod writer;
 
 pub use listen::RECONNECT_DELAY;
-pub use table_stats::{table_stats, TableStats};
+pub use table_stats::{checkpointer_pid, table_stats, TableStats};
 
 use crate::change::ChangeFeed;
 use crate::delivery::{
