@@ -21,9 +21,10 @@ use crate::report::{Sample, Scenario};
 use crate::server::Server;
 use crate::stats::LatencySummary;
 
-/// Journaled steps per `pipeline` task: enough that creating and collecting the task
-/// is a small share of its time, few enough that tasks end within the window.
-pub const JOURNAL_STEPS: usize = 50;
+/// Journaled steps per `pipeline` task: the "tool of 100 short steps", enough
+/// that creating and collecting the task is a small share of its time, few enough that
+/// tasks end well within the window.
+pub const JOURNAL_STEPS: usize = 100;
 
 /// The shortest measured window: a task takes many journal writes, so the windows of
 /// `--quick` (300 ms) could end before the first task of a connection does.

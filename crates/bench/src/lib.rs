@@ -44,6 +44,7 @@ pub mod load;
 pub mod machine;
 pub mod mcp;
 pub mod measure;
+pub mod peer_targets;
 pub mod plan;
 pub mod process;
 pub mod report;
@@ -59,7 +60,10 @@ pub use error::BenchError;
 
 use std::io::Write;
 
-use crate::plan::{Plan, DISK, EXTERNAL, OURS_MEMORY, OURS_SQLITE, RMCP};
+use crate::plan::{
+    Plan, DISK, EXTERNAL, OURS_MEMORY, OURS_SQLITE, RMCP, TURUL_MEMORY, TURUL_POSTGRES,
+    TURUL_SQLITE,
+};
 
 /// Runs `mcp-tasks bench`: measures, then prints the table (or JSON lines) on stdout.
 ///
@@ -86,7 +90,7 @@ pub async fn run(args: BenchArgs) -> Result<(), BenchError> {
         .find(|t| t.name == OURS_MEMORY || t.name == EXTERNAL)
         .map(|t| t.name.clone())
         .unwrap_or_default();
-    let checks = targets::checks(
+    let mut checks = targets::checks(
         &figures,
         targets::Roles {
             primary: &primary,
@@ -95,6 +99,23 @@ pub async fn run(args: BenchArgs) -> Result<(), BenchError> {
             disk: DISK,
         },
     );
+    // Round five's goals: ours against rmcp and turul, and the durable stores' own.
+    let postgres = plan
+        .targets
+        .iter()
+        .find(|t| t.name.starts_with("mcp-tasks/postgres"))
+        .map(|t| t.name.clone())
+        .unwrap_or_default();
+    checks.extend(peer_targets::checks(
+        &figures,
+        peer_targets::PeerRoles {
+            memory: &primary,
+            sqlite: OURS_SQLITE,
+            postgres: &postgres,
+            rmcp: RMCP,
+            turul: [TURUL_MEMORY, TURUL_SQLITE, TURUL_POSTGRES],
+        },
+    ));
 
     let mut stdout = std::io::stdout().lock();
     let text = if plan.json {

@@ -9,7 +9,7 @@ use crate::table::{mib, us};
 
 /// Live tasks at which single-size targets are evaluated (the nearest size below or,
 /// failing that, the largest is used when the run has no such size).
-const REFERENCE_N: usize = 10_000;
+pub(crate) const REFERENCE_N: usize = 10_000;
 /// One GiB.
 const GIB: f64 = 1_073_741_824.0;
 /// One MiB.
@@ -82,7 +82,7 @@ impl Goal {
 }
 
 /// Sets a check's goal text.
-fn goal(mut c: Check, text: &str) -> Check {
+pub(crate) fn goal(mut c: Check, text: &str) -> Check {
     c.goal = text.to_string();
     c
 }
@@ -101,7 +101,7 @@ pub struct Roles<'a> {
 }
 
 /// The figures of one target on one wire (any wire when `wire` is `None`), by size.
-fn find<'a>(
+pub(crate) fn find<'a>(
     figures: &'a [Figure],
     target: &str,
     wire: Option<&str>,
@@ -118,7 +118,7 @@ fn find<'a>(
 }
 
 /// The figure at the reference size, else the largest below it, else the smallest.
-fn at_reference<'a>(v: &[&'a Figure]) -> Option<&'a Figure> {
+pub(crate) fn at_reference<'a>(v: &[&'a Figure]) -> Option<&'a Figure> {
     v.iter()
         .rev()
         .find(|f| f.live_tasks <= REFERENCE_N)
