@@ -162,11 +162,15 @@ impl Writer {
 
     /// Writes batches until the queue is empty, then ends.
     async fn flush(self) {
+        let mut slot = Slot(Some(Arc::clone(&self.state)));
         loop {
             let batch: Vec<Queued> = {
                 let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
                 if state.queue.is_empty() {
+                    // Under the lock that queued the last creation: a caller queuing
+                    // after this sees one flusher fewer and starts one.
                     state.flushers -= 1;
+                    slot.0 = None;
                     return;
                 }
                 let n = state.queue.len().min(MAX_BATCH);
@@ -181,6 +185,20 @@ impl Writer {
                 told.observe_batch("postgresql", batch.len());
             }
             write(&self.pool, batch).await;
+        }
+    }
+}
+
+/// A flusher's place in [`State::flushers`], given back if the flusher stops without
+/// finding the queue empty (it panicked, or its runtime dropped it), so that later
+/// creations still find a flusher.
+struct Slot(Option<Arc<Mutex<State>>>);
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        if let Some(state) = self.0.take() {
+            let mut state = state.lock().unwrap_or_else(|p| p.into_inner());
+            state.flushers = state.flushers.saturating_sub(1);
         }
     }
 }
