@@ -33,14 +33,18 @@ use tokio::sync::{mpsc, oneshot};
 /// The most creates committed in one transaction.
 pub const MAX_BATCH: usize = 256;
 
-/// The most records one `INSERT` statement carries: a batch is inserted with a
-/// statement per this many records (each statement is a round trip to the sqlx
-/// connection's thread, the cost that bounded a batch of one-row inserts), and the
-/// statements for 1 to `ROWS` records stay prepared.
+/// The most records one `INSERT` statement carries: a batch is inserted with a few
+/// multi-row statements (each statement is a round trip to the sqlx connection's
+/// thread, the cost that bounded a batch of one-row inserts).
 const ROWS: usize = 32;
 
-/// `INSERT_ROWS[n - 1]` inserts `n` records (the values of the one-row insert of each,
+/// `INSERT_ROWS[k]` inserts `2^k` records (the values of the one-row insert of each,
 /// one after the other), skipping an id that exists, and returns the ids it inserted.
+/// A batch takes the largest that fits what is left, so any batch is a few statements
+/// and only six shapes are ever prepared: each connection keeps every statement it
+/// prepared, and an insert's program grows with its rows (every index and trigger of
+/// `tasks` per row), so one statement per size from 1 to 32 would keep 528 rows'
+/// worth of program per connection instead of 63.
 ///
 /// The parameters are anonymous (`?`), bound in order: sqlx looks each numbered
 /// parameter's name up, and SQLite finds a name by walking the statement's list of
@@ -50,7 +54,8 @@ static INSERT_ROWS: LazyLock<Vec<String>> = LazyLock::new(|| {
     let columns = crate::sql::statements::columns!();
     let width = columns.split(',').count();
     let row = format!("({})", vec!["?"; width].join(", "));
-    (1..=ROWS)
+    std::iter::successors(Some(1_usize), |n| Some(n * 2))
+        .take_while(|n| *n <= ROWS)
         .map(|n| {
             let rows = vec![row.as_str(); n];
             format!(
@@ -60,6 +65,12 @@ static INSERT_ROWS: LazyLock<Vec<String>> = LazyLock::new(|| {
         })
         .collect()
 });
+
+/// The index into [`INSERT_ROWS`] of the largest statement for `left` (> 0) records.
+fn shape(left: usize) -> usize {
+    let fits = left.min(ROWS);
+    (usize::BITS - 1 - fits.leading_zeros()) as usize
+}
 
 /// Creates that may wait for the writer before callers wait to enqueue.
 const QUEUE_CAPACITY: usize = 4 * MAX_BATCH;
@@ -203,7 +214,8 @@ async fn write(pool: &SqlitePool, batch: Vec<Pending>) {
 async fn insert_all(pool: &SqlitePool, jobs: &[&Job]) -> Result<Vec<Answer>, StoreError> {
     let mut tx = pool.begin().await.map_err(classify)?;
     let mut answers = Vec::with_capacity(jobs.len());
-    // The records that convert, with the index of their answer, inserted ROWS at a time.
+    // The records that convert, with the index of their answer, inserted a few
+    // statements at a time.
     let mut rows: Vec<(usize, Call<'_>)> = Vec::with_capacity(jobs.len());
     for (i, job) in jobs.iter().enumerate() {
         let Some(record) = job.record() else {
@@ -219,8 +231,9 @@ async fn insert_all(pool: &SqlitePool, jobs: &[&Job]) -> Result<Vec<Answer>, Sto
         }
     }
     while !rows.is_empty() {
-        let chunk: Vec<(usize, Call<'_>)> = rows.drain(..rows.len().min(ROWS)).collect();
-        let mut call = Call::new(INSERT_ROWS[chunk.len() - 1].as_str());
+        let k = shape(rows.len());
+        let chunk: Vec<(usize, Call<'_>)> = rows.drain(..1 << k).collect();
+        let mut call = Call::new(INSERT_ROWS[k].as_str());
         let mut ids = Vec::with_capacity(chunk.len());
         for (i, row) in chunk {
             ids.push(i);
@@ -289,5 +302,21 @@ fn same_error(err: &StoreError) -> StoreError {
     match err {
         StoreError::Unavailable(message) => StoreError::Unavailable(message.clone()),
         other => StoreError::Backend(other.to_string().into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_batch_takes_the_largest_statement_that_fits() {
+        assert_eq!(INSERT_ROWS.len(), 6);
+        let rows = |k: usize| INSERT_ROWS[k].matches("(?").count();
+        assert_eq!(rows(shape(1)), 1);
+        assert_eq!(rows(shape(3)), 2);
+        assert_eq!(rows(shape(31)), 16);
+        assert_eq!(rows(shape(32)), 32);
+        assert_eq!(rows(shape(200)), 32);
     }
 }
