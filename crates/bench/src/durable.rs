@@ -61,6 +61,7 @@ pub async fn fsync_figure(plan: &Plan, out: &mut Vec<Sample>) -> Result<(), Benc
             polls_per_op: None,
             server_cpu_us: None,
             client_cpu_us: None,
+            database_cpu_us: None,
             rss_bytes: None,
             other_cores: None,
         };

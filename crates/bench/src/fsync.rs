@@ -99,6 +99,7 @@ fn measure_blocking(
         server_cpu_s: None,
         client_cpu_s: None,
         other_cpu_s: None,
+        database_cpu_s: None,
     })
 }
 

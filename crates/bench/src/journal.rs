@@ -130,6 +130,7 @@ fn per_step(mut s: Sample) -> Sample {
     });
     s.server_cpu_us = s.server_cpu_us.map(|c| c / k);
     s.client_cpu_us = s.client_cpu_us.map(|c| c / k);
+    s.database_cpu_us = s.database_cpu_us.map(|c| c / k);
     s
 }
 
@@ -154,6 +155,7 @@ mod tests {
             polls_per_op: None,
             server_cpu_us: Some(50_000.0),
             client_cpu_us: None,
+            database_cpu_us: None,
             rss_bytes: None,
             other_cores: None,
         };

@@ -2,14 +2,28 @@
 //! previous one is answered), either for a fixed number of task creations or for a
 //! fixed time, measuring rate, latency and the CPU time both processes spent.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::task::JoinSet;
 
 use crate::error::BenchError;
 use crate::mcp::{Created, McpConn, Status};
-use crate::process::{machine_busy_s, own_usage, usage};
+use crate::process::{machine_busy_s, own_usage, tree_cpu_s, usage};
+
+/// The main process of the database the server under measurement uses (PostgreSQL on
+/// this machine), 0 for none: its CPU is counted apart from the server's.
+static DATABASE_PID: AtomicU32 = AtomicU32::new(0);
+
+/// Counts the CPU of the database server whose main process is `pid` (and of its
+/// children) in the runs that follow, or of none.
+pub fn watch_database(pid: Option<u32>) {
+    DATABASE_PID.store(pid.unwrap_or(0), Ordering::Relaxed);
+}
+
+fn watched_database() -> Option<u32> {
+    Some(DATABASE_PID.load(Ordering::Relaxed)).filter(|p| *p != 0)
+}
 use crate::stats::Latencies;
 
 /// The outcome of one load run.
@@ -29,6 +43,9 @@ pub struct LoadRun {
     pub client_cpu_s: Option<f64>,
     /// CPU seconds other processes on the machine spent in the window (noise).
     pub other_cpu_s: Option<f64>,
+    /// CPU seconds the database server (PostgreSQL on this machine, see
+    /// [`watch_database`]) spent in the window; not part of `other_cpu_s`.
+    pub database_cpu_s: Option<f64>,
 }
 
 impl LoadRun {
@@ -40,6 +57,11 @@ impl LoadRun {
     /// Server CPU microseconds per operation.
     pub fn server_cpu_us(&self) -> Option<f64> {
         per_op_us(self.server_cpu_s, self.ops)
+    }
+
+    /// Database server CPU microseconds per operation.
+    pub fn database_cpu_us(&self) -> Option<f64> {
+        per_op_us(self.database_cpu_s, self.ops)
     }
 
     /// Bench CPU microseconds per operation.
@@ -160,6 +182,7 @@ struct CpuWindow {
     server0: Option<f64>,
     client0: Option<f64>,
     machine0: Option<f64>,
+    database: Option<(u32, f64)>,
 }
 
 /// CPU seconds spent in a window by the server, the bench and everything else.
@@ -167,6 +190,7 @@ struct CpuSpent {
     server: Option<f64>,
     client: Option<f64>,
     other: Option<f64>,
+    database: Option<f64>,
 }
 
 impl CpuWindow {
@@ -176,6 +200,7 @@ impl CpuWindow {
             server0: server_pid.and_then(usage).map(|u| u.cpu_s),
             client0: own_usage().map(|u| u.cpu_s),
             machine0: machine_busy_s(),
+            database: watched_database().and_then(|p| Some((p, tree_cpu_s(p)?))),
         }
     }
 
@@ -186,12 +211,16 @@ impl CpuWindow {
         let delta = |a: Option<f64>, b: Option<f64>| Some(b? - a?);
         let server = delta(self.server0, server1);
         let client = delta(self.client0, client1);
+        let database = self
+            .database
+            .and_then(|(pid, before)| Some(tree_cpu_s(pid)? - before));
         let other = delta(self.machine0, machine1)
-            .map(|m| m - server.unwrap_or(0.0) - client.unwrap_or(0.0));
+            .map(|m| m - server.unwrap_or(0.0) - client.unwrap_or(0.0) - database.unwrap_or(0.0));
         CpuSpent {
             server,
             client,
             other,
+            database,
         }
     }
 }
@@ -283,6 +312,7 @@ pub async fn timed(
             server_cpu_s: cpu.server,
             client_cpu_s: cpu.client,
             other_cpu_s: cpu.other,
+            database_cpu_s: cpu.database,
         },
     ))
 }
@@ -336,6 +366,7 @@ pub async fn create_tasks(
             server_cpu_s: cpu.server,
             client_cpu_s: cpu.client,
             other_cpu_s: cpu.other,
+            database_cpu_s: cpu.database,
         },
     ))
 }

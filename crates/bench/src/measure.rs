@@ -61,6 +61,7 @@ pub(crate) fn sample(
         value: run.rate(),
         server_cpu_us: run.server_cpu_us(),
         client_cpu_us: run.client_cpu_us(),
+        database_cpu_us: run.database_cpu_us(),
         other_cores: run.other_cores(),
         latency: run.latencies.summary(),
         rss_bytes: None,
@@ -77,12 +78,16 @@ pub(crate) fn progress(target: &str, n: usize, rep: usize, plan: &Plan, s: &Samp
         .server_cpu_us
         .map(|c| format!(", server {c:.1} µs CPU/op"))
         .unwrap_or_default();
+    let db = s
+        .database_cpu_us
+        .map(|c| format!(" + PostgreSQL {c:.1} µs"))
+        .unwrap_or_default();
     let polls = s
         .polls_per_op
         .map(|p| format!(", {p:.2} polls/op"))
         .unwrap_or_default();
     eprintln!(
-        "   {} [{}] N={} run {}/{}: {} {} {}{lat}{cpu}{polls}",
+        "   {} [{}] N={} run {}/{}: {} {} {}{lat}{cpu}{db}{polls}",
         target,
         if s.wire.is_empty() { "-" } else { &s.wire },
         num(n as f64),

@@ -243,7 +243,8 @@ fn journal_goals(figures: &[Figure], roles: PeerRoles<'_>, out: &mut Vec<Check>)
 }
 
 /// Ours against turul on the same store, at the same size: create and get rates, RSS
-/// per live task, and server CPU per creation and per get.
+/// per live task, and server CPU per creation and per get (plus the database's, on
+/// PostgreSQL).
 fn against_turul(figures: &[Figure], ours: &str, turul: &str, out: &mut Vec<Check>) {
     if ours.is_empty() {
         return;
@@ -278,10 +279,20 @@ fn against_turul(figures: &[Figure], ours: &str, turul: &str, out: &mut Vec<Chec
             ),
             "ahead of turul (> 1×)",
         ));
-        if let (Some(oc), Some(tc)) = (o.server_cpu_us_per_op, t.server_cpu_us_per_op) {
+        // On PostgreSQL the database's CPU counts too (both servers use the same one).
+        let cpu = |f: &Figure| {
+            f.server_cpu_us_per_op
+                .map(|c| c + f.database_cpu_us_per_op.unwrap_or(0.0))
+        };
+        let what = if o.database_cpu_us_per_op.is_some() {
+            "server + database CPU"
+        } else {
+            "server CPU"
+        };
+        if let (Some(oc), Some(tc)) = (cpu(o), cpu(t)) {
             out.push(goal(
                 Goal::AtMost(tc).check(
-                    &format!("server CPU per {} vs turul", scenario.name()),
+                    &format!("{what} per {} vs turul", scenario.name()),
                     ours,
                     EXTENSION,
                     oc,

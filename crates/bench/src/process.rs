@@ -151,6 +151,60 @@ pub fn usage(pid: u32) -> Option<Usage> {
     })
 }
 
+/// The parent of a local process (field 4 of `/proc/<pid>/stat`).
+pub fn parent_pid(pid: u32) -> Option<u32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let after = &stat[stat.rfind(')')? + 1..];
+    after.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// CPU seconds of a process and all its children: its own time, the time of
+/// children it has reaped (`cutime`, `cstime`), and the time of those alive now. For
+/// a PostgreSQL server, whose main process forks a process per connection and reaps
+/// it at its end, that is all the CPU the server spent since it started.
+pub fn tree_cpu_s(root: u32) -> Option<f64> {
+    let stat = std::fs::read_to_string(format!("/proc/{root}/stat")).ok()?;
+    let mut ticks = own_and_reaped_ticks(&stat)?;
+    for entry in std::fs::read_dir("/proc").ok()?.flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        if parent_in(&stat) == Some(root) {
+            ticks += cpu_ticks(&stat).unwrap_or(0);
+        }
+    }
+    Some(ticks as f64 / USER_HZ)
+}
+
+/// The fields of a `stat` line after the command name.
+fn stat_fields(stat: &str) -> Option<Vec<&str>> {
+    Some(stat[stat.rfind(')')? + 1..].split_whitespace().collect())
+}
+
+fn parent_in(stat: &str) -> Option<u32> {
+    stat_fields(stat)?.get(1)?.parse().ok()
+}
+
+/// utime + stime, in clock ticks.
+fn cpu_ticks(stat: &str) -> Option<u64> {
+    let f = stat_fields(stat)?;
+    Some(f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?)
+}
+
+/// utime + stime + cutime + cstime, in clock ticks.
+fn own_and_reaped_ticks(stat: &str) -> Option<u64> {
+    let f = stat_fields(stat)?;
+    let reaped = f.get(13)?.parse::<u64>().ok()? + f.get(14)?.parse::<u64>().ok()?;
+    Some(cpu_ticks(stat)? + reaped)
+}
+
 /// CPU time of the bench itself.
 pub fn own_usage() -> Option<Usage> {
     usage(std::process::id())
@@ -246,6 +300,17 @@ mod tests {
     fn cpu_seconds_skips_a_command_name_with_spaces() {
         let stat = "42 (my prog) S 1 42 42 0 -1 4194304 100 0 0 0 250 50 0 0 20 0 4 0 100 1000 200";
         assert_eq!(cpu_seconds(stat), Some(3.0));
+    }
+
+    #[test]
+    fn a_tree_counts_reaped_children() {
+        let stat =
+            "42 (postgres) S 1 42 42 0 -1 4194304 100 0 0 0 250 50 100 100 20 0 4 0 100 1000 200";
+        assert_eq!(parent_in(stat), Some(1));
+        assert_eq!(cpu_ticks(stat), Some(300));
+        assert_eq!(own_and_reaped_ticks(stat), Some(500));
+        let me = std::process::id();
+        assert!(tree_cpu_s(me).is_some());
     }
 
     #[test]

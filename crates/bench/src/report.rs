@@ -102,6 +102,9 @@ pub struct Sample {
     pub server_cpu_us: Option<f64>,
     /// Bench CPU per operation, microseconds.
     pub client_cpu_us: Option<f64>,
+    /// CPU per operation of the database server the server uses (PostgreSQL on this
+    /// machine), microseconds.
+    pub database_cpu_us: Option<f64>,
     /// Server resident memory at the end, bytes.
     pub rss_bytes: Option<u64>,
     /// Cores used by other processes during the run (noise on a shared machine).
@@ -139,6 +142,9 @@ pub struct Figure {
     pub server_cpu_us_per_op: Option<f64>,
     /// Median bench CPU per operation, microseconds.
     pub client_cpu_us_per_op: Option<f64>,
+    /// Median CPU per operation of the server's database (PostgreSQL on this machine),
+    /// microseconds.
+    pub database_cpu_us_per_op: Option<f64>,
     /// Median server RSS at the end of the runs, bytes.
     pub rss_bytes: Option<f64>,
     /// Largest number of cores other processes used during a run: CPU the server and
@@ -187,6 +193,7 @@ pub fn aggregate(samples: &[Sample]) -> Vec<Figure> {
             polls_per_op: median_of(runs.iter().map(|s| s.polls_per_op)),
             server_cpu_us_per_op: median_of(runs.iter().map(|s| s.server_cpu_us)),
             client_cpu_us_per_op: median_of(runs.iter().map(|s| s.client_cpu_us)),
+            database_cpu_us_per_op: median_of(runs.iter().map(|s| s.database_cpu_us)),
             rss_bytes: median_of(runs.iter().map(|s| s.rss_bytes.map(|b| b as f64))),
             other_cores_max: runs
                 .iter()
@@ -272,6 +279,7 @@ pub(crate) mod tests {
             polls_per_op: None,
             server_cpu_us: Some(10.0),
             client_cpu_us: None,
+            database_cpu_us: None,
             rss_bytes: Some(1 << 20),
             other_cores: Some(0.1),
         }

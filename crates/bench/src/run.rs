@@ -11,7 +11,7 @@ use crate::journal::journal_figures;
 use crate::load::{create_tasks, timed, Collect, Op};
 use crate::mcp::{McpConn, Wire};
 use crate::measure::{open_sessions, progress, sample, session_options};
-use crate::plan::{Launch, Plan, Target};
+use crate::plan::{Database, Launch, Plan, Target};
 use crate::report::{num, Sample, Scenario};
 use crate::server::Server;
 
@@ -25,6 +25,7 @@ pub async fn run_plan(plan: &Plan) -> Result<Vec<Sample>, BenchError> {
         fsync_figure(plan, &mut samples).await?;
     }
     for target in &plan.targets {
+        crate::load::watch_database(database_pid(target).await);
         eprintln!(
             "== {} ({} wire), sizes {}",
             target.name,
@@ -48,6 +49,31 @@ pub async fn run_plan(plan: &Plan) -> Result<Vec<Sample>, BenchError> {
         journal_figures(plan, &mut samples).await?;
     }
     Ok(samples)
+}
+
+/// The main process of the PostgreSQL server `target` stores its tasks in, when that
+/// runs on this machine: its CPU is then counted apart from the server's. (The parent
+/// of the server's checkpointer; a server elsewhere has no such local process.)
+async fn database_pid(target: &Target) -> Option<u32> {
+    let url = match &target.launch {
+        Launch::Ours {
+            database: Database::Url(url),
+            ..
+        }
+        | Launch::Turul {
+            store: Database::Url(url),
+            ..
+        } if url.starts_with("postgres://") || url.starts_with("postgresql://") => url,
+        _ => return None,
+    };
+    let checkpointer = match mcp_tasks_store::postgres::checkpointer_pid(url).await {
+        Ok(pid) => pid?,
+        Err(e) => {
+            eprintln!("   (PostgreSQL's CPU is not counted: {e})");
+            return None;
+        }
+    };
+    crate::process::parent_pid(checkpointer).filter(|&p| crate::process::tree_cpu_s(p).is_some())
 }
 
 /// Every size and run on a fresh server.
@@ -99,6 +125,7 @@ async fn one_size(
             latency: None,
             server_cpu_us: None,
             client_cpu_us: None,
+            database_cpu_us: None,
             rss_bytes: Some(b),
             other_cores: None,
         };
@@ -230,6 +257,7 @@ async fn run_external(
                     latency: None,
                     server_cpu_us: None,
                     client_cpu_us: None,
+                    database_cpu_us: None,
                     rss_bytes: Some(b),
                     other_cores: None,
                 });

@@ -127,7 +127,11 @@ pub fn table(machine: &Machine, setup: &str, figures: &[Figure], checks: &[Check
                 us(f.p999_us),
                 f.polls_per_op
                     .map_or_else(|| "-".into(), |p| format!("{p:.2}")),
-                us(f.server_cpu_us_per_op),
+                match f.database_cpu_us_per_op {
+                    // The server's CPU + its database's (PostgreSQL on this machine).
+                    Some(db) => format!("{} + {}", us(f.server_cpu_us_per_op), us(Some(db))),
+                    None => us(f.server_cpu_us_per_op),
+                },
                 us(f.client_cpu_us_per_op),
                 f.other_cores_max
                     .map_or_else(|| "-".into(), |c| format!("{c:.2}")),

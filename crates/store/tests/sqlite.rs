@@ -297,6 +297,69 @@ async fn concurrent_creates_are_committed_when_they_return() {
     assert_eq!(read_all(&store, &ids).await.len(), CREATORS * EACH);
 }
 
+/// A duplicate id fails only its own create, however the writer groups them: ids
+/// already stored and an id created twice at once come back [`StoreError::Duplicate`]
+/// (one of the twins wins), every other concurrent create is stored.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_duplicate_in_a_group_commit_fails_alone() {
+    let (store, _guard) = file_store().await;
+    let existing: Vec<TaskRecord> = (0..3).map(|i| record("alice", None, at(i))).collect();
+    for rec in &existing {
+        store.create(rec).await.unwrap();
+    }
+    let fresh: Vec<TaskRecord> = (0..200).map(|i| record("bob", None, at(10 + i))).collect();
+    let twin = record("carol", None, at(500));
+    let twin_again = TaskRecord {
+        owner: "dave".to_string(),
+        ..twin.clone()
+    };
+    let all: Vec<TaskRecord> = fresh
+        .iter()
+        .chain(&existing)
+        .chain([&twin, &twin_again])
+        .cloned()
+        .collect();
+    let handles: Vec<_> = all
+        .into_iter()
+        .map(|rec| {
+            let store = store.clone();
+            tokio::spawn(async move { store.create(&rec).await })
+        })
+        .collect();
+    let mut results = Vec::new();
+    for handle in handles {
+        results.push(handle.await.unwrap());
+    }
+    let (fresh_results, rest) = results.split_at(fresh.len());
+    assert!(fresh_results.iter().all(Result::is_ok), "{fresh_results:?}");
+    for result in &rest[..existing.len()] {
+        assert!(matches!(result, Err(StoreError::Duplicate)), "{result:?}");
+    }
+    let twins = &rest[existing.len()..];
+    assert_eq!(twins.iter().filter(|r| r.is_ok()).count(), 1, "{twins:?}");
+    assert_eq!(
+        twins
+            .iter()
+            .filter(|r| matches!(r, Err(StoreError::Duplicate)))
+            .count(),
+        1,
+        "{twins:?}"
+    );
+    assert_eq!(
+        read_all(
+            &store,
+            &fresh.iter().map(|r| r.id.clone()).collect::<Vec<_>>()
+        )
+        .await,
+        fresh
+    );
+    let stored = store.get(&twin.id, at(1_000)).await.unwrap().unwrap();
+    assert!(
+        stored.owner == "carol" || stored.owner == "dave",
+        "{stored:?}"
+    );
+}
+
 /// A create answered `Ok` is on disk: many concurrent creates, then the database is
 /// reopened (no orderly close) and every record is there.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

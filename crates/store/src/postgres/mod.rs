@@ -13,6 +13,9 @@
 //! schema this way). Queries are prepared and LISTEN holds a session, so a pooler in
 //! front of the database must run in session mode.
 //!
+//! Concurrent creations share one statement and one commit ([`writer`]): a creation
+//! still returns only once committed, and a lone one is the plain one-row `INSERT`.
+//!
 //! [`TaskStore::supports_notify`] is true: every write notifies the task id through
 //! LISTEN/NOTIFY, in the writing transaction (`listen`).
 //!
@@ -32,9 +35,10 @@ mod row;
 mod sessions;
 mod table_stats;
 mod tls;
+pub mod writer;
 
 pub use listen::RECONNECT_DELAY;
-pub use table_stats::{table_stats, TableStats};
+pub use table_stats::{checkpointer_pid, table_stats, TableStats};
 
 use crate::change::ChangeFeed;
 use crate::delivery::{
@@ -47,7 +51,7 @@ use crate::record::{
 };
 use crate::session::SessionStore;
 use crate::sql::values::{row_to_count, row_to_expired};
-use crate::sql::{self, Backend as _, Call, Statements};
+use crate::sql::{self, Call, Statements};
 use crate::TaskStore;
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
@@ -80,6 +84,10 @@ static MIGRATOR: Migrator = sqlx::migrate!("src/postgres/migrations");
 pub struct PgStore {
     pool: PgPool,
     listener: Arc<listen::Listener>,
+    /// Batches concurrent creations into one statement ([`writer`]).
+    writer: writer::Writer,
+    /// Who hears of each batch of creations (the writer reads it).
+    observer: crate::ObserverSlot,
 }
 
 impl PgStore {
@@ -141,7 +149,14 @@ impl PgStore {
             .await
             .map_err(classify)?;
         let listener = Arc::new(listen::Listener::new(&pool, channel));
-        Ok(Self { pool, listener })
+        let observer = crate::ObserverSlot::default();
+        let writer = writer::Writer::new(pool.clone(), Arc::clone(&observer));
+        Ok(Self {
+            pool,
+            listener,
+            writer,
+            observer,
+        })
     }
 
     /// The connection pool, for tests and diagnostics. Writing through it bypasses the
@@ -154,9 +169,14 @@ impl PgStore {
 #[async_trait]
 impl TaskStore for PgStore {
     async fn create(&self, record: &TaskRecord) -> Result<(), StoreError> {
-        self.execute(sql::store::insert(&STATEMENTS, record)?)
-            .await
-            .map(drop)
+        self.writer.create(record).await
+    }
+
+    async fn create_pending(
+        &self,
+        pending: Arc<crate::PendingCreate>,
+    ) -> Result<TaskRecord, StoreError> {
+        self.writer.create_pending(pending).await
     }
 
     async fn get(&self, id: &TaskId, now: DateTime<Utc>) -> Result<Option<TaskRecord>, StoreError> {
@@ -273,6 +293,10 @@ impl TaskStore for PgStore {
         now: DateTime<Utc>,
     ) -> Result<Option<Vec<(mcp_tasks_protocol::TaskStatus, u64)>>, StoreError> {
         counts::count_by_status(&self.pool, now).await.map(Some)
+    }
+
+    fn set_store_observer(&self, observer: Arc<dyn crate::StoreObserver>) {
+        *self.observer.write().unwrap_or_else(|p| p.into_inner()) = Some(observer);
     }
 }
 

@@ -53,21 +53,7 @@ pub struct TableStats {
 /// [`StoreError::Unavailable`] when the server cannot be reached, and
 /// [`StoreError::Backend`] when a query fails.
 pub async fn table_stats(url: &str) -> Result<Vec<TableStats>, StoreError> {
-    let invalid = |why: &str| {
-        StoreError::InvalidUrl(format!(
-            "'{}' is not a usable PostgreSQL URL ({}): use postgres://USER:PASSWORD@HOST:PORT/DATABASE",
-            redact_url(url),
-            scrub(why, url)
-        ))
-    };
-    if !(url.starts_with("postgres://") || url.starts_with("postgresql://")) {
-        return Err(invalid("it does not start with postgres://"));
-    }
-    tls::check_url(url).await.map_err(|why| invalid(&why))?;
-    let options = PgConnectOptions::from_str(url).map_err(|e| invalid(&e.to_string()))?;
-    let mut conn = PgConnection::connect_with(&options)
-        .await
-        .map_err(classify)?;
+    let mut conn = connect(url).await?;
     let rows = sqlx::query(
         "SELECT relname::text AS table_name, n_live_tup, n_dead_tup, n_tup_ins, n_tup_upd, \
          n_tup_del, autovacuum_count, last_autovacuum, \
@@ -99,4 +85,42 @@ pub async fn table_stats(url: &str) -> Result<Vec<TableStats>, StoreError> {
         })
         .collect::<Result<Vec<_>, sqlx::Error>>()
         .map_err(classify)
+}
+
+/// One connection to `url` with its TLS settings, as [`PgStore::open`](super::PgStore::open)
+/// makes them.
+async fn connect(url: &str) -> Result<PgConnection, StoreError> {
+    let invalid = |why: &str| {
+        StoreError::InvalidUrl(format!(
+            "'{}' is not a usable PostgreSQL URL ({}): use postgres://USER:PASSWORD@HOST:PORT/DATABASE",
+            redact_url(url),
+            scrub(why, url)
+        ))
+    };
+    if !(url.starts_with("postgres://") || url.starts_with("postgresql://")) {
+        return Err(invalid("it does not start with postgres://"));
+    }
+    tls::check_url(url).await.map_err(|why| invalid(&why))?;
+    let options = PgConnectOptions::from_str(url).map_err(|e| invalid(&e.to_string()))?;
+    PgConnection::connect_with(&options).await.map_err(classify)
+}
+
+/// The process id of the server's checkpointer, a background process that lives as
+/// long as the server and whose parent is the server's main process: from it, a
+/// benchmark on the same machine finds every process of the server and counts the CPU
+/// the database spends (the bench's `srv CPU/op + PostgreSQL's`). `None` when the
+/// server does not show it (a managed service hiding its processes).
+///
+/// # Errors
+/// As [`table_stats`].
+pub async fn checkpointer_pid(url: &str) -> Result<Option<u32>, StoreError> {
+    let mut conn = connect(url).await?;
+    let pid: Option<i32> = sqlx::query_scalar(
+        "SELECT pid FROM pg_stat_activity WHERE backend_type = 'checkpointer' LIMIT 1",
+    )
+    .fetch_optional(&mut conn)
+    .await
+    .map_err(classify)?;
+    let _ = conn.close().await;
+    Ok(pid.and_then(|p| u32::try_from(p).ok()))
 }

@@ -2,7 +2,6 @@
 //! [`Call`]'s values, reading rows, and the classification of sqlx errors into
 //! [`StoreError`]s.
 
-use super::queries::STATEMENTS;
 use crate::delivery::Delivery;
 use crate::error::StoreError;
 use crate::record::{TaskRecord, TimelineEntry};
@@ -61,12 +60,6 @@ pub(super) fn query(call: Call<'_>) -> OwnedQuery {
             Arg::Bool(b) => query.bind(b),
             Arg::Time(at) => query.bind(at.map(to_ms)),
         })
-}
-
-/// The insert of one record. Fails before touching the database when a value cannot
-/// be stored.
-pub(super) fn insert(record: &TaskRecord) -> Result<OwnedQuery, StoreError> {
-    crate::sql::store::insert(&STATEMENTS, record).map(query)
 }
 
 /// Reads one full row back into a record.
