@@ -55,18 +55,29 @@ pub enum StepError {
 }
 
 /// One attempt's view of its task's journal. See the module docs.
+///
+/// Every running task holds one, and most work never records a step nor asks for a
+/// retry: what they need is made on first use ([`Journaled`]), so that an idle task
+/// pays 40 bytes here rather than 200 (two maps and their hashers, inline).
 #[derive(Debug, Default)]
 pub(crate) struct StepLog {
     /// This attempt's number, 1 for the first.
     pub(crate) attempt: u32,
-    /// Outputs recorded by earlier attempts, by key; taken when replayed.
-    recorded: Mutex<HashMap<String, Value>>,
-    /// How often each name was asked for so far.
-    occurrences: Mutex<HashMap<String, u32>>,
-    /// The retry the work asked for, if it did (see `TaskContext::retry`).
-    retry: Mutex<Option<Retry>>,
+    /// The replayed outputs, occurrences and retry; `None` until first needed.
+    journaled: Mutex<Option<Box<Journaled>>>,
     /// For work that is not a task: an id that makes its step keys unique.
-    call_id: OnceLock<String>,
+    call_id: OnceLock<Box<str>>,
+}
+
+/// What a [`StepLog`] holds once its work records steps or asks for a retry.
+#[derive(Debug, Default)]
+struct Journaled {
+    /// Outputs recorded by earlier attempts, by key; taken when replayed.
+    recorded: HashMap<String, Value>,
+    /// How often each name was asked for so far.
+    occurrences: HashMap<String, u32>,
+    /// The retry the work asked for, if it did (see `TaskContext::retry`).
+    retry: Option<Retry>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -86,46 +97,61 @@ impl StepLog {
 
     /// The log of attempt `attempt`, replaying the steps in `journal`.
     pub(crate) fn replaying(attempt: u32, journal: &[JournalEntry]) -> Self {
-        let recorded = journal
+        let recorded: HashMap<String, Value> = journal
             .iter()
             .filter(|e| !e.step.starts_with(ATTEMPT_PREFIX))
             .map(|e| (e.step.clone(), e.output.clone()))
             .collect();
+        let journaled = (!recorded.is_empty()).then(|| {
+            Box::new(Journaled {
+                recorded,
+                ..Default::default()
+            })
+        });
         StepLog {
             attempt,
-            recorded: Mutex::new(recorded),
+            journaled: Mutex::new(journaled),
             ..Default::default()
         }
     }
 
+    /// Runs `f` on the journaled state, made first if need be.
+    fn with<T>(&self, f: impl FnOnce(&mut Journaled) -> T) -> T {
+        f(lock(&self.journaled).get_or_insert_with(Default::default))
+    }
+
     /// The key of the next step called `name`.
     pub(crate) fn next_key(&self, name: &str) -> String {
-        let mut occurrences = lock(&self.occurrences);
-        let n = occurrences.entry(name.to_string()).or_insert(0);
-        let key = format!("{name}#{n}");
-        *n += 1;
-        key
+        self.with(|j| {
+            let n = j.occurrences.entry(name.to_string()).or_insert(0);
+            let key = format!("{name}#{n}");
+            *n += 1;
+            key
+        })
     }
 
     /// Remembers the work's request to be retried (the last one counts).
     pub(crate) fn request_retry(&self, retry: Retry) {
-        *lock(&self.retry) = Some(retry);
+        self.with(|j| j.retry = Some(retry));
     }
 
     /// The work's request to be retried, taken.
     pub(crate) fn take_retry(&self) -> Option<Retry> {
-        lock(&self.retry).take()
+        lock(&self.journaled).as_mut().and_then(|j| j.retry.take())
     }
 
     /// An id for the steps of work that is not a task (made on first use).
     pub(crate) fn call_id(&self) -> &str {
-        self.call_id
-            .get_or_init(|| format!("call-{}", mcp_tasks_protocol::TaskId::generate()))
+        self.call_id.get_or_init(|| {
+            format!("call-{}", mcp_tasks_protocol::TaskId::generate()).into_boxed_str()
+        })
     }
 
     /// The output an earlier attempt recorded for `key`, if any.
     pub(crate) fn replay(&self, key: &str) -> Option<Value> {
-        lock(&self.recorded).remove(key)
+        lock(&self.journaled)
+            .as_mut()
+            .and_then(|j| j.recorded.remove(key))
     }
 }
 

@@ -101,14 +101,23 @@ pub(crate) struct Handover {
     changed: Notify,
     /// Set when the work needs a task now (a question).
     pub(crate) wanted: Notify,
-    /// The last status message set before the task existed.
-    message: Mutex<Option<String>>,
+    /// What the work said before the task existed; `None` until it says something
+    /// (most work does not in its first moments): boxed, since the handover lives as
+    /// long as the task runs.
+    early: Mutex<Option<Box<Early>>>,
     end: Mutex<EndTo>,
     /// Who answers the work's status messages and questions once the task exists.
     pub(crate) host: Option<Weak<dyn TaskHost>>,
-    /// Steps finished before the task existed (key, attempt, output): recorded once
-    /// it does, before the work's next step or question.
-    early_steps: Mutex<Vec<(String, u32, Value)>>,
+}
+
+/// What provisional work said before its task existed.
+#[derive(Default)]
+struct Early {
+    /// The last status message.
+    message: Option<String>,
+    /// Steps finished (key, attempt, output): recorded once the task exists, before
+    /// the work's next step or question.
+    steps: Vec<(String, u32, Value)>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -125,10 +134,9 @@ impl Handover {
             phase: AtomicU8::new(Phase::Pending as u8),
             changed: Notify::new(),
             wanted: Notify::new(),
-            message: Mutex::new(None),
+            early: Mutex::new(None),
             end: Mutex::new(EndTo::Caller),
             host: Some(host),
-            early_steps: Mutex::new(Vec::new()),
         })
     }
 
@@ -138,10 +146,9 @@ impl Handover {
             phase: AtomicU8::new(Phase::Created as u8),
             changed: Notify::new(),
             wanted: Notify::new(),
-            message: Mutex::new(None),
+            early: Mutex::new(None),
             end: Mutex::new(EndTo::Engine(recorder)),
             host: None,
-            early_steps: Mutex::new(Vec::new()),
         })
     }
 
@@ -158,9 +165,9 @@ impl Handover {
     /// [`Phase::Creating`] (so that none set meanwhile is lost: a later one goes to
     /// the task once it exists).
     pub(crate) fn begin_creating(&self) -> Option<String> {
-        let mut kept = lock(&self.message);
+        let mut kept = lock(&self.early);
         self.set_phase(Phase::Creating);
-        kept.take()
+        kept.as_mut().and_then(|e| e.message.take())
     }
 
     /// Waits until `done` says the shared state is as wanted, re-checking on every
@@ -231,7 +238,10 @@ impl Handover {
 
     /// Records the steps that finished before the task existed.
     async fn record_early_steps(&self, id: &TaskId, host: &dyn TaskHost) -> Result<(), StepError> {
-        let early = std::mem::take(&mut *lock(&self.early_steps));
+        let early = lock(&self.early)
+            .as_mut()
+            .map(|e| std::mem::take(&mut e.steps))
+            .unwrap_or_default();
         for (key, attempt, output) in early {
             host.record_step(id, key, attempt, output).await?;
         }
@@ -243,9 +253,9 @@ impl Handover {
 impl TaskHost for Handover {
     async fn set_message(&self, id: &TaskId, message: String) {
         {
-            let mut kept = lock(&self.message);
+            let mut kept = lock(&self.early);
             if self.phase() == Phase::Pending {
-                *kept = Some(message);
+                kept.get_or_insert_with(Default::default).message = Some(message);
                 return;
             }
         }
@@ -282,11 +292,14 @@ impl TaskHost for Handover {
         output: Value,
     ) -> Result<(), StepError> {
         {
-            let mut early = lock(&self.early_steps);
+            let mut early = lock(&self.early);
             if self.phase() == Phase::Pending {
                 // No task yet (and maybe never: the call may end inline); kept for
                 // when it exists.
-                early.push((key, attempt, output));
+                early
+                    .get_or_insert_with(Default::default)
+                    .steps
+                    .push((key, attempt, output));
                 return Ok(());
             }
         }

@@ -17,7 +17,9 @@ use crate::caller::Caller;
 /// Counts of active tasks.
 #[derive(Debug, Default)]
 struct Counts {
-    by_requestor: HashMap<String, usize>,
+    /// Keyed by a shared string that each of the requestor's slots holds too: a running
+    /// task pays a pointer for its requestor rather than a copy of the name.
+    by_requestor: HashMap<Arc<str>, usize>,
     total: usize,
 }
 
@@ -33,7 +35,7 @@ pub(crate) struct Quota {
 /// A held slot; dropping it gives the slot back.
 #[derive(Debug)]
 pub(crate) struct Slot {
-    requestor: Option<String>,
+    requestor: Option<Arc<str>>,
     counts: Arc<Mutex<Counts>>,
 }
 
@@ -44,10 +46,10 @@ impl Drop for Slot {
         let Some(requestor) = &self.requestor else {
             return;
         };
-        if let Some(n) = c.by_requestor.get_mut(requestor) {
+        if let Some(n) = c.by_requestor.get_mut(&**requestor) {
             *n = n.saturating_sub(1);
             if *n == 0 {
-                c.by_requestor.remove(requestor);
+                c.by_requestor.remove(&**requestor);
             }
         }
     }
@@ -108,18 +110,25 @@ impl Quota {
             ),
             Requestor::Nobody => (None, usize::MAX, "", ""),
         };
-        if let Some(key) = &key {
-            let mine = c.by_requestor.get(key).copied().unwrap_or(0);
-            if mine >= limit {
-                return Err(format!(
-                    "you already have {mine} unfinished tasks, the limit {which}; the operator can raise it with {flag}; otherwise wait for some to finish or cancel some"
-                ));
+        let requestor = match key {
+            Some(key) => {
+                let (shared, mine) = match c.by_requestor.get_key_value(key.as_str()) {
+                    Some((shared, mine)) => (Arc::clone(shared), *mine),
+                    None => (Arc::from(key), 0),
+                };
+                if mine >= limit {
+                    return Err(format!(
+                        "you already have {mine} unfinished tasks, the limit {which}; the operator can raise it with {flag}; otherwise wait for some to finish or cancel some"
+                    ));
+                }
+                *c.by_requestor.entry(Arc::clone(&shared)).or_insert(0) += 1;
+                Some(shared)
             }
-            *c.by_requestor.entry(key.clone()).or_insert(0) += 1;
-        }
+            None => None,
+        };
         c.total += 1;
         Ok(Slot {
-            requestor: key,
+            requestor,
             counts: Arc::clone(&self.counts),
         })
     }

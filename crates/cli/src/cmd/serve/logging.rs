@@ -89,37 +89,57 @@ fn log_panics() {
 /// Sets up the stderr log, filtered by `--log`, in `--log-format`, and trace export
 /// when configured.
 pub(crate) fn init(args: &ServeArgs) -> Result<Telemetry> {
+    let (telemetry, subscriber) =
+        subscriber(&args.log, args.log_format, args.otlp_endpoint.as_deref())?;
+    subscriber.try_init().context("setting up logging")?;
+    if args.log_format == LogFormat::Json {
+        log_panics();
+    }
+    Ok(telemetry)
+}
+
+/// The subscriber of [`init`]: the log filtered by `log` in `format`, and the trace
+/// exporter of `otlp_endpoint` (or of the `OTEL_*` variables) when there is one.
+fn subscriber(
+    log: &str,
+    format: LogFormat,
+    otlp_endpoint: Option<&str>,
+) -> Result<(Telemetry, impl tracing::Subscriber + Send + Sync + 'static)> {
     let off = format!("{TARGET}=off")
         .parse()
         .context("the directive that keeps trace spans out of the log")?;
     let announce = format!("{ANNOUNCE}=info")
         .parse()
         .context("the directive that keeps serve's announcements in the log")?;
-    let filter = EnvFilter::try_new(&args.log)
+    let filter = EnvFilter::try_new(log)
         .context("parsing --log")?
         .add_directive(off)
         .add_directive(announce);
-    let log = tracing_subscriber::fmt::layer().with_writer(std::io::stderr);
-    let log = match args.log_format {
-        LogFormat::Text => log
+    let layer = tracing_subscriber::fmt::layer().with_writer(std::io::stderr);
+    let layer = match format {
+        LogFormat::Text => layer
             .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
             .boxed(),
-        LogFormat::Json => log
+        LogFormat::Json => layer
             .json()
             .with_current_span(true)
             .with_span_list(false)
             .boxed(),
     };
-    let (telemetry, traces) = super::otlp::init(args.otlp_endpoint.as_deref())?;
-    tracing_subscriber::registry()
+    let (telemetry, traces) = super::otlp::init(otlp_endpoint)?;
+    // Without an exporter, a layer that declines every span under a filter of its own.
+    // An absent layer (`Option::None`) says `Interest::always()` to every callsite, and
+    // the registry then keeps every span for nobody: each request's, and each running
+    // task's for as long as it runs (about 180 bytes per live task).
+    let traces = traces.unwrap_or_else(|| {
+        tracing_subscriber::layer::Identity::new()
+            .with_filter(tracing_subscriber::filter::LevelFilter::OFF)
+            .boxed()
+    });
+    let subscriber = tracing_subscriber::registry()
         .with(traces)
-        .with(log.with_filter(filter))
-        .try_init()
-        .context("setting up logging")?;
-    if args.log_format == LogFormat::Json {
-        log_panics();
-    }
-    Ok(telemetry)
+        .with(layer.with_filter(filter));
+    Ok((telemetry, subscriber))
 }
 
 #[cfg(test)]
@@ -139,6 +159,23 @@ mod tests {
         fn flush(&mut self) -> std::io::Result<()> {
             Ok(())
         }
+    }
+
+    /// Without an exporter no span of the trace target exists (a running task's span
+    /// among them, which would be kept for as long as the task runs), while the log's
+    /// own spans still do.
+    #[test]
+    fn without_an_exporter_trace_spans_are_not_kept() {
+        let (_telemetry, subscriber) = subscriber("info", LogFormat::Text, None).unwrap();
+        tracing::subscriber::with_default(subscriber, || {
+            let task = tracing::info_span!(target: TARGET, "task");
+            assert!(
+                task.is_disabled(),
+                "a trace span exists without an exporter"
+            );
+            let request = tracing::info_span!("request");
+            assert!(!request.is_disabled(), "the log's spans are gone");
+        });
     }
 
     #[test]
