@@ -74,3 +74,18 @@ impl ChangeHub {
         let _ = self.tx.send(change);
     }
 }
+
+/// Where a task stands on a store's change board (SQLite's `<db>-changes`, see
+/// the `sqlite` module): two counters that every process writing the task moves,
+/// read from memory without touching the database. A mark that did not move since
+/// the last look means no process committed a change of the task in between; a mark
+/// that moved means one may have (tasks share counters), so the task is worth a
+/// re-read. See [`crate::TaskStore::change_mark`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ChangeMark {
+    /// Moves with every write whose tasks are not known up front (a reap of a dead
+    /// runner's leases, the failing of orphaned tasks).
+    pub epoch: u64,
+    /// Moves with every write of a task of the same slot (a hash of its id).
+    pub slot: u64,
+}

@@ -285,6 +285,10 @@ impl TaskStore for ObservedStore {
         self.inner.supports_notify()
     }
 
+    fn change_mark(&self, id: &TaskId) -> Option<crate::change::ChangeMark> {
+        self.inner.change_mark(id)
+    }
+
     fn backend_name(&self) -> &'static str {
         self.backend
     }

@@ -142,6 +142,9 @@ impl<G: Send + Sync + std::fmt::Debug> TaskStore for Guarded<G> {
     fn supports_notify(&self) -> bool {
         self.store.supports_notify()
     }
+    fn change_mark(&self, id: &TaskId) -> Option<crate::change::ChangeMark> {
+        self.store.change_mark(id)
+    }
     fn sessions(&self) -> Option<&dyn SessionStore> {
         self.store.sessions()
     }
