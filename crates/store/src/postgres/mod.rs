@@ -25,6 +25,7 @@
 //! with `FOR UPDATE SKIP LOCKED`, like expired leases. 2025-11-25 sessions are stored
 //! too ([`SessionStore`], `sessions.rs`), so that any replica serves any session.
 
+mod cache;
 mod counts;
 mod listen;
 mod queries;
@@ -80,6 +81,8 @@ static MIGRATOR: Migrator = sqlx::migrate!("src/postgres/migrations");
 pub struct PgStore {
     pool: PgPool,
     listener: Arc<listen::Listener>,
+    /// Records read last, served after a check of their row (`cache.rs`).
+    reads: cache::Reads,
 }
 
 impl PgStore {
@@ -141,7 +144,11 @@ impl PgStore {
             .await
             .map_err(classify)?;
         let listener = Arc::new(listen::Listener::new(&pool, channel));
-        Ok(Self { pool, listener })
+        Ok(Self {
+            pool,
+            listener,
+            reads: cache::Reads::default(),
+        })
     }
 
     /// The connection pool, for tests and diagnostics. Writing through it bypasses the
@@ -160,7 +167,8 @@ impl TaskStore for PgStore {
     }
 
     async fn get(&self, id: &TaskId, now: DateTime<Utc>) -> Result<Option<TaskRecord>, StoreError> {
-        sql::store::get(self, id, now).await
+        let read = sql::store::get(self, id, now);
+        self.reads.get(&self.pool, id, now, read).await
     }
 
     async fn list(&self, params: &ListParams) -> Result<ListPage, StoreError> {
