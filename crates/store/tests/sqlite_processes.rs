@@ -37,9 +37,10 @@ async fn a_cached_read_shows_the_other_stores_change_once_committed() {
     for round in 0..50 {
         let task = record("alice", None, at(round));
         a.create(&task).await.unwrap();
-        // Cached by the first read, served by the second.
-        assert_eq!(status_in(&a, &task.id).await, TaskStatus::Working);
-        assert_eq!(status_in(&a, &task.id).await, TaskStatus::Working);
+        // Cached by the second read, served by the third.
+        for _ in 0..3 {
+            assert_eq!(status_in(&a, &task.id).await, TaskStatus::Working);
+        }
         let (status, outcome) = if round % 2 == 0 {
             (TaskStatus::Cancelled, None)
         } else {
@@ -111,7 +112,9 @@ async fn batch_changes_of_the_other_store_are_seen() {
     let orphan = record("alice", None, at(0));
     a.create(&orphan).await.unwrap();
     for id in [&leased.id, &expiring.id, &orphan.id] {
-        a.get(id, at(20)).await.unwrap().unwrap();
+        for _ in 0..2 {
+            a.get(id, at(20)).await.unwrap().unwrap();
+        }
     }
 
     let taken = b
@@ -127,7 +130,6 @@ async fn batch_changes_of_the_other_store_are_seen() {
     let seen = a.get(&leased.id, at(20)).await.unwrap().unwrap();
     assert_eq!(seen.runner.as_deref(), Some("other"));
 
-    a.get(&orphan.id, at(20)).await.unwrap().unwrap();
     let failed = b
         .fail_orphaned("other", "lost", &ok_outcome("x"), at(30))
         .await
@@ -174,8 +176,9 @@ async fn a_cached_read_shows_a_change_made_by_another_process() {
     for round in 0..3 {
         let task = record("alice", None, at(round));
         a.create(&task).await.unwrap();
-        assert_eq!(status_in(&a, &task.id).await, TaskStatus::Working);
-        assert_eq!(status_in(&a, &task.id).await, TaskStatus::Working);
+        for _ in 0..3 {
+            assert_eq!(status_in(&a, &task.id).await, TaskStatus::Working);
+        }
         let mut child = Command::new(&this_test)
             .args(["child_cancels_a_task", "--exact", "--test-threads=1"])
             .env(CHILD_URL, &url)

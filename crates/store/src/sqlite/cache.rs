@@ -15,8 +15,12 @@
 //! waiting does not stop the statement (SQLite finishes it on its worker thread), and
 //! the move after the commit must come after it, whenever that is.
 //!
-//! The cache keeps at most [`CAPACITY`] records (an arbitrary one leaves when a shard is
-//! full); records are cloned out, so a cached read costs a hash lookup and a clone.
+//! The cache keeps at most [`CAPACITY`] tasks (an arbitrary one leaves when a shard is
+//! full); records are cloned out, so a cached read costs a hash lookup and a clone. A
+//! task's record is kept from its second read on: the first leaves only its id. So a
+//! task read once (the change bridge's first look at a task it runs, a client's single
+//! read) costs a few dozen bytes, not a copy of its record, and the memory of the
+//! cache follows what clients poll.
 
 use super::board::{slot_of, ChangeBoard, Stamp};
 use crate::error::StoreError;
@@ -51,7 +55,8 @@ pub(crate) struct Changes {
 #[derive(Debug)]
 struct Inner {
     board: ChangeBoard,
-    shards: Vec<Mutex<HashMap<TaskId, (Stamp, TaskRecord)>>>,
+    /// Per task: `None` once read, then its record and the stamp it was read under.
+    shards: Vec<Mutex<HashMap<TaskId, Option<Box<(Stamp, TaskRecord)>>>>>,
 }
 
 impl Changes {
@@ -91,7 +96,8 @@ impl Changes {
         let shard = &inner.shards[slot % SHARDS];
         {
             let cached = shard.lock().unwrap_or_else(|p| p.into_inner());
-            if let Some((at, record)) = cached.get(id) {
+            if let Some(Some(entry)) = cached.get(id) {
+                let (at, record) = &**entry;
                 if *at == stamp {
                     return Ok(visible(record, now).then(|| record.clone()));
                 }
@@ -107,7 +113,12 @@ impl Changes {
                         cached.remove(&evicted);
                     }
                 }
-                cached.insert(id.clone(), (stamp, record.clone()));
+                match cached.get_mut(id) {
+                    Some(entry) => *entry = Some(Box::new((stamp, record.clone()))),
+                    None => {
+                        cached.insert(id.clone(), None);
+                    }
+                }
             }
             None => {
                 cached.remove(id);
