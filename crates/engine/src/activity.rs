@@ -25,8 +25,7 @@ pub struct Activity {
     pub reread_rounds: u64,
     /// Running tasks re-read by those rounds, to catch changes no event announced:
     /// on a store with a change board (SQLite) only those whose mark moved (another
-    /// process may have changed them) and each once when first seen; on others, every
-    /// running task each round.
+    /// process may have changed them); on others, every running task each round.
     pub rereads: u64,
     /// Running tasks those rounds found unchanged on the store's change board (SQLite's
     /// `<db>-changes`): looked at in memory, at no store work.

@@ -67,7 +67,7 @@ pub mod sqlite;
 #[cfg(feature = "test-suite")]
 pub mod suite;
 
-pub use change::{Change, ChangeFeed, ChangeMark};
+pub use change::{Change, ChangeFeed, ChangeMark, ChangeMarks};
 pub use delivery::{ClaimDeliveriesParams, Delivery, DeliveryOutbox, DeliveryResult, NewDelivery};
 pub use error::StoreError;
 pub use journal::{JournalEntry, RecordStep, Recorded, StepJournal};
@@ -472,6 +472,15 @@ pub trait TaskStore: Send + Sync + std::fmt::Debug {
     /// mapped.
     fn change_mark(&self, id: &TaskId) -> Option<change::ChangeMark> {
         let _ = id;
+        None
+    }
+
+    /// Every mark of the store's change board at once (see
+    /// [`change_mark`](TaskStore::change_mark)), copied so that it can be compared
+    /// with later: an engine learns from the copy of its previous look whether a task
+    /// it sees running for the first time was changed since, without reading it.
+    /// `None` (the default) when the store keeps no board.
+    fn change_marks(&self) -> Option<change::ChangeMarks> {
         None
     }
 

@@ -289,6 +289,10 @@ impl TaskStore for ObservedStore {
         self.inner.change_mark(id)
     }
 
+    fn change_marks(&self) -> Option<crate::change::ChangeMarks> {
+        self.inner.change_marks()
+    }
+
     fn backend_name(&self) -> &'static str {
         self.backend
     }

@@ -6,17 +6,17 @@
 //! does not see every write (SQLite has no feed; a PostgreSQL store whose feed could
 //! not start) it also looks at the work running here every `reread_interval`, to catch
 //! what no event announced: where the store keeps a change board
-//! ([`TaskStore::change_mark`], SQLite), a round compares each running task's mark
-//! with the one it saw last, in memory, and re-reads only the tasks whose mark moved
-//! (and each task once, when it is first seen); without a board it re-reads every
-//! running task. A PostgreSQL store's LISTEN/NOTIFY feed announces every change
+//! ([`TaskStore::change_marks`], SQLite), a round compares each running task's mark
+//! with the one it saw last (or, for a task that started since, with the board as the
+//! last round copied it), in memory, and re-reads only the tasks whose mark moved;
+//! without a board it re-reads every running task. A PostgreSQL store's LISTEN/NOTIFY feed announces every change
 //! (and says `Missed` when it may have lost some), so it needs no round at all. Its
 //! signals: [`Activity::reread_rounds`](crate::Activity::reread_rounds),
 //! [`Activity::rereads`](crate::Activity::rereads) and
 //! [`Activity::reread_skips`](crate::Activity::reread_skips).
 
 use mcp_tasks_protocol::TaskId;
-use mcp_tasks_store::{Change, ChangeFeed, ChangeMark, TaskStore};
+use mcp_tasks_store::{Change, ChangeFeed, ChangeMark, ChangeMarks, TaskStore};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
@@ -71,13 +71,19 @@ impl ChangeBridge {
     /// the tasks whose change mark moved since the last round, or every running task
     /// on a store without marks.
     pub(crate) async fn reread(components: Weak<Components>, every: Duration) {
-        let seen: Arc<Mutex<HashMap<TaskId, ChangeMark>>> = Arc::default();
+        let looked: Arc<Mutex<Looked>> = Arc::default();
         super::every(every, components, |c| {
-            let seen = Arc::clone(&seen);
+            let looked = Arc::clone(&looked);
             async move {
+                // The copy of the board comes before the list of running work: a task
+                // that starts after it is compared with it next round.
+                let marks = c.core.store.change_marks();
                 let running = c.executor.running_ids();
                 let total = running.len();
-                let moved = moved_since(&*c.core.store, running, &seen);
+                let moved = looked
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .moved(marks, running);
                 for id in &moved {
                     replicas::refresh(&c.core, &c.executor, &c.questions, id).await;
                 }
@@ -92,31 +98,44 @@ impl ChangeBridge {
     }
 }
 
-/// Of the tasks `running` here, those another process may have changed since the last
-/// round: a mark that moved, a task not seen before, or every task when the store has
-/// no marks. `seen` keeps the marks of this round (the running tasks only).
-///
-/// Each mark is taken before its task is re-read, so a change committed after the
-/// re-read moves it again and the next round sees it.
-fn moved_since(
-    store: &dyn TaskStore,
-    running: Vec<TaskId>,
-    seen: &Mutex<HashMap<TaskId, ChangeMark>>,
-) -> Vec<TaskId> {
-    let mut seen = seen.lock().unwrap_or_else(|p| p.into_inner());
-    let mut marks = HashMap::with_capacity(running.len());
-    let mut moved = Vec::new();
-    for id in running {
-        match store.change_mark(&id) {
-            Some(mark) => {
-                if seen.get(&id) != Some(&mark) {
-                    moved.push(id.clone());
-                }
-                marks.insert(id, mark);
+/// What the last round saw: the board's marks (copied before it listed the running
+/// work) and the running tasks' marks.
+#[derive(Debug, Default)]
+struct Looked {
+    board: Option<ChangeMarks>,
+    running: HashMap<TaskId, ChangeMark>,
+}
+
+impl Looked {
+    /// Of the tasks `running` here, those another process may have changed since the
+    /// last round, given the board's `marks` now (taken before `running` was listed):
+    /// a task whose mark moved since the last round saw it; a task that was not
+    /// running then, whose mark moved since the last round's copy of the board (it
+    /// started after that copy, so any change of it since moved its mark); every task
+    /// when the store has no board, or in the first round.
+    ///
+    /// Each mark is taken before its task is re-read, so a change committed after the
+    /// re-read moves it again and the next round sees it.
+    fn moved(&mut self, marks: Option<ChangeMarks>, running: Vec<TaskId>) -> Vec<TaskId> {
+        let Some(marks) = marks else {
+            *self = Looked::default();
+            return running;
+        };
+        let mut now = HashMap::with_capacity(running.len());
+        let mut moved = Vec::new();
+        for id in running {
+            let mark = marks.mark(&id);
+            let before = match self.running.get(&id) {
+                Some(seen) => Some(*seen),
+                None => self.board.as_ref().map(|board| board.mark(&id)),
+            };
+            if before != Some(mark) {
+                moved.push(id.clone());
             }
-            None => moved.push(id),
+            now.insert(id, mark);
         }
+        self.running = now;
+        self.board = Some(marks);
+        moved
     }
-    *seen = marks;
-    moved
 }

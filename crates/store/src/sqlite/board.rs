@@ -114,6 +114,15 @@ impl ChangeBoard {
         }
     }
 
+    /// A copy of every counter now.
+    pub(crate) fn snapshot(&self) -> crate::change::ChangeMarks {
+        let epoch = self.word(1).load(Ordering::SeqCst);
+        let slots = (0..SLOTS)
+            .map(|slot| self.word(HEADER_WORDS + slot).load(Ordering::SeqCst))
+            .collect();
+        crate::change::ChangeMarks::new(epoch, slots)
+    }
+
     /// Moves one slot (before and after each write of a task in it).
     pub(crate) fn bump(&self, slot: usize) {
         self.word(HEADER_WORDS + slot)
@@ -133,15 +142,9 @@ pub(crate) fn board_path(db: &Path) -> PathBuf {
     PathBuf::from(name)
 }
 
-/// The slot of a task id: FNV-1a over its bytes, so every process (and every version
-/// of this crate) agrees on it.
+/// The slot of a task id on a board.
 pub(crate) fn slot_of(id: &str) -> usize {
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    for byte in id.as_bytes() {
-        hash ^= u64::from(*byte);
-        hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    (hash % SLOTS as u64) as usize
+    crate::change::slot_of(id, SLOTS)
 }
 
 #[cfg(test)]

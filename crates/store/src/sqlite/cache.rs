@@ -15,12 +15,8 @@
 //! waiting does not stop the statement (SQLite finishes it on its worker thread), and
 //! the move after the commit must come after it, whenever that is.
 //!
-//! The cache keeps at most [`CAPACITY`] tasks (an arbitrary one leaves when a shard is
-//! full); records are cloned out, so a cached read costs a hash lookup and a clone. A
-//! task's record is kept from its second read on: the first leaves only its id. So a
-//! task read once (the change bridge's first look at a task it runs, a client's single
-//! read) costs a few dozen bytes, not a copy of its record, and the memory of the
-//! cache follows what clients poll.
+//! The cache keeps at most [`CAPACITY`] records (an arbitrary one leaves when a shard is
+//! full); records are cloned out, so a cached read costs a hash lookup and a clone.
 
 use super::board::{slot_of, ChangeBoard, Stamp};
 use crate::error::StoreError;
@@ -55,8 +51,7 @@ pub(crate) struct Changes {
 #[derive(Debug)]
 struct Inner {
     board: ChangeBoard,
-    /// Per task: `None` once read, then its record and the stamp it was read under.
-    shards: Vec<Mutex<HashMap<TaskId, Option<Box<(Stamp, TaskRecord)>>>>>,
+    shards: Vec<Mutex<HashMap<TaskId, (Stamp, TaskRecord)>>>,
 }
 
 impl Changes {
@@ -75,6 +70,11 @@ impl Changes {
     pub(crate) fn mark(&self, id: &TaskId) -> Option<Stamp> {
         let inner = self.inner.as_ref()?;
         Some(inner.board.stamp(slot_of(id.as_str())))
+    }
+
+    /// Every counter of the board now; `None` without a board.
+    pub(crate) fn marks(&self) -> Option<crate::change::ChangeMarks> {
+        Some(self.inner.as_ref()?.board.snapshot())
     }
 
     /// The visible record of `id` at `now`: cached when its stamp did not move,
@@ -96,8 +96,7 @@ impl Changes {
         let shard = &inner.shards[slot % SHARDS];
         {
             let cached = shard.lock().unwrap_or_else(|p| p.into_inner());
-            if let Some(Some(entry)) = cached.get(id) {
-                let (at, record) = &**entry;
+            if let Some((at, record)) = cached.get(id) {
                 if *at == stamp {
                     return Ok(visible(record, now).then(|| record.clone()));
                 }
@@ -113,12 +112,7 @@ impl Changes {
                         cached.remove(&evicted);
                     }
                 }
-                match cached.get_mut(id) {
-                    Some(entry) => *entry = Some(Box::new((stamp, record.clone()))),
-                    None => {
-                        cached.insert(id.clone(), None);
-                    }
-                }
+                cached.insert(id.clone(), (stamp, record.clone()));
             }
             None => {
                 cached.remove(id);

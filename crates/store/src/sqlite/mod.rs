@@ -339,6 +339,10 @@ impl TaskStore for SqliteStore {
         self.changes.mark(id)
     }
 
+    fn change_marks(&self) -> Option<crate::change::ChangeMarks> {
+        self.changes.marks()
+    }
+
     fn outbox(&self) -> Option<&dyn DeliveryOutbox> {
         Some(self)
     }

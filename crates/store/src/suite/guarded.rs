@@ -145,6 +145,9 @@ impl<G: Send + Sync + std::fmt::Debug> TaskStore for Guarded<G> {
     fn change_mark(&self, id: &TaskId) -> Option<crate::change::ChangeMark> {
         self.store.change_mark(id)
     }
+    fn change_marks(&self) -> Option<crate::change::ChangeMarks> {
+        self.store.change_marks()
+    }
     fn sessions(&self) -> Option<&dyn SessionStore> {
         self.store.sessions()
     }
