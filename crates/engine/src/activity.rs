@@ -23,8 +23,13 @@ pub struct Activity {
     /// Rounds of the change bridge's periodic re-read finished (only on stores other
     /// processes write: the in-memory store's feed sees every write).
     pub reread_rounds: u64,
-    /// Running tasks re-read by those rounds, to catch changes no event announced.
+    /// Running tasks re-read by those rounds, to catch changes no event announced:
+    /// on a store with a change board (SQLite) only those whose mark moved (another
+    /// process may have changed them); on others, every running task each round.
     pub rereads: u64,
+    /// Running tasks those rounds found unchanged on the store's change board (SQLite's
+    /// `<db>-changes`): looked at in memory, at no store work.
+    pub reread_skips: u64,
     /// Polls of external jobs answered (or failed) by their system.
     pub polls: u64,
     /// Cancels of external jobs requested, counted when the request is decided (before

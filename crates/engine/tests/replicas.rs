@@ -268,3 +268,42 @@ async fn postgres_replicas_share_cancels_and_completions() {
     answer_on_b_reaches_work_on_a(a.clone(), b.clone()).await;
     completion_on_a_releases_waiter_on_b(a, b).await;
 }
+
+/// Two processes on one SQLite file (two stores opened apart: their own connections
+/// and caches, one change board). SQLite has no change feed: A's change bridge finds
+/// B's cancel and answer through the board, whether the task started long before or
+/// just before B's change, and re-reads nothing else.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_processes_share_cancels_and_answers() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("shared.db").display());
+    let config = EngineConfig {
+        heartbeat: Duration::from_millis(200),
+        reread_interval: Duration::from_millis(20),
+        ..EngineConfig::default()
+    };
+    let open = || async {
+        let store: Arc<dyn TaskStore> =
+            Arc::new(mcp_tasks_store::SqliteStore::open(&url).await.unwrap());
+        Engine::start(store, config.clone(), EngineHooks::default())
+            .await
+            .unwrap()
+    };
+    let (a, b) = (open().await, open().await);
+    for _ in 0..5 {
+        cancel_on_b_stops_work_on_a(a.clone(), b.clone()).await;
+    }
+    answer_on_b_reaches_work_on_a(a.clone(), b.clone()).await;
+    // Nothing running on A now: later rounds read nothing.
+    eventually(WAIT, || async { a.running_count() == 0 }).await;
+    let mut activity = a.activity();
+    let idle = *activity.borrow_and_update();
+    tokio::time::timeout(
+        WAIT,
+        activity.wait_for(|x| x.reread_rounds >= idle.reread_rounds + 3),
+    )
+    .await
+    .unwrap()
+    .unwrap();
+    assert_eq!(activity.borrow().rereads, idle.rereads);
+}

@@ -74,3 +74,56 @@ impl ChangeHub {
         let _ = self.tx.send(change);
     }
 }
+
+/// Where a task stands on a store's change board (SQLite's `<db>-changes`, see
+/// the `sqlite` module): two counters that every process writing the task moves,
+/// read from memory without touching the database. A mark that did not move since
+/// the last look means no process committed a change of the task in between; a mark
+/// that moved means one may have (tasks share counters), so the task is worth a
+/// re-read. See [`crate::TaskStore::change_mark`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ChangeMark {
+    /// Moves with every write whose tasks are not known up front (a reap of a dead
+    /// runner's leases, the failing of orphaned tasks).
+    pub epoch: u64,
+    /// Moves with every write of a task of the same slot (a hash of its id).
+    pub slot: u64,
+}
+
+/// Every mark of a store's change board at one moment (see [`ChangeMark`] and
+/// [`crate::TaskStore::change_marks`]): a copy, so it can be kept and compared later.
+#[derive(Debug, Clone)]
+pub struct ChangeMarks {
+    epoch: u64,
+    slots: Vec<u64>,
+}
+
+impl ChangeMarks {
+    #[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
+    pub(crate) fn new(epoch: u64, slots: Vec<u64>) -> Self {
+        Self { epoch, slots }
+    }
+
+    /// The task's mark at the moment of the copy.
+    pub fn mark(&self, id: &TaskId) -> ChangeMark {
+        ChangeMark {
+            epoch: self.epoch,
+            slot: self
+                .slots
+                .get(slot_of(id.as_str(), self.slots.len()))
+                .copied()
+                .unwrap_or(0),
+        }
+    }
+}
+
+/// The slot of a task id among `slots`: FNV-1a over its bytes, so every process (and
+/// every version of this crate) agrees on it.
+pub(crate) fn slot_of(id: &str, slots: usize) -> usize {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in id.as_bytes() {
+        hash ^= u64::from(*byte);
+        hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    (hash % slots.max(1) as u64) as usize
+}

@@ -67,7 +67,7 @@ pub mod sqlite;
 #[cfg(feature = "test-suite")]
 pub mod suite;
 
-pub use change::{Change, ChangeFeed};
+pub use change::{Change, ChangeFeed, ChangeMark, ChangeMarks};
 pub use delivery::{ClaimDeliveriesParams, Delivery, DeliveryOutbox, DeliveryResult, NewDelivery};
 pub use error::StoreError;
 pub use journal::{JournalEntry, RecordStep, Recorded, StepJournal};
@@ -460,6 +460,28 @@ pub trait TaskStore: Send + Sync + std::fmt::Debug {
     /// on its own in-process events and on polling.
     fn supports_notify(&self) -> bool {
         false
+    }
+
+    /// The task's [`change::ChangeMark`], read from memory without
+    /// touching the database, when the store keeps a change board that every process
+    /// writing it moves (SQLite's `<db>-changes`). An engine compares a task's mark
+    /// with the one it saw last to learn whether another process may have changed the
+    /// task, instead of re-reading it. `None` (the default) when the store keeps no
+    /// board: a store only this process writes, PostgreSQL (its replicas may be on other
+    /// hosts; its change feed announces what changed), or a board that could not be
+    /// mapped.
+    fn change_mark(&self, id: &TaskId) -> Option<change::ChangeMark> {
+        let _ = id;
+        None
+    }
+
+    /// Every mark of the store's change board at once (see
+    /// [`change_mark`](TaskStore::change_mark)), copied so that it can be compared
+    /// with later: an engine learns from the copy of its previous look whether a task
+    /// it sees running for the first time was changed since, without reading it.
+    /// `None` (the default) when the store keeps no board.
+    fn change_marks(&self) -> Option<change::ChangeMarks> {
+        None
     }
 
     /// The store's shared 2025-11-25 sessions, if it keeps them (see [`session`]).

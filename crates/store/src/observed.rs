@@ -285,6 +285,14 @@ impl TaskStore for ObservedStore {
         self.inner.supports_notify()
     }
 
+    fn change_mark(&self, id: &TaskId) -> Option<crate::change::ChangeMark> {
+        self.inner.change_mark(id)
+    }
+
+    fn change_marks(&self) -> Option<crate::change::ChangeMarks> {
+        self.inner.change_marks()
+    }
+
     fn backend_name(&self) -> &'static str {
         self.backend
     }

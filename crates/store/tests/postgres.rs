@@ -268,3 +268,80 @@ async fn idle_sessions_are_deleted_and_kept_ones_stay() {
     assert_eq!(a.load_session("kept").await.unwrap(), None);
     assert_eq!(a.delete_idle_sessions(at(10_000)).await.unwrap(), 0);
 }
+
+/// A replica's cached read never serves a record older than another replica's change
+/// that committed before the read began: a status change, each of many changes while
+/// the reader keeps the cache busy, and a takeover of an expired lease.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cached_read_shows_the_other_replicas_change_once_committed() {
+    use mcp_tasks_protocol::TaskStatus;
+    use mcp_tasks_store::suite::{ok_outcome, to_status};
+    let Some((stores, _schema)) = replicas(2).await else {
+        return;
+    };
+    let (a, b) = (&stores[0], &stores[1]);
+    let now = at(1_000_000);
+    for round in 0..20 {
+        let task = record("alice", None, at(round));
+        a.create(&task).await.unwrap();
+        for _ in 0..2 {
+            let seen = a.get(&task.id, now).await.unwrap().unwrap();
+            assert_eq!(seen.status, TaskStatus::Working);
+        }
+        b.transition(
+            &to_status(&task.id, TaskStatus::Completed, at(round + 1)).outcome(ok_outcome("done")),
+        )
+        .await
+        .unwrap();
+        let seen = a.get(&task.id, now).await.unwrap().unwrap();
+        assert_eq!(seen.status, TaskStatus::Completed, "round {round}");
+        assert!(seen.outcome.is_some());
+    }
+
+    let task = record("alice", None, at(0));
+    a.create(&task).await.unwrap();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let busy = {
+        let (a, id, stop) = (a.clone(), task.id.clone(), std::sync::Arc::clone(&stop));
+        tokio::spawn(async move {
+            let mut reads = 0u64;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) && reads < 1_000_000 {
+                a.get(&id, now).await.unwrap();
+                reads += 1;
+            }
+        })
+    };
+    for step in 1..=100 {
+        let change = to_status(&task.id, TaskStatus::Working, at(step)).message(format!("{step}"));
+        let written = b.transition(&change).await.unwrap();
+        let read = a.get(&task.id, now).await.unwrap().unwrap();
+        assert!(
+            read.version >= written.version,
+            "step {step}: read version {} after version {} committed",
+            read.version,
+            written.version
+        );
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    busy.await.unwrap();
+
+    // A takeover moves no version: the lease's generation and runner tell it.
+    let mut leased = record("alice", None, at(0));
+    leased.lease_until = Some(at(10));
+    a.create(&leased).await.unwrap();
+    a.get(&leased.id, at(20)).await.unwrap().unwrap();
+    a.get(&leased.id, at(20)).await.unwrap().unwrap();
+    let taken = b
+        .claim_expired_leases(&ClaimExpiredParams {
+            runner: "other".into(),
+            until: at(100_000),
+            now: at(20),
+            limit: 100,
+        })
+        .await
+        .unwrap();
+    assert!(taken.iter().any(|r| r.id == leased.id), "{taken:?}");
+    let seen = a.get(&leased.id, at(20)).await.unwrap().unwrap();
+    assert_eq!(seen.runner.as_deref(), Some("other"));
+    assert_eq!(seen.lease_until, Some(at(100_000)));
+}

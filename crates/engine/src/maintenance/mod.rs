@@ -60,7 +60,7 @@ impl Maintenance {
         if let Some(rescuer) = lease_rescuer::LeaseRescuer::from_config(config) {
             maintenance.spawn(rescuer.run(weak.clone()));
         }
-        let bridge = change_bridge::ChangeBridge::from_config(config, &*core.store);
+        let bridge = change_bridge::ChangeBridge::from_config(config, &*core.store, feed.is_some());
         if let Some(feed) = feed {
             maintenance.spawn(change_bridge::ChangeBridge::follow(weak.clone(), feed));
         }

@@ -28,6 +28,7 @@
 //! with `FOR UPDATE SKIP LOCKED`, like expired leases. 2025-11-25 sessions are stored
 //! too ([`SessionStore`], `sessions.rs`), so that any replica serves any session.
 
+mod cache;
 mod counts;
 mod listen;
 mod queries;
@@ -88,6 +89,8 @@ pub struct PgStore {
     writer: writer::Writer,
     /// Who hears of each batch of creations (the writer reads it).
     observer: crate::ObserverSlot,
+    /// Records read last, served after a check of their row (`cache.rs`).
+    reads: cache::Reads,
 }
 
 impl PgStore {
@@ -156,6 +159,7 @@ impl PgStore {
             listener,
             writer,
             observer,
+            reads: cache::Reads::default(),
         })
     }
 
@@ -180,7 +184,8 @@ impl TaskStore for PgStore {
     }
 
     async fn get(&self, id: &TaskId, now: DateTime<Utc>) -> Result<Option<TaskRecord>, StoreError> {
-        sql::store::get(self, id, now).await
+        let read = sql::store::get(self, id, now);
+        self.reads.get(&self.pool, id, now, read).await
     }
 
     async fn list(&self, params: &ListParams) -> Result<ListPage, StoreError> {

@@ -266,11 +266,20 @@ pub(crate) async fn claim_expired_leases<B: Backend>(
     db: &B,
     params: &ClaimExpiredParams,
 ) -> Result<Vec<TaskRecord>, StoreError> {
-    let call = Call::new(db.statements().claim_expired)
+    let rows = db
+        .fetch_all(claim_expired_call(db.statements(), params))
+        .await?;
+    rows.iter().map(B::read_record).collect()
+}
+
+/// The takeover of expired leases, every value bound; its rows are the records taken.
+pub(crate) fn claim_expired_call<'a>(
+    statements: &'static Statements,
+    params: &'a ClaimExpiredParams,
+) -> Call<'a> {
+    Call::new(statements.claim_expired)
         .bind(params.runner.as_str())
         .bind(params.until)
         .bind(params.now)
-        .bind(i64::try_from(params.limit).unwrap_or(i64::MAX));
-    let rows = db.fetch_all(call).await?;
-    rows.iter().map(B::read_record).collect()
+        .bind(i64::try_from(params.limit).unwrap_or(i64::MAX))
 }

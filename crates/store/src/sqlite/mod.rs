@@ -24,7 +24,18 @@
 //! processes on one file (a desktop host starting the same stdio server twice) behave
 //! like replicas, each renewing the leases of the tasks it runs. There is no change feed: other processes may write the same file, and
 //! SQLite cannot tell this one, so [`TaskStore::supports_notify`] stays false.
+//!
+//! Instead the processes on a file share a change board (`<db>-changes` beside it,
+//! memory-mapped like SQLite's `-shm`): every write of a task moves a counter of the
+//! task's slot before it commits and after, so a `get` serves a cached record while its
+//! counters did not move, and [`TaskStore::change_mark`] tells an engine, from memory,
+//! which of its running tasks another process may have changed. It assumes, as WAL
+//! mode does, that every process on the file runs on one machine over a local file
+//! system; when the board cannot be mapped, every read goes to the database.
 
+mod board;
+mod cache;
+mod changes;
 mod counts;
 mod queries;
 mod row;
@@ -79,6 +90,9 @@ pub struct SqliteStore {
     shared: bool,
     /// Who hears of each group commit (the writer reads it).
     observer: crate::ObserverSlot,
+    /// The change board shared with the other processes on the file, and the reads
+    /// cached under it (`changes.rs`).
+    changes: cache::Changes,
 }
 
 impl SqliteStore {
@@ -136,11 +150,28 @@ impl SqliteStore {
         })?;
         let observer = crate::ObserverSlot::default();
         let writer = Writer::spawn(pool.clone(), std::sync::Arc::clone(&observer));
+        let board = if in_memory {
+            board::ChangeBoard::private()
+        } else {
+            board::ChangeBoard::open(&path)
+        };
+        let changes = match board {
+            Ok(board) => cache::Changes::new(board),
+            Err(e) => {
+                tracing::warn!(
+                    board = %board::board_path(&path).display(),
+                    error = %e,
+                    "cannot map the change board beside the database: every tasks/get reads the database, and processes on this file re-read their running tasks every interval"
+                );
+                cache::Changes::default()
+            }
+        };
         Ok(Self {
             pool,
             writer,
             shared: !in_memory,
             observer,
+            changes,
         })
     }
 
@@ -219,7 +250,7 @@ impl TaskStore for SqliteStore {
     }
 
     async fn get(&self, id: &TaskId, now: DateTime<Utc>) -> Result<Option<TaskRecord>, StoreError> {
-        sql::store::get(self, id, now).await
+        self.cached_get(id, now).await
     }
 
     async fn list(&self, params: &ListParams) -> Result<ListPage, StoreError> {
@@ -227,7 +258,7 @@ impl TaskStore for SqliteStore {
     }
 
     async fn transition(&self, params: &TransitionParams) -> Result<TaskRecord, StoreError> {
-        sql::store::transition(self, params).await
+        self.write_transition(params).await
     }
 
     async fn delete_expired(
@@ -235,7 +266,7 @@ impl TaskStore for SqliteStore {
         now: DateTime<Utc>,
         limit: usize,
     ) -> Result<Vec<ExpiredTask>, StoreError> {
-        sql::store::delete_expired(self, now, limit).await
+        self.write_delete_expired(now, limit).await
     }
 
     async fn fail_orphaned(
@@ -245,7 +276,8 @@ impl TaskStore for SqliteStore {
         error: &Outcome,
         now: DateTime<Utc>,
     ) -> Result<u64, StoreError> {
-        sql::store::fail_orphaned(self, current_runner, status_message, error, now).await
+        self.write_fail_orphaned(current_runner, status_message, error, now)
+            .await
     }
 
     async fn timeline(&self, id: &TaskId) -> Result<Vec<TimelineEntry>, StoreError> {
@@ -261,18 +293,18 @@ impl TaskStore for SqliteStore {
     }
 
     async fn claim_lease(&self, params: &ClaimLeaseParams) -> Result<TaskRecord, StoreError> {
-        sql::store::claim_lease(self, params).await
+        self.write_claim_lease(params).await
     }
 
     async fn renew_lease(&self, params: &RenewLeaseParams) -> Result<TaskRecord, StoreError> {
-        sql::store::renew_lease(self, params).await
+        self.write_renew_lease(params).await
     }
 
     async fn claim_expired_leases(
         &self,
         params: &ClaimExpiredParams,
     ) -> Result<Vec<TaskRecord>, StoreError> {
-        sql::store::claim_expired_leases(self, params).await
+        self.write_claim_expired(params).await
     }
 
     async fn heartbeat(&self, runner: &crate::RunnerRecord) -> Result<(), StoreError> {
@@ -284,7 +316,7 @@ impl TaskStore for SqliteStore {
     }
 
     async fn release_leases(&self, params: &crate::ReleaseLeasesParams) -> Result<u64, StoreError> {
-        sql::runners::release(self, params).await
+        self.write_release(params).await
     }
 
     async fn runners_on_host(&self, host: &str) -> Result<Vec<crate::RunnerRecord>, StoreError> {
@@ -292,7 +324,7 @@ impl TaskStore for SqliteStore {
     }
 
     async fn reap_runner(&self, runner: &str, now: DateTime<Utc>) -> Result<u64, StoreError> {
-        sql::runners::reap(self, runner, now).await
+        self.write_reap(runner, now).await
     }
 
     async fn forget_dead_runners(&self, before: DateTime<Utc>) -> Result<u64, StoreError> {
@@ -301,6 +333,14 @@ impl TaskStore for SqliteStore {
 
     fn shared_by_processes(&self) -> bool {
         self.shared
+    }
+
+    fn change_mark(&self, id: &TaskId) -> Option<crate::ChangeMark> {
+        self.changes.mark(id)
+    }
+
+    fn change_marks(&self) -> Option<crate::change::ChangeMarks> {
+        self.changes.marks()
     }
 
     fn outbox(&self) -> Option<&dyn DeliveryOutbox> {

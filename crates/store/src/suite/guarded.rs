@@ -142,6 +142,12 @@ impl<G: Send + Sync + std::fmt::Debug> TaskStore for Guarded<G> {
     fn supports_notify(&self) -> bool {
         self.store.supports_notify()
     }
+    fn change_mark(&self, id: &TaskId) -> Option<crate::change::ChangeMark> {
+        self.store.change_mark(id)
+    }
+    fn change_marks(&self) -> Option<crate::change::ChangeMarks> {
+        self.store.change_marks()
+    }
     fn sessions(&self) -> Option<&dyn SessionStore> {
         self.store.sessions()
     }
