@@ -30,6 +30,9 @@ pub struct Activity {
     /// Running tasks those rounds found unchanged on the store's change board (SQLite's
     /// `<db>-changes`): looked at in memory, at no store work.
     pub reread_skips: u64,
+    /// Change-feed events skipped because they announced a version this engine had
+    /// seen already (its own writes, on PostgreSQL): no re-read.
+    pub feed_skips: u64,
     /// Polls of external jobs answered (or failed) by their system.
     pub polls: u64,
     /// Cancels of external jobs requested, counted when the request is decided (before

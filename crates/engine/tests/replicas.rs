@@ -266,7 +266,41 @@ async fn postgres_replicas_share_cancels_and_completions() {
     let (a, b) = pair(a, b).await;
     cancel_on_b_stops_work_on_a(a.clone(), b.clone()).await;
     answer_on_b_reaches_work_on_a(a.clone(), b.clone()).await;
-    completion_on_a_releases_waiter_on_b(a, b).await;
+    completion_on_a_releases_waiter_on_b(a.clone(), b).await;
+    own_creations_are_not_read_back(a).await;
+}
+
+/// On PostgreSQL every creation notifies the feed, the creating replica's own too: the
+/// notification carries the version, and a replica that wrote that version skips the
+/// re-read (one read per creation, before).
+async fn own_creations_are_not_read_back(a: Engine) {
+    const N: u64 = 20;
+    let before = *a.activity().borrow();
+    for _ in 0..N {
+        a.create(params(), |ctx| {
+            Box::pin(async move {
+                ctx.cancelled().await;
+                Outcome::Result {
+                    value: json!({"content": []}),
+                }
+            })
+        })
+        .await
+        .unwrap();
+    }
+    let mut activity = a.activity();
+    tokio::time::timeout(
+        WAIT,
+        activity.wait_for(|now| now.feed_skips >= before.feed_skips + N),
+    )
+    .await
+    .unwrap_or_else(|_| {
+        panic!(
+            "every creation's notification came back and was skipped: {:?}",
+            *a.activity().borrow()
+        )
+    })
+    .unwrap();
 }
 
 /// Two processes on one SQLite file (two stores opened apart: their own connections

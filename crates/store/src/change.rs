@@ -21,10 +21,24 @@ pub enum Change {
     /// outcome) or was deleted. Lease renewals and takeovers are not reported: no client
     /// can see them.
     Task(TaskId),
+    /// As [`Change::Task`], with the version the change committed (PostgreSQL): a
+    /// subscriber that already saw this version of the task (it made the change itself,
+    /// or read it since) can skip the re-read.
+    TaskVersion(TaskId, u64),
     /// Events may have been lost (the database connection was re-established, or this
     /// subscriber fell more than [`CHANGE_FEED_CAPACITY`] events behind): re-read
     /// everything you are waiting on.
     Missed,
+}
+
+impl Change {
+    /// The task the event is about (`None` for [`Change::Missed`]).
+    pub fn task_id(&self) -> Option<&TaskId> {
+        match self {
+            Change::Task(id) | Change::TaskVersion(id, _) => Some(id),
+            Change::Missed => None,
+        }
+    }
 }
 
 /// A subscription to a store's changes, from [`crate::TaskStore::subscribe_changes`].

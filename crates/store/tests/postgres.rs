@@ -80,7 +80,10 @@ async fn a_write_on_one_replica_wakes_a_subscriber_on_another() {
     let rec = record("alice", None, at(0));
     stores[1].create(&rec).await.unwrap();
     let event = next(&mut feed).await;
-    assert_eq!(event, Some(Change::Task(rec.id.clone())));
+    assert_eq!(
+        event,
+        Some(Change::TaskVersion(rec.id.clone(), rec.version))
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -93,7 +96,7 @@ async fn stores_in_other_schemas_do_not_hear_each_other() {
     let mine = record("alice", None, at(1));
     a[0].create(&mine).await.unwrap();
     let event = next(&mut feed).await;
-    assert_eq!(event, Some(Change::Task(mine.id)));
+    assert_eq!(event, Some(Change::TaskVersion(mine.id, mine.version)));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -214,7 +217,10 @@ async fn a_lost_listening_connection_is_reported_and_replaced() {
     // Listening again: later changes arrive.
     let rec = record("alice", None, at(0));
     store.create(&rec).await.unwrap();
-    assert_eq!(next(&mut feed).await, Some(Change::Task(rec.id)));
+    assert_eq!(
+        next(&mut feed).await,
+        Some(Change::TaskVersion(rec.id, rec.version))
+    );
 }
 
 /// A stored session opened at `created_at`.

@@ -8,9 +8,7 @@
 use mcp_tasks_protocol::{TaskId, TaskStatus};
 use mcp_tasks_store::suite::postgres::{test_url, TestSchema};
 use mcp_tasks_store::suite::{at, ok_outcome, record, to_status};
-use mcp_tasks_store::{
-    Change, PendingCreate, PgStore, StoreError, StoreObserver, TaskRecord, TaskStore,
-};
+use mcp_tasks_store::{PendingCreate, PgStore, StoreError, StoreObserver, TaskRecord, TaskStore};
 use std::collections::HashSet;
 use std::future::Future;
 use std::pin::Pin;
@@ -225,8 +223,8 @@ async fn creations_queued_together_share_a_batch_and_fail_alone() {
     while !unseen.is_empty() {
         let left = deadline.saturating_duration_since(Instant::now());
         match tokio::time::timeout(left, feed.recv()).await {
-            Ok(Some(Change::Task(id))) => {
-                unseen.remove(&id);
+            Ok(Some(change)) if change.task_id().is_some() => {
+                unseen.remove(change.task_id().expect("a task's event"));
             }
             Ok(other) => panic!("unexpected feed event {other:?}"),
             Err(_) => panic!("{} created ids never reached the feed", unseen.len()),

@@ -171,6 +171,7 @@ impl Creation {
         } = self;
         let inner = &engine.inner;
         let core = &inner.core;
+        core.note_writing(&record);
         core.store.create(&record).await?;
         crate::audit::created(&record, core.config.audit_arguments);
         core.observe(&record);
@@ -392,6 +393,7 @@ impl ProvisionalTask {
         if let Some(outcome) = &ended_first {
             offer(outcome);
         }
+        core.note_writing(&record);
         let creating = core.store.create_pending(Arc::clone(&pending));
         tokio::pin!(creating);
         let (stored, ended) = match ended_first {

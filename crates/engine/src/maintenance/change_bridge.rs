@@ -59,6 +59,14 @@ impl ChangeBridge {
                 Change::Task(id) => {
                     replicas::refresh(&c.core, &c.executor, &c.questions, &id).await
                 }
+                // This engine made the change itself, or read that version already:
+                // nothing to learn (on PostgreSQL, every creation here notifies back).
+                Change::TaskVersion(id, version) if c.core.has_seen(&id, version) => {
+                    c.core.activity.count(|a| a.feed_skips += 1);
+                }
+                Change::TaskVersion(id, _) => {
+                    replicas::refresh(&c.core, &c.executor, &c.questions, &id).await
+                }
                 Change::Missed => {
                     replicas::refresh_running(&c.core, &c.executor, &c.questions).await;
                 }

@@ -33,6 +33,10 @@ const EVENT_CAPACITY: usize = 4096;
 /// it (a repeat event is harmless: subscribers re-read).
 const SEEN_CAPACITY: usize = 100_000;
 
+/// The mark of a version in `Core::seen` that this engine is writing and has not
+/// published yet (see [`Core::note_writing`]). Versions never come near it.
+const WRITING: u64 = 1 << 63;
+
 /// Most distinct client-capability values [`Core::capabilities`] shares; a small
 /// linear list, compared by value (they are small objects).
 const CAPABILITIES_CAPACITY: usize = 16;
@@ -202,6 +206,27 @@ impl Core {
         }
     }
 
+    /// Whether `version` of task `id` (or a newer one) is known here already: this
+    /// engine is writing it, wrote it or read it since.
+    pub(crate) fn has_seen(&self, id: &TaskId, version: u64) -> bool {
+        let seen = self.seen.lock().unwrap_or_else(|p| p.into_inner());
+        seen.get(id).is_some_and(|v| v & !WRITING >= version)
+    }
+
+    /// Notes that this engine is about to write `record` (a creation), before the
+    /// write: the change feed may announce it before the write returns here, and
+    /// [`Core::has_seen`] should know it then. Its event is still published once.
+    pub(crate) fn note_writing(&self, record: &TaskRecord) {
+        let mut seen = self.seen.lock().unwrap_or_else(|p| p.into_inner());
+        if seen.len() > SEEN_CAPACITY {
+            seen.clear();
+        }
+        let known = seen.get(&record.id).map(|v| v & !WRITING);
+        if known.is_none_or(|known| known < record.version) {
+            seen.insert(record.id.clone(), record.version | WRITING);
+        }
+    }
+
     /// Records that `record`'s version was published; false when it (or a newer one)
     /// already was.
     fn note_version(&self, record: &TaskRecord) -> bool {
@@ -210,6 +235,11 @@ impl Core {
             seen.clear();
         }
         match seen.get(&record.id) {
+            // Noted as being written here: its first publication goes out.
+            Some(v) if v & WRITING != 0 && v & !WRITING <= record.version => {
+                seen.insert(record.id.clone(), record.version);
+                true
+            }
             Some(v) if *v >= record.version => false,
             _ => {
                 seen.insert(record.id.clone(), record.version);

@@ -97,9 +97,7 @@ async fn listen(pool: &PgPool, channel: &str) -> Result<PgListener, StoreError> 
 async fn pump(mut listener: PgListener, pool: PgPool, channel: String, hub: ChangeHub) {
     loop {
         match listener.try_recv().await {
-            Ok(Some(notification)) => {
-                hub.publish(Change::Task(TaskId::from_string(notification.payload())));
-            }
+            Ok(Some(notification)) => hub.publish(change_of(notification.payload())),
             // The connection dropped; sqlx reconnected and listens again already.
             Ok(None) => {
                 tracing::warn!(%channel, "change feed connection lost and re-established");
@@ -122,5 +120,35 @@ async fn reconnect(pool: &PgPool, channel: &str) -> PgListener {
             Ok(listener) => return listener,
             Err(err) => tracing::warn!(%channel, error = %err, "change feed cannot reconnect yet"),
         }
+    }
+}
+
+/// The change a notification's payload announces: `ID VERSION` for an insert or an
+/// update (migration 0012), `ID` for a delete (and from replicas of older versions).
+fn change_of(payload: &str) -> Change {
+    match payload.split_once(' ') {
+        Some((id, version)) => match version.parse::<u64>() {
+            Ok(version) => Change::TaskVersion(TaskId::from_string(id), version),
+            Err(_) => Change::Task(TaskId::from_string(payload)),
+        },
+        None => Change::Task(TaskId::from_string(payload)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_payload_with_a_version_says_which() {
+        assert_eq!(
+            change_of("abc 7"),
+            Change::TaskVersion(TaskId::from_string("abc"), 7)
+        );
+        assert_eq!(change_of("abc"), Change::Task(TaskId::from_string("abc")));
+        assert_eq!(
+            change_of("abc x"),
+            Change::Task(TaskId::from_string("abc x"))
+        );
     }
 }

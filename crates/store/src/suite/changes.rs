@@ -107,8 +107,8 @@ pub async fn change_feed_reports_visible_changes(store: Arc<dyn TaskStore>) {
         let mut got = Vec::new();
         while got.len() < expected.len() {
             match next(feed).await {
-                Change::Task(id) => got.push(id),
-                other => panic!("unexpected {other:?} after {got:?}"),
+                Change::Missed => panic!("unexpected Missed after {got:?}"),
+                change => got.extend(change.task_id().cloned()),
             }
         }
         assert_eq!(got, expected);
