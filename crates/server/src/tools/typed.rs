@@ -379,10 +379,13 @@ impl Tool {
         let work_name = name.clone();
         let work = move |args: Map<String, Value>, ctx: TaskContext| -> Work {
             match parse_args::<F::Args>(&work_name, args) {
-                Ok(args) => {
-                    let call = f.call(args, ctx);
-                    Box::pin(async move { to_outcome(call.await.into_tool_result()) })
-                }
+                // A combinator, not an async block: an async block awaiting the
+                // future it captured would hold it twice (the capture and the
+                // awaited copy), doubling what every running task keeps.
+                Ok(args) => f
+                    .call(args, ctx)
+                    .map(|output| to_outcome(output.into_tool_result()))
+                    .boxed(),
                 Err(e) => futures::future::ready(to_outcome(Err(e))).boxed(),
             }
         };
