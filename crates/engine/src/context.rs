@@ -7,7 +7,6 @@ use mcp_tasks_store::{DeadlineOutcome, InputRequest};
 use crate::ask::Ask;
 use serde_json::Value;
 use std::fmt;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use tokio_util::sync::{CancellationToken, WaitForCancellationFuture};
 
@@ -118,7 +117,6 @@ pub struct TaskContext {
     /// `people_answer_questions`): then a task may ask what its client did not declare
     /// it can answer, when the reader says a person could ([`WireReader::people_may_answer`]).
     people_answer: bool,
-    next_key: Arc<AtomicU64>,
     /// The preflight answers; `None` when there are none (most tools), which saves
     /// every running task an allocation.
     answers: Option<Arc<serde_json::Map<String, Value>>>,
@@ -194,7 +192,6 @@ impl TaskContext {
             client_capabilities,
             reader,
             people_answer,
-            next_key: Arc::new(AtomicU64::new(1)),
             answers: None,
             requester: None,
             log: None,
@@ -212,7 +209,6 @@ impl TaskContext {
             client_capabilities: Arc::new(Value::Null),
             reader: Arc::new(OpaqueReader),
             people_answer: false,
-            next_key: Arc::new(AtomicU64::new(1)),
             answers: None,
             requester: None,
             log: None,
@@ -556,7 +552,7 @@ impl TaskContext {
             self.check_input(client_method, &params)?;
         }
         let inner = inner.upgrade().ok_or(InputError::TaskEnded)?;
-        let n = self.next_key.fetch_add(1, Ordering::Relaxed);
+        let n = self.steps.next_input_number();
         // `elicitation-0`, `sampling-1`; the server's own questions by their name
         // (`mcp-tasks/approval`: `approval-0`).
         let short = match client_method.strip_prefix("mcp-tasks/") {

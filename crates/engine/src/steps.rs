@@ -14,6 +14,7 @@
 use mcp_tasks_store::JournalEntry;
 use serde_json::Value;
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 use crate::retry::Retry;
@@ -67,6 +68,10 @@ pub(crate) struct StepLog {
     journaled: Mutex<Option<Box<Journaled>>>,
     /// For work that is not a task: an id that makes its step keys unique.
     call_id: OnceLock<Box<str>>,
+    /// Input requests made so far by this attempt (their keys count up): here
+    /// rather than in an allocation of the context's own, since every clone of the
+    /// context shares this log.
+    input_requests: AtomicU64,
 }
 
 /// What a [`StepLog`] holds once its work records steps or asks for a retry.
@@ -128,6 +133,12 @@ impl StepLog {
             *n += 1;
             key
         })
+    }
+
+    /// The number of this attempt's next input request: 1, 2, ... (shared by every
+    /// clone of its context, so that no two requests get one key).
+    pub(crate) fn next_input_number(&self) -> u64 {
+        self.input_requests.fetch_add(1, Ordering::Relaxed) + 1
     }
 
     /// Remembers the work's request to be retried (the last one counts).

@@ -146,11 +146,8 @@ fn resumer(
         }
         let retry = tool.retry();
         Some(
-            Resumption::new(move |ctx| {
-                Box::pin(async move { crate::tools::call::to_outcome(tool.call(args, ctx).await) })
-                    as mcp_tasks_engine::Work
-            })
-            .with_retry(retry),
+            Resumption::new(move |ctx| crate::tools::call::work_of(&tool, args, ctx))
+                .with_retry(retry),
         )
     })
 }

@@ -28,10 +28,11 @@ const N: usize = 2_000;
 const WARM: usize = 100;
 /// Most heap bytes a running task may hold through the server on the memory store (in
 /// a test build: a tool's future is larger than in a release build). Measured at
-/// 2,391 B this round.
-const BYTES: f64 = 2_500.0;
-/// Most allocations a running task may hold through the server. Measured at 20.7.
-const BLOCKS: f64 = 22.0;
+/// 2,387 to 2,391 B this round.
+const BYTES: f64 = 2_450.0;
+/// Most allocations a running task may hold through the server. Measured at 19.7
+/// (20.7 before the context's input-request counter moved into its step log).
+const BLOCKS: f64 = 20.5;
 
 /// Bytes and allocations held now.
 fn held() -> (f64, f64) {

@@ -11,6 +11,7 @@
 use futures::FutureExt;
 use mcp_tasks_engine::{
     CreateParams, Engine, EngineError, Outcome, ProvisionalTask, Settled, TaskContext, TaskRecord,
+    Work,
 };
 use mcp_tasks_protocol::error_code::INTERNAL_ERROR;
 use mcp_tasks_protocol::RpcError;
@@ -41,6 +42,15 @@ pub(crate) fn to_outcome(result: Result<Value, RpcError>) -> Outcome {
             message: e.message,
             data: e.data,
         },
+    }
+}
+
+/// The work of a task running `tool`: its handler's future ending in the outcome, in
+/// one box when the tool has it so (see [`Tool::from_fn`]).
+pub(crate) fn work_of(tool: &Tool, args: Map<String, Value>, ctx: TaskContext) -> Work {
+    match tool.work_handler() {
+        Some(work) => work(args, ctx),
+        None => tool.call(args, ctx).map(to_outcome).boxed(),
     }
 }
 
@@ -155,13 +165,8 @@ pub(crate) fn start(
     Ok(engine.begin(params)?.start(move |ctx| match answers {
         // Nothing to ask: the tool's own future, and only it, runs as long as the task
         // does.
-        Answers::Given(map) => tool
-            .call(args, ctx.with_answers(map))
-            .map(to_outcome)
-            .boxed(),
-        Answers::AskInTask if tool.preflight().is_empty() => {
-            tool.call(args, ctx).map(to_outcome).boxed()
-        }
+        Answers::Given(map) => work_of(&tool, args, ctx.with_answers(map)),
+        Answers::AskInTask if tool.preflight().is_empty() => work_of(&tool, args, ctx),
         answers => Box::pin(async move {
             let ctx = match Box::pin(with_answers(&tool, ctx, answers)).await {
                 Ok(ctx) => ctx,

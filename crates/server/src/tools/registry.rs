@@ -16,6 +16,11 @@ pub use mcp_tasks_protocol::TaskSupport;
 /// one), or a JSON-RPC error for protocol-level failures.
 pub type ToolFuture = BoxFuture<'static, Result<Value, RpcError>>;
 
+/// A tool's handler as a task's work: the arguments and context to the outcome, in
+/// one boxed future (a running task keeps it for as long as it runs).
+pub(crate) type WorkHandler =
+    Arc<dyn Fn(Map<String, Value>, TaskContext) -> mcp_tasks_engine::Work + Send + Sync>;
+
 /// The handler behind a tool. Receives validated arguments and a context.
 pub type ToolHandler = Arc<dyn Fn(Map<String, Value>, TaskContext) -> ToolFuture + Send + Sync>;
 
@@ -100,6 +105,9 @@ struct ToolSpec {
     /// The compiled input schema, or why it did not compile (reported at registration).
     validator: Result<Arc<SchemaCheck>, String>,
     handler: ToolHandler,
+    /// The handler's work as a task runs it, ending in its outcome, in one box (set
+    /// by [`Tool::from_fn`]); `None`: the handler's future, mapped.
+    work: Option<WorkHandler>,
     preflight: Vec<Preflight>,
     resumable: bool,
     /// Attempts and backoff of a resumable tool's tasks.
@@ -172,6 +180,7 @@ impl Tool {
             task_support: TaskSupport::Forbidden,
             validator,
             handler,
+            work: None,
             preflight: Vec::new(),
             resumable: false,
             retry: RetryPolicy::default(),
@@ -401,6 +410,7 @@ impl Tool {
     ) -> Tool {
         let mut spec = ToolSpec::clone(&self.spec);
         spec.handler = handler;
+        spec.work = None;
         if let (Some(external), Some(start)) = (spec.external.as_mut(), external_start) {
             external.start = start;
         }
@@ -408,6 +418,17 @@ impl Tool {
         Tool {
             spec: Arc::new(spec),
         }
+    }
+
+    /// The same tool running `work` as its tasks' work (the handler's, in one box).
+    pub(crate) fn with_work(mut self, work: WorkHandler) -> Tool {
+        Arc::make_mut(&mut self.spec).work = Some(work);
+        self
+    }
+
+    /// The task work of the handler, when the tool has it in one box.
+    pub(crate) fn work_handler(&self) -> Option<&WorkHandler> {
+        self.spec.work.as_ref()
     }
 
     /// Starts the handler.
@@ -498,5 +519,21 @@ mod tests {
         let copy = tool.clone();
         assert!(Arc::ptr_eq(&tool.spec, &copy.spec));
         assert_eq!(std::mem::size_of::<Tool>(), std::mem::size_of::<usize>());
+    }
+
+    /// A typed tool's task runs its function's future in one box (the work handler);
+    /// a tool rewired behind a gate runs the gate's handler instead, never the old work.
+    #[test]
+    fn a_typed_tool_has_its_work_in_one_box_until_rewired() {
+        async fn noop(_args: crate::NoArgs) -> String {
+            "ok".into()
+        }
+        let tool = Tool::from_fn("t", "a tool", noop);
+        assert!(tool.work_handler().is_some());
+        let handler: ToolHandler =
+            Arc::new(|_args, _ctx| Box::pin(async { Ok(ToolResult::text("gate")) }) as ToolFuture);
+        let gated = tool.rewired(handler, None);
+        assert!(gated.work_handler().is_none());
+        assert!(tool.work_handler().is_some(), "the original keeps its work");
     }
 }

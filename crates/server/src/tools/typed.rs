@@ -10,7 +10,7 @@
 //!
 //! ```
 //! use mcp_tasks_server::{Json, TaskSupport, Tool};
-//! use mcp_tasks_engine::TaskContext;
+//! use mcp_tasks_engine::{TaskContext, Work};
 //!
 //! #[derive(serde::Deserialize, schemars::JsonSchema)]
 //! struct Add { a: i64, b: i64 }
@@ -28,9 +28,8 @@
 //! assert!(tool.definition()["outputSchema"].is_object());
 //! ```
 
-use futures::future::BoxFuture;
 use futures::FutureExt;
-use mcp_tasks_engine::TaskContext;
+use mcp_tasks_engine::{TaskContext, Work};
 use mcp_tasks_protocol::RpcError;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
@@ -40,6 +39,7 @@ use std::fmt::Display;
 use std::future::Future;
 use std::sync::Arc;
 
+use crate::tools::call::to_outcome;
 use crate::tools::registry::{Tool, ToolResult};
 
 /// Turns what a tool function returns into a `CallToolResult`.
@@ -288,8 +288,11 @@ pub trait ToolFn<Marker>: Send + Sync + 'static {
     type Args: DeserializeOwned + JsonSchema + Send + 'static;
     /// The result type.
     type Output: IntoToolResult + 'static;
+    /// The function's future, unboxed: a running task holds it inside its one boxed
+    /// work future rather than behind a box of its own.
+    type Future: Future<Output = Self::Output> + Send + 'static;
     /// Runs the function.
-    fn call(&self, args: Self::Args, ctx: TaskContext) -> BoxFuture<'static, Self::Output>;
+    fn call(&self, args: Self::Args, ctx: TaskContext) -> Self::Future;
 }
 
 /// Marker for functions taking only their arguments.
@@ -308,8 +311,9 @@ where
 {
     type Args = A;
     type Output = Fut::Output;
-    fn call(&self, args: A, _ctx: TaskContext) -> BoxFuture<'static, Fut::Output> {
-        Box::pin(self(args))
+    type Future = Fut;
+    fn call(&self, args: A, _ctx: TaskContext) -> Fut {
+        self(args)
     }
 }
 
@@ -322,8 +326,9 @@ where
 {
     type Args = A;
     type Output = Fut::Output;
-    fn call(&self, args: A, ctx: TaskContext) -> BoxFuture<'static, Fut::Output> {
-        Box::pin(self(args, ctx))
+    type Future = Fut;
+    fn call(&self, args: A, ctx: TaskContext) -> Fut {
+        self(args, ctx)
     }
 }
 
@@ -359,14 +364,30 @@ impl Tool {
         // The function's future is made here, not inside the returned one: the
         // returned future then holds only it (a running task keeps this future for as
         // long as it runs).
+        let call_fn = Arc::clone(&f);
         let handler = move |args: Map<String, Value>, ctx: TaskContext| match parse_args::<F::Args>(
             &tool_name, args,
         ) {
             Ok(args) => {
-                let call = f.call(args, ctx);
+                let call = call_fn.call(args, ctx);
                 Box::pin(async move { call.await.into_tool_result() })
             }
             Err(e) => futures::future::ready(Err(e)).boxed(),
+        };
+        // A task's work: the same, ending in its outcome, in one box (the function's
+        // future inside it), where going through the handler would box it twice.
+        let work_name = name.clone();
+        let work = move |args: Map<String, Value>, ctx: TaskContext| -> Work {
+            match parse_args::<F::Args>(&work_name, args) {
+                // A combinator, not an async block: an async block awaiting the
+                // future it captured would hold it twice (the capture and the
+                // awaited copy), doubling what every running task keeps.
+                Ok(args) => f
+                    .call(args, ctx)
+                    .map(|output| to_outcome(output.into_tool_result()))
+                    .boxed(),
+                Err(e) => futures::future::ready(to_outcome(Err(e))).boxed(),
+            }
         };
         Tool::build(
             name,
@@ -375,5 +396,6 @@ impl Tool {
             F::Output::output_schema(),
             Arc::new(handler),
         )
+        .with_work(Arc::new(work))
     }
 }
