@@ -17,10 +17,16 @@ use crate::server::Server;
 
 /// Runs the plan, returning every sample.
 ///
+/// A comparison server (rmcp, turul) that fails a request is reported on stderr and
+/// the run goes on without its remaining figures: a peer's bug should not throw away
+/// half an hour of measurements of everyone else.
+///
 /// # Errors
-/// The first failure; samples so far are lost (a partial run is not comparable).
+/// The first failure of one of our servers; samples so far are lost (a partial run is
+/// not comparable).
 pub async fn run_plan(plan: &Plan) -> Result<Vec<Sample>, BenchError> {
     let mut samples = Vec::new();
+    let mut failed: Vec<String> = Vec::new();
     if plan.wants(FigureSel::Fsync) {
         fsync_figure(plan, &mut samples).await?;
     }
@@ -37,9 +43,19 @@ pub async fn run_plan(plan: &Plan) -> Result<Vec<Sample>, BenchError> {
                 .collect::<Vec<_>>()
                 .join(", ")
         );
-        match target.launch {
-            Launch::External { .. } => run_external(plan, target, &mut samples).await?,
-            _ => run_fresh(plan, target, &mut samples).await?,
+        let result = match target.launch {
+            Launch::External { .. } => run_external(plan, target, &mut samples).await,
+            _ => run_fresh(plan, target, &mut samples).await,
+        };
+        match result {
+            Err(e) if matches!(target.launch, Launch::Rmcp { .. } | Launch::Turul { .. }) => {
+                eprintln!(
+                    "   {} failed, its remaining figures are left out of the table: {e}",
+                    target.name
+                );
+                failed.push(format!("{} ({}): {e}", target.name, target.wire.as_str()));
+            }
+            other => other?,
         }
     }
     if plan.wants(FigureSel::Retained) {
@@ -47,6 +63,9 @@ pub async fn run_plan(plan: &Plan) -> Result<Vec<Sample>, BenchError> {
     }
     if plan.wants(FigureSel::Journal) {
         journal_figures(plan, &mut samples).await?;
+    }
+    for failure in &failed {
+        eprintln!("note: a comparison server failed and is partly missing: {failure}");
     }
     Ok(samples)
 }
