@@ -202,6 +202,31 @@ async fn open_by_url_creates_the_file() {
     assert_eq!(store.get(&rec.id, at(1)).await.unwrap(), Some(rec));
 }
 
+/// Hosts start the same stdio server twice at once, on one default file: both
+/// processes migrate a new database at the same moment, and both must open it (the
+/// second used to fail on a column the first had just added).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stores_opened_at_once_on_a_new_file_both_open() {
+    for round in 0..5 {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}", dir.path().join("new.db").display());
+        let opens: Vec<_> = (0..3)
+            .map(|_| {
+                let url = url.clone();
+                tokio::spawn(async move { SqliteStore::open(&url).await })
+            })
+            .collect();
+        let mut stores = Vec::new();
+        for open in opens {
+            let store = open.await.unwrap();
+            stores.push(store.unwrap_or_else(|e| panic!("round {round}: {e}")));
+        }
+        let rec = record("alice", None, base_time());
+        stores[0].create(&rec).await.unwrap();
+        assert_eq!(stores[2].get(&rec.id, at(1)).await.unwrap(), Some(rec));
+    }
+}
+
 #[tokio::test]
 async fn journal_is_wal_with_full_sync() {
     let (store, _guard) = file_store().await;

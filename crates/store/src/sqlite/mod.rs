@@ -71,6 +71,13 @@ use writer::Writer;
 /// with [`StoreError::Unavailable`].
 pub const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// Tries at migrating a file database when a migration fails, for a second process
+/// migrating the same new file at the same moment (see [`SqliteStore::open`]).
+const MIGRATE_TRIES: u32 = 8;
+
+/// The pause before the n-th try again: n × this (1.8 s over all tries).
+const MIGRATE_PAUSE: Duration = Duration::from_millis(50);
+
 /// Connections in the pool of a file database. SQLite runs one writer at a time; the
 /// others serve concurrent reads (WAL lets them proceed during a write).
 pub const MAX_CONNECTIONS: u32 = 8;
@@ -144,10 +151,26 @@ impl SqliteStore {
         }
         .map_err(|e| cannot_open(&path, e))?;
 
-        MIGRATOR.run(&pool).await.map_err(|e| match e {
-            sqlx::migrate::MigrateError::Execute(e) => cannot_open(&path, e),
-            other => StoreError::Backend(Box::new(other)),
-        })?;
+        // Hosts start the same stdio server twice at once on one default file: another
+        // process may be migrating this new database right now, and a migration it
+        // committed first fails here ("table tasks already exists"). Each migration
+        // commits with its record, so trying again skips what the other applied.
+        let mut failures = 0;
+        loop {
+            match MIGRATOR.run(&pool).await {
+                Ok(()) => break,
+                Err(
+                    sqlx::migrate::MigrateError::Execute(e)
+                    | sqlx::migrate::MigrateError::ExecuteMigration(e, _),
+                ) if !in_memory && failures < MIGRATE_TRIES => {
+                    failures += 1;
+                    tracing::debug!(error = %e, attempt = failures, "migrating the SQLite database failed (another process migrating it at the same time?); trying again");
+                    tokio::time::sleep(MIGRATE_PAUSE * failures).await;
+                }
+                Err(sqlx::migrate::MigrateError::Execute(e)) => return Err(cannot_open(&path, e)),
+                Err(other) => return Err(StoreError::Backend(Box::new(other))),
+            }
+        }
         let observer = crate::ObserverSlot::default();
         let writer = Writer::spawn(pool.clone(), std::sync::Arc::clone(&observer));
         let board = if in_memory {
