@@ -164,8 +164,18 @@ mod tests {
     /// Without an exporter no span of the trace target exists (a running task's span
     /// among them, which would be kept for as long as the task runs), while the log's
     /// own spans still do.
+    /// The tests that set a subscriber take turns: tracing caches each callsite's
+    /// interest over every subscriber alive at the time, so another test's subscriber
+    /// (which enables everything) could decide whether this test's span exists.
+    static SUBSCRIBERS: Mutex<()> = Mutex::new(());
+
+    fn one_subscriber_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+        SUBSCRIBERS.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
     #[test]
     fn without_an_exporter_trace_spans_are_not_kept() {
+        let _turn = one_subscriber_at_a_time();
         let (_telemetry, subscriber) = subscriber("info", LogFormat::Text, None).unwrap();
         tracing::subscriber::with_default(subscriber, || {
             let task = tracing::info_span!(target: TARGET, "task");
@@ -180,6 +190,7 @@ mod tests {
 
     #[test]
     fn a_panic_in_json_mode_is_one_json_record() {
+        let _turn = one_subscriber_at_a_time();
         let written = Arc::new(Mutex::new(Vec::new()));
         let sink = Arc::clone(&written);
         let subscriber = tracing_subscriber::fmt()
