@@ -144,10 +144,25 @@ impl SqliteStore {
                 .connect_with(options)
                 .await
         } else {
-            SqlitePoolOptions::new()
-                .max_connections(MAX_CONNECTIONS)
-                .connect_with(options.journal_mode(SqliteJournalMode::Wal))
-                .await
+            // A second process creating the same new file at this moment holds it
+            // while it switches it to WAL, and SQLite answers "database is locked"
+            // without waiting: try again, as for the migrations below.
+            let options = options.journal_mode(SqliteJournalMode::Wal);
+            let mut failures = 0;
+            loop {
+                match SqlitePoolOptions::new()
+                    .max_connections(MAX_CONNECTIONS)
+                    .connect_with(options.clone())
+                    .await
+                {
+                    Err(e) if is_busy(&e) && failures < MIGRATE_TRIES => {
+                        failures += 1;
+                        tracing::debug!(error = %e, attempt = failures, "opening the SQLite database found it locked (another process creating it?); trying again");
+                        tokio::time::sleep(MIGRATE_PAUSE * failures).await;
+                    }
+                    other => break other,
+                }
+            }
         }
         .map_err(|e| cannot_open(&path, e))?;
 
@@ -228,6 +243,21 @@ impl std::error::Error for CannotOpen {
 /// Sorts an error of opening the file at `path`: SQLite's "cannot open" and "read-only"
 /// become [`CannotOpen`] naming the file (absolute) and its folder's problem; anything
 /// else is classified as any other error.
+/// Whether `err` is SQLite's "database is locked" or "busy" (another connection holds
+/// the lock it needs).
+fn is_busy(err: &sqlx::Error) -> bool {
+    /// Primary result codes (the low byte of an extended code).
+    const SQLITE_BUSY: i32 = 5;
+    const SQLITE_LOCKED: i32 = 6;
+    match err {
+        sqlx::Error::Database(db) => db
+            .code()
+            .and_then(|code| code.parse::<i32>().ok())
+            .is_some_and(|code| matches!(code & 0xff, SQLITE_BUSY | SQLITE_LOCKED)),
+        _ => false,
+    }
+}
+
 fn cannot_open(path: &Path, err: sqlx::Error) -> StoreError {
     /// Primary result codes (the low byte of an extended code).
     const SQLITE_READONLY: i32 = 8;
