@@ -1,22 +1,36 @@
 #!/usr/bin/env python3
-"""Lists import circles between the files of each crate: file A names `crate::…` items
-of file B, B names items of A (directly or through others). Prints each circle with the
-names that tie it and exits 1 if there is one, 0 if there is none.
+"""Lists import circles in each crate, at two levels:
+
+- between files: file A names items of file B, B names items of A (directly or through
+  others);
+- between a crate's top-level modules, each folder (or file) under `src/` counted as one:
+  `server/` names `tools/`, and something in `tools/` names `server/` back. File-level
+  checks miss these when the files that tie the folders differ.
+
+Prints each circle with the names that tie it. Known circles are listed in
+`scripts/import-circles-expected.txt`, strict both ways (a habit taken from rmcp's
+conformance baseline): a circle not listed fails, and so does a listed one that is gone,
+so the list can only shrink with the code. Exits 1 on either, 0 otherwise.
 
 Usage: python3 scripts/import-circles.py [CRATE_DIR ...]   (default: crates/*)
 
-Edges are the `crate::a::b::…` paths a file uses (in `use` lines and in code), resolved
-to the longest module path that is a file of the crate (`a/b.rs`, `a/b/mod.rs`, `a.rs`,
-`a/mod.rs`). Comments and test modules (`#[cfg(test)] mod … { … }`, `tests.rs`) are ignored. `mod x;` declarations, `super::` and paths relative
-to a module are not edges: a parent declaring its children is how a tree is built, not
-a dependency between equals.
+Edges are the `crate::a::b::…`, `super::…` and `self::…` paths a file uses (in `use`
+lines and in code), resolved to the longest module path that is a file of the crate
+(`a/b.rs`, `a/b/mod.rs`, `a.rs`, `a/mod.rs`). Comments and test modules
+(`#[cfg(test)] mod … { … }`, `tests.rs`) are ignored. `mod x;` declarations are not
+edges: a parent declaring its children is how a tree is built, not a dependency
+between equals. Items of the crate root (`crate::Foo`, re-exported by lib.rs) are not
+edges either.
 """
 import os
 import re
 import sys
 
-PATH = re.compile(r"\bcrate((?:::[A-Za-z_][A-Za-z0-9_]*)+)")
-GROUP = re.compile(r"\bcrate::((?:[A-Za-z_][A-Za-z0-9_]*::)*)\{([^}]*)\}")
+# `crate::a::b`, `super::a`, `super::super::a`, `self::a`: the anchor, then the segments.
+ANCHOR = r"\b(crate|(?:super::)*super|self)"
+PATH = re.compile(ANCHOR + r"((?:::[A-Za-z_][A-Za-z0-9_]*)+)")
+GROUP = re.compile(ANCHOR + r"::((?:[A-Za-z_][A-Za-z0-9_]*::)*)\{([^}]*)\}")
+EXPECTED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "import-circles-expected.txt")
 
 
 def strip_comments(text):
@@ -39,6 +53,24 @@ def strip_test_modules(text):
         pos = i
     out.append(text[pos:])
     return "".join(out)
+
+
+def module_of_file(src, path):
+    """The module path (a tuple) of a file under `src`."""
+    parts = os.path.relpath(path, src)[:-3].split(os.sep)
+    if parts[-1] in ("mod", "lib", "main"):
+        parts = parts[:-1]
+    return tuple(parts)
+
+
+def base_of(anchor, module):
+    """The module an anchored path starts from, in the file of module `module`."""
+    if anchor == "crate":
+        return ()
+    if anchor == "self":
+        return module
+    ups = anchor.count("super")
+    return module[: max(len(module) - ups, 0)]
 
 
 def module_files(src):
@@ -69,12 +101,16 @@ def resolve(modules, segments):
 def edges_of(src):
     modules = module_files(src)
     edges = {}
-    for path in modules.values():
+    for module, path in modules.items():
         text = strip_test_modules(strip_comments(open(path, encoding="utf-8").read()))
-        paths = [m.group(1).strip(":").split("::") for m in PATH.finditer(text)]
+        paths = [
+            list(base_of(m.group(1), module)) + m.group(2).strip(":").split("::")
+            for m in PATH.finditer(text)
+        ]
         for m in GROUP.finditer(text):
-            prefix = [p for p in m.group(1).split("::") if p]
-            for item in m.group(2).split(","):
+            prefix = list(base_of(m.group(1), module))
+            prefix += [p for p in m.group(2).split("::") if p]
+            for item in m.group(3).split(","):
                 item = item.strip().split(" as ")[0].strip()
                 if item and item != "self":
                     paths.append(prefix + item.split("::"))
@@ -119,28 +155,69 @@ def circles(nodes, edges):
     return out
 
 
+def top_level(src, modules, edges):
+    """The file edges collapsed to the crate's top-level modules (the crate root's own
+    file is left out: it declares and re-exports everything)."""
+    top = {path: module[0] for module, path in modules.items() if module}
+    folded = {}
+    for a, targets in edges.items():
+        for b, names in targets.items():
+            ta, tb = top.get(a), top.get(b)
+            if ta and tb and ta != tb:
+                tied = folded.setdefault(ta, {}).setdefault(tb, set())
+                rel = os.path.relpath(a, src)
+                tied.update(f"{rel}: {n}" for n in names)
+    return sorted(set(top.values())), folded
+
+
+def load_expected():
+    """The known circles: one line each, `CRATE_DIR LEVEL MEMBER MEMBER ...`."""
+    if not os.path.exists(EXPECTED):
+        return set()
+    lines = open(EXPECTED, encoding="utf-8").read().splitlines()
+    return {l.strip() for l in lines if l.strip() and not l.startswith("#")}
+
+
 def main():
     crates = sys.argv[1:] or sorted(
         os.path.join("crates", c) for c in os.listdir("crates")
     )
-    found = 0
+    found = set()
     for crate in crates:
         src = os.path.join(crate, "src")
         if not os.path.isdir(src):
             continue
         modules, edges = edges_of(src)
         for component in circles(sorted(modules.values()), edges):
-            found += 1
+            rels = [os.path.relpath(f, src) for f in component]
+            found.add(f"{crate} files {' '.join(rels)}")
             print(f"circle in {crate}: {len(component)} files")
             for a in component:
                 for b in component:
                     names = edges.get(a, {}).get(b)
                     if names:
                         print(f"  {a} -> {b}: {', '.join(sorted(names))}")
-    if found:
-        print(f"{found} import circle(s)")
+        nodes, folded = top_level(src, modules, edges)
+        for component in circles(nodes, folded):
+            found.add(f"{crate} modules {' '.join(component)}")
+            print(f"circle in {crate} between top-level modules: {', '.join(component)}")
+            for a in component:
+                for b in component:
+                    names = folded.get(a, {}).get(b)
+                    if names:
+                        shown = sorted(names)
+                        more = f" (+{len(shown) - 3} more)" if len(shown) > 3 else ""
+                        print(f"  {a} -> {b}: {'; '.join(shown[:3])}{more}")
+    expected = {e for e in load_expected() if e.split(" ")[0] in crates}
+    new, gone = sorted(found - expected), sorted(expected - found)
+    for line in new:
+        print(f"NEW circle (not in {os.path.basename(EXPECTED)}): {line}")
+    for line in gone:
+        print(f"GONE: {line} is listed in {os.path.basename(EXPECTED)} but no longer found: remove the line")
+    if new or gone:
         return 1
-    print(f"no import circles in {len(crates)} crates")
+    known = len(found)
+    print(f"no new import circles in {len(crates)} crates (files and top-level modules; {known} known, listed)")
     return 0
 
 

@@ -9,7 +9,6 @@
 //! Files: [`args`] (flags), this file (the load: an open-loop schedule over
 //! `--connections` sessions), [`report`] (what is printed).
 
-pub mod args;
 pub mod report;
 
 use std::collections::VecDeque;
@@ -19,6 +18,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::task::JoinSet;
 
+use crate::args::soak::SoakArgs;
 use crate::error::BenchError;
 use crate::http::Endpoint;
 use crate::mcp::{Created, McpConn, SessionOptions, Wire};
@@ -26,7 +26,6 @@ use crate::plan::{Database, Launch, Target};
 use crate::process::{our_server_program, usage};
 use crate::server::Server;
 use crate::stats::Latencies;
-use args::SoakArgs;
 use report::SoakReport;
 
 /// After its ttl, how long an expired task may still be readable before it counts as

@@ -16,6 +16,7 @@ use tracing_subscriber::Layer;
 
 pub(crate) use super::otlp::Telemetry;
 use super::ServeArgs;
+use super::ANNOUNCE;
 
 /// `--log-format`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -25,12 +26,6 @@ pub enum LogFormat {
     /// One JSON object per line.
     Json,
 }
-
-/// The target of the lines `serve` always prints, whatever `--log` filters out: where
-/// it listens, where the board is, why it stopped. In JSON they are log records of
-/// this target (the filter always lets it through); in text, plain `mcp-tasks: ...`
-/// lines as before.
-pub(crate) const ANNOUNCE: &str = "mcp_tasks::serve";
 
 /// Prints one of `serve`'s announcements (see [`ANNOUNCE`]) in `format`: `message`,
 /// and in JSON also `url` as a field of its own.

@@ -34,6 +34,12 @@ mod otlp;
 #[path = "otlp_off.rs"]
 mod otlp;
 mod settings;
+
+/// The target of the lines `serve` always prints, whatever `--log` filters out: where
+/// it listens, where the board is, why it stopped. In JSON they are log records of
+/// this target (the filter always lets it through); in text, plain `mcp-tasks: ...`
+/// lines as before.
+pub(crate) const ANNOUNCE: &str = "mcp_tasks::serve";
 pub mod wrap;
 
 pub use logging::LogFormat;

@@ -10,7 +10,7 @@ use opentelemetry_sdk::Resource;
 use tracing_subscriber::filter::{LevelFilter, Targets};
 use tracing_subscriber::{Layer, Registry};
 
-use super::logging::ANNOUNCE;
+use super::ANNOUNCE;
 
 /// The layer that exports spans, when tracing is on.
 pub(crate) type TraceLayer = Option<Box<dyn Layer<Registry> + Send + Sync>>;

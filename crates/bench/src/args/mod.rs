@@ -6,6 +6,8 @@ use std::time::Duration;
 
 use crate::mcp::Wire;
 
+pub mod soak;
+
 /// Measure an MCP task server on loopback HTTP: task creation rate, `tasks/get` rate
 /// and latency as live tasks grow, instant-task overhead against a synchronous call,
 /// memory per task, durable-store cost, and the `ping` ceiling of the HTTP + JSON-RPC
@@ -198,7 +200,7 @@ pub enum BenchCommand {
     /// runs out, so that the expiry sweeper deletes them during the run. Autovacuum is
     /// left as the database has it. Prints the achieved rate, errors, latency, and
     /// PostgreSQL's view of every mcp-tasks table under load and at the end.
-    Soak(crate::soak::args::SoakArgs),
+    Soak(soak::SoakArgs),
 }
 
 /// The optional timed figures.
