@@ -496,7 +496,8 @@ async fn serve(args: ServeArgs, extra: Vec<crate::config::UpstreamEntry>) -> Res
     engine_config.people_answer_questions = board.people_answer_questions();
     let mut server_config = server_config;
     // Handles of calls that became tasks link to the task's page.
-    server_config.board_url = board.board_url();
+    let board_url = board.board_url();
+    server_config.board_url = board_url.clone();
     let observers = board.observers();
     let server = Server::start(store, engine_config, tools, server_config, observers)
         .await
@@ -522,6 +523,12 @@ async fn serve(args: ServeArgs, extra: Vec<crate::config::UpstreamEntry>) -> Res
         &format!("http://{addr}{}", http::DEFAULT_PATH),
     );
     let board = board.routes(&args, &file, &server)?;
+    if args.log_format == logging::LogFormat::Text {
+        eprintln!(
+            "mcp-tasks: {}",
+            try_line(addr, args.demo, board_url.as_deref())
+        );
+    }
     let engine = server.engine().clone();
     let drained = drain_on(server.clone(), signals);
     server.serve_http_with(listener, board, drained).await?;
@@ -530,7 +537,47 @@ async fn serve(args: ServeArgs, extra: Vec<crate::config::UpstreamEntry>) -> Res
     Ok(())
 }
 
+/// The first thing to try, printed under the address: a call of a demo tool (and the
+/// board to watch it on), or the list of the server's tools. The URL is left out when
+/// it is the client commands' default, so the line is as short as what a person types.
+fn try_line(addr: std::net::SocketAddr, demo: bool, board: Option<&str>) -> String {
+    let url = format!("http://{addr}{}", http::DEFAULT_PATH);
+    let at = if addr.to_string() == DEFAULT_LISTEN {
+        String::new()
+    } else {
+        format!("{url} ")
+    };
+    let mut line = if demo {
+        format!("try: mcp-tasks call {at}slow_compute --arg seconds=5")
+    } else {
+        format!("try: mcp-tasks tools {at}").trim_end().to_string()
+    };
+    if let Some(board) = board {
+        line.push_str(&format!(", and watch it on {board}"));
+    }
+    line
+}
+
 /// Reads `--task-tools`.
 fn parse_task_tools(s: &str) -> std::result::Result<mcp_tasks_server::TaskTools, String> {
     mcp_tasks_server::TaskTools::parse(s)
+}
+
+#[cfg(test)]
+mod try_line_tests {
+    use super::try_line;
+
+    #[test]
+    fn the_try_line_calls_a_demo_tool_and_names_the_board() {
+        let default = "127.0.0.1:8080".parse().unwrap();
+        assert_eq!(
+            try_line(default, true, Some("http://127.0.0.1:8080/board")),
+            "try: mcp-tasks call slow_compute --arg seconds=5, and watch it on http://127.0.0.1:8080/board"
+        );
+        let other = "127.0.0.1:9001".parse().unwrap();
+        assert_eq!(
+            try_line(other, false, None),
+            "try: mcp-tasks tools http://127.0.0.1:9001/mcp"
+        );
+    }
 }
