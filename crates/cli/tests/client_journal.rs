@@ -252,7 +252,11 @@ fn each_principal_has_its_own_journal_in_a_private_folder() {
     use std::os::unix::fs::PermissionsExt;
     let dir = tempfile::tempdir().unwrap();
     let tokens = dir.path().join("tokens.toml");
-    std::fs::write(&tokens, "\"tok-alice\" = \"alice\"\n\"tok-agent\" = \"agent\"\n").unwrap();
+    std::fs::write(
+        &tokens,
+        "\"tok-alice\" = \"alice\"\n\"tok-agent\" = \"agent\"\n",
+    )
+    .unwrap();
     let server = serve(&[
         "--database",
         "memory:",
@@ -294,6 +298,9 @@ fn each_principal_has_its_own_journal_in_a_private_folder() {
         let path = file.unwrap().path();
         assert_eq!(mode(&path), 0o600, "{}", path.display());
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
-        assert!(!name.contains("tok-"), "the file name shows the token: {name}");
+        assert!(
+            !name.contains("tok-"),
+            "the file name shows the token: {name}"
+        );
     }
 }

@@ -70,9 +70,22 @@ fn call_watch_and_get_exit_by_how_the_task_ended_and_say_a_failure_once() {
         // call: completed 0 (the result once), tool error 1, failed 1.
         let done = run(
             st,
-            &["call", "--wire", wire, url, "slow_compute", "--arg", "seconds=0"],
+            &[
+                "call",
+                "--wire",
+                wire,
+                url,
+                "slow_compute",
+                "--arg",
+                "seconds=0",
+            ],
         );
-        ends(&done, 0, "finished after 0 s", &format!("{wire} call completed"));
+        ends(
+            &done,
+            0,
+            "finished after 0 s",
+            &format!("{wire} call completed"),
+        );
         let tool = run(st, &["call", "--wire", wire, url, "failing_job"]);
         ends(&tool, 1, TOOL_ERROR, &format!("{wire} call tool error"));
         assert!(stderr(&tool).contains(&format!("✘ failed: {TOOL_ERROR}")));
@@ -81,7 +94,12 @@ fn call_watch_and_get_exit_by_how_the_task_ended_and_say_a_failure_once() {
 
         // watch and get of detached tasks, once each has ended.
         let cases = [
-            ("slow_compute", vec!["--arg", "seconds=0"], 0, "finished after 0 s"),
+            (
+                "slow_compute",
+                vec!["--arg", "seconds=0"],
+                0,
+                "finished after 0 s",
+            ),
             ("failing_job", vec![], 1, TOOL_ERROR),
             ("protocol_error_job", vec![], 1, PROTOCOL_ERROR),
         ];
@@ -106,7 +124,11 @@ fn call_watch_and_get_exit_by_how_the_task_ended_and_say_a_failure_once() {
         assert_eq!(cancelled.status.code(), Some(0), "{}", stderr(&cancelled));
         let watched = run(st, &["watch", "--wire", wire, url, &id]);
         ends(&watched, 3, CANCELLED, &format!("{wire} watch cancelled"));
-        assert!(stderr(&watched).contains("⊘ cancelled"), "{}", stderr(&watched));
+        assert!(
+            stderr(&watched).contains("⊘ cancelled"),
+            "{}",
+            stderr(&watched)
+        );
         let got = run(st, &["get", "--wire", wire, url, &id]);
         ends(&got, 3, CANCELLED, &format!("{wire} get cancelled"));
         let got = run(st, &["get", "--wire", wire, url, &id, "--json"]);
@@ -126,7 +148,15 @@ fn a_call_cancelled_elsewhere_exits_3_and_says_it_once() {
     for wire in WIRES {
         let mut call = command(
             st,
-            &["call", "--wire", wire, url, "slow_compute", "--arg", "seconds=60"],
+            &[
+                "call",
+                "--wire",
+                wire,
+                url,
+                "slow_compute",
+                "--arg",
+                "seconds=60",
+            ],
         )
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -140,7 +170,12 @@ fn a_call_cancelled_elsewhere_exits_3_and_says_it_once() {
             seen.push_str(&line);
             seen.push('\n');
             if let Some(rest) = line.strip_prefix("task ") {
-                break rest.split(' ').next().unwrap().trim_end_matches(';').to_string();
+                break rest
+                    .split(' ')
+                    .next()
+                    .unwrap()
+                    .trim_end_matches(';')
+                    .to_string();
             }
         };
         let cancelled = run(st, &["cancel", url, &id]);

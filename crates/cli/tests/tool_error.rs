@@ -40,10 +40,7 @@ async fn a_tool_error_reads_tool_error_in_the_cli_on_both_wires_and_on_the_board
         let watched = run(state, &["watch", "--wire", wire, url, &id]);
         assert_eq!(watched.status.code(), Some(1), "{wire}");
         let err = stderr(&watched);
-        assert!(
-            err.contains(&format!("✘ failed: {TEXT}")),
-            "{wire}: {err}"
-        );
+        assert!(err.contains(&format!("✘ failed: {TEXT}")), "{wire}: {err}");
         let got = stdout(&run(state, &["get", "--wire", wire, url, &id]));
         assert!(got.contains("status   failed"), "{wire}: {got}");
         assert!(got.contains(TEXT), "{wire}: {got}");
