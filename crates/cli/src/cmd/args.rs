@@ -128,8 +128,8 @@ pub fn default_url() -> String {
 pub struct ServerArgs {
     /// The server's MCP URL. Default: $MCP_TASKS_URL, else http://127.0.0.1:8080/mcp
     /// (`mcp-tasks serve`'s own address). Omit it when the server command follows `--`.
-    #[arg(value_name = "URL", num_args = 0..=1)]
-    positionals: Vec<String>,
+    #[arg(value_name = "URL")]
+    url: Option<String>,
 
     /// A stdio server to start for this command, after `--` (e.g. `-- mcp-tasks serve
     /// --stdio --demo`).
@@ -149,7 +149,8 @@ impl ServerArgs {
         F: FnOnce(Client, Target, ConnectArgs) -> Fut,
         Fut: Future<Output = u8>,
     {
-        let (target, rest) = match target(&self.positionals, &self.command, 0) {
+        let positionals: Vec<String> = self.url.iter().cloned().collect();
+        let (target, rest) = match target(&positionals, &self.command, 0) {
             Ok(t) => t,
             Err(e) => return usage(&e),
         };
@@ -167,7 +168,7 @@ impl ServerArgs {
 pub struct TaskArgs {
     /// The server's MCP URL (default: $MCP_TASKS_URL, else http://127.0.0.1:8080/mcp),
     /// or the task id when the URL is left out.
-    #[arg(value_name = "URL", allow_hyphen_values = true)]
+    #[arg(value_name = "URL|TASK-ID", allow_hyphen_values = true)]
     first: String,
 
     /// The task id, as `call` printed it (it may begin with `-`, as some servers' ids

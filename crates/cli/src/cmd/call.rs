@@ -28,10 +28,14 @@ use crate::journal::Entry;
     mcp-tasks call slow_compute --arg seconds=3 -- mcp-tasks serve --stdio --demo"
 )]
 pub struct CallArgs {
-    /// `[URL] TOOL`: the server's MCP URL (default: $MCP_TASKS_URL, else
-    /// http://127.0.0.1:8080/mcp) and the tool to call (`mcp-tasks tools` lists them).
-    #[arg(value_name = "URL] [TOOL", required = true, num_args = 1..=2)]
-    positionals: Vec<String>,
+    /// The server's MCP URL (default: $MCP_TASKS_URL, else http://127.0.0.1:8080/mcp),
+    /// or the tool to call when the URL is left out.
+    #[arg(value_name = "URL|TOOL")]
+    first: String,
+
+    /// The tool to call (`mcp-tasks tools` lists them).
+    #[arg(value_name = "TOOL")]
+    tool: Option<String>,
 
     /// A stdio server to start for this call, after `--` (e.g. `-- mcp-tasks serve
     /// --stdio --demo`).
@@ -77,7 +81,10 @@ pub struct CallArgs {
 
 /// Runs `call`; returns the exit status.
 pub async fn run(a: CallArgs) -> u8 {
-    let (target, tool) = match target_and_one(&a.positionals, &a.command, "tool name") {
+    let positionals: Vec<String> = std::iter::once(a.first.clone())
+        .chain(a.tool.clone())
+        .collect();
+    let (target, tool) = match target_and_one(&positionals, &a.command, "tool name") {
         Ok(t) => t,
         Err(code) => return code,
     };

@@ -152,7 +152,7 @@ fn arguments(t: &ToolInfo) -> Vec<Argument> {
         .iter()
         .map(|(name, p)| Argument {
             name: name.clone(),
-            ty: type_of(p),
+            ty: type_of(&t.input_schema, p),
             required: required.contains(&name.as_str()),
         })
         .collect();
@@ -160,21 +160,68 @@ fn arguments(t: &ToolInfo) -> Vec<Argument> {
     args
 }
 
-/// A property's type in a word: its `type` (the first non-null one of a list), `enum`
-/// or `anyOf` choices read as their first type, else `any`.
-fn type_of(p: &Value) -> String {
-    match &p["type"] {
-        Value::String(t) => t.clone(),
-        Value::Array(ts) => ts
+/// Most `$ref` hops followed when reading a property's type (a schema may refer to
+/// itself).
+const MAX_REF_DEPTH: usize = 8;
+
+/// A property's type in a word: its choices (`enum`, or `oneOf`/`anyOf` of constants)
+/// as `a|b|c`, else its `type` (the first non-null one of a list, or of `anyOf`/`oneOf`
+/// alternatives), following `$ref`s into the schema's `$defs`; `any` when it names none.
+fn type_of(root: &Value, p: &Value) -> String {
+    type_within(root, p, 0)
+}
+
+fn type_within(root: &Value, p: &Value, depth: usize) -> String {
+    if depth > MAX_REF_DEPTH {
+        return "any".into();
+    }
+    if let Some(target) = p["$ref"].as_str().and_then(|r| r.strip_prefix('#')) {
+        if let Some(def) = root.pointer(target) {
+            return type_within(root, def, depth + 1);
+        }
+    }
+    if let Some(values) = p["enum"].as_array() {
+        let words: Vec<String> = values
             .iter()
-            .filter_map(Value::as_str)
-            .find(|t| *t != "null")
-            .unwrap_or("any")
-            .to_string(),
-        _ => p["anyOf"]
-            .as_array()
-            .and_then(|alts| alts.iter().map(type_of).find(|t| t != "null" && t != "any"))
-            .unwrap_or_else(|| "any".into()),
+            .filter(|v| !v.is_null())
+            .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_string))
+            .collect();
+        if !words.is_empty() {
+            return words.join("|");
+        }
+    }
+    if let Some(c) = p.get("const") {
+        return c.as_str().map_or_else(|| c.to_string(), str::to_string);
+    }
+    match &p["type"] {
+        Value::String(t) => return t.clone(),
+        Value::Array(ts) => {
+            return ts
+                .iter()
+                .filter_map(Value::as_str)
+                .find(|t| *t != "null")
+                .unwrap_or("any")
+                .to_string()
+        }
+        _ => {}
+    }
+    let alternatives = p["oneOf"].as_array().or_else(|| p["anyOf"].as_array());
+    let words: Vec<String> = alternatives
+        .into_iter()
+        .flatten()
+        .filter(|alt| alt["type"] != "null")
+        .map(|alt| type_within(root, alt, depth + 1))
+        .filter(|t| t != "any")
+        .collect();
+    let consts = alternatives
+        .into_iter()
+        .flatten()
+        .filter(|alt| alt["type"] != "null")
+        .all(|alt| alt.get("const").is_some());
+    match words.first() {
+        Some(_) if consts => words.join("|"),
+        Some(first) => first.clone(),
+        None => "any".into(),
     }
 }
 
@@ -249,8 +296,13 @@ mod tests {
                 "label": {"type": ["string", "null"]},
                 "seconds": {"type": "number"},
                 "mode": {"anyOf": [{"type": "null"}, {"type": "integer"}]},
-                "free": {}
+                "free": {},
+                "when": {"anyOf": [{"$ref": "#/$defs/When"}, {"type": "null"}]}
             },
+            "$defs": {"When": {"oneOf": [
+                {"type": "string", "const": "now"},
+                {"type": "string", "const": "later"}
+            ]}},
             "required": ["seconds"]
         }}));
         let args = arguments(&t);
@@ -262,6 +314,7 @@ mod tests {
             "{texts:?}"
         );
         assert!(texts.contains(&"free=<any>".to_string()), "{texts:?}");
+        assert!(texts.contains(&"when=<now|later>".to_string()), "{texts:?}");
         let lines = table(Wire::V2026_07_28, &[t]);
         assert!(lines[0].starts_with("TOOL"), "{lines:?}");
         assert!(
