@@ -133,7 +133,7 @@ pub async fn run(a: ServerArgs) -> u8 {
             );
             eprintln!(
                 "no tasks: `list` shows the tasks started from this account with `mcp-tasks call` \
-                 at this server with this token in the last 7 days ({kept}) and, on 2025-11-25, \
+                 in the last 7 days, kept per server and bearer token ({kept}), and, on 2025-11-25, \
                  those the server lists for this session"
             );
         }
