@@ -4,8 +4,15 @@
 //! clients to keep the ids of the tasks they create; this is where the CLI keeps them.
 //!
 //! Where: `$MCP_TASKS_STATE_DIR`, else `$XDG_STATE_HOME/mcp-tasks`, else
-//! `~/.local/state/mcp-tasks`; one JSON-lines file per server (its URL, or its command
-//! line for stdio), named after the URL and a hash of it. Each line is a whole
+//! `~/.local/state/mcp-tasks`: this OS account's own folder, created `0700` (one that
+//! is open to others is closed, one that belongs to another account is not used), its
+//! files `0600`. One JSON-lines file per server and credential: the server's URL (or
+//! its command line for stdio) and, when a bearer token is sent, a hash of it, since
+//! the token says who the caller is and a server with authentication shows each
+//! principal only its own tasks. A task started with one token is thus never listed,
+//! refreshed or forgotten under another: `list --token tok-alice` does not see the
+//! agent's tasks as "expired" and drop them. The file is named after the URL, a hash
+//! of it and, with a token, a hash of both (never the token). Each line is a whole
 //! [`Entry`]; a later line for the same task replaces an earlier one. Entries older
 //! than [`MAX_AGE`] and beyond the newest [`MAX_ENTRIES`] are dropped when the file is
 //! read, and the file is then rewritten.
@@ -18,6 +25,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::fs::OpenOptions;
 use std::io::Write;
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -92,17 +100,19 @@ pub fn user_state_dir() -> Option<PathBuf> {
 }
 
 impl Journal {
-    /// The journal of `target`, in the folder the environment names; `None` when
-    /// there is no such folder (no `HOME`).
-    pub fn for_target(target: &Target) -> Option<Self> {
+    /// The journal of `target` as the caller who sends `token` (none: the server's
+    /// anonymous caller), in the folder the environment names; `None` when there is no
+    /// such folder (no `HOME`).
+    pub fn for_target(target: &Target, token: Option<&str>) -> Option<Self> {
         let dir = user_state_dir()?;
-        Some(Journal::in_dir(&dir, &target_key(target)))
+        Some(Journal::in_dir(&dir, &target_key(target), token))
     }
 
-    /// The journal of the server `key` (its URL) in `dir`.
-    pub fn in_dir(dir: &Path, key: &str) -> Self {
+    /// The journal of the server `key` (its URL) as the caller who sends `token`, in
+    /// `dir`.
+    pub fn in_dir(dir: &Path, key: &str, token: Option<&str>) -> Self {
         Journal {
-            path: dir.join(file_name(key)),
+            path: dir.join(file_name(key, token)),
         }
     }
 
@@ -184,7 +194,7 @@ impl Journal {
 
     fn append(&self, entries: &[Entry]) -> std::io::Result<()> {
         if let Some(dir) = self.path.parent() {
-            std::fs::create_dir_all(dir)?;
+            private_dir(dir)?;
         }
         let mut text = String::new();
         for e in entries {
@@ -194,7 +204,13 @@ impl Journal {
         let mut file = OpenOptions::new()
             .create(true)
             .append(true)
+            .mode(0o600)
             .open(&self.path)?;
+        // A file an older version wrote with the umask's permissions.
+        let meta = file.metadata()?;
+        if meta.permissions().mode() & 0o077 != 0 {
+            file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
+        }
         // One write, so lines from two processes do not interleave.
         file.write_all(text.as_bytes())
     }
@@ -210,7 +226,17 @@ impl Journal {
             text.push_str(&serde_json::to_string(e).map_err(std::io::Error::other)?);
             text.push('\n');
         }
-        std::fs::write(&tmp, text)?;
+        if let Some(dir) = self.path.parent() {
+            private_dir(dir)?;
+        }
+        let mut file = OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(0o600)
+            .open(&tmp)?;
+        file.write_all(text.as_bytes())?;
+        drop(file);
         std::fs::rename(&tmp, &self.path)
     }
 
@@ -221,6 +247,32 @@ impl Journal {
             self.path.display()
         );
     }
+}
+
+/// Makes `dir` a folder only this OS account can enter: created `0700` when missing
+/// (with any missing parents), closed to others when it is open to them. A folder
+/// that belongs to another account is an error: this account's tasks are not kept
+/// where another can read them.
+fn private_dir(dir: &Path) -> std::io::Result<()> {
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)?;
+    let meta = std::fs::metadata(dir)?;
+    let me = nix::unistd::geteuid().as_raw();
+    if meta.uid() != me {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::PermissionDenied,
+            format!(
+                "the folder belongs to another account (uid {}, this one is {me})",
+                meta.uid()
+            ),
+        ));
+    }
+    if meta.permissions().mode() & 0o077 != 0 {
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
+    }
+    Ok(())
 }
 
 /// The journal's folder: `explicit`, else `xdg_state/mcp-tasks` (when absolute), else
@@ -248,8 +300,11 @@ pub fn target_key(target: &Target) -> String {
     }
 }
 
-/// A file name for the server `key`: a readable part of it and a hash of all of it.
-fn file_name(key: &str) -> String {
+/// A file name for the server `key` as the caller who sends `token`: a readable part
+/// of the key and a hash of all of it, then (with a token) a SHA-256 of key and token,
+/// so that each credential has its own file and the name does not reveal the token.
+/// Without a token the name is the one earlier versions used for every caller.
+fn file_name(key: &str, token: Option<&str>) -> String {
     let readable: String = key
         .trim_start_matches("https://")
         .trim_start_matches("http://")
@@ -263,7 +318,27 @@ fn file_name(key: &str) -> String {
         })
         .take(60)
         .collect();
-    format!("{readable}-{:016x}.jsonl", fnv1a(key.as_bytes()))
+    let server = format!("{readable}-{:016x}", fnv1a(key.as_bytes()));
+    match token {
+        None => format!("{server}.jsonl"),
+        Some(token) => format!("{server}-as-{}.jsonl", caller_hash(key, token)),
+    }
+}
+
+/// The first 64 bits of SHA-256 over the server key and the token, in hex: the same
+/// for one credential at one server, different for another, and no use to anyone
+/// looking for the token.
+fn caller_hash(key: &str, token: &str) -> String {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    h.update(b"mcp-tasks journal caller\0");
+    h.update(key.as_bytes());
+    h.update(b"\0");
+    h.update(token.as_bytes());
+    h.finalize()[..8]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 /// The 64-bit FNV-1a hash: stable across runs and versions, unlike `std`'s hasher.
@@ -362,8 +437,8 @@ mod tests {
     #[test]
     fn records_update_and_forget_in_a_file_per_server() {
         let dir = tempfile::tempdir().unwrap();
-        let j = Journal::in_dir(dir.path(), "http://127.0.0.1:8080/mcp");
-        let other = Journal::in_dir(dir.path(), "http://127.0.0.1:9090/mcp");
+        let j = Journal::in_dir(dir.path(), "http://127.0.0.1:8080/mcp", None);
+        let other = Journal::in_dir(dir.path(), "http://127.0.0.1:9090/mcp", None);
         assert_ne!(j.path(), other.path());
         assert!(j.entries().is_empty());
         let now = now_ms();
@@ -385,7 +460,7 @@ mod tests {
         let file = dir.path().join("a-file");
         std::fs::write(&file, "").unwrap();
         // The folder is a file: every write fails, none panics.
-        let j = Journal::in_dir(&file, "http://h/mcp");
+        let j = Journal::in_dir(&file, "http://h/mcp", None);
         j.record(&entry("a", now_ms(), "working"));
         j.forget(&["a".to_string()]);
         assert!(j.entries().is_empty());
@@ -401,10 +476,50 @@ mod tests {
             p("/h/.local/state/mcp-tasks")
         );
         assert_eq!(state_dir(None, None, None), None);
-        let name = file_name("http://127.0.0.1:8080/mcp");
+        let name = file_name("http://127.0.0.1:8080/mcp", None);
         assert!(
             name.starts_with("127.0.0.1_8080_mcp-") && name.ends_with(".jsonl"),
             "{name}"
         );
+    }
+
+    #[test]
+    fn each_credential_has_its_own_file_that_does_not_name_the_token() {
+        let url = "http://127.0.0.1:8080/mcp";
+        let anonymous = file_name(url, None);
+        let agent = file_name(url, Some("tok-agent"));
+        let alice = file_name(url, Some("tok-alice"));
+        assert_ne!(agent, alice);
+        assert_ne!(agent, anonymous);
+        assert_eq!(agent, file_name(url, Some("tok-agent")));
+        assert_ne!(
+            agent,
+            file_name("http://127.0.0.1:9090/mcp", Some("tok-agent"))
+        );
+        assert!(!agent.contains("tok-agent"), "{agent}");
+        assert!(
+            agent.starts_with(anonymous.trim_end_matches(".jsonl")),
+            "{agent}"
+        );
+    }
+
+    #[test]
+    fn the_folder_and_files_are_this_accounts_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let state = dir.path().join("state/mcp-tasks");
+        let j = Journal::in_dir(&state, "http://h/mcp", Some("t"));
+        j.record(&entry("a", now_ms(), "working"));
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&state), 0o700);
+        assert_eq!(mode(j.path()), 0o600);
+        // A folder and a file left open to others (an older version, a umask) are
+        // closed on the next write, compaction included.
+        std::fs::set_permissions(&state, std::fs::Permissions::from_mode(0o755)).unwrap();
+        std::fs::set_permissions(j.path(), std::fs::Permissions::from_mode(0o644)).unwrap();
+        j.record(&entry("a", now_ms(), "completed"));
+        assert_eq!(mode(&state), 0o700);
+        assert_eq!(mode(j.path()), 0o600);
+        assert_eq!(j.entries().len(), 1);
+        assert_eq!(mode(j.path()), 0o600);
     }
 }

@@ -11,8 +11,8 @@
 //! | `demo` | `--demo`: the built-in tools for trying tasks out |
 //! | `demo_input` | demo tools that ask for input mid-task (elicitation, sampling) |
 //! | `fixtures`, `fixtures_2025`, `fixtures_mrtr` | `--conformance-fixtures`: the tools the official conformance scenarios call |
-//! | `journal` | the client's record of the tasks this user started, per server |
-//! | `suggest` | "did you mean …?" for a misspelt config key |
+//! | `journal` | the client's record of the tasks this user started, per server and bearer token, in a folder of its own |
+//! | `suggest` | "did you mean …?" for a misspelt config key or tool name |
 
 // `bench` is its own crate; without the feature a stub that says so.
 #[cfg(not(feature = "bench"))]

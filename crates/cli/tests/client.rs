@@ -313,7 +313,12 @@ fn cli_json_output_and_exit_codes() {
 
     // Usage and connection errors.
     assert_eq!(cli(&["call", url, "no_such_tool"]).status.code(), Some(2));
-    assert_eq!(cli(&["call", "greet"]).status.code(), Some(2));
+    // An address without http:// is not taken for a tool name (cli_edges.rs has the
+    // default server a command without a URL talks to).
+    assert_eq!(
+        cli(&["call", "localhost:1/mcp", "greet"]).status.code(),
+        Some(2)
+    );
     assert_eq!(
         cli(&["call", url, "greet", "--arg", "novalue"])
             .status

@@ -242,3 +242,65 @@ fn ctrl_c_at_a_prompt_leaves_the_question_open_or_asks_it_again() {
     p.exp_string("Deleted notes.txt").unwrap();
     p.exp_eof().unwrap();
 }
+
+/// The journal is kept per server and bearer token: another principal's `list` at the
+/// same URL neither shows nor forgets the agent's task (it used to list it as
+/// "unknown" and drop it, so the agent's own `list` then said "no tasks"). It lives in
+/// a folder only this account enters, its files readable by it alone.
+#[test]
+fn each_principal_has_its_own_journal_in_a_private_folder() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let tokens = dir.path().join("tokens.toml");
+    std::fs::write(
+        &tokens,
+        "\"tok-alice\" = \"alice\"\n\"tok-agent\" = \"agent\"\n",
+    )
+    .unwrap();
+    let server = serve(&[
+        "--database",
+        "memory:",
+        "--auth-tokens",
+        tokens.to_str().unwrap(),
+    ]);
+    let url = server.url.as_str();
+    // A folder that does not exist yet: the journal creates it.
+    let st = dir.path().join("state/mcp-tasks");
+    let started = run(
+        &st,
+        &[
+            "call",
+            url,
+            "slow_compute",
+            "--arg",
+            "seconds=60",
+            "--detach",
+            "--token",
+            "tok-agent",
+        ],
+    );
+    assert_eq!(started.status.code(), Some(0), "{}", stderr(&started));
+    let id = String::from_utf8_lossy(&started.stdout).trim().to_string();
+
+    for _ in 0..2 {
+        let alice = run(&st, &["list", url, "--token", "tok-alice", "--json"]);
+        assert_eq!(alice.status.code(), Some(0), "{}", stderr(&alice));
+        assert_eq!(json_out(&alice), serde_json::json!([]));
+    }
+    let agent = json_out(&run(&st, &["list", url, "--token", "tok-agent", "--json"]));
+    let task = listed(&agent, &id).unwrap_or_else(|| panic!("{agent}"));
+    assert_eq!(task["status"], "working");
+    assert_eq!(task["tool"], "slow_compute");
+
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&st), 0o700);
+    for file in std::fs::read_dir(&st).unwrap() {
+        let path = file.unwrap().path();
+        assert_eq!(mode(&path), 0o600, "{}", path.display());
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        assert!(
+            !name.contains("tok-"),
+            "the file name shows the token: {name}"
+        );
+    }
+}

@@ -1,6 +1,7 @@
 //! One story for a tool error (`isError: true`) in the front ends: whichever wire the CLI
 //! speaks (2025-11-25 says `failed`, the Tasks extension `completed`), `call`, `watch`,
-//! `get` and `list` say "tool error" with the tool's text, and so does the board's API.
+//! `get` and `list` say "failed" with the tool's text, and the board's API names the
+//! tool error.
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
 mod board_support;
@@ -35,16 +36,13 @@ async fn a_tool_error_reads_tool_error_in_the_cli_on_both_wires_and_on_the_board
             ],
         );
         let id = json_out(&started)["taskId"].as_str().unwrap().to_string();
-        // `watch` follows it to its end: a tool error, exit status 1, the tool's words.
+        // `watch` follows it to its end: failed, exit status 1, the tool's words.
         let watched = run(state, &["watch", "--wire", wire, url, &id]);
         assert_eq!(watched.status.code(), Some(1), "{wire}");
         let err = stderr(&watched);
-        assert!(
-            err.contains(&format!("✘ tool error: {TEXT}")),
-            "{wire}: {err}"
-        );
+        assert!(err.contains(&format!("✘ failed: {TEXT}")), "{wire}: {err}");
         let got = stdout(&run(state, &["get", "--wire", wire, url, &id]));
-        assert!(got.contains("status   tool error"), "{wire}: {got}");
+        assert!(got.contains("status   failed"), "{wire}: {got}");
         assert!(got.contains(TEXT), "{wire}: {got}");
         let got = json_out(&run(state, &["get", "--wire", wire, url, &id, "--json"]));
         assert_eq!(
@@ -58,7 +56,7 @@ async fn a_tool_error_reads_tool_error_in_the_cli_on_both_wires_and_on_the_board
             .find(|l| l.starts_with(&id))
             .unwrap_or_else(|| panic!("{wire}: {id} not listed: {listed}"));
         assert!(
-            line.contains("tool error") && line.contains(TEXT),
+            line.contains("failed") && line.contains(TEXT),
             "{wire}: {line}"
         );
         ids.push(id);
@@ -66,7 +64,7 @@ async fn a_tool_error_reads_tool_error_in_the_cli_on_both_wires_and_on_the_board
     // `call` itself ends the same way.
     let called = run(state, &["call", url, "failing_job"]);
     assert_eq!(called.status.code(), Some(1));
-    assert!(stderr(&called).contains(&format!("✘ tool error: {TEXT}")));
+    assert!(stderr(&called).contains(&format!("✘ failed: {TEXT}")));
 
     let board = Person::login_local(&base_of(url)).await;
     let (status, list) = board.get("/board/api/tasks").await;

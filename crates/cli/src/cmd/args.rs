@@ -8,6 +8,7 @@ use mcp_tasks_client::{Client, ClientBuilder, LoggingLevel, Target, TaskId, Wire
 use std::future::Future;
 
 use super::exit::{fail_to_connect, usage};
+use crate::journal::Journal;
 
 /// Which wire to speak.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -34,7 +35,8 @@ pub struct ConnectArgs {
     )]
     pub token: Option<mcp_tasks_protocol::Secret<String>>,
 
-    /// Task wire to speak.
+    /// Which version of MCP tasks to speak: `auto` asks the server and takes the
+    /// newest it offers.
     #[arg(long, value_enum, default_value_t = WireArg::Auto)]
     pub wire: WireArg,
 
@@ -51,18 +53,25 @@ pub struct ConnectArgs {
     /// Machine-readable JSON on stdout instead of human output.
     #[arg(long)]
     pub json: bool,
+}
 
+/// The flags of the subcommands that follow a task at the terminal (`call`, `watch`):
+/// what else to show while it runs. `get`, `list`, `cancel` and `tools` show nothing
+/// while a task runs, so they do not take these.
+#[derive(Debug, Clone, Args)]
+pub struct FollowArgs {
     /// Ask the server for its log messages of this level and above (debug, info,
-    /// notice, warning, error, critical, alert, emergency); `call` and `watch` show
-    /// them on stderr. Without it the server chooses (ours: info and above). Log
-    /// messages travel on the 2025-11-25 wire (`--wire 2025-11-25` with our server,
-    /// which otherwise speaks the extension).
+    /// notice, warning, error, critical, alert, emergency), shown on stderr while the
+    /// task runs. Without it the server chooses (ours: info and above). Log messages
+    /// travel on the 2025-11-25 wire (`--wire 2025-11-25` with our server, which
+    /// otherwise speaks the extension).
     #[arg(long, value_name = "LEVEL", value_parser = parse_log_level)]
     pub log_level: Option<LoggingLevel>,
 
-    /// The address of the server's task board (the server's --public-url, e.g.
-    /// https://tasks.example.com): when a task waits for input, `call` and `watch`
-    /// also print the link where a person can answer it in the browser.
+    /// The address people open the server's task board at (the server's --public-url,
+    /// e.g. https://tasks.example.com), when it differs from the MCP URL's: when the task
+    /// waits for a person, the link to its page there is printed. Without it the board
+    /// next to the MCP URL is used when the server has one.
     #[arg(long, env = "MCP_TASKS_PUBLIC_URL", value_name = "URL")]
     pub public_url: Option<String>,
 }
@@ -72,6 +81,13 @@ fn parse_log_level(s: &str) -> Result<LoggingLevel, String> {
 }
 
 impl ConnectArgs {
+    /// The journal of the tasks started at `target` with these credentials: one per
+    /// server and bearer token, so that another principal's command never reads (or
+    /// forgets) them.
+    pub fn journal(&self, target: &Target) -> Option<Journal> {
+        Journal::for_target(target, self.token.as_ref().map(|t| t.expose().as_str()))
+    }
+
     /// A client builder with these settings.
     pub fn builder(&self) -> ClientBuilder {
         let mut b = ClientBuilder::new()
@@ -91,14 +107,32 @@ impl ConnectArgs {
     }
 }
 
+/// Environment variable naming the server the client commands talk to when the
+/// command line names none.
+pub const URL_ENV: &str = "MCP_TASKS_URL";
+/// The server the client commands talk to when neither the command line nor
+/// [`URL_ENV`] names one: `mcp-tasks serve`'s own default address.
+pub const DEFAULT_URL: &str = "http://127.0.0.1:8080/mcp";
+
+/// The server's URL a command line without one talks to: [`URL_ENV`] when set (and
+/// not empty), else [`DEFAULT_URL`].
+pub fn default_url() -> String {
+    std::env::var(URL_ENV)
+        .ok()
+        .filter(|u| !u.trim().is_empty())
+        .unwrap_or_else(|| DEFAULT_URL.to_string())
+}
+
 /// The command line of a subcommand that names only a server (`list`, `tools`).
 #[derive(Debug, Args)]
 pub struct ServerArgs {
-    /// The server URL (omit it when the server command follows `--`).
-    #[arg(value_name = "TARGET", num_args = 0..=1)]
-    positionals: Vec<String>,
+    /// The server's MCP URL. Default: $MCP_TASKS_URL, else http://127.0.0.1:8080/mcp
+    /// (`mcp-tasks serve`'s own address). Omit it when the server command follows `--`.
+    #[arg(value_name = "URL")]
+    url: Option<String>,
 
-    /// The stdio server to spawn, after `--`.
+    /// A stdio server to start for this command, after `--` (e.g. `-- mcp-tasks serve
+    /// --stdio --demo`).
     #[arg(last = true, value_name = "COMMAND")]
     command: Vec<String>,
 
@@ -112,35 +146,37 @@ impl ServerArgs {
     /// connection as [`finish`] does. Returns the exit status.
     pub async fn run<F, Fut>(self, name: &str, body: F) -> u8
     where
-        F: FnOnce(Client, Target, bool) -> Fut,
+        F: FnOnce(Client, Target, ConnectArgs) -> Fut,
         Fut: Future<Output = u8>,
     {
-        let (target, rest) = match target(&self.positionals, &self.command) {
+        let positionals: Vec<String> = self.url.iter().cloned().collect();
+        let (target, rest) = match target(&positionals, &self.command, 0) {
             Ok(t) => t,
             Err(e) => return usage(&e),
         };
         if !rest.is_empty() {
-            return usage(&format!("{name} takes only a target"));
+            return usage(&format!("{name} takes only a server URL"));
         }
-        let json = self.connect.json;
+        let connect = self.connect.clone();
         let t = target.clone();
-        once(&target, &self.connect, |client| body(client, t, json)).await
+        once(&target, &self.connect, |client| body(client, t, connect)).await
     }
 }
 
 /// The command line of a subcommand about one task (`get`, `cancel`, `watch`).
 #[derive(Debug, Args)]
 pub struct TaskArgs {
-    /// The server's URL, or the task id when the server command follows `--`.
-    /// Hyphen values are allowed: some servers mint ids that begin with `-`.
-    #[arg(value_name = "URL", allow_hyphen_values = true)]
+    /// The server's MCP URL (default: $MCP_TASKS_URL, else http://127.0.0.1:8080/mcp),
+    /// or the task id when the URL is left out.
+    #[arg(value_name = "URL|TASK-ID", allow_hyphen_values = true)]
     first: String,
 
-    /// The task id (it may begin with `-`, as some servers' ids do).
+    /// The task id, as `call` printed it (it may begin with `-`, as some servers' ids
+    /// do).
     #[arg(value_name = "TASK-ID", allow_hyphen_values = true)]
     task_id: Option<String>,
 
-    /// The stdio server to spawn, after `--`.
+    /// A stdio server to start for this command, after `--`.
     #[arg(last = true, value_name = "COMMAND")]
     command: Vec<String>,
 
@@ -161,20 +197,23 @@ impl TaskArgs {
     }
 
     /// Runs a subcommand that asks one thing about the task: connects, lets `body` work
-    /// with the client, the task id, the target and the `--json` flag, and ends the
-    /// connection as [`finish`] does. Returns the exit status.
+    /// with the client, the task id, the target and the connection flags, and ends
+    /// the connection as [`finish`] does. Returns the exit status.
     pub async fn run<F, Fut>(self, body: F) -> u8
     where
-        F: FnOnce(Client, TaskId, Target, bool) -> Fut,
+        F: FnOnce(Client, TaskId, Target, ConnectArgs) -> Fut,
         Fut: Future<Output = u8>,
     {
         let (target, id) = match self.read() {
             Ok(t) => t,
             Err(code) => return code,
         };
-        let json = self.connect.json;
+        let connect = self.connect.clone();
         let t = target.clone();
-        once(&target, &self.connect, |client| body(client, id, t, json)).await
+        once(&target, &self.connect, |client| {
+            body(client, id, t, connect)
+        })
+        .await
     }
 }
 
@@ -204,10 +243,22 @@ async fn finish(client: Client, connect: &ConnectArgs) {
     }
 }
 
+/// Whether `word` is meant as a server's address: an http(s) URL.
+fn is_url(word: &str) -> bool {
+    word.starts_with("http://") || word.starts_with("https://")
+}
+
 /// Splits `[URL] NAME… [-- COMMAND ARGS…]` into a target and the remaining
-/// positionals. With a command after `--`, every positional is kept; without, the
-/// first positional must be an http(s) URL.
-pub fn target(positionals: &[String], command: &[String]) -> Result<(Target, Vec<String>), String> {
+/// positionals, `names` of which the command expects after the target. With a command
+/// after `--`, every positional is kept; else an http(s) URL first is the target, and
+/// without one the [`default_url`] is. A word first that looks like an address but is
+/// not an http URL (`localhost:8080/mcp`), given with all the names, is refused with
+/// what to write instead.
+pub fn target(
+    positionals: &[String],
+    command: &[String],
+    names: usize,
+) -> Result<(Target, Vec<String>), String> {
     if let Some((program, args)) = command.split_first() {
         return Ok((
             Target::Stdio {
@@ -218,13 +269,15 @@ pub fn target(positionals: &[String], command: &[String]) -> Result<(Target, Vec
         ));
     }
     match positionals.split_first() {
-        Some((url, rest)) if url.starts_with("http://") || url.starts_with("https://") => {
-            Ok((Target::Http(url.clone()), rest.to_vec()))
+        Some((url, rest)) if is_url(url) => Ok((Target::Http(url.clone()), rest.to_vec())),
+        Some((other, rest)) if names == 0 || (rest.len() >= names && !rest.is_empty()) => {
+            Err(format!(
+                "'{other}' is not a server URL: give an http:// or https:// URL (e.g. \
+                 http://{}), or leave it out to use $MCP_TASKS_URL or {DEFAULT_URL}",
+                other.trim_start_matches("//")
+            ))
         }
-        Some((other, _)) => Err(format!(
-            "'{other}' is not a target: give an http:// URL first, or the server command after '--'"
-        )),
-        None => Err("missing target: give an http:// URL, or the server command after '--'".into()),
+        _ => Ok((Target::Http(default_url()), positionals.to_vec())),
     }
 }
 
@@ -236,10 +289,12 @@ pub fn target_and_one(
     command: &[String],
     what: &str,
 ) -> Result<(Target, String), u8> {
-    let (target, rest) = target(positionals, command).map_err(|e| usage(&e))?;
+    let (target, rest) = target(positionals, command, 1).map_err(|e| usage(&e))?;
     match <[String; 1]>::try_from(rest) {
         Ok([name]) => Ok((target, name)),
-        Err(_) => Err(usage(&format!("give exactly one {what} after the target"))),
+        Err(_) => Err(usage(&format!(
+            "give exactly one {what} after the server URL"
+        ))),
     }
 }
 
@@ -252,16 +307,25 @@ mod tests {
     }
 
     #[test]
-    fn targets_are_a_url_first_or_a_command_last() {
-        let (t, rest) = target(&s(&["http://h/mcp", "greet"]), &[]).unwrap();
+    fn targets_are_a_url_first_a_command_last_or_the_default() {
+        let (t, rest) = target(&s(&["http://h/mcp", "greet"]), &[], 1).unwrap();
         assert_eq!(t, Target::Http("http://h/mcp".into()));
         assert_eq!(rest, s(&["greet"]));
-        let (t, rest) = target(&s(&["greet"]), &s(&["srv", "--stdio"])).unwrap();
+        let (t, rest) = target(&s(&["greet"]), &s(&["srv", "--stdio"]), 1).unwrap();
         assert!(
             matches!(t, Target::Stdio { program, args } if program == "srv" && args == s(&["--stdio"]))
         );
         assert_eq!(rest, s(&["greet"]));
-        assert!(target(&s(&["greet"]), &[]).is_err());
-        assert!(target(&[], &[]).is_err());
+        // No URL: the default server (the environment's, else serve's own address).
+        let (t, rest) = target(&s(&["greet"]), &[], 1).unwrap();
+        assert_eq!(t, Target::Http(default_url()));
+        assert_eq!(rest, s(&["greet"]));
+        let (t, rest) = target(&[], &[], 0).unwrap();
+        assert_eq!(t, Target::Http(default_url()));
+        assert!(rest.is_empty());
+        // An address without its scheme is named, with what to write instead.
+        let e = target(&s(&["localhost:8080/mcp", "greet"]), &[], 1).unwrap_err();
+        assert!(e.contains("http://localhost:8080/mcp"), "{e}");
+        assert!(target(&s(&["localhost:8080/mcp"]), &[], 0).is_err());
     }
 }

@@ -7,23 +7,38 @@ use serde_json::{Map, Value};
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::args::{target_and_one, ConnectArgs};
+use super::args::{target_and_one, ConnectArgs, FollowArgs};
 use super::exit::{exit_for, fail, usage, EXIT_OK};
 use super::follow::{
     connect_and_follow, detached, follow, immediate, outcome, resume_command, Followed, Watching,
 };
 use super::terminal::Terminal;
 use crate::config::parse_duration;
-use crate::journal::{Entry, Journal};
+use crate::journal::Entry;
 
 /// Options of `call`.
 #[derive(Debug, Args)]
+#[command(
+    after_help = "Exit status: 0 completed, 1 failed (a tool error included), \
+    2 usage, 3 cancelled, 4 no connection, 130 interrupted (the task goes on).\n\
+    Examples:\n  \
+    mcp-tasks call slow_compute --arg seconds=30          the default server\n  \
+    mcp-tasks call http://127.0.0.1:8080/mcp greet --arg name=Ada\n  \
+    mcp-tasks call slow_compute --arg seconds=600 --detach   print the id, leave it running\n  \
+    mcp-tasks call slow_compute --arg seconds=3 -- mcp-tasks serve --stdio --demo"
+)]
 pub struct CallArgs {
-    /// `URL TOOL`, or just `TOOL` when the server command follows `--`.
-    #[arg(value_name = "TARGET TOOL", required = true, num_args = 1..=2)]
-    positionals: Vec<String>,
+    /// The server's MCP URL (default: $MCP_TASKS_URL, else http://127.0.0.1:8080/mcp),
+    /// or the tool to call when the URL is left out.
+    #[arg(value_name = "URL|TOOL")]
+    first: String,
 
-    /// The stdio server to spawn, after `--` (e.g. `-- mcp-tasks serve --stdio --demo`).
+    /// The tool to call (`mcp-tasks tools` lists them).
+    #[arg(value_name = "TOOL")]
+    tool: Option<String>,
+
+    /// A stdio server to start for this call, after `--` (e.g. `-- mcp-tasks serve
+    /// --stdio --demo`).
     #[arg(last = true, value_name = "COMMAND")]
     command: Vec<String>,
 
@@ -59,11 +74,17 @@ pub struct CallArgs {
 
     #[command(flatten)]
     connect: ConnectArgs,
+
+    #[command(flatten)]
+    follow: FollowArgs,
 }
 
 /// Runs `call`; returns the exit status.
 pub async fn run(a: CallArgs) -> u8 {
-    let (target, tool) = match target_and_one(&a.positionals, &a.command, "tool name") {
+    let positionals: Vec<String> = std::iter::once(a.first.clone())
+        .chain(a.tool.clone())
+        .collect();
+    let (target, tool) = match target_and_one(&positionals, &a.command, "tool name") {
         Ok(t) => t,
         Err(code) => return code,
     };
@@ -81,7 +102,7 @@ pub async fn run(a: CallArgs) -> u8 {
             Err(e) => return usage(&format!("--args is not JSON: {e}")),
         },
     };
-    connect_and_follow(&target, &a.connect, |client, term| {
+    connect_and_follow(&target, &a.connect, &a.follow, |client, term| {
         call(client, term, &a, &target, &tool, arguments)
     })
     .await
@@ -100,11 +121,7 @@ async fn call(
         Err(e) => return Followed::done(fail("listing tools", &e)),
     };
     let Some(info) = tools.iter().find(|t| t.name == tool) else {
-        let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
-        return Followed::done(usage(&format!(
-            "the server has no tool '{tool}'; it has: {}",
-            names.join(", ")
-        )));
+        return Followed::done(usage(&no_such_tool(tool, &tools)));
     };
     for kv in &a.arg {
         let Some((k, v)) = kv.split_once('=') else {
@@ -126,8 +143,9 @@ async fn call(
     let watching = Watching {
         json: a.connect.json,
         resume: resume_command(target, &a.connect),
-        journal: Journal::for_target(target),
-        public_url: a.connect.public_url.clone(),
+        journal: a.connect.journal(target),
+        board: a.follow.public_url.clone(),
+        target: target.clone(),
     };
     if !as_task {
         term.status(format!("calling {tool}…"));
@@ -193,13 +211,12 @@ async fn call(
                     detached: true,
                 };
             }
-            let on = wire_label(client.wire());
             term.note(&match &watching.resume {
                 Some(r) => format!(
-                    "task {id} started ({on}); to follow it again: {}",
+                    "task {id} started; to follow it again: {}",
                     r.replace("{id}", id.as_str())
                 ),
-                None => format!("task {id} started ({on})"),
+                None => format!("task {id} started"),
             });
             follow(&client, handle, &term, &watching).await
         }
@@ -222,12 +239,19 @@ fn handle_task_id(result: &Value) -> Option<mcp_tasks_client::TaskId> {
         .map(mcp_tasks_client::TaskId::from_string)
 }
 
-/// How the "task started" line names the wire the connection speaks, so a person sees
-/// what `--wire auto` chose.
-fn wire_label(wire: Wire) -> String {
-    match wire {
-        Wire::V2026_07_28 => format!("wire {}, Tasks extension", wire.protocol_version()),
-        _ => format!("wire {}", wire.protocol_version()),
+/// The usage error for a tool the server does not have: the nearest name when one is
+/// close enough to be what was meant, else the names it has.
+fn no_such_tool(tool: &str, tools: &[ToolInfo]) -> String {
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+    match crate::suggest::nearest(tool, names.iter().copied()) {
+        Some(near) => format!(
+            "the server has no tool '{tool}'; did you mean '{near}'? (`mcp-tasks tools` lists them all)"
+        ),
+        None if names.is_empty() => format!("the server has no tool '{tool}'; it has no tools"),
+        None => format!(
+            "the server has no tool '{tool}'; it has: {}",
+            names.join(", ")
+        ),
     }
 }
 
@@ -313,6 +337,21 @@ mod tests {
         assert!(!asks_for_task(Wire::V2025_11_25, true, &silent));
         assert!(asks_for_task(Wire::V2025_11_25, true, &optional));
         assert!(!asks_for_task(Wire::V2025_11_25, false, &optional));
+    }
+
+    #[test]
+    fn a_misspelt_tool_gets_the_nearest_name() {
+        let tools = [
+            tool(json!({"name": "slow_compute"})),
+            tool(json!({"name": "greet"})),
+        ];
+        let mut named = tools.clone();
+        named[0].name = "slow_compute".into();
+        named[1].name = "greet".into();
+        let e = no_such_tool("slow_compte", &named);
+        assert!(e.contains("did you mean 'slow_compute'?"), "{e}");
+        let e = no_such_tool("zzzz", &named);
+        assert!(e.contains("it has: slow_compute, greet"), "{e}");
     }
 
     #[test]

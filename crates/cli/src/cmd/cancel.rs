@@ -5,13 +5,12 @@ use mcp_tasks_client::{Client, ClientError, TaskId, TaskStatus, TaskView};
 
 use super::args::TaskArgs;
 use super::exit::{fail, EXIT_ALREADY_ENDED, EXIT_OK};
-use super::output::{out, task_json, task_line};
-use crate::journal::Journal;
+use super::output::{out, status_text, task_json, task_line};
 
 /// Runs `cancel`; returns the exit status: 0 when the task is cancelled (now or
 /// before), [`EXIT_ALREADY_ENDED`] when it had already completed or failed.
 pub async fn run(a: TaskArgs) -> u8 {
-    a.run(|client, id, target, json| async move {
+    a.run(|client, id, target, connect| async move {
         let t = match client.cancel(&id).await {
             Ok(t) => t,
             // 2025-11-25 refuses to cancel a task that ended (-32602): say how it ended.
@@ -20,10 +19,10 @@ pub async fn run(a: TaskArgs) -> u8 {
                 None => return fail(&format!("cancelling task {id}"), &e),
             },
         };
-        if let Some(j) = Journal::for_target(&target) {
+        if let Some(j) = connect.journal(&target) {
             j.update([&t]);
         }
-        if json {
+        if connect.json {
             out(task_json(&t));
         } else {
             out(task_line(&t));
@@ -50,7 +49,7 @@ fn report(t: &TaskView) -> u8 {
                 "{} task {} had already finished ({}); there was nothing to cancel",
                 style("not cancelled:").yellow().bold().for_stderr(),
                 t.id,
-                t.status.as_str()
+                status_text(t)
             );
             EXIT_ALREADY_ENDED
         }

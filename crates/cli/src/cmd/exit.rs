@@ -2,7 +2,7 @@
 //! non-zero one to `main`, and the helpers that print an error (with a hint when
 //! there is something to do about it) and return the code it maps to.
 
-use mcp_tasks_client::{ClientError, Target};
+use mcp_tasks_client::{ClientError, Target, TaskStatus, TaskView};
 use std::fmt;
 use std::process::ExitCode;
 
@@ -41,6 +41,19 @@ impl fmt::Display for Exit {
 }
 
 impl std::error::Error for Exit {}
+
+/// The exit status that says how a task stands: [`EXIT_OK`] completed (or still
+/// running: working, waiting for input), [`EXIT_FAILED`] failed, a tool error
+/// included (a tool that reported an error failed, whatever the wire calls it),
+/// [`EXIT_CANCELLED`] cancelled.
+pub fn exit_for_task(t: &TaskView) -> u8 {
+    match t.status {
+        TaskStatus::Failed => EXIT_FAILED,
+        TaskStatus::Completed if t.tool_error => EXIT_FAILED,
+        TaskStatus::Cancelled => EXIT_CANCELLED,
+        _ => EXIT_OK,
+    }
+}
 
 /// The exit status for a client error.
 pub fn exit_for(e: &ClientError) -> u8 {
@@ -87,8 +100,21 @@ fn report(context: &str, e: &ClientError, hint: Option<String>) -> u8 {
 }
 
 /// What a person can do about `e`: start a server (or fix the URL) when none answers
-/// at an HTTP target, pass a token when the server asks for one.
+/// at an HTTP target, add `/mcp` to a URL without it where nothing speaks MCP, pass a
+/// token when the server asks for one.
 pub fn hint(target: Option<&Target>, e: &ClientError) -> Option<String> {
+    if let (Some(Target::Http(url)), Some(404 | 405)) = (target, e.http_status()) {
+        if let Some(with_mcp) = with_mcp_path(url) {
+            return Some(format!(
+                "nothing speaks MCP at {url}; mcp-tasks serve answers at the path /mcp: \
+                 try {with_mcp}"
+            ));
+        }
+        return Some(format!(
+            "nothing speaks MCP at {url}: check the URL (mcp-tasks serve answers at \
+             http://HOST:PORT/mcp)"
+        ));
+    }
     match (e, target) {
         (_, _) if e.http_status() == Some(401) => Some(
             "the server wants a valid bearer token: pass --token TOKEN (or set MCP_TASKS_TOKEN)"
@@ -103,5 +129,46 @@ pub fn hint(target: Option<&Target>, e: &ClientError) -> Option<String> {
              (`mcp-tasks serve --demo` for the demo tools), or check the URL"
         )),
         _ => None,
+    }
+}
+
+/// `url` with the path `/mcp` (its query and fragment dropped), when its path does
+/// not end in `/mcp` already: `http://127.0.0.1:8080` gives `http://127.0.0.1:8080/mcp`.
+fn with_mcp_path(url: &str) -> Option<String> {
+    let base = url.split(['?', '#']).next().unwrap_or(url);
+    let trimmed = base.trim_end_matches('/');
+    if trimmed.ends_with("/mcp") {
+        return None;
+    }
+    let after_scheme = trimmed.split_once("://").map_or(trimmed, |(_, rest)| rest);
+    if after_scheme.contains('/') {
+        // A path of its own (`/api`): the server's root with /mcp is the likely one.
+        let (scheme, rest) = trimmed.split_once("://")?;
+        let host = rest.split('/').next()?;
+        return Some(format!("{scheme}://{host}/mcp"));
+    }
+    Some(format!("{trimmed}/mcp"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_url_without_mcp_gets_it() {
+        assert_eq!(
+            with_mcp_path("http://127.0.0.1:8080").as_deref(),
+            Some("http://127.0.0.1:8080/mcp")
+        );
+        assert_eq!(
+            with_mcp_path("http://127.0.0.1:8080/").as_deref(),
+            Some("http://127.0.0.1:8080/mcp")
+        );
+        assert_eq!(
+            with_mcp_path("https://h/board").as_deref(),
+            Some("https://h/mcp")
+        );
+        assert_eq!(with_mcp_path("http://h/mcp"), None);
+        assert_eq!(with_mcp_path("http://h/mcp/"), None);
     }
 }

@@ -8,13 +8,12 @@ use mcp_tasks_client::{
     Client, ClientBuilder, ClientError, Target, TaskHandle, TaskOutcome, TaskStatus, TaskUpdate,
     Wire,
 };
-use mcp_tasks_protocol::task::TOOL_ERROR;
 use serde_json::{json, Value};
 use std::future::Future;
 use std::sync::Arc;
 use tokio::signal::unix::{signal, Signal, SignalKind};
 
-use super::args::{ConnectArgs, WireArg};
+use super::args::{ConnectArgs, FollowArgs, WireArg};
 use super::exit::{fail, EXIT_CANCELLED, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK};
 use super::output::{self, out};
 use super::terminal::{roots, AfterInterrupt, Terminal};
@@ -24,7 +23,12 @@ use crate::journal::Journal;
 /// a terminal whose prompts answer the server's questions, lets `body` follow the task
 /// with the client and that terminal, then detaches or closes as
 /// [`Followed::finish`] does. Returns the exit status.
-pub async fn connect_and_follow<F, Fut>(target: &Target, connect: &ConnectArgs, body: F) -> u8
+pub async fn connect_and_follow<F, Fut>(
+    target: &Target,
+    connect: &ConnectArgs,
+    follow: &FollowArgs,
+    body: F,
+) -> u8
 where
     F: FnOnce(Client, Arc<Terminal>) -> Fut,
     Fut: Future<Output = Followed>,
@@ -36,7 +40,7 @@ where
         Ok(c) => c,
         Err(e) => return super::exit::fail_to_connect(target, &e),
     };
-    if let Some(level) = connect.log_level {
+    if let Some(level) = follow.log_level {
         if let Err(e) = client.set_log_level(level).await {
             term.status(format!("could not set the log level to {level}: {e}"));
         }
@@ -90,7 +94,7 @@ impl Followed {
 }
 
 /// How a followed task is shown and remembered.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Watching {
     /// `--json` output.
     pub json: bool,
@@ -99,9 +103,12 @@ pub struct Watching {
     pub resume: Option<String>,
     /// The journal to record the task's final state in.
     pub journal: Option<Journal>,
-    /// The server's public address, for the task board link printed when the task
-    /// waits for input.
-    pub public_url: Option<String>,
+    /// The server's public address (`--public-url`), for the task board link printed
+    /// when the task waits for a person; without it the board next to the MCP URL,
+    /// when the server has one.
+    pub board: Option<String>,
+    /// The server followed.
+    pub target: Target,
 }
 
 /// The next Ctrl-C, or never when it cannot be caught.
@@ -147,18 +154,27 @@ pub async fn follow(
             detached: true,
         }
     };
-    let mut board_told = false;
+    // Where people answer this task besides this terminal: its page on the board.
+    let page = match &id {
+        Some(id) => super::board::board_root(&w.target, w.board.as_deref())
+            .await
+            .map(|root| format!("{root}/tasks/{id}")),
+        None => None,
+    };
+    if let Some(page) = &page {
+        term.answer_also(format!("on the task board: {page}"));
+    }
+    let mut told_approvers = false;
     loop {
         tokio::select! {
             Some(u) = updates.next() => {
-                if let (TaskUpdate::Status(t), Some(url), false) = (&u, &w.public_url, board_told) {
-                    if t.status == TaskStatus::InputRequired {
-                        board_told = true;
-                        term.note(&format!(
-                            "the task waits for input: answer here, or on the task board: {}/board/tasks/{}",
-                            url.trim_end_matches('/'),
-                            t.id
-                        ));
+                if let TaskUpdate::Status(t) = &u {
+                    if !told_approvers && waits_for_approval(t) {
+                        told_approvers = true;
+                        term.note(&match &page {
+                            Some(page) => format!("the call waits for approval; approvers decide on the task board: {page}"),
+                            None => "the call waits for approval by people this terminal does not reach".to_string(),
+                        });
                     }
                 }
                 show(term, u, extension)
@@ -216,6 +232,8 @@ fn percent_in(text: &str) -> Option<f64> {
 
 fn show(term: &Terminal, update: TaskUpdate, extension: bool) {
     match update {
+        // How the task ended is said once, by `outcome`, with the result.
+        TaskUpdate::Status(t) if t.status.is_terminal() => {}
         TaskUpdate::Status(t) => {
             let text = match &t.status_message {
                 Some(m) => format!("{}: {m}", t.shown_status()),
@@ -301,36 +319,7 @@ pub fn outcome(r: Result<TaskOutcome, ClientError>, json: bool) -> u8 {
         };
         out(v);
     } else {
-        if let Some(r) = &o.result {
-            out(output::result_text(r, o.text()));
-        }
-        let message = o
-            .task
-            .as_ref()
-            .and_then(|t| t.status_message.clone())
-            .map(|m| format!(" ({m})"))
-            .unwrap_or_default();
-        match (&o.error, status) {
-            (Some(e), _) => eprintln!(
-                "{} error {}: {}",
-                style("✘ failed:").red().bold().for_stderr(),
-                e.code,
-                e.message
-            ),
-            (None, TaskStatus::Cancelled) => eprintln!(
-                "{}{message}",
-                style("⊘ cancelled").yellow().bold().for_stderr()
-            ),
-            // Success is the result itself; nothing more to say.
-            (None, _) if o.succeeded() => {}
-            // A tool error reads the same on both wires (failed on 2025-11-25,
-            // completed on the extension): "tool error", with the tool's own words.
-            (None, _) => eprintln!(
-                "{} {}",
-                style(format!("✘ {TOOL_ERROR}:")).red().bold().for_stderr(),
-                tool_error_text(&o).unwrap_or(message.trim().to_string())
-            ),
-        }
+        say_outcome(&o, status);
     }
     if o.succeeded() {
         EXIT_OK
@@ -341,12 +330,44 @@ pub fn outcome(r: Result<TaskOutcome, ClientError>, json: bool) -> u8 {
     }
 }
 
-/// The first line of a tool error's text (its result's text content), for the one line
-/// that says how the task ended; the whole text is on stdout.
-fn tool_error_text(o: &TaskOutcome) -> Option<String> {
-    let text = o.text()?;
-    let first = text.lines().find(|l| !l.trim().is_empty())?.trim();
-    Some(first.chars().take(200).collect())
+/// Prints how a task ended, for a person, each thing once: a result on stdout; a
+/// failure on stderr as one `✘ failed:` line with the tool's own words (a tool error)
+/// or the server's error; a cancellation as `⊘ cancelled` with its status message.
+fn say_outcome(o: &TaskOutcome, status: TaskStatus) {
+    let message = o.task.as_ref().and_then(|t| t.status_message.clone());
+    let failed = style("✘ failed:").red().bold().for_stderr();
+    match (&o.error, status) {
+        (Some(e), _) => eprintln!("{failed} {} (error {})", e.message, e.code),
+        (None, TaskStatus::Cancelled) => eprintln!(
+            "{}{}",
+            style("⊘ cancelled").yellow().bold().for_stderr(),
+            message.map(|m| format!(": {m}")).unwrap_or_default()
+        ),
+        (None, _) if o.succeeded() => {
+            if let Some(r) = &o.result {
+                out(output::result_text(r, o.text()));
+            }
+        }
+        // A tool error (failed on 2025-11-25, completed on the extension): the tool's
+        // own words, whole.
+        (None, _) => {
+            let said = match &o.result {
+                Some(r) => output::result_text(r, o.text()),
+                None => message.unwrap_or_else(|| "the task failed".into()),
+            };
+            eprintln!("{failed} {}", said.trim_end());
+        }
+    }
+}
+
+/// Whether the task waits for its approvers (people other than the caller, so no
+/// question reaches this terminal): our server's approval gate says so in the status
+/// message.
+fn waits_for_approval(t: &mcp_tasks_client::TaskView) -> bool {
+    !t.status.is_terminal()
+        && t.status_message
+            .as_deref()
+            .is_some_and(|m| m.starts_with("waiting for approval"))
 }
 
 /// The result of a plain (non-task) call, printed like a task's.

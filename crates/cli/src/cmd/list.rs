@@ -10,7 +10,7 @@ use std::collections::HashSet;
 
 use super::args::ServerArgs;
 use super::exit::{fail, EXIT_OK};
-use super::output::{out, status_word, task_json};
+use super::output::{out, status_text, status_word, task_json};
 use crate::journal::{Entry, Journal, STATE_DIR_ENV};
 
 /// `tasks/get` requests in flight at once while refreshing the journal.
@@ -52,36 +52,77 @@ impl Row {
         }
     }
 
-    fn line(&self) -> String {
+    /// The row's cells, plain (no colour): task, status, last update, tool, message.
+    fn cells(&self) -> [String; 5] {
         match self {
-            Row::Known(t, tool) => format!(
-                "{}  {}  {}  {}  {}",
-                t.id,
-                status_word(t),
-                t.last_updated_at.format("%Y-%m-%d %H:%M:%S"),
-                tool.as_deref().unwrap_or("-"),
-                t.status_message.as_deref().unwrap_or("")
-            ),
-            Row::Gone(e) => format!(
-                "{}  {:<14}  {}  {}  ({GONE})",
-                e.task_id,
-                "unknown",
-                e.created_text().replace('T', " ").trim_end_matches('Z'),
-                e.tool
-            ),
+            Row::Known(t, tool) => [
+                t.id.to_string(),
+                status_text(t).to_string(),
+                t.last_updated_at.format("%Y-%m-%d %H:%M:%S").to_string(),
+                tool.clone().unwrap_or_else(|| "-".into()),
+                t.status_message.clone().unwrap_or_default(),
+            ],
+            Row::Gone(e) => [
+                e.task_id.clone(),
+                "unknown".into(),
+                e.created_text()
+                    .replace('T', " ")
+                    .trim_end_matches('Z')
+                    .to_string(),
+                e.tool.clone(),
+                GONE.into(),
+            ],
         }
     }
 }
 
+/// The column titles of the human listing.
+const HEADER: [&str; 5] = ["TASK", "STATUS", "UPDATED", "TOOL", "MESSAGE"];
+
+/// The human listing: a header, then a line per row, each column as wide as its widest
+/// cell (the message, last, as long as it is); statuses coloured on a terminal.
+fn table(rows: &[Row]) -> Vec<String> {
+    let cells: Vec<[String; 5]> = rows.iter().map(Row::cells).collect();
+    let mut widths = HEADER.map(str::len);
+    for c in &cells {
+        for (w, cell) in widths.iter_mut().zip(c) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let line = |c: [&str; 5], status: String| {
+        format!(
+            "{:<w0$}  {status}  {:<w2$}  {:<w3$}  {}",
+            c[0],
+            c[2],
+            c[3],
+            c[4],
+            w0 = widths[0],
+            w2 = widths[2],
+            w3 = widths[3],
+        )
+        .trim_end()
+        .to_string()
+    };
+    let mut lines = vec![line(HEADER, format!("{:<w$}", HEADER[1], w = widths[1]))];
+    for (row, c) in rows.iter().zip(&cells) {
+        let status = match row {
+            Row::Known(t, _) => status_word(t, widths[1]),
+            Row::Gone(_) => format!("{:<w$}", c[1], w = widths[1]),
+        };
+        lines.push(line([&c[0], &c[1], &c[2], &c[3], &c[4]], status));
+    }
+    lines
+}
+
 /// Runs `list`; returns the exit status.
 pub async fn run(a: ServerArgs) -> u8 {
-    a.run("list", |client, target, json| async move {
-        let journal = Journal::for_target(&target);
+    a.run("list", |client, target, connect| async move {
+        let journal = connect.journal(&target);
         let rows = match rows(&client, journal.as_ref()).await {
             Ok(r) => r,
             Err(e) => return fail("listing tasks", &e),
         };
-        if json {
+        if connect.json {
             out(Value::Array(rows.iter().map(Row::json).collect()));
             return EXIT_OK;
         }
@@ -91,12 +132,15 @@ pub async fn run(a: ServerArgs) -> u8 {
                 |j| format!("journal: {}", j.path().display()),
             );
             eprintln!(
-                "no tasks: `list` shows the tasks started from this machine with `mcp-tasks call` \
-                 in the last 7 days ({kept}) and, on 2025-11-25, those the server lists for this session"
+                "no tasks: `list` shows the tasks started from this account with `mcp-tasks call` \
+                 in the last 7 days, kept per server and bearer token ({kept}), and, on 2025-11-25, \
+                 those the server lists for this session"
             );
         }
-        for r in &rows {
-            out(r.line());
+        if !rows.is_empty() {
+            for line in table(&rows) {
+                out(line);
+            }
         }
         EXIT_OK
     })

@@ -11,6 +11,7 @@ use args::{ServerArgs, TaskArgs};
 use exit::{Exit, EXIT_OK};
 
 pub mod args;
+mod board;
 pub mod call;
 pub mod cancel;
 pub mod exit;
@@ -24,24 +25,36 @@ mod terminal;
 pub mod tools;
 pub mod watch;
 
-/// The client subcommands (flattened into the top-level command list).
+/// The client subcommands (flattened into the top-level command list). Each talks to
+/// the server at the URL given first, else at $MCP_TASKS_URL, else at
+/// `http://127.0.0.1:8080/mcp` (where `mcp-tasks serve` listens by default), or to a
+/// stdio server started for the command after `--`.
 #[derive(Debug, Subcommand)]
 pub enum ClientCommand {
-    /// Call a tool (as a task when it allows one), show progress, answer its
-    /// questions at the terminal, print the result.
+    /// Call a tool: `mcp-tasks call [URL] TOOL --arg key=value`. A long call runs as
+    /// a task: progress is shown, its questions are asked at the terminal, and Ctrl-C
+    /// offers to cancel it or leave it running. Prints the result.
     Call(call::CallArgs),
-    /// Follow a task created earlier (e.g. with `call --detach`) to its end.
-    Watch(TaskArgs),
-    /// Show a task's current state.
-    Get(TaskArgs),
-    /// List the tasks started from this machine with `call` (kept in a journal per
-    /// server under $MCP_TASKS_STATE_DIR, else $XDG_STATE_HOME/mcp-tasks, else
-    /// ~/.local/state/mcp-tasks, for 7 days), each refreshed from the server, and
-    /// those the server lists for this session (2025-11-25).
+    /// Follow a task started earlier (by `call --detach`, a Ctrl-C, or another
+    /// terminal) to its end, answering its questions: `mcp-tasks watch [URL] TASK-ID`.
+    Watch(watch::WatchArgs),
+    /// Show a task's state (`--result`: what it returned): `mcp-tasks get [URL]
+    /// TASK-ID`.
+    Get(get::GetArgs),
+    /// List the tasks you started with `call` at this server, with their current
+    /// state: `mcp-tasks list [URL]`.
+    #[command(
+        after_help = "The tasks are kept for 7 days in a journal per server and \
+        bearer token, in this account's own folder: $MCP_TASKS_STATE_DIR, else \
+        $XDG_STATE_HOME/mcp-tasks, else ~/.local/state/mcp-tasks. On the 2025-11-25 \
+        wire the tasks the server lists for this session are added."
+    )]
     List(ServerArgs),
-    /// Cancel a task (exit status 5 when it had already completed or failed).
+    /// Cancel a task: `mcp-tasks cancel [URL] TASK-ID` (exit status 5 when it had
+    /// already ended).
     Cancel(TaskArgs),
-    /// List the server's tools and whether each runs as a task.
+    /// List the server's tools, their arguments, and whether a call runs as a task:
+    /// `mcp-tasks tools [URL]`.
     Tools(ServerArgs),
 }
 

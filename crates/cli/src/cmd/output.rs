@@ -48,13 +48,22 @@ pub fn task_json(t: &TaskView) -> Value {
     })
 }
 
-/// The task's state in a word (`tool error` for a tool that reported an error, on
-/// either wire), coloured by how things stand.
-pub fn status_word(t: &TaskView) -> String {
-    let shown = t.shown_status();
-    let text = format!("{shown:<14}");
+/// The task's state in a word for people: its status, with a tool that reported an
+/// error `failed` on either wire (2025-11-25 says `failed`, the Tasks extension
+/// `completed`), as the exit status and the board say.
+pub fn status_text(t: &TaskView) -> &'static str {
+    if t.shown_status() == TOOL_ERROR {
+        TaskStatus::Failed.as_str()
+    } else {
+        t.status.as_str()
+    }
+}
+
+/// [`status_text`] padded to `width` and coloured by how things stand.
+pub fn status_word(t: &TaskView, width: usize) -> String {
+    let text = format!("{:<width$}", status_text(t));
     let styled = match t.status {
-        _ if shown == TOOL_ERROR => style(text).red(),
+        _ if t.shown_status() == TOOL_ERROR => style(text).red(),
         TaskStatus::Completed => style(text).green(),
         TaskStatus::Failed => style(text).red(),
         TaskStatus::Cancelled => style(text).yellow(),
@@ -69,7 +78,7 @@ pub fn task_line(t: &TaskView) -> String {
     format!(
         "{}  {}  {}  {}",
         t.id,
-        status_word(t),
+        status_word(t, 0),
         t.last_updated_at.format("%Y-%m-%d %H:%M:%S"),
         t.status_message.as_deref().unwrap_or("")
     )
@@ -77,22 +86,18 @@ pub fn task_line(t: &TaskView) -> String {
 
 /// A task in detail, one field a line.
 pub fn task_details(t: &TaskView) -> String {
-    let mut out = format!(
-        "task     {}\nstatus   {}\n",
-        t.id,
-        status_word(t).trim_end()
-    );
+    let mut out = format!("task     {}\nstatus   {}\n", t.id, status_word(t, 0));
     if let Some(m) = &t.status_message {
         out.push_str(&format!("message  {m}\n"));
     }
     out.push_str(&format!("created  {}\n", timestamp(&t.created_at)));
     out.push_str(&format!("updated  {}\n", timestamp(&t.last_updated_at)));
     match t.ttl {
-        Some(d) => out.push_str(&format!("ttl      {}\n", humantime::format_duration(d))),
-        None => out.push_str("ttl      unlimited\n"),
-    }
-    if let Some(p) = t.poll_interval {
-        out.push_str(&format!("poll     {}\n", humantime::format_duration(p)));
+        Some(d) => out.push_str(&format!(
+            "kept     {} after it was created\n",
+            humantime::format_duration(d)
+        )),
+        None => out.push_str("kept     until deleted\n"),
     }
     out.trim_end().to_string()
 }

@@ -137,6 +137,9 @@ pub struct Terminal {
     /// it, to ask again (watch on), answer nothing (detach: the question stays open for
     /// the board or another client), or let the cancel end it.
     decided: tokio::sync::watch::Sender<(u64, AfterInterrupt)>,
+    /// Where else the task's questions can be answered (its page on the task board),
+    /// said above each question.
+    elsewhere: Mutex<Option<String>>,
 }
 
 /// How a prompt ended.
@@ -192,7 +195,14 @@ impl Terminal {
             prompting: tokio::sync::Mutex::new(()),
             interrupt: Notify::new(),
             decided: tokio::sync::watch::channel((0, AfterInterrupt::Continue)).0,
+            elsewhere: Mutex::new(None),
         }
+    }
+
+    /// Says above each question that it can also be answered at `place` (e.g. "on the
+    /// task board: URL").
+    pub fn answer_also(&self, place: String) {
+        *self.elsewhere.lock().unwrap_or_else(|p| p.into_inner()) = Some(place);
     }
 
     /// Whether a person can answer questions at this terminal.
@@ -378,6 +388,19 @@ impl Terminal {
                 Line::Eof => Prompted::Answer(input::cancel()),
                 Line::Interrupted => Prompted::Interrupted,
             };
+        }
+        let elsewhere = self
+            .elsewhere
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        if let Some(place) = elsewhere {
+            say(&format!(
+                "{}\n",
+                style(format!("(answer here, or {place})"))
+                    .dim()
+                    .for_stderr()
+            ));
         }
         let schema = request.requested_schema().cloned().unwrap_or(json!({}));
         let fields = match prompt::fields(&schema) {
