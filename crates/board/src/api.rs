@@ -200,7 +200,7 @@ pub(crate) async fn detail_json(
         now,
     );
     crate::people::annotate(&mut detail, &record, &viewer.caller, now);
-    crate::rerun::add_run_again(board, &record, &mut detail).await;
+    crate::rerun::add_run_again(board, &record, &viewer.caller, &mut detail).await;
     Ok(detail)
 }
 

@@ -18,7 +18,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use crate::api::{audit, engine_refusal, parse_status, read_task, ListQuery};
-use crate::rerun::may_run_again;
+use crate::rerun::{may_run_again, who_may_run_again};
 use crate::view::{self, RELATED_TASK_IDS};
 use crate::viewer::{Refused, Viewer};
 use crate::Board;
@@ -221,9 +221,12 @@ fn owner_caller(board: &Board, record: &TaskRecord) -> Caller {
     }
 }
 
-/// `POST /board/api/tasks/{id}/rerun` (the owner, or an operator): a new task with the
-/// same tool and arguments, owned by the task's owner, whose request names this one as
-/// related (`_meta` `io.modelcontextprotocol/relatedTaskIds`).
+/// `POST /board/api/tasks/{id}/rerun` (the owner, or an operator who did not decide the
+/// call's approval; anyone else: 403 with the reason): a new task with the same tool
+/// and arguments, owned by the task's owner, whose request names this one as related
+/// (`_meta` `io.modelcontextprotocol/relatedTaskIds`) and the person who ran it again.
+/// The new call meets its approval rule from the start, and that person has no vote
+/// on it.
 pub(crate) async fn run_again(
     State(board): State<Board>,
     headers: HeaderMap,
@@ -231,6 +234,8 @@ pub(crate) async fn run_again(
 ) -> Result<Response, Refused> {
     let viewer = board.acting_viewer(&headers)?;
     let (id, record) = read_task(&board, &viewer, id).await?;
+    who_may_run_again(&record, &viewer.caller)
+        .map_err(|why| Refused::new(StatusCode::FORBIDDEN, why))?;
     may_run_again(&record).map_err(|why| Refused::new(StatusCode::CONFLICT, why))?;
     let tool = view::tool_of(&record);
     if board.server().tools().get(&tool).is_none() {
@@ -246,7 +251,11 @@ pub(crate) async fn run_again(
     });
     let created = board
         .server()
-        .start_tool_task(owner_caller(&board, &record), params)
+        .start_tool_task_again(
+            owner_caller(&board, &record),
+            params,
+            Some(&viewer.caller.principal),
+        )
         .await
         .map_err(|e| {
             Refused::new(
