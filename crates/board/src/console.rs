@@ -74,6 +74,28 @@ pub(crate) async fn counts_json(
     for (status, n) in statuses.iter().zip(counted) {
         out[status.map_or("all", |s| s.as_str())] = json!(n);
     }
+    // A tool error is a failure for a person (`failures`): counted under failed, not
+    // under completed. Past the cap the number found is a lower bound: "N+".
+    if out["completed"].as_u64().unwrap_or(0) > 0 {
+        let (errors, more) = crate::failures::tool_errors(
+            engine,
+            &viewer.caller,
+            &filter_of(query, None, COUNT_CAP),
+            COUNT_CAP,
+        )
+        .await
+        .map_err(engine_refusal)?;
+        let completed = out["completed"].as_u64().unwrap_or(0);
+        let failed = out["failed"].as_u64().unwrap_or(0);
+        if !more {
+            out["completed"] = json!(completed.saturating_sub(errors));
+        }
+        out["failed"] = json!(failed + errors);
+        out["toolErrors"] = json!(errors);
+        if more {
+            out["failedAtLeast"] = json!(true);
+        }
+    }
     Ok(out)
 }
 
