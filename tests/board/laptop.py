@@ -233,7 +233,7 @@ def main():
             # A laptop: tasks with long messages, one open; 1280 and 1440 px.
             for i in range(4):
                 agent.start("slow_compute", {"seconds": 30, "label": f"rebuilding the search index of shard {i}"})
-            agent.start("confirm_delete", {"path": "/etc/passwd"})
+            agent.start("confirm_delete", {"filename": "/etc/passwd"})
             agent.start("book_meeting", {"subject": "Planning"})
             failing = agent.start("failing_job", {})
             ended(agent, failing)
@@ -258,7 +258,7 @@ def main():
         with urllib.request.urlopen(f"{local.base}/", timeout=10) as root_page:
             assert root_page.url.endswith("/board"), root_page.url
         anonymous = Mcp(local.base, "unused")
-        anonymous.start("slow_compute", {"seconds": 0})
+        anonymous.start("slow_compute", {"seconds": 30})
         with urllib.request.urlopen(f"{local.base}/board", timeout=10) as page:
             html = page.read().decode()
         assert "stateless" not in html and 'class="owner"' not in html, "the owner column shows on a board without sign-in"
