@@ -32,3 +32,4 @@ export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1
 "$venv/bin/python" tests/board/browser.py --bin "$BIN" --chromium "$CHROMIUM" --shots "$SHOTS"
 "$venv/bin/python" tests/board/approvals.py --bin "$BIN" --chromium "$CHROMIUM" --shots "$SHOTS"
 "$venv/bin/python" tests/board/console.py --bin "$BIN" --chromium "$CHROMIUM" --shots "$SHOTS"
+"$venv/bin/python" tests/board/laptop.py --bin "$BIN" --chromium "$CHROMIUM" --shots "$SHOTS"

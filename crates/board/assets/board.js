@@ -5,6 +5,9 @@
 
 const csrf = document.querySelector('meta[name="csrf-token"]').content;
 const isOperator = document.querySelector('meta[name="operator"]').content === "true";
+// The owner column: operators on a board with sign-in (without it every owner is an
+// anonymous session, which tells a person nothing).
+const showOwner = (document.querySelector('meta[name="show-owner"]') || {}).content === "true";
 const TERMINAL = new Set(["completed", "failed", "cancelled"]);
 
 // console.js (tabs and counts, bulk cancel, run again) registers here what it adds,
@@ -44,6 +47,14 @@ function el(tag, attrs, ...children) {
 
 function when(ms) {
   return ms ? new Date(ms).toLocaleString() : "";
+}
+
+// A time in a list cell: the date and the time on lines of their own, so the column
+// stays narrow and the message keeps its room.
+function whenCell(ms) {
+  if (!ms) return "";
+  const at = new Date(ms);
+  return [el("span", { class: "date" }, at.toLocaleDateString()), el("span", { class: "clock" }, at.toLocaleTimeString())];
 }
 
 function duration(ms) {
@@ -86,7 +97,11 @@ async function api(path, options) {
 
 function matchesFilters(task) {
   const f = state.filters;
-  if (f.status && task.status !== f.status) return false;
+  // A task joins the list when it is the viewer's (or everyone's, for an operator):
+  // an approver follows a task that asks them without it joining their list.
+  if (task.listed === false) return false;
+  // The state a person reads: a tool error is a failure (`state`), whatever the wire said.
+  if (f.status && (task.state || task.status) !== f.status) return false;
   if (f.tool && task.tool !== f.tool) return false;
   if (f.q && !task.id.startsWith(f.q)) return false;
   return true;
@@ -111,10 +126,10 @@ function rowCells(task) {
     el("td", {}, status, task.questions ? el("span", { class: "badge" }, task.questions === 1 ? "1 question" : `${task.questions} questions`) : null),
     el("td", { class: "tool" }, task.tool),
     message,
-    el("td", { class: "time" }, when(task.createdAt)),
-    el("td", { class: "time" }, when(task.updatedAt)),
+    el("td", { class: "time created" }, whenCell(task.createdAt)),
+    el("td", { class: "time updated" }, whenCell(task.updatedAt)),
   ];
-  if (isOperator) cells.push(el("td", { class: "owner" }, task.owner || ""));
+  if (showOwner) cells.push(el("td", { class: "owner" }, task.owner || ""));
   return cells;
 }
 
@@ -185,7 +200,7 @@ async function loadList(append) {
     if (!append) for (const hook of hooks.listLoaded) hook();
     if (!page.tasks.length && !append && !tbody.children.length) {
       tbody.append(
-        el("tr", { class: "empty" }, el("td", { colspan: isOperator ? 6 : 5 }, "No tasks yet.")));
+        el("tr", { class: "empty" }, el("td", { colspan: showOwner ? 6 : 5 }, "No tasks yet.")));
     }
   } catch (e) {
     showLive(`could not load tasks: ${e.message}`, true);
@@ -268,6 +283,7 @@ async function openTask(id, push) {
 function closeTask(push) {
   state.open = null;
   document.getElementById("detail-pane").hidden = true;
+  document.querySelector("main").classList.remove("with-detail");
   for (const row of state.rows.values()) row.classList.remove("selected");
   if (push) history.pushState({}, "", "/board");
 }
@@ -275,6 +291,7 @@ function closeTask(push) {
 function renderGone(id, message) {
   const pane = document.getElementById("detail-pane");
   pane.hidden = false;
+  document.querySelector("main").classList.add("with-detail");
   pane.replaceChildren(
     el("button", { class: "close", onclick: () => closeTask(true), "aria-label": "Close" }, "×"),
     el("h2", {}, "Task ", el("code", {}, id)),
@@ -290,6 +307,13 @@ function renderProgress(progress) {
     box.append(el("progress", { max: progress.total, value: progress.progress }));
   }
   box.append(el("span", {}, progressText(progress)));
+}
+
+// Whether a result holds nothing but the tool error's text (shown in its box already).
+function onlyTheError(result) {
+  const content = result.content || [];
+  return result.structuredContent === undefined && content.length <= 1 &&
+    content.every((c) => c.type === "text");
 }
 
 function jsonBlock(value) {
@@ -329,6 +353,7 @@ function renderDetail(task) {
   state.openShape = shapeOf(task);
   const pane = document.getElementById("detail-pane");
   pane.hidden = false;
+  document.querySelector("main").classList.add("with-detail");
   // Questions of this task still open keep their box as it is: what a person typed in
   // one form survives the answer to another (which re-renders the pane).
   const kept = new Map();
@@ -343,12 +368,19 @@ function renderDetail(task) {
     el("h2", {}, el("span", { class: "tool" }, task.tool), " ",
       statusBadge(task, { id: "detail-status" })),
     el("p", { class: "meta" }, "Task ", el("code", { id: "detail-id" }, task.id),
-      isOperator && task.owner ? ` · owner ${task.owner}` : "",
+      showOwner && task.owner ? ` · owner ${task.owner}` : "",
       ` · created ${when(task.createdAt)} · updated ${when(task.updatedAt)}`,
       ` · ${TERMINAL.has(task.status) ? "kept for" : "expires in"} ${duration(task.ttlLeftMs)}`),
   ];
-  if (task.statusMessage) parts.push(el("p", { class: "status-message" }, task.statusMessage));
-  if (task.toolError) parts.push(el("p", { class: "tool-error", role: "status" }, "Tool error: ", task.toolError));
+  // A tool error is said once: in its box (what the tool answered, which the agent
+  // read), not again as the status message, the result and the timeline's last entry.
+  if (task.statusMessage && !task.toolError) parts.push(el("p", { class: "status-message" }, task.statusMessage));
+  if (task.toolError) {
+    parts.push(el("section", { class: "tool-error-box", role: "status" },
+      el("h3", {}, "Failed: the tool reported an error"),
+      el("p", { class: "meta" }, "What the tool answered (the agent read this):"),
+      el("pre", { class: "tool-error" }, task.toolError)));
+  }
   parts.push(el("div", { id: "detail-progress", class: "progress-box" }));
   for (const question of task.questions || []) parts.push(kept.get(question.key) || renderQuestion(task, question));
   // An approver who is not the task's owner may answer its approval, not cancel it.
@@ -359,12 +391,14 @@ function renderDetail(task) {
     }, "Cancel task")));
   }
   for (const hook of hooks.detailParts) parts.push(...hook(task));
-  if (task.result) parts.push(renderResult(task.result));
+  if (task.result && !(task.toolError && onlyTheError(task.result))) parts.push(renderResult(task.result));
   if (task.error) {
     parts.push(el("section", { class: "error-box" }, el("h3", {}, "Error"),
       el("p", {}, task.error.message), task.error.code !== undefined ? el("p", { class: "meta" }, `code ${task.error.code}`) : null));
   }
-  parts.push(el("h3", {}, "Arguments"), jsonBlock(task.arguments));
+  // An open approval shows the arguments it asks about: not twice.
+  const approvalShowsThem = (task.questions || []).some((q) => q.kind === "approval" && q.mayAnswer !== false);
+  if (!approvalShowsThem) parts.push(el("h3", {}, "Arguments"), jsonBlock(task.arguments));
   if ((task.relatedTaskIds || []).length) {
     parts.push(el("h3", {}, "Related tasks"), el("ul", { class: "related" },
       task.relatedTaskIds.map((id) => el("li", {}, el("a", {
@@ -375,7 +409,8 @@ function renderDetail(task) {
   parts.push(...renderDecisions(task)); // people.js
   parts.push(el("h3", {}, "Timeline"), el("ol", { class: "timeline" },
     (task.timeline || []).map((entry) => el("li", {},
-      el("span", { class: `status status-${entry.status}` }, entry.status.replace("_", " ")),
+      el("span", { class: `status status-${entry.label === "tool error" ? "tool-error" : entry.status}` },
+        entry.label || entry.status.replace("_", " ")),
       ` ${when(entry.at)}`, entry.statusMessage ? ` — ${entry.statusMessage}` : ""))));
   pane.replaceChildren(...parts);
   renderProgress(task.progress);

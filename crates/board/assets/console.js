@@ -65,7 +65,7 @@ function renderTabs() {
     let count = tab.querySelector(".count");
     if (!count) tab.append(" ", (count = el("span", { class: "count" })));
     const n = counts[status || "all"] || 0;
-    count.textContent = countText(n, counts.cap);
+    count.textContent = countText(n, counts.cap) + (status === "failed" && counts.failedAtLeast && n <= counts.cap ? "+" : "");
     count.classList.toggle("zero", n === 0);
   }
   renderBulk();
@@ -103,8 +103,9 @@ function renderBulk() {
   if (!button) return;
   const n = activeShown();
   button.hidden = n === 0;
-  button.textContent = `Cancel all ${countText(n, consoleState.counts ? consoleState.counts.cap : 0)} shown`;
-  button.title = "Cancels the working and waiting tasks this filter shows";
+  const shown = countText(n, consoleState.counts ? consoleState.counts.cap : 0);
+  button.textContent = `Cancel the ${shown} unfinished task${n === 1 ? "" : "s"}`;
+  button.title = "Cancels the working and waiting tasks this filter matches; finished ones stay as they are";
 }
 
 function filterWords() {

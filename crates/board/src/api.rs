@@ -111,6 +111,10 @@ pub(crate) struct ListPage {
 }
 
 /// Reads one page of the tasks `viewer` may see, newest first, as `query` filters them.
+/// The states are those a person reads ([`view::shown_state`]): the failed filter
+/// holds tool errors too, the completed one leaves them out (the store knows the wire
+/// status only, so those two read the completed tasks and sort them; see
+/// `crate::failures`).
 pub(crate) async fn list_page(
     board: &Board,
     viewer: &Viewer,
@@ -124,22 +128,16 @@ pub(crate) async fn list_page(
         cursor: ListQuery::field(&query.cursor),
         limit: PAGE_SIZE,
     };
-    let page = board
-        .server()
-        .engine()
-        .board_list(&viewer.caller, &filter)
-        .await
-        .map_err(engine_refusal)?;
+    let (records, next_cursor) =
+        crate::failures::page(board.server().engine(), &viewer.caller, filter)
+            .await
+            .map_err(engine_refusal)?;
     let live = &board.inner.live;
-    let tasks = page
-        .tasks
+    let tasks = records
         .iter()
-        .map(|r| view::summary(r, live.progress(&r.id).as_ref(), viewer.caller.operator))
+        .map(|r| view::summary(r, live.progress(&r.id).as_ref(), board.shows_owner(viewer)))
         .collect();
-    Ok(ListPage {
-        tasks,
-        next_cursor: page.next_cursor,
-    })
+    Ok(ListPage { tasks, next_cursor })
 }
 
 /// `GET /board/api/tasks`: one page of the tasks the viewer may see, newest first.
@@ -196,11 +194,11 @@ pub(crate) async fn detail_json(
         progress.as_ref(),
         &timeline,
         &attempts,
-        viewer.caller.operator,
+        board.shows_owner(viewer),
         now,
     );
     crate::people::annotate(&mut detail, &record, &viewer.caller, now);
-    crate::rerun::add_run_again(board, &record, &mut detail).await;
+    crate::rerun::add_run_again(board, &record, &viewer.caller, &mut detail).await;
     Ok(detail)
 }
 

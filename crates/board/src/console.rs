@@ -18,7 +18,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use crate::api::{audit, engine_refusal, parse_status, read_task, ListQuery};
-use crate::rerun::may_run_again;
+use crate::rerun::{may_run_again, who_may_run_again};
 use crate::view::{self, RELATED_TASK_IDS};
 use crate::viewer::{Refused, Viewer};
 use crate::Board;
@@ -73,6 +73,28 @@ pub(crate) async fn counts_json(
     let mut out = json!({ "cap": COUNT_CAP });
     for (status, n) in statuses.iter().zip(counted) {
         out[status.map_or("all", |s| s.as_str())] = json!(n);
+    }
+    // A tool error is a failure for a person (`failures`): counted under failed, not
+    // under completed. Past the cap the number found is a lower bound: "N+".
+    if out["completed"].as_u64().unwrap_or(0) > 0 {
+        let (errors, more) = crate::failures::tool_errors(
+            engine,
+            &viewer.caller,
+            &filter_of(query, None, COUNT_CAP),
+            COUNT_CAP,
+        )
+        .await
+        .map_err(engine_refusal)?;
+        let completed = out["completed"].as_u64().unwrap_or(0);
+        let failed = out["failed"].as_u64().unwrap_or(0);
+        if !more {
+            out["completed"] = json!(completed.saturating_sub(errors));
+        }
+        out["failed"] = json!(failed + errors);
+        out["toolErrors"] = json!(errors);
+        if more {
+            out["failedAtLeast"] = json!(true);
+        }
     }
     Ok(out)
 }
@@ -221,9 +243,12 @@ fn owner_caller(board: &Board, record: &TaskRecord) -> Caller {
     }
 }
 
-/// `POST /board/api/tasks/{id}/rerun` (the owner, or an operator): a new task with the
-/// same tool and arguments, owned by the task's owner, whose request names this one as
-/// related (`_meta` `io.modelcontextprotocol/relatedTaskIds`).
+/// `POST /board/api/tasks/{id}/rerun` (the owner, or an operator who did not decide the
+/// call's approval; anyone else: 403 with the reason): a new task with the same tool
+/// and arguments, owned by the task's owner, whose request names this one as related
+/// (`_meta` `io.modelcontextprotocol/relatedTaskIds`) and the person who ran it again.
+/// The new call meets its approval rule from the start, and that person has no vote
+/// on it.
 pub(crate) async fn run_again(
     State(board): State<Board>,
     headers: HeaderMap,
@@ -231,6 +256,8 @@ pub(crate) async fn run_again(
 ) -> Result<Response, Refused> {
     let viewer = board.acting_viewer(&headers)?;
     let (id, record) = read_task(&board, &viewer, id).await?;
+    who_may_run_again(&record, &viewer.caller)
+        .map_err(|why| Refused::new(StatusCode::FORBIDDEN, why))?;
     may_run_again(&record).map_err(|why| Refused::new(StatusCode::CONFLICT, why))?;
     let tool = view::tool_of(&record);
     if board.server().tools().get(&tool).is_none() {
@@ -246,7 +273,11 @@ pub(crate) async fn run_again(
     });
     let created = board
         .server()
-        .start_tool_task(owner_caller(&board, &record), params)
+        .start_tool_task_again(
+            owner_caller(&board, &record),
+            params,
+            Some(&viewer.caller.principal),
+        )
         .await
         .map_err(|e| {
             Refused::new(

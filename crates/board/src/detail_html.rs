@@ -23,7 +23,11 @@ pub(crate) fn pane(task: &Value) -> String {
         when(&task["createdAt"]),
         when(&task["updatedAt"]),
     );
-    if let Some(message) = task["statusMessage"].as_str() {
+    // A tool error is said once, in its own words (not again as the status message).
+    if let Some(message) = task["statusMessage"]
+        .as_str()
+        .filter(|_| task["toolError"].is_null())
+    {
         out.push_str(&format!(
             "<p class=\"status-message\">{}</p>",
             escape(message)

@@ -46,7 +46,7 @@ pub(crate) async fn inbox(
             if let Some(d) = &item.question.deadline {
                 row["deadline"] = json!(millis(d.at));
             }
-            if viewer.caller.operator {
+            if board.shows_owner(&viewer) {
                 row["owner"] = json!(item.task.owner);
             }
             row

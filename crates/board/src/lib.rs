@@ -15,6 +15,7 @@
 //! | `pages` | the HTML shell, the login page and the embedded assets (plain JS, no build step) |
 //! | `api` | the JSON the page reads and the actions it posts (answer, cancel) |
 //! | `console` | counts per state, bulk cancel by filter (operators), "run again" |
+//! | `failures` | a tool error counted and filtered as a failure, as people read it |
 //! | `rerun` | whether a task may be run again, and the tasks made from it |
 //! | `view` | tasks as the page shows them: summaries, details, questions |
 //! | `answer` | a person's answer checked against the question and turned into the engine's answer |
@@ -35,6 +36,7 @@ mod answer;
 mod api;
 mod console;
 mod detail_html;
+mod failures;
 mod html;
 mod inbox;
 mod link_pages;
@@ -136,10 +138,17 @@ impl Board {
     }
 
     /// The routes of the board (pages, assets, JSON API, live events) under
-    /// [`BOARD_PATH`], to merge beside MCP's router
+    /// [`BOARD_PATH`], and `/` (a redirect to the board) and `/favicon.ico`, to merge
+    /// beside MCP's router
     /// ([`mcp_tasks_server::Server::serve_http_with`]).
     pub fn router(&self) -> Router {
         Router::new()
+            // The server's root says where things are: the board.
+            .route(
+                "/",
+                get(|| async { axum::response::Redirect::to(BOARD_PATH) }),
+            )
+            .route("/favicon.ico", get(pages::favicon))
             .route(BOARD_PATH, get(pages::board))
             .route("/board/", get(pages::board))
             .route("/board/tasks/{id}", get(pages::task_page))

@@ -48,9 +48,13 @@ pub(crate) fn tabs(status: &str, tool: &str, q: &str, counts: Option<&Value>) ->
                 .map(|n| {
                     // A zero is not coloured: only what is there draws the eye.
                     let zero = if n == 0 { " zero" } else { "" };
+                    let at_least = key == "failed"
+                        && counts.is_some_and(|c| c["failedAtLeast"] == true)
+                        && n <= crate::console::COUNT_CAP as u64;
                     format!(
-                        " <span class=\"count{zero}\">{}</span>",
-                        crate::console::count_text(n)
+                        " <span class=\"count{zero}\">{}{}</span>",
+                        crate::console::count_text(n),
+                        if at_least { "+" } else { "" }
                     )
                 })
                 .unwrap_or_default();
@@ -108,7 +112,7 @@ fn row(task: &Value, operator: bool) -> String {
          <td>{badge}{questions}</td>\
          <td class=\"tool\"><a href=\"/board/tasks/{id}\">{tool}</a></td>\
          <td class=\"message\">{message}{progress}</td>\
-         <td class=\"time\">{created}</td><td class=\"time\">{updated}</td>{owner}</tr>",
+         <td class=\"time created\">{created}</td><td class=\"time updated\">{updated}</td>{owner}</tr>",
         id = escape(id),
         status = escape(status),
         tool = escape(text(task, "tool")),

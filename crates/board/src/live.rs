@@ -169,6 +169,7 @@ pub(crate) async fn events(State(board): State<Board>, headers: HeaderMap) -> Re
         Err(refused) => return refused.into_response(),
     };
     let caller = viewer.caller;
+    let signed_in = board.needs_login();
     // Open pages end with the server, so that a graceful shutdown is not held open.
     let stop = board.server().shutdown_token().cancelled_owned();
     let stream = BroadcastStream::new(board.inner.live.events.subscribe())
@@ -180,7 +181,14 @@ pub(crate) async fn events(State(board): State<Board>, headers: HeaderMap) -> Re
                         || crate::people::asks(&record, &caller) =>
                 {
                     let progress = board.inner.live.progress(&record.id);
-                    let row = view::summary(&record, progress.as_ref(), caller.operator);
+                    let mut row =
+                        view::summary(&record, progress.as_ref(), caller.operator && signed_in);
+                    // Whether the row belongs in the viewer's list (their own tasks,
+                    // or everyone's for an operator), as the list and its counts read
+                    // it; an approver follows a task that asks them without it joining
+                    // their list.
+                    row["listed"] =
+                        serde_json::json!(caller.operator || caller.principal == record.owner);
                     Some(Event::default().event("task").data(row.to_string()))
                 }
                 Ok(BoardEvent::Progress {

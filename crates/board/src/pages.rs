@@ -19,6 +19,8 @@ const BOARD_JS: &str = include_str!("../assets/board.js");
 const PEOPLE_JS: &str = include_str!("../assets/people.js");
 const BOARD_CSS: &str = include_str!("../assets/board.css");
 const CONSOLE_JS: &str = include_str!("../assets/console.js");
+/// The board's icon (also served at `/favicon.ico`): embedded, like every asset.
+pub(crate) const ICON_SVG: &str = include_str!("../assets/icon.svg");
 
 /// The policy every board page is served under: scripts, styles and connections only
 /// from this server, images also inline (results may carry base64 images), no framing.
@@ -49,7 +51,8 @@ fn shell(title: &str, body: &str, meta: &str) -> String {
     format!(
         "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n{meta}\
-         <title>{title}</title>\n<link rel=\"stylesheet\" href=\"/board/assets/board.css\">\n\
+         <title>{title}</title>\n<link rel=\"icon\" href=\"/board/assets/icon.svg\" type=\"image/svg+xml\">\n\
+         <link rel=\"stylesheet\" href=\"/board/assets/board.css\">\n\
          </head>\n<body>\n{body}\n</body>\n</html>\n"
     )
 }
@@ -133,6 +136,8 @@ async fn render(
         Err(refused) => return page(refused.status, error_page(&refused.message)),
     };
     let operator = viewer.caller.operator;
+    let show_owner = board.shows_owner(&viewer);
+    let has_detail = task.is_some();
     let detail = match task {
         None => "<section id=\"detail-pane\" hidden></section>".to_string(),
         Some(id) => match detail_json(board, &viewer, id).await {
@@ -166,13 +171,13 @@ async fn render(
                 )
             });
             (
-                list_html::rows(&list.tasks, operator),
+                list_html::rows(&list.tasks, show_owner),
                 more.unwrap_or_default(),
                 "<p id=\"live\" class=\"live\">as of page load</p>".to_string(),
             )
         }
         Err(refused) => (
-            list_html::rows(&[], operator),
+            list_html::rows(&[], show_owner),
             String::new(),
             format!(
                 "<p id=\"live\" class=\"live bad\" role=\"alert\">could not load tasks: {}</p>",
@@ -211,9 +216,10 @@ async fn render(
         String::new()
     };
     let meta = format!(
-        "<meta name=\"csrf-token\" content=\"{}\">\n<meta name=\"operator\" content=\"{}\">\n",
+        "<meta name=\"csrf-token\" content=\"{}\">\n<meta name=\"operator\" content=\"{}\">\n<meta name=\"show-owner\" content=\"{}\">\n",
         escape(&viewer.csrf),
-        operator
+        operator,
+        show_owner
     );
     let chosen = ListQuery::field(&query.status).unwrap_or_default();
     let options: String = [
@@ -233,14 +239,14 @@ async fn render(
     let value = |v: &Option<String>| escape(&ListQuery::field(v).unwrap_or_default());
     let body = format!(
         "<header><h1><a href=\"/board\">Tasks</a></h1><div class=\"who\">{who}{role}{logout}</div></header>\n\
-         <main>\n<section id=\"list-pane\">\n{tabs}\n<form id=\"filters\" method=\"get\" action=\"/board\">\
+         <main{main_class}>\n<section id=\"list-pane\">\n{tabs}\n<form id=\"filters\" method=\"get\" action=\"/board\">\
          <select name=\"status\" id=\"filter-status\" aria-label=\"Status\">{options}</select>\
          <input name=\"tool\" id=\"filter-tool\" placeholder=\"tool\" aria-label=\"Tool\" value=\"{tool}\">\
          <input name=\"q\" id=\"filter-q\" placeholder=\"task id\" aria-label=\"Search by task id\" value=\"{q}\">\
          <button type=\"submit\">Filter</button></form>\n\
          {bulk}{live}\n\
          <table id=\"tasks\"><thead><tr><th>status</th><th>tool</th><th>message / progress</th>\
-         <th class=\"time\">created</th><th class=\"time\">updated</th>{owner}</tr></thead><tbody>{rows}</tbody></table>\n\
+         <th class=\"time created\">created</th><th class=\"time updated\">updated</th>{owner}</tr></thead><tbody>{rows}</tbody></table>\n\
          <noscript><p class=\"hint\">This list is as of page load: reload for news, or \
          turn JavaScript on for live updates, questions and cancelling.</p>{more}</noscript>\n\
          <button id=\"more\" hidden>Older tasks</button>\n</section>\n\
@@ -250,7 +256,8 @@ async fn render(
          <script src=\"/board/assets/console.js\"></script>",
         tool = value(&query.tool),
         q = value(&query.q),
-        owner = if operator { "<th class=\"owner\">owner</th>" } else { "" },
+        main_class = if has_detail { " class=\"with-detail\"" } else { "" },
+        owner = if show_owner { "<th class=\"owner\">owner</th>" } else { "" },
     );
     page(StatusCode::OK, shell("Tasks · mcp-tasks", &body, &meta))
 }
@@ -377,13 +384,28 @@ pub(crate) async fn logout(
     response
 }
 
-/// `GET /board/assets/{file}`: the script and the style sheet.
+/// `GET /favicon.ico`: the board's icon (an SVG, which browsers take at this address
+/// too), so a browser's first request to the server is not a 404.
+pub(crate) async fn favicon() -> Response {
+    (
+        [
+            (header::CONTENT_TYPE, "image/svg+xml"),
+            (header::CACHE_CONTROL, "max-age=86400"),
+            (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+        ],
+        ICON_SVG,
+    )
+        .into_response()
+}
+
+/// `GET /board/assets/{file}`: the scripts, the style sheet and the icon.
 pub(crate) async fn asset(Path(file): Path<String>) -> Response {
     let (body, kind) = match file.as_str() {
         "board.js" => (BOARD_JS, "text/javascript; charset=utf-8"),
         "people.js" => (PEOPLE_JS, "text/javascript; charset=utf-8"),
         "board.css" => (BOARD_CSS, "text/css; charset=utf-8"),
         "console.js" => (CONSOLE_JS, "text/javascript; charset=utf-8"),
+        "icon.svg" => (ICON_SVG, "image/svg+xml"),
         _ => {
             return Refused::new(StatusCode::NOT_FOUND, format!("no asset '{file}'"))
                 .into_response()

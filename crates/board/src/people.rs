@@ -23,6 +23,16 @@ pub(crate) fn may_answer(
     if named || (!assignment.only && caller.may_access(&record.owner)) {
         return Ok(());
     }
+    let ran_again = question.params["ranAgainBy"].as_array().is_some_and(|by| {
+        by.iter()
+            .any(|p| p.as_str() == Some(caller.principal.as_str()))
+    });
+    if ran_again {
+        return Err(format!(
+            "You ran this call again, so you cannot also approve it: waiting for another of {}.",
+            assignment.to.join(", ")
+        ));
+    }
     if assignment.except.iter().any(|p| p == &caller.principal) {
         return Err(format!(
             "You approved an earlier round already; each person counts once. Waiting for another of {}.",

@@ -1,11 +1,18 @@
-//! "Run again" as the detail pane shows it: whether a task may be run again, and the
-//! tasks made by running it again (found by the related-task id their request names,
-//! among the owner's [`RERUN_SEARCH`] newest tasks). The action itself is
-//! `console::run_again`.
+//! "Run again" as the detail pane shows it: whether a task may be run again, and by
+//! whom, and the tasks made by running it again (found by the related-task id their
+//! request names, among the owner's [`RERUN_SEARCH`] newest tasks). The action itself
+//! is `console::run_again`.
+//!
+//! Who may run a call again is a separation of duties, as approvals are: the task's
+//! owner or an operator, never someone who decided the call's approval (an approver
+//! who rejected a call cannot revive it), and the call run again meets its approval
+//! from the start, where the person who ran it again has no vote
+//! ([`mcp_tasks_server::Server::start_tool_task_again`]).
 
 use mcp_tasks_engine::{Caller, TaskFilter, TaskRecord};
 use mcp_tasks_protocol::methods::TOOLS_CALL;
 use mcp_tasks_protocol::TaskStatus;
+use mcp_tasks_server::approvals::RAN_AGAIN_BY_META;
 use serde_json::{json, Value};
 
 use crate::view;
@@ -36,13 +43,43 @@ pub(crate) fn may_run_again(record: &TaskRecord) -> Result<(), String> {
     }
 }
 
+/// Whether `caller` may run `record` again: its owner or an operator, and not someone
+/// who voted on its approval. `Err` says why not, for a person.
+pub(crate) fn who_may_run_again(record: &TaskRecord, caller: &Caller) -> Result<(), String> {
+    if !caller.operator && caller.principal != record.owner {
+        return Err(format!(
+            "only the task's owner ({}) or an operator may run a call again; ask one of them",
+            record.owner
+        ));
+    }
+    let voted = record.input_requests.values().any(|q| {
+        view::QuestionKind::of(&q.method, &q.params) == view::QuestionKind::Approval
+            && q.answered_by
+                .as_ref()
+                .is_some_and(|by| by.principal == caller.principal)
+    });
+    if voted {
+        return Err("you decided this call's approval, so you cannot also run it again: its owner or another operator may".to_string());
+    }
+    Ok(())
+}
+
+/// Who ran the call of `record` again, when a person did (its request names them).
+pub(crate) fn ran_again_by(record: &TaskRecord) -> Option<String> {
+    record.request.field("_meta").and_then(|m| {
+        m.get(RAN_AGAIN_BY_META)
+            .and_then(Value::as_str)
+            .map(String::from)
+    })
+}
+
 /// The tasks made by running `record` again: tasks of its owner created after it whose
 /// request names it as related, newest first, among the owner's [`RERUN_SEARCH`]
 /// newest tasks. The search reads those rows and no more (the owner's index, no filter
 /// to skip rows on), so a page costs the same for an owner with millions of tasks; a
 /// re-run made before that many newer tasks is no longer linked from here (it still
 /// links back, by its related-task id).
-pub(crate) async fn reruns_of(board: &Board, record: &TaskRecord) -> Vec<String> {
+pub(crate) async fn reruns_of(board: &Board, record: &TaskRecord) -> Vec<TaskRecord> {
     let owner = Caller::authenticated(record.owner.clone(), None);
     let filter = TaskFilter {
         status: None,
@@ -63,19 +100,57 @@ pub(crate) async fn reruns_of(board: &Board, record: &TaskRecord) -> Vec<String>
                 .iter()
                 .any(|related| related == record.id.as_str())
         })
-        .map(|t| t.id.as_str().to_string())
+        .cloned()
         .collect()
 }
 
-/// Adds what the detail pane needs for "run again": whether it may be offered, and the
-/// tasks already made from this one.
-pub(crate) async fn add_run_again(board: &Board, record: &TaskRecord, detail: &mut Value) {
-    detail["canRunAgain"] = json!(may_run_again(record).is_ok());
-    detail["reruns"] = if record.status.is_terminal() && record.method == TOOLS_CALL {
-        json!(reruns_of(board, record).await)
+/// Adds what the detail pane needs for "run again": whether `caller` may be offered
+/// it (the button is shown to the owner and operators only), the tasks already made
+/// from this one, and in the timeline who ran it again (here, and on the new task).
+pub(crate) async fn add_run_again(
+    board: &Board,
+    record: &TaskRecord,
+    caller: &Caller,
+    detail: &mut Value,
+) {
+    detail["canRunAgain"] =
+        json!(may_run_again(record).is_ok() && who_may_run_again(record, caller).is_ok());
+    let reruns = if record.status.is_terminal() && record.method == TOOLS_CALL {
+        reruns_of(board, record).await
     } else {
-        json!([])
+        Vec::new()
     };
+    detail["reruns"] = json!(reruns.iter().map(|t| t.id.as_str()).collect::<Vec<_>>());
+    let Some(timeline) = detail["timeline"].as_array_mut() else {
+        return;
+    };
+    // Oldest first, as the timeline: each re-run is an entry when it was made.
+    for made in reruns.iter().rev() {
+        let by = ran_again_by(made).unwrap_or_else(|| "someone".into());
+        timeline.push(json!({
+            "at": view::millis(made.created_at),
+            "status": "rerun",
+            "label": "run again",
+            "statusMessage": format!("run again by {by} as task {}", made.id),
+            "task": made.id.as_str(),
+        }));
+    }
+    if let Some(by) = ran_again_by(record) {
+        let from = view::related_task_ids(record.request.field("_meta").as_ref());
+        let from = from
+            .first()
+            .map(|id| format!(" from task {id}"))
+            .unwrap_or_default();
+        timeline.insert(
+            0,
+            json!({
+                "at": view::millis(record.created_at),
+                "status": "rerun",
+                "label": "run again",
+                "statusMessage": format!("run again by {by} on the task board{from}"),
+            }),
+        );
+    }
 }
 
 #[cfg(test)]

@@ -39,12 +39,29 @@ pub(crate) fn tool_error_text(record: &TaskRecord) -> Option<String> {
     Some(text.to_string())
 }
 
+/// The state a person reads for `record`, and the list's tabs and filters use: a tool
+/// error is `failed` (as the CLI and the 2025-11-25 wire call it), whatever status the
+/// wire it ran on gave it; else its status.
+pub(crate) fn shown_state(record: &TaskRecord) -> &'static str {
+    if record.status.is_terminal()
+        && record.status != mcp_tasks_protocol::TaskStatus::Cancelled
+        && tool_error_text(record).is_some()
+    {
+        "failed"
+    } else {
+        record.status.as_str()
+    }
+}
+
 /// One row of the list. `toolError` holds the text of a tool error (see
-/// [`tool_error_text`]), `null` otherwise.
-pub(crate) fn summary(record: &TaskRecord, progress: Option<&Progress>, operator: bool) -> Value {
+/// [`tool_error_text`]), `null` otherwise; `state` is what a person reads
+/// ([`shown_state`]); the owner is there when `show_owner` (an operator, on a board with
+/// sign-in: without it every owner is an anonymous session, which says nothing).
+pub(crate) fn summary(record: &TaskRecord, progress: Option<&Progress>, show_owner: bool) -> Value {
     let mut row = json!({
         "id": record.id.as_str(),
         "status": record.status.as_str(),
+        "state": shown_state(record),
         "toolError": tool_error_text(record),
         "tool": tool_of(record),
         "statusMessage": record.status_message,
@@ -54,7 +71,7 @@ pub(crate) fn summary(record: &TaskRecord, progress: Option<&Progress>, operator
         "questions": record.input_requests.values().filter(|r| r.is_outstanding()).count(),
         "progress": progress.map(progress_json),
     });
-    if operator {
+    if show_owner {
         row["owner"] = json!(record.owner);
     }
     row
@@ -102,10 +119,10 @@ pub(crate) fn detail(
     progress: Option<&Progress>,
     timeline: &[TimelineEntry],
     attempts: &[Attempt],
-    operator: bool,
+    show_owner: bool,
     now: DateTime<Utc>,
 ) -> Value {
-    let mut detail = summary(record, progress, operator);
+    let mut detail = summary(record, progress, show_owner);
     detail["arguments"] = record
         .request
         .field("arguments")
@@ -142,6 +159,19 @@ pub(crate) fn detail(
         )
     }));
     entries.sort_by_key(|(at, _)| *at);
+    // A tool error ends the timeline as one: "tool error", not "completed". Its words
+    // are shown once, above the timeline.
+    if detail["toolError"].is_string() && record.status == mcp_tasks_protocol::TaskStatus::Completed
+    {
+        if let Some((_, last)) = entries
+            .iter_mut()
+            .rev()
+            .find(|(_, e)| e["status"] == "completed")
+        {
+            last["label"] = json!("tool error");
+            last["statusMessage"] = json!("the tool reported an error (its words are above)");
+        }
+    }
     detail["timeline"] = entries.into_iter().map(|(_, v)| v).collect();
     detail["ttlLeftMs"] = json!(record
         .expires_at

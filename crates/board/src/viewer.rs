@@ -171,6 +171,13 @@ impl IntoResponse for Refused {
 }
 
 impl Board {
+    /// Whether the board shows `viewer` the owner of tasks: to operators, when people
+    /// sign in (without authentication every owner is an anonymous session or
+    /// `stateless`, which tells a person nothing).
+    pub(crate) fn shows_owner(&self, viewer: &Viewer) -> bool {
+        viewer.caller.operator && self.needs_login()
+    }
+
     /// Whether the board asks people to log in (authentication is configured).
     pub(crate) fn needs_login(&self) -> bool {
         self.server().config().auth.is_enabled()

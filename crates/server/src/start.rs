@@ -140,7 +140,14 @@ fn resumer(
             Some(Value::Object(args)) => args,
             _ => Default::default(),
         };
-        let tool = approvals.gate(tool, &args);
+        // Who ran the call again still may not approve it after a restart.
+        let not_by = crate::approvals::ran_again_by(
+            &record
+                .request
+                .field("_meta")
+                .map_or(Value::Null, |meta| serde_json::json!({ "_meta": meta })),
+        );
+        let tool = approvals.gate_except(tool, &args, not_by);
         if !tool.is_resumable() && !tool.needs_task() {
             return None;
         }

@@ -52,6 +52,13 @@ impl Engine {
         Ok(ListResult::from_page(page))
     }
 
+    /// The cursor of the page after `record` in [`Engine::board_list`]'s order: for a
+    /// view that merges or filters pages (the board's failed tab holds failed tasks and
+    /// tool errors) and so ends a page on a record of its choosing.
+    pub fn board_cursor_after(record: &TaskRecord) -> String {
+        crate::cursor::encode_cursor(record)
+    }
+
     /// How many tasks [`Engine::board_list`] would show `caller` for `filter` over all
     /// its pages, counting at most `filter.limit` (the cursor is ignored): the board's
     /// counts per state, as cheap as one page however many tasks there are.

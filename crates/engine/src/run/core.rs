@@ -115,6 +115,18 @@ impl Core {
             .insert(key.to_string(), question);
     }
 
+    /// Forgets the answer to question `key` of task `id` remembered by
+    /// [`Core::remember_decision`] (its write did not happen).
+    pub(crate) fn forget_decision(&self, id: &TaskId, key: &str) {
+        let mut decided = self.decided.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(task) = decided.get_mut(id) {
+            task.remove(key);
+            if task.is_empty() {
+                decided.remove(id);
+            }
+        }
+    }
+
     /// The people's answers to keep in task `id`'s ended record (forgotten here).
     pub(crate) fn decided(&self, id: &TaskId) -> Option<mcp_tasks_store::InputRequests> {
         self.decided

@@ -391,16 +391,32 @@ impl QuestionWaiters {
                 .expecting(current.version)
                 .message_change(message)
                 .questions(requests);
-            match core.apply(change).await {
-                Ok(_) => {
-                    if let Some(decision) = decision {
-                        core.remember_decision(id, key, decision);
-                    }
-                    break;
+            // Remembered before the write: once it is stored, the work may take the
+            // answer (from the record, on a store event) and end the task before this
+            // call goes on, and the ended record must keep the decision.
+            let remembered = decision.is_some();
+            if let Some(decision) = decision {
+                core.remember_decision(id, key, decision);
+            }
+            let forget = || {
+                if remembered {
+                    core.forget_decision(id, key);
                 }
-                Err(StoreError::Conflict { .. }) => continue,
-                Err(StoreError::NotFound) => return Err(EngineError::NotFound),
-                Err(e) => return Err(e.into()),
+            };
+            match core.apply(change).await {
+                Ok(_) => break,
+                Err(StoreError::Conflict { .. }) => {
+                    forget();
+                    continue;
+                }
+                Err(StoreError::NotFound) => {
+                    forget();
+                    return Err(EngineError::NotFound);
+                }
+                Err(e) => {
+                    forget();
+                    return Err(e.into());
+                }
             }
         }
         if let Some(by) = &stamped {
@@ -541,7 +557,7 @@ fn may_answer(
         );
         let again = assignment.except.iter().any(|p| p == &caller.principal);
         return Err(EngineError::NotAllowed(if again {
-            format!("{} answered an earlier round of question '{key}' already: each person counts once; another of {} must answer", caller.principal, assignment.to.join(", "))
+            format!("{} may not answer question '{key}': they answered an earlier round of it or started this call themselves (running it again), and each person counts once; another of {} must answer", caller.principal, assignment.to.join(", "))
         } else {
             format!(
                 "question '{key}' is for {} to answer; {} is not one of them",

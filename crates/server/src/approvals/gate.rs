@@ -15,15 +15,18 @@ use super::rules::{CompiledRule, OnTimeout};
 use super::APPROVAL_METHOD;
 use crate::tools::registry::{ExternalStart, Tool, ToolHandler, ToolResult};
 
-/// `tool` behind `rule`'s gate.
-pub(super) fn gated(tool: Tool, rule: Arc<CompiledRule>) -> Tool {
+/// `tool` behind `rule`'s gate; the principals `not_by` (who ran the call again) may
+/// not approve it.
+pub(super) fn gated(tool: Tool, rule: Arc<CompiledRule>, not_by: Arc<Vec<String>>) -> Tool {
     let inner = tool.clone();
     let gate = Arc::clone(&rule);
+    let excluded = Arc::clone(&not_by);
     let handler: ToolHandler = Arc::new(move |args, ctx| {
         let inner = inner.clone();
         let rule = Arc::clone(&gate);
+        let not_by = Arc::clone(&excluded);
         Box::pin(async move {
-            let args = match approve(&rule, &inner, args, &ctx).await {
+            let args = match approve(&rule, &inner, args, &ctx, &not_by).await {
                 Ok(args) => args,
                 Err(refusal) => return Ok(refusal),
             };
@@ -43,8 +46,9 @@ pub(super) fn gated(tool: Tool, rule: Arc<CompiledRule>) -> Tool {
             let start = Arc::clone(&start);
             let inner = inner.clone();
             let rule = Arc::clone(&gate);
+            let not_by = Arc::clone(&not_by);
             Box::pin(async move {
-                match approve(&rule, &inner, args, &ctx).await {
+                match approve(&rule, &inner, args, &ctx, &not_by).await {
                     Ok(args) => start(args, ctx).await,
                     Err(refusal) => Err(Outcome::Result { value: refusal }),
                 }
@@ -81,6 +85,7 @@ async fn approve(
     tool: &Tool,
     mut args: Map<String, Value>,
     ctx: &TaskContext,
+    not_by: &[String],
 ) -> Result<Map<String, Value>, Value> {
     let rule = &rule.rule;
     let name = tool.name();
@@ -92,7 +97,7 @@ async fn approve(
             .message
             .clone()
             .unwrap_or_else(|| format!("Approve the call of {name}?"));
-        let params = json!({
+        let mut params = json!({
             "message": message,
             "tool": name,
             "arguments": args,
@@ -103,10 +108,15 @@ async fn approve(
             "inputSchema": tool.input_schema(),
             "escalated": escalated,
         });
+        // Only when someone ran the call again: an approval asked before this key
+        // existed keeps its params, so a restart finds it under its key.
+        if !not_by.is_empty() {
+            params["ranAgainBy"] = json!(not_by);
+        }
         let mut ask = Ask::new()
             .assign_to(approvers.clone())
             .only_assignees()
-            .except(approved_by.clone());
+            .except(approved_by.iter().chain(not_by).cloned());
         if let Some(after) = rule.deadline {
             let decision = match (rule.on_timeout, escalated) {
                 (OnTimeout::Approve, _) => "approve",

@@ -32,6 +32,22 @@ use crate::tools::registry::Tool;
 /// The method of an approval question. Not an MCP method: no client is ever asked it.
 pub const APPROVAL_METHOD: &str = "mcp-tasks/approval";
 
+/// The `_meta` key of a call's request naming who ran it again (the task board's "Run
+/// again", [`crate::Server::start_tool_task_again`]): written by the server, read when
+/// the call's approval is asked (also after a restart), so that the person who ran a
+/// call again never approves it.
+pub const RAN_AGAIN_BY_META: &str = "mcp-tasks/ranAgainBy";
+
+/// Who ran the call with `request` (its `tools/call` params) again, as
+/// [`RAN_AGAIN_BY_META`] names them: nobody for a client's own call.
+pub fn ran_again_by(request: &Value) -> Vec<String> {
+    request
+        .pointer(&format!("/_meta/{}", RAN_AGAIN_BY_META.replace('/', "~1")))
+        .and_then(Value::as_str)
+        .map(|by| vec![by.to_string()])
+        .unwrap_or_default()
+}
+
 /// The configured approval rules and groups, compiled.
 #[derive(Debug, Clone, Default)]
 pub struct Approvals {
@@ -84,12 +100,23 @@ impl Approvals {
     /// `tool` as a call with `args` must run: behind the first rule that applies to
     /// it (then it needs a task: [`Tool::needs_task`]), or as it is.
     pub(crate) fn gate(&self, tool: Tool, args: &Map<String, Value>) -> Tool {
+        self.gate_except(tool, args, Vec::new())
+    }
+
+    /// [`Approvals::gate`], where the principals `not_by` may not approve (the person
+    /// who ran the call again: who starts a call does not also decide it).
+    pub(crate) fn gate_except(
+        &self,
+        tool: Tool,
+        args: &Map<String, Value>,
+        not_by: Vec<String>,
+    ) -> Tool {
         if self.rules.is_empty() {
             return tool;
         }
         let args = Value::Object(args.clone());
         match self.rules.iter().find(|r| r.applies(tool.name(), &args)) {
-            Some(rule) => gate::gated(tool, Arc::clone(rule)),
+            Some(rule) => gate::gated(tool, Arc::clone(rule), Arc::new(not_by)),
             None => tool,
         }
     }

@@ -34,6 +34,25 @@ impl Server {
         caller: Caller,
         params: Value,
     ) -> Result<TaskRecord, RpcError> {
+        self.start_tool_task_again(caller, params, None).await
+    }
+
+    /// [`Server::start_tool_task`] for a call a person runs again (`ran_by`, the task
+    /// board's "Run again"): the call meets its approval rule from the start, as a new
+    /// call, and `ran_by` is not among those who may approve it.
+    ///
+    /// Why: approvals are a separation of duties. Whoever starts a call must not also
+    /// decide it, or one person could revive a call that was rejected and approve it
+    /// alone; no vote of the first call carries over to the new one.
+    ///
+    /// # Errors
+    /// As [`Server::start_tool_task`].
+    pub async fn start_tool_task_again(
+        &self,
+        caller: Caller,
+        params: Value,
+        ran_by: Option<&str>,
+    ) -> Result<TaskRecord, RpcError> {
         let name = params
             .get("name")
             .and_then(Value::as_str)
@@ -58,7 +77,15 @@ impl Server {
         };
         tool.validate(&Value::Object(args.clone()))?;
         // Run again is a call like any other: an approval rule applies to it too.
-        let tool = self.config().approvals.gate(tool, &args);
+        let mut params = params;
+        if let Some(by) = ran_by {
+            if !params.get("_meta").is_some_and(Value::is_object) {
+                params["_meta"] = json!({});
+            }
+            params["_meta"][crate::approvals::RAN_AGAIN_BY_META] = json!(by);
+        }
+        let not_by = crate::approvals::ran_again_by(&params);
+        let tool = self.config().approvals.gate_except(tool, &args, not_by);
         let requested_ttl = tool.ttl();
         create_task(
             self.engine(),

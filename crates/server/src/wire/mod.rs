@@ -63,3 +63,42 @@ impl Observed for Option<Result<Value, RpcError>> {
         self.as_ref()
     }
 }
+
+/// The `_meta` key (a draft of the MCP spec) under which a request names the tasks it
+/// relates to; `tasks/get` gives it back for a task whose call named some (a call the
+/// task board ran again names the task it ran again).
+pub const RELATED_TASK_IDS_META: &str = "io.modelcontextprotocol/relatedTaskIds";
+
+/// Adds to a `tasks/get` result what ties the task to others: the task ids its call
+/// named as related ([`RELATED_TASK_IDS_META`]) and, for a call a person ran again,
+/// who ([`crate::approvals::RAN_AGAIN_BY_META`]). So the agent whose call was run
+/// again on the board learns, through MCP, which earlier task the new one repeats.
+pub(crate) fn add_related_meta(result: &mut Value, record: &mcp_tasks_engine::TaskRecord) {
+    let Some(meta) = record.request.field("_meta") else {
+        return;
+    };
+    let related: Vec<&str> = meta
+        .get(RELATED_TASK_IDS_META)
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .filter(|id| (1..=128).contains(&id.len()))
+        .take(20)
+        .collect();
+    let by = meta
+        .get(crate::approvals::RAN_AGAIN_BY_META)
+        .and_then(Value::as_str);
+    if related.is_empty() && by.is_none() {
+        return;
+    }
+    if !result.get("_meta").is_some_and(Value::is_object) {
+        result["_meta"] = serde_json::json!({});
+    }
+    if !related.is_empty() {
+        result["_meta"][RELATED_TASK_IDS_META] = serde_json::json!(related);
+    }
+    if let Some(by) = by {
+        result["_meta"][crate::approvals::RAN_AGAIN_BY_META] = serde_json::json!(by);
+    }
+}

@@ -21,5 +21,7 @@ pub(super) async fn handle(
         .get(&p.task_id, &session.caller())
         .await
         .map_err(to_rpc)?;
-    Ok(v2025_11_25::task_result(&server.engine().view(&record)))
+    let mut result = v2025_11_25::task_result(&server.engine().view(&record));
+    crate::wire::add_related_meta(&mut result, &record);
+    Ok(result)
 }

@@ -19,10 +19,10 @@ pub(super) async fn handle(req: &Request<'_>, params: &Value) -> Result<Value, R
         .get(&p.task_id, &req.caller)
         .await
         .map_err(to_rpc)?;
-    Ok(v2026_07_28::detailed_task(
-        &req.server.engine().view(&record),
-        detail(&record),
-    ))
+    let mut result =
+        v2026_07_28::detailed_task(&req.server.engine().view(&record), detail(&record));
+    crate::wire::add_related_meta(&mut result, &record);
+    Ok(result)
 }
 
 pub(super) fn detail(record: &TaskRecord) -> Detail {
