@@ -81,6 +81,12 @@ pub struct ServerConfig {
     /// `/board`), when one is served. The answer to a call that became a task links to
     /// the task's page under it.
     pub board_url: Option<String>,
+    /// Where people answer the questions assigned to them (approvals) through this
+    /// server, each as the model is told it: e.g. `"on the task board"`, `"in Slack"`,
+    /// `"through a signed link"`. Empty: only the task board when
+    /// [`ServerConfig::board_url`] is set, else none (a stdio server: handles then say
+    /// that nobody can answer through it).
+    pub people_channels: Vec<String>,
     /// Approval rules (`[[approval]]`) and groups (`[groups]`): calls that wait for
     /// people before their tool runs, and who belongs to which group (approvers and
     /// question assignees name groups). Default: none.
@@ -185,6 +191,7 @@ impl Default for ServerConfig {
             task_tools: TaskTools::Auto,
             progress_interval: DEFAULT_PROGRESS_INTERVAL,
             board_url: None,
+            people_channels: Vec::new(),
             approvals: crate::approvals::Approvals::default(),
             request_state_key: None,
             request_state_ttl: DEFAULT_REQUEST_STATE_TTL,
