@@ -79,7 +79,7 @@ function checkHandle(label, h, hasOutputSchema, wantStatus) {
     check(`${label}: a tool with an outputSchema answers isError with no structuredContent`,
       h.r.isError === true && h.r.structuredContent === undefined, h.r);
   } else {
-    check(`${label}: a tool without an outputSchema answers the status as structuredContent`,
+    check(`${label}: with no outputSchema listed, the handle is no error, the status as structuredContent`,
       h.r.isError !== true && h.r.structuredContent?.taskId === h.id && h.r.structuredContent?.status === wantStatus, h.r);
   }
 }

@@ -90,7 +90,7 @@ def check_handle(label: str, h: Handle, has_output_schema: bool, want_status: st
         R.check(f"{label}: a tool with an outputSchema answers isError with no structuredContent",
                 h.r.isError is True and sc is None, h.r)
     else:
-        R.check(f"{label}: a tool without an outputSchema answers the status as structuredContent",
+        R.check(f"{label}: with no outputSchema listed, the handle is no error, the status as structuredContent",
                 not h.r.isError and sc is not None and sc.get("taskId") == h.id and sc.get("status") == want_status, h.r)
 
 

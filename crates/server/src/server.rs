@@ -107,38 +107,7 @@ pub struct ServerConfig {
 /// task that keeps the call's work lives no longer by default).
 pub const DEFAULT_REQUEST_STATE_TTL: std::time::Duration = std::time::Duration::from_secs(3600);
 
-/// Who is offered the task tools (see [`ServerConfig::task_tools`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum TaskTools {
-    /// To clients that declared no task support: on 2025-11-25 a client whose
-    /// `initialize` capabilities have no `tasks`, and any older protocol version; on
-    /// the 2026-07-28 wire a request that does not declare the Tasks extension. Clients
-    /// that speak tasks use `tasks/*` and do not need them.
-    #[default]
-    Auto,
-    /// To every client.
-    Always,
-    /// To nobody.
-    Never,
-}
-
-impl TaskTools {
-    /// Reads `auto`, `always` or `never`.
-    ///
-    /// # Errors
-    /// A message naming the three values.
-    pub fn parse(s: &str) -> Result<Self, String> {
-        match s {
-            "auto" => Ok(TaskTools::Auto),
-            "always" => Ok(TaskTools::Always),
-            "never" => Ok(TaskTools::Never),
-            other => Err(format!(
-                "task tools '{other}' is not one of auto, always, never"
-            )),
-        }
-    }
-}
+pub use crate::tools::task_tools_mode::TaskTools;
 
 /// Default [`ServerConfig::sync_budget`]: 45 s.
 ///
