@@ -52,11 +52,13 @@ inspect --method tools/call --tool-name task_status --tool-arg taskId=no-such-ta
 check 'inspector calls task_status of a made-up id: a tool error, "no task"' \
   "$([ "$RC" != 0 ] && printf '%s' "$OUT" | grep -q 'no task' && echo 1 || echo 0)" "exit $RC: $OUT"
 
-# A long call: the Inspector shows the handle's text (the tool has an outputSchema, so the
-# handle is a tool error, which the CLI reports as one).
+# A long call: the Inspector shows the handle's text. The tool has an outputSchema, which a
+# client offered the task tools is not shown, so the handle is no tool error either.
 inspect --method tools/call --tool-name slow_compute --tool-arg seconds=6
 check "inspector calls slow_compute 6 s: the handle's text names task_wait" \
   "$(printf '%s' "$OUT" | grep -q 'task_wait' && echo 1 || echo 0)" "exit $RC: $OUT"
+check "inspector calls slow_compute 6 s: the handle is not an error" \
+  "$(json 'd["result"]["structuredContent"]["status"] == "working" and not d["result"].get("isError")')" "exit $RC: $OUT"
 
 echo "$PASSED passed, $FAILED failed"
 [ "$FAILED" -eq 0 ]

@@ -41,6 +41,21 @@ pub const SWEEP_BATCH: usize = 500;
 /// it fails: 10 minutes. A task's question waits as long as the task lives, or until
 /// its own deadline.
 pub const DEFAULT_INPUT_TIMEOUT: Duration = Duration::from_secs(10 * 60);
+/// Longest time before its expiry at which a task still waiting for an answer fails
+/// with an outcome its client can read ("nobody decided before the task's time ran
+/// out"), instead of vanishing with its record: 1 hour, or a tenth of the task's TTL
+/// when that is shorter ([`settle_before_expiry`]). Servers that hold a call for
+/// people (approvals) grant its task this much more TTL, so that a question's own
+/// deadline still comes first.
+pub const MAX_SETTLE_BEFORE_EXPIRY: Duration = Duration::from_secs(60 * 60);
+
+/// How long before a task with `ttl` expires an unanswered question fails it: a tenth
+/// of the TTL, at most [`MAX_SETTLE_BEFORE_EXPIRY`]. The task stays readable, failed,
+/// for that long.
+pub fn settle_before_expiry(ttl: Duration) -> Duration {
+    (ttl / 10).min(MAX_SETTLE_BEFORE_EXPIRY)
+}
+
 /// Most input requests one task may have outstanding at once.
 pub const DEFAULT_MAX_INPUT_REQUESTS: usize = 16;
 /// Most active (unfinished) tasks one principal may have: 100.

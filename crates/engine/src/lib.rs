@@ -62,7 +62,7 @@ pub use context::{
 };
 pub use engine::board::{Attempt, TaskFilter};
 pub use engine::create::{Creation, ProvisionalTask, Settled};
-pub use engine::drain::{DrainReport, DRAIN_FAILED_MESSAGE};
+pub use engine::drain::{DrainReport, DRAIN_FAILED_MESSAGE, DRAIN_WAITING_MESSAGE};
 pub use engine::inbox::{Inbox, InboxItem, INBOX_SCAN_LIMIT};
 pub use engine::{CreateParams, Engine, ListResult, RESTART_STATUS_MESSAGE};
 pub use error::EngineError;

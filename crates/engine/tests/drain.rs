@@ -1,13 +1,14 @@
 //! Drain and takeover between two engines on one SQLite file (two processes on one
 //! database, in one test process): a draining engine refuses new tasks, hands its
 //! resumable work to the other at once, lets the rest run until the drain timeout and
-//! then fails it saying why; and a task whose runner stops proving it is alive is
+//! then fails it saying why (but never waits for a task that waits for an answer: it
+//! stays in the store, waiting, for the next start); and a task whose runner stops proving it is alive is
 //! taken over by the other within its alive window, with no per-task renewal.
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
 use mcp_tasks_engine::{
     Caller, CreateParams, Engine, EngineConfig, EngineError, EngineHooks, Outcome, Resumer,
-    DRAIN_FAILED_MESSAGE,
+    DRAIN_FAILED_MESSAGE, DRAIN_WAITING_MESSAGE,
 };
 use mcp_tasks_protocol::TaskStatus;
 use mcp_tasks_store::SqliteStore;
@@ -155,4 +156,105 @@ async fn a_runner_that_stops_its_heartbeat_loses_its_tasks_within_its_alive_wind
         .unwrap();
     assert_eq!(resumed.outcome.as_deref(), Some(&done("b")));
     b.shutdown().await;
+}
+
+/// Work that asks its client one form question (once `go` fires, if given) and ends
+/// with the answer.
+fn asking(
+    go: Option<tokio::sync::oneshot::Receiver<()>>,
+) -> impl FnOnce(mcp_tasks_engine::TaskContext) -> mcp_tasks_engine::Work {
+    move |ctx| {
+        Box::pin(async move {
+            if let Some(go) = go {
+                let _ = go.await;
+            }
+            let form = json!({"mode": "form", "message": "go?", "requestedSchema": {"type": "object", "properties": {}}});
+            match ctx.request_input("elicitation/create", form).await {
+                Ok(_) => done("answered"),
+                Err(e) => done(&e.to_string()),
+            }
+        })
+    }
+}
+
+fn asking_params() -> CreateParams {
+    CreateParams {
+        client_capabilities: json!({"elicitation": {}}),
+        ..params("plain")
+    }
+}
+
+async fn until_waiting(engine: &Engine, id: &mcp_tasks_protocol::TaskId) {
+    let mut events = engine.subscribe();
+    tokio::time::timeout(WAIT, async {
+        while engine.get(id, &caller()).await.unwrap().status != TaskStatus::InputRequired {
+            let _ = events.recv().await;
+        }
+    })
+    .await
+    .expect("the task never asked its question");
+}
+
+/// A drain whose timeout a test must never wait out.
+const LONG_DRAIN: Duration = Duration::from_secs(600);
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_drain_does_not_wait_for_a_task_waiting_for_an_answer_and_keeps_it_waiting_in_the_store()
+{
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("tasks.db").display());
+    let a = engine(&url, "a").await;
+    let waiting = a.create(asking_params(), asking(None)).await.unwrap();
+    until_waiting(&a, &waiting.id).await;
+    // Another one starts waiting only once the drain began.
+    let (go, gone) = tokio::sync::oneshot::channel();
+    let later = a.create(asking_params(), asking(Some(gone))).await.unwrap();
+
+    let drain = tokio::spawn({
+        let a = a.clone();
+        async move { a.drain(LONG_DRAIN).await }
+    });
+    let _ = go.send(());
+    let report = tokio::time::timeout(WAIT, drain)
+        .await
+        .expect("the drain waited for tasks that wait for an answer")
+        .unwrap();
+    assert_eq!(report.parked, 2, "{report:?}");
+    assert_eq!(report.failed, 0, "{report:?}");
+    assert_eq!(a.running_count(), 0);
+    a.shutdown().await;
+    // The file keeps both, still waiting, for the next start.
+    let store = SqliteStore::open(&url).await.unwrap();
+    for id in [&waiting.id, &later.id] {
+        let record = mcp_tasks_store::TaskStore::get(&store, id, chrono::Utc::now())
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(record.status, TaskStatus::InputRequired, "{record:?}");
+        assert_eq!(record.input_requests.len(), 1, "{record:?}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_a_store_that_keeps_nothing_a_drain_fails_a_task_waiting_for_an_answer_at_once() {
+    let a = Engine::start(
+        Arc::new(mcp_tasks_store::MemoryStore::new()),
+        EngineConfig::default(),
+        EngineHooks::default(),
+    )
+    .await
+    .unwrap();
+    let waiting = a.create(asking_params(), asking(None)).await.unwrap();
+    until_waiting(&a, &waiting.id).await;
+    let report = tokio::time::timeout(WAIT, a.drain(LONG_DRAIN))
+        .await
+        .expect("the drain waited for a task that waits for an answer");
+    assert_eq!(report.failed, 1, "{report:?}");
+    let failed = a.get(&waiting.id, &caller()).await.unwrap();
+    assert_eq!(failed.status, TaskStatus::Failed);
+    assert_eq!(
+        failed.status_message.as_deref(),
+        Some(DRAIN_WAITING_MESSAGE)
+    );
+    a.shutdown().await;
 }

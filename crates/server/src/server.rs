@@ -81,6 +81,12 @@ pub struct ServerConfig {
     /// `/board`), when one is served. The answer to a call that became a task links to
     /// the task's page under it.
     pub board_url: Option<String>,
+    /// Where people answer the questions assigned to them (approvals) through this
+    /// server, each as the model is told it: e.g. `"on the task board"`, `"in Slack"`,
+    /// `"through a signed link"`. Empty: only the task board when
+    /// [`ServerConfig::board_url`] is set, else none (a stdio server: handles then say
+    /// that nobody can answer through it).
+    pub people_channels: Vec<String>,
     /// Approval rules (`[[approval]]`) and groups (`[groups]`): calls that wait for
     /// people before their tool runs, and who belongs to which group (approvers and
     /// question assignees name groups). Default: none.
@@ -101,38 +107,7 @@ pub struct ServerConfig {
 /// task that keeps the call's work lives no longer by default).
 pub const DEFAULT_REQUEST_STATE_TTL: std::time::Duration = std::time::Duration::from_secs(3600);
 
-/// Who is offered the task tools (see [`ServerConfig::task_tools`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum TaskTools {
-    /// To clients that declared no task support: on 2025-11-25 a client whose
-    /// `initialize` capabilities have no `tasks`, and any older protocol version; on
-    /// the 2026-07-28 wire a request that does not declare the Tasks extension. Clients
-    /// that speak tasks use `tasks/*` and do not need them.
-    #[default]
-    Auto,
-    /// To every client.
-    Always,
-    /// To nobody.
-    Never,
-}
-
-impl TaskTools {
-    /// Reads `auto`, `always` or `never`.
-    ///
-    /// # Errors
-    /// A message naming the three values.
-    pub fn parse(s: &str) -> Result<Self, String> {
-        match s {
-            "auto" => Ok(TaskTools::Auto),
-            "always" => Ok(TaskTools::Always),
-            "never" => Ok(TaskTools::Never),
-            other => Err(format!(
-                "task tools '{other}' is not one of auto, always, never"
-            )),
-        }
-    }
-}
+pub use crate::tools::task_tools_mode::TaskTools;
 
 /// Default [`ServerConfig::sync_budget`]: 45 s.
 ///
@@ -185,6 +160,7 @@ impl Default for ServerConfig {
             task_tools: TaskTools::Auto,
             progress_interval: DEFAULT_PROGRESS_INTERVAL,
             board_url: None,
+            people_channels: Vec::new(),
             approvals: crate::approvals::Approvals::default(),
             request_state_key: None,
             request_state_ttl: DEFAULT_REQUEST_STATE_TTL,

@@ -26,7 +26,9 @@ impl Server {
     /// [`Server::shutdown`]. Must be called inside a tokio runtime.
     ///
     /// # Errors
-    /// When the engine cannot start (its recovery step reads the store).
+    /// When the engine cannot start (its recovery step reads the store), and
+    /// [`EngineError::InvalidInput`] for an approval rule whose deadline lets a call
+    /// wait longer than the engine's `max_ttl` (see [`crate::approvals::Approvals::check_max_ttl`]).
     pub async fn start(
         store: Arc<dyn TaskStore>,
         engine_config: EngineConfig,
@@ -34,6 +36,11 @@ impl Server {
         config: ServerConfig,
         observers: Vec<TransitionObserver>,
     ) -> Result<Self, EngineError> {
+        // A held call must outlive its approval's deadline: refused before anything runs.
+        config
+            .approvals
+            .check_max_ttl(engine_config.max_ttl)
+            .map_err(EngineError::InvalidInput)?;
         // Task spans are registry roots traced as children of their request.
         crate::ops::telemetry::link_task_spans();
         // The hooks reach the server, which exists only once the engine does.

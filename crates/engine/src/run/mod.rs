@@ -10,6 +10,7 @@
 //! | `job` | the one job type every task's work runs in, and the hand-over of provisional work |
 //! | `ledger` | the writes work makes to its record: its end, its status messages |
 //! | `questions` | questions a task asks and their answers; the work waiting for them |
+//! | `deadlines` | what time does to an unanswered question: its deadline, its task's end |
 //! | `external_jobs` | pollers of external jobs and the rate limit of their polls |
 //! | `replicas` | re-reading tasks other processes changed |
 //! | `sinks` | the context work runs with, and where its progress and logs go |
@@ -17,6 +18,7 @@
 //! | `quota` | active-task counts per principal, per session and in total |
 
 pub(crate) mod core;
+pub(crate) mod deadlines;
 pub(crate) mod executor;
 pub(crate) mod external_jobs;
 pub(crate) mod job;

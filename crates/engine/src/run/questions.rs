@@ -21,6 +21,7 @@ use crate::caller::Caller;
 use crate::error::EngineError;
 use crate::input::InputError;
 use crate::run::core::Core;
+use crate::run::deadlines::{escalate, fail_unanswered, note_overdue, settle_at};
 use crate::run::executor::Executor;
 
 /// Work waiting for the answer to an input request, by task and request key.
@@ -82,13 +83,14 @@ impl QuestionWaiters {
                     self.lock().remove(&(id.clone(), key));
                     return Err(e);
                 }
+                let end = TaskEnd::of(&current);
                 return self
                     .wait(
                         core,
                         executor,
                         id,
                         key,
-                        earlier.deadline,
+                        (earlier.deadline, end),
                         &request,
                         rx,
                         cancel,
@@ -104,12 +106,24 @@ impl QuestionWaiters {
             return Err(e);
         }
         let deadline = request.deadline.clone();
-        self.wait(core, executor, id, key, deadline, &request, rx, cancel)
-            .await
+        let end = TaskEnd::of(&current);
+        self.wait(
+            core,
+            executor,
+            id,
+            key,
+            (deadline, end),
+            &request,
+            rx,
+            cancel,
+        )
+        .await
     }
 
     /// Waits for the answer to the stored question `key`, until its deadline (if it
-    /// has one; otherwise as long as the task lives).
+    /// has one) or until shortly before the task expires, whichever comes first: an
+    /// unanswered question then fails the task with an outcome its client can read
+    /// (see `deadlines`), so it never vanishes with the record.
     #[allow(clippy::too_many_arguments)]
     async fn wait(
         &self,
@@ -117,7 +131,7 @@ impl QuestionWaiters {
         executor: &Executor,
         id: &TaskId,
         key: String,
-        deadline: Option<QuestionDeadline>,
+        (deadline, end): (Option<QuestionDeadline>, TaskEnd),
         request: &InputRequest,
         rx: oneshot::Receiver<Outcome>,
         cancel: &CancellationToken,
@@ -125,10 +139,17 @@ impl QuestionWaiters {
         let mut rx = rx;
         let mut deadline = deadline;
         let answer = loop {
-            let until = deadline
+            let own = deadline
                 .as_ref()
                 .filter(|d| d.outcome != DeadlineOutcome::KeepWaiting || d.at > core.now())
-                .map(|d| (d.at - core.now()).to_std().unwrap_or(Duration::ZERO));
+                .map(|d| d.at);
+            // The question's own deadline decides, unless the task ends before it.
+            let (at, task_ends) = match (own, end.settle_at) {
+                (Some(own), Some(settle)) if settle < own => (Some(settle), true),
+                (Some(own), _) => (Some(own), false),
+                (None, settle) => (settle, settle.is_some()),
+            };
+            let until = at.map(|at| (at - core.now()).to_std().unwrap_or(Duration::ZERO));
             let timer = async {
                 match until {
                     Some(wait) => tokio::time::sleep(wait).await,
@@ -139,6 +160,10 @@ impl QuestionWaiters {
                 a = &mut rx => break a.map_err(|_| InputError::TaskEnded),
                 _ = cancel.cancelled() => break Err(InputError::Cancelled),
                 _ = timer => {
+                    if task_ends {
+                        self.lock().remove(&(id.clone(), key.clone()));
+                        return Err(fail_unanswered(core, executor, id, &key, request, end.expires_at).await);
+                    }
                     let passed = deadline.take().unwrap_or(QuestionDeadline { at: core.now(), outcome: DeadlineOutcome::Fail });
                     match &passed.outcome {
                         // Overdue: said once, then the wait goes on without a deadline.
@@ -446,72 +471,21 @@ impl QuestionWaiters {
     }
 }
 
-/// Hands question `key` of task `id` to `to` (principals or groups) when its deadline
-/// passed: the stored question is assigned to them, with a new deadline `within`
-/// seconds from now (then it stays open, marked overdue), and the status message says
-/// so. Returns the new deadline.
-async fn escalate(
-    core: &Core,
-    executor: &Executor,
-    id: &TaskId,
-    key: &str,
-    to: &[String],
-    within: Option<u64>,
-) -> Option<QuestionDeadline> {
-    core.activity.count(|a| a.deadlines_passed += 1);
-    let next = within.map(|s| QuestionDeadline {
-        at: crate::clock::after(core.now(), Duration::from_secs(s)),
-        outcome: DeadlineOutcome::KeepWaiting,
-    });
-    let message = format!(
-        "question '{key}' got no answer by its deadline: escalated to {}",
-        to.join(", ")
-    );
-    crate::audit::deadline_passed(id, key, &format!("escalated to {}", to.join(", ")));
-    loop {
-        let Ok(current) = read_running(core, id).await else {
-            return next;
-        };
-        let mut requests = current.input_requests.clone();
-        match requests.get_mut(key) {
-            Some(q) if q.is_outstanding() => {
-                let mut assignment = q.assignment.clone().unwrap_or_default();
-                assignment.to = to.to_vec();
-                q.assignment = Some(assignment);
-                q.deadline = next.clone();
-            }
-            _ => return next,
-        }
-        let change = TransitionParams::to(id.clone(), current.status, core.now())
-            .expecting(current.version)
-            .message(message.clone())
-            .questions(requests)
-            .fenced(executor.fence(id));
-        match core.apply(change).await {
-            Ok(_) => return next,
-            Err(StoreError::Conflict { current }) if !current.status.is_terminal() => continue,
-            Err(_) => return next,
-        }
-    }
+/// When a task that waits for an answer ends: its expiry, and the moment an unanswered
+/// question fails it before then (see `deadlines`).
+#[derive(Debug, Clone, Copy)]
+struct TaskEnd {
+    expires_at: Option<chrono::DateTime<chrono::Utc>>,
+    settle_at: Option<chrono::DateTime<chrono::Utc>>,
 }
 
-/// Says in the task's status message (and so, when the status changes next, its
-/// timeline) that question `key` is overdue; the question stays open.
-async fn note_overdue(
-    core: &Core,
-    executor: &Executor,
-    id: &TaskId,
-    key: &str,
-    deadline: &QuestionDeadline,
-) {
-    core.activity.count(|a| a.deadlines_passed += 1);
-    let at = deadline
-        .at
-        .to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
-    let message =
-        format!("question '{key}' is overdue (its deadline was {at}); still waiting for an answer");
-    crate::audit::deadline_passed(id, key, "overdue");
-    crate::run::ledger::update_message(core, executor, id, message).await;
+impl TaskEnd {
+    fn of(record: &mcp_tasks_store::TaskRecord) -> Self {
+        TaskEnd {
+            expires_at: record.expires_at,
+            settle_at: settle_at(record),
+        }
+    }
 }
 
 /// Whether `caller` may answer question `key` of `record` through `via` (`None`: as
@@ -544,7 +518,7 @@ fn may_answer(
             "answer_approval_as_client",
         );
         return Err(EngineError::NotAllowed(format!(
-            "question '{key}' is for {} to answer (on the task board, through Slack or a signed link), not for the client that asked: the task goes on once they did",
+            "question '{key}' is for {} to answer, not for the client that asked: the task goes on once they did",
             assignment.to.join(", ")
         )));
     }
@@ -570,7 +544,10 @@ fn may_answer(
 }
 
 /// The record of a task that still runs.
-async fn read_running(core: &Core, id: &TaskId) -> Result<mcp_tasks_store::TaskRecord, InputError> {
+pub(crate) async fn read_running(
+    core: &Core,
+    id: &TaskId,
+) -> Result<mcp_tasks_store::TaskRecord, InputError> {
     match core.store.get(id, core.now()).await {
         Ok(Some(r)) if !r.status.is_terminal() => Ok(r),
         Ok(_) => Err(InputError::TaskEnded),

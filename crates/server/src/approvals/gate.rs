@@ -56,7 +56,9 @@ pub(super) fn gated(tool: Tool, rule: Arc<CompiledRule>, not_by: Arc<Vec<String>
         });
         wrapped
     });
-    tool.rewired(handler, external)
+    // The held call's task lives at least as long as its approval may wait.
+    let wait = rule.rule.longest_wait().unwrap_or(std::time::Duration::MAX);
+    tool.rewired(handler, external).held_for(wait)
 }
 
 /// Journals that the approved tool starts now, so that a later attempt of the task

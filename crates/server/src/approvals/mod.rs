@@ -78,6 +78,18 @@ impl Approvals {
         Ok(Approvals { rules, groups })
     }
 
+    /// Checks that every rule's approval can wait as long as it says on a server whose
+    /// tasks live at most `max_ttl` ([`Server::start`](crate::Server::start) calls
+    /// it): a held call's task must not expire before its approval's deadline.
+    ///
+    /// # Errors
+    /// The first rule whose wait exceeds `max_ttl`, naming its deadline and `max_ttl`.
+    pub fn check_max_ttl(&self, max_ttl: std::time::Duration) -> Result<(), String> {
+        self.rules
+            .iter()
+            .try_for_each(|r| r.rule.check_max_ttl(max_ttl))
+    }
+
     /// Whether no rule is configured.
     pub fn is_empty(&self) -> bool {
         self.rules.is_empty()

@@ -196,6 +196,50 @@ impl ApprovalRule {
     }
 }
 
+impl ApprovalRule {
+    /// The longest a call may wait under this rule before it runs or is refused: one
+    /// `deadline` per round of votes (`required` rounds, one more when it escalates,
+    /// whose round has a deadline of the same length). `None`: no deadline, the
+    /// approval waits as long as its task lives.
+    pub(crate) fn longest_wait(&self) -> Option<Duration> {
+        let deadline = self.deadline?;
+        let escalation = usize::from(self.on_timeout == OnTimeout::Escalate);
+        let rounds = u32::try_from(self.required.saturating_add(escalation)).unwrap_or(u32::MAX);
+        Some(deadline.saturating_mul(rounds))
+    }
+
+    /// Checks that a call under this rule can wait as long as the rule says on a server
+    /// whose tasks live at most `max_ttl`.
+    ///
+    /// # Errors
+    /// Names the rule, its deadline, how long the approval may wait and the maximum TTL,
+    /// and says what to change.
+    pub(crate) fn check_max_ttl(&self, max_ttl: Duration) -> Result<(), String> {
+        let (Some(deadline), Some(wait)) = (self.deadline, self.longest_wait()) else {
+            return Ok(());
+        };
+        if wait <= max_ttl {
+            return Ok(());
+        }
+        let show = |d: Duration| humantime::format_duration(d).to_string();
+        let rounds = match (self.required, self.on_timeout) {
+            (1, OnTimeout::Escalate) => " (the deadline, then the escalation's own)".to_string(),
+            (1, _) => String::new(),
+            (n, OnTimeout::Escalate) => {
+                format!(" ({n} votes and an escalation, each with the deadline)")
+            }
+            (n, _) => format!(" ({n} votes, each with the deadline)"),
+        };
+        Err(format!(
+            "[[approval]] for tool '{}': deadline = \"{}\" lets a call wait up to {}{rounds}, longer than the server's maximum task TTL max_ttl = {}: the held task would expire first. Shorten the deadline or raise max_ttl",
+            self.tool,
+            show(deadline),
+            show(wait),
+            show(max_ttl)
+        ))
+    }
+}
+
 impl CompiledRule {
     /// Whether a call of `tool` with `args` needs this rule's approval.
     pub(crate) fn applies(&self, tool: &str, args: &Value) -> bool {

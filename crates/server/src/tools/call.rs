@@ -119,6 +119,7 @@ pub(crate) async fn create_task(
         None => start(engine, tool, args, params, answers)?.commit().await,
         Some(spec) => {
             let kind = tool.name().to_string();
+            let params = held_ttl(engine, &tool, params);
             engine
                 .create_external(params, kind, move |ctx| {
                     Box::pin(async move {
@@ -162,6 +163,7 @@ pub(crate) fn start(
     params: CreateParams,
     answers: Answers,
 ) -> Result<ProvisionalTask, EngineError> {
+    let params = held_ttl(engine, &tool, params);
     Ok(engine.begin(params)?.start(move |ctx| match answers {
         // Nothing to ask: the tool's own future, and only it, runs as long as the task
         // does.
@@ -175,6 +177,26 @@ pub(crate) fn start(
             to_outcome(tool.call(args, ctx).await)
         }),
     }))
+}
+
+/// `params` with the TTL a call held for people needs (see [`Tool::held_for`]): the
+/// longest wait, plus the time its client asked to have for the result, plus the time
+/// an unanswered question's task stays readable before it expires (so that the
+/// approval's own deadline comes first), never more than the server's maximum. The
+/// server refuses to start with a rule whose wait exceeds that maximum
+/// (`Approvals::check_max_ttl`); a rule without a deadline waits the maximum.
+fn held_ttl(engine: &Engine, tool: &Tool, mut params: CreateParams) -> CreateParams {
+    let Some(wait) = tool.held() else {
+        return params;
+    };
+    let config = engine.config();
+    let asked = config.effective_ttl(params.requested_ttl);
+    let held = wait
+        .saturating_add(asked)
+        .saturating_add(mcp_tasks_engine::config::MAX_SETTLE_BEFORE_EXPIRY)
+        .min(config.max_ttl);
+    params.requested_ttl = Some(held.max(asked));
+    params
 }
 
 /// The context with the preflight answers, asking them first when needed. A question

@@ -14,4 +14,5 @@ pub(crate) mod schema_check;
 pub(crate) mod start_call;
 pub(crate) mod task_tool_names;
 pub mod task_tools;
+pub(crate) mod task_tools_mode;
 pub mod typed;

@@ -342,11 +342,14 @@ impl Drop for Attached<'_> {
 }
 
 /// The handle: the answer to a plain call whose work goes on as a task (see the module
-/// docs). The SDK clients validate `structuredContent` against a tool's
-/// `outputSchema` (the TypeScript SDK also refuses a result without it) unless the
-/// result is an error; a handle cannot fit the tool's schema, so for a tool with one it
-/// is flagged `isError` (its text says plainly that nothing failed), and for a tool
-/// without one it carries the task's state as structured content.
+/// docs), not an error, carrying the task's state as structured content.
+///
+/// The SDK clients validate `structuredContent` against a tool's `outputSchema` (the
+/// TypeScript SDK also refuses a result without it) unless the result is an error. A
+/// client offered the task tools is shown no `outputSchema` (`task_tools::listed`), so
+/// its handle is an ordinary result; only a client that was shown the tool's schema
+/// (it speaks tasks, or the task tools are off) gets the handle flagged `isError`, since
+/// it cannot fit the schema (its text says plainly that nothing failed).
 pub(crate) fn handle(
     server: &Server,
     link: &CallLink,
@@ -356,12 +359,13 @@ pub(crate) fn handle(
     why: Waiting,
 ) -> Value {
     let text = handle_text(server, link, record, tool, why);
+    let schema_shown = tool_has_output_schema && !link.task_tools;
     let mut result = json!({
         "content": [{ "type": "text", "text": text }],
-        "isError": tool_has_output_schema,
+        "isError": schema_shown,
         "_meta": v2025_11_25::related_task(record.id.as_str()),
     });
-    if !tool_has_output_schema {
+    if !schema_shown {
         result["structuredContent"] = status_json(server.engine(), record);
     }
     result
@@ -396,10 +400,16 @@ fn handle_text(
     {
         let asked = q.params["message"].as_str().unwrap_or("(no message)");
         match q.assignment.as_ref().filter(|a| a.only) {
-            Some(people) => text.push_str(&format!(
-                "\nWaiting for {} to decide ('{key}': {asked}). Only they can answer it, on the task board or in their chat; do not answer it yourself. The call runs once it is approved; if it is rejected the result says why.",
-                people.to.join(", ")
-            )),
+            Some(people) => text.push_str(&match people_channels(server) {
+                Some(channels) => format!(
+                    "\nWaiting for {} to decide ('{key}': {asked}). Only they can answer it, {channels}; do not answer it yourself. The call runs once it is approved; if it is rejected the result says why.",
+                    people.to.join(", ")
+                ),
+                None => format!(
+                    "\nWaiting for {} to decide ('{key}': {asked}), but this server offers them no way to answer (no task board, chat or answer links), so it waits until its deadline or until the task's time runs out; do not answer it yourself, tell the user.",
+                    people.to.join(", ")
+                ),
+            }),
             None => {
                 client_may_answer = true;
                 text.push_str(&format!("\nOpen question '{key}' ({}): {asked}", q.method));
@@ -431,6 +441,23 @@ fn handle_text(
         ));
     }
     text
+}
+
+/// Where people answer questions assigned to them through this server, as a phrase
+/// ("on the task board or in Slack"): [`crate::ServerConfig::people_channels`], else
+/// the task board when one is served. `None`: nowhere (a stdio server).
+pub(crate) fn people_channels(server: &Server) -> Option<String> {
+    let config = server.config();
+    let mut channels = config.people_channels.clone();
+    if channels.is_empty() && config.board_url.is_some() {
+        channels.push("on the task board".to_string());
+    }
+    let (last, rest) = channels.split_last()?;
+    Some(if rest.is_empty() {
+        last.clone()
+    } else {
+        format!("{} or {last}", rest.join(", "))
+    })
 }
 
 /// The task's page on the board, when one is served.

@@ -119,6 +119,10 @@ struct ToolSpec {
     /// Set for a call's tool behind an approval gate ([`crate::approvals`]): its
     /// call must become a task whatever the client asked for.
     needs_task: bool,
+    /// Set for a call held for people before it runs (an approval): the longest
+    /// time it may wait for them (`Duration::MAX`: as long as its task may live). Its
+    /// task's TTL is raised to cover that wait (see `tools::call`).
+    held_for: Option<std::time::Duration>,
     /// How long a call typically runs, when the tool says (see
     /// [`Tool::expected_duration`]).
     expected: Option<std::time::Duration>,
@@ -187,6 +191,7 @@ impl Tool {
             default_ttl: None,
             external: None,
             needs_task: false,
+            held_for: None,
             expected: None,
         };
         Tool {
@@ -418,6 +423,19 @@ impl Tool {
         Tool {
             spec: Arc::new(spec),
         }
+    }
+
+    /// The same tool, held for people up to `wait` before it runs (an approval's
+    /// longest wait; `Duration::MAX` when it has no deadline): its task lives at least
+    /// that long.
+    pub(crate) fn held_for(mut self, wait: std::time::Duration) -> Tool {
+        Arc::make_mut(&mut self.spec).held_for = Some(wait);
+        self
+    }
+
+    /// How long a call may be held for people before it runs (see [`Tool::held_for`]).
+    pub(crate) fn held(&self) -> Option<std::time::Duration> {
+        self.spec.held_for
     }
 
     /// The same tool running `work` as its tasks' work (the handler's, in one box).

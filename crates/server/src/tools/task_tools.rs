@@ -36,6 +36,31 @@ pub(crate) fn offered(mode: TaskTools, speaks_tasks: bool) -> bool {
     }
 }
 
+/// The server's tools as `tools/list` shows them to a client; `task_tools`: the client
+/// is offered the task tools.
+///
+/// Such a client gets no tool's `outputSchema`. Why: a plain call of it that outlives
+/// the sync budget answers with a handle (see `tools::plain`), which cannot be the
+/// tool's structured output; the SDK clients refuse a result that is not an error and
+/// lacks the structured content an advertised schema promises, so with the schema the
+/// handle would have to be an error, which hosts paint red and models call again. The
+/// tool's own structured result comes with `task_wait` (and with the call itself when
+/// it ends within the budget), unvalidated but unchanged. Clients that speak tasks
+/// still get the schema: their long calls become tasks, never handles.
+pub(crate) fn listed(server: &Server, task_tools: bool) -> Vec<Value> {
+    server
+        .tools()
+        .iter()
+        .map(|t| {
+            let mut definition = t.definition();
+            if let (true, Some(d)) = (task_tools, definition.as_object_mut()) {
+                d.remove("outputSchema");
+            }
+            definition
+        })
+        .collect()
+}
+
 /// The longest a `task_wait` waits: the sync budget, or its default when the budget
 /// is off.
 fn wait_cap(server: &Server) -> Duration {

@@ -150,6 +150,8 @@ pub struct Prepared {
     links: AnswerLinks,
     notifier: mcp_tasks_board::PreparedNotifier,
     slack: Option<mcp_tasks_board::PreparedSlack>,
+    /// Whether webhooks send signed answer links.
+    links_sent: bool,
 }
 
 /// Prepares the board's part of `serve`.
@@ -170,6 +172,7 @@ pub fn prepare(
     // One key for the answer links the notifier signs and the board checks.
     let links = args.board.answer_links(file)?;
     let notify = args.board.notify_config(file, &links)?;
+    let links_sent = notify.answer_links.is_some();
     if !notify.sinks.is_empty() {
         tracing::info!(webhooks = notify.sinks.len(), "notifications on");
     }
@@ -181,6 +184,7 @@ pub fn prepare(
         links,
         notifier,
         slack,
+        links_sent,
     })
 }
 
@@ -188,6 +192,23 @@ impl Prepared {
     /// Whether people answer tasks' questions (on the board, so only when it is served).
     pub fn people_answer_questions(&self) -> bool {
         self.takes_questions
+    }
+
+    /// Where people answer questions assigned to them (approvals), as a model is told:
+    /// the board, and Slack and signed links, whose answers the board's routes take
+    /// (so none of them without a served board: none over stdio).
+    pub fn people_channels(&self) -> Vec<String> {
+        if self.root.is_none() {
+            return Vec::new();
+        }
+        let mut channels = vec!["on the task board".to_string()];
+        if self.slack.is_some() {
+            channels.push("in Slack".to_string());
+        }
+        if self.links_sent {
+            channels.push("through the signed link in their notification".to_string());
+        }
+        channels
     }
 
     /// The board's address, for the handles of calls that became tasks.

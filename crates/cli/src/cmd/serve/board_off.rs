@@ -48,6 +48,11 @@ impl Prepared {
         false
     }
 
+    /// None: no board, so no channel people answer through.
+    pub fn people_channels(&self) -> Vec<String> {
+        Vec::new()
+    }
+
     /// None: no board.
     pub fn board_url(&self) -> Option<String> {
         None

@@ -399,6 +399,12 @@ async fn serve(args: ServeArgs, extra: Vec<crate::config::UpstreamEntry>) -> Res
     // server after a restart: its requestState is sealed under a key derived from the
     // board secret, which replicas already share (without one: random per process).
     server_config.request_state_key = args.board.board_secret(&file)?;
+    if args.stdio && !server_config.approvals.is_empty() {
+        anyhow::bail!(
+            "the config file has [[approval]] rules, but over --stdio nobody can approve a call: stdio serves no task board, and Slack and signed answer links answer through the board. \
+             Serve over HTTP (without --stdio) with the board on and authentication for the approvers (--auth-tokens or --jwt-jwks), and point the host at its /mcp URL; or remove the [[approval]] rules"
+        );
+    }
     if !server_config.approvals.is_empty() && !auth.is_enabled() {
         tracing::warn!("approval rules are configured without authentication: nobody can log in as an approver, so approvals wait until their deadline; configure --auth-tokens or --jwt-jwks");
     }
@@ -495,9 +501,17 @@ async fn serve(args: ServeArgs, extra: Vec<crate::config::UpstreamEntry>) -> Res
     let mut engine_config = engine_config;
     engine_config.people_answer_questions = board.people_answer_questions();
     let mut server_config = server_config;
-    // Handles of calls that became tasks link to the task's page.
+    // Handles of calls that became tasks link to the task's page, and name only the
+    // channels people can answer through here.
     let board_url = board.board_url();
     server_config.board_url = board_url.clone();
+    server_config.people_channels = board.people_channels();
+    if !server_config.approvals.is_empty() && server_config.people_channels.is_empty() {
+        anyhow::bail!(
+            "the config file has [[approval]] rules, but the task board is not served, so nobody can approve a call (Slack and signed answer links answer through the board too). \
+             Turn the board on (drop --no-board or [board] disabled; without authentication it is served on loopback addresses only), or remove the [[approval]] rules"
+        );
+    }
     let observers = board.observers();
     let server = Server::start(store, engine_config, tools, server_config, observers)
         .await

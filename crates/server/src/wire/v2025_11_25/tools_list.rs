@@ -1,5 +1,6 @@
 //! `tools/list`: every tool with its input schema and `execution.taskSupport`, and the
-//! task tools for a client that speaks no tasks.
+//! task tools for a client that speaks no tasks (which is then not promised any
+//! tool's `outputSchema`: see `task_tools::listed`).
 
 use mcp_tasks_protocol::RpcError;
 use serde_json::{json, Value};
@@ -9,8 +10,9 @@ use crate::server::Server;
 use crate::session::Session;
 
 pub(super) fn handle(server: &Server, session: &Arc<Session>) -> Result<Value, RpcError> {
-    let mut tools: Vec<Value> = server.tools().iter().map(|t| t.definition()).collect();
-    if super::tools_call::task_tools_offered(server, session) {
+    let offered = super::tools_call::task_tools_offered(server, session);
+    let mut tools = crate::tools::task_tools::listed(server, offered);
+    if offered {
         tools.extend(crate::tools::task_tools::definitions(server));
     }
     Ok(json!({ "tools": tools }))
