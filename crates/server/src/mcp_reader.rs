@@ -54,6 +54,11 @@ impl WireReader for McpReader {
     ) -> Option<String> {
         match method {
             crate::approvals::APPROVAL_METHOD => crate::approvals::describe_answer(params, answer),
+            methods::ELICITATION_CREATE => Some(describe_elicitation_answer(params, answer)),
+            methods::SAMPLING_CREATE_MESSAGE => Some(match answer {
+                mcp_tasks_engine::Outcome::Result { .. } => "the model's reply given".to_string(),
+                _ => "the model's reply refused".to_string(),
+            }),
             _ => None,
         }
     }
@@ -126,9 +131,45 @@ pub fn check_input(caps: &Value, method: &str, params: &Value) -> Result<(), Str
     Ok(())
 }
 
+/// How long a question's own words may run in a status message before they are cut.
+const MAX_QUESTION_CHARS: usize = 80;
+
+/// A person's answer to an elicitation, in words for the timeline: what was asked
+/// (the question's own message, cut at [`MAX_QUESTION_CHARS`]) and how it was
+/// answered, never the question's internal key.
+fn describe_elicitation_answer(params: &Value, answer: &mcp_tasks_engine::Outcome) -> String {
+    let asked = params
+        .get("message")
+        .and_then(Value::as_str)
+        .map(str::trim)
+        .filter(|m| !m.is_empty())
+        .map(|m| {
+            let mut cut: String = m.chars().take(MAX_QUESTION_CHARS).collect();
+            if cut.len() < m.len() {
+                cut.push('…');
+            }
+            format!("\"{cut}\"")
+        })
+        .unwrap_or_else(|| "the question".to_string());
+    let action = match answer {
+        mcp_tasks_engine::Outcome::Result { value } => value
+            .get("action")
+            .and_then(Value::as_str)
+            .unwrap_or("accept"),
+        _ => "error",
+    };
+    match action {
+        "decline" => format!("{asked} declined"),
+        "cancel" => format!("{asked} dismissed"),
+        "error" => format!("{asked} refused"),
+        _ => format!("{asked} answered"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use mcp_tasks_engine::Outcome;
     use serde_json::json;
 
     #[test]
@@ -154,5 +195,29 @@ mod tests {
         let request = json!({"name": "t", "_meta": {"progressToken": 7}});
         assert_eq!(McpReader.progress_token(&request), Some(json!(7)));
         assert_eq!(McpReader.progress_token(&json!({"name": "t"})), None);
+    }
+
+    #[test]
+    fn a_persons_answer_is_said_in_words_without_the_questions_key() {
+        let params = json!({"message": "Delete the file 'notes.txt'?", "requestedSchema": {}});
+        let accepted = Outcome::Result {
+            value: json!({"action": "accept", "content": {"confirm": true}}),
+        };
+        let said = McpReader
+            .describe_answer(methods::ELICITATION_CREATE, &params, &accepted)
+            .unwrap();
+        assert_eq!(said, "\"Delete the file 'notes.txt'?\" answered");
+        let declined = Outcome::Result {
+            value: json!({"action": "decline"}),
+        };
+        let said = McpReader
+            .describe_answer(methods::ELICITATION_CREATE, &json!({}), &declined)
+            .unwrap();
+        assert_eq!(said, "the question declined");
+        let long = json!({"message": "x".repeat(200)});
+        let said = McpReader
+            .describe_answer(methods::ELICITATION_CREATE, &long, &accepted)
+            .unwrap();
+        assert!(said.chars().count() < 100 && said.contains('…'), "{said}");
     }
 }

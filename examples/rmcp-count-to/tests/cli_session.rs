@@ -125,7 +125,7 @@ fn the_cli_session_of_our_own_servers_passes() {
     ];
     let mut p = rexpect::session::spawn_command(command(&bin, state, &args), Some(60_000))
         .expect("spawn the CLI in a pty");
-    p.exp_string("(wire 2026-07-28, Tasks extension)").unwrap();
+    p.exp_string("started; to follow it again").unwrap();
     p.exp_regex(r"working: [12] of 4").unwrap();
     p.exp_string("Counted to 2. Go on?").unwrap();
     p.exp_string("[y/n]").unwrap();

@@ -396,7 +396,7 @@ impl QuestionWaiters {
                 let what = core
                     .reader()
                     .describe_answer(&request.method, &request.params, &answer)
-                    .unwrap_or_else(|| format!("question '{key}' answered"));
+                    .unwrap_or_else(|| "a question answered".to_string());
                 format!("{what} by {} via {}", by.principal, by.via)
             });
             let message = match said {
