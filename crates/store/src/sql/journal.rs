@@ -61,7 +61,6 @@ pub(crate) fn record_call<'a>(
 
 /// Records a step with one statement (PostgreSQL; SQLite runs the insert in its
 /// writer's group commit).
-#[cfg_attr(not(feature = "postgres"), allow(dead_code))]
 pub(crate) async fn record_step<B: Backend>(
     db: &B,
     step: &RecordStep,

@@ -10,7 +10,7 @@ use crate::record::{
     RenewLeaseParams, TaskRecord, TimelineEntry, TransitionParams,
 };
 use chrono::{DateTime, Utc};
-use mcp_tasks_protocol::TaskId;
+use mcp_tasks_protocol::{TaskId, TaskStatus};
 use std::time::Duration;
 
 /// The compare-and-set of a transition, every value converted; its row is the record
@@ -264,7 +264,6 @@ pub(crate) async fn renew_lease<B: Backend>(
 
 /// The takeover of expired leases in one statement (PostgreSQL; SQLite runs its own,
 /// which moves the change board's slots around its commit).
-#[cfg(feature = "postgres")]
 pub(crate) async fn claim_expired_leases<B: Backend>(
     db: &B,
     params: &ClaimExpiredParams,
@@ -285,4 +284,24 @@ pub(crate) fn claim_expired_call<'a>(
         .bind(params.until)
         .bind(params.now)
         .bind(i64::try_from(params.limit).unwrap_or(i64::MAX))
+}
+
+/// Visible tasks per status, counted over the index on `(status, expires_at)`.
+pub(crate) async fn count_by_status<B: Backend>(
+    db: &B,
+    now: DateTime<Utc>,
+) -> Result<Vec<(TaskStatus, u64)>, StoreError> {
+    let call = Call::new(&db.statements().count_by_status).bind(now);
+    let rows = db.fetch_all(call).await?;
+    rows.iter()
+        .map(|row| {
+            let status = B::read_text(row, "status")?;
+            let status = status.parse::<TaskStatus>().map_err(|_| {
+                StoreError::Backend(
+                    format!("unknown task status '{status}' in the database").into(),
+                )
+            })?;
+            Ok((status, B::read_count(row)?))
+        })
+        .collect()
 }

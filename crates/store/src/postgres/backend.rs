@@ -1,0 +1,121 @@
+//! [`PgStore`] under the store written once (`crate::sql`): binding values and
+//! reading rows (times as `TIMESTAMPTZ`, as they are), and what PostgreSQL does its
+//! own way: creations batched by the flushers (`writer.rs`), reads served from a cache
+//! validated by a round trip (`cache.rs`), the change feed (`listen.rs`) and the
+//! shared sessions (`sessions.rs`). Every other write is one statement, run in place.
+
+use super::row::{self, classify, query};
+use super::{queries::STATEMENTS, PgStore};
+use crate::change::ChangeFeed;
+use crate::delivery::Delivery;
+use crate::error::StoreError;
+use crate::journal::JournalEntry;
+use crate::observed::ObserverSlot;
+use crate::pending::PendingCreate;
+use crate::record::{ExpiredTask, TaskRecord, TimelineEntry};
+use crate::runner::RunnerRecord;
+use crate::session::SessionStore;
+use crate::sql::values::{decode_error, row_to_count, row_to_expired};
+use crate::sql::{self, Call, Statements};
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use mcp_tasks_protocol::TaskId;
+use sqlx::postgres::PgRow;
+use sqlx::Row as _;
+use std::sync::Arc;
+
+#[async_trait]
+impl sql::Backend for PgStore {
+    type Row = PgRow;
+
+    const NAME: &'static str = "postgresql";
+
+    /// Every write notifies the task id through LISTEN/NOTIFY, in the writing
+    /// transaction.
+    const NOTIFIES: bool = true;
+
+    fn statements(&self) -> &'static Statements {
+        &STATEMENTS
+    }
+
+    fn read_record(row: &PgRow) -> Result<TaskRecord, StoreError> {
+        row::row_to_record(row)
+    }
+
+    fn read_expired(row: &PgRow) -> Result<ExpiredTask, StoreError> {
+        row_to_expired(row)
+    }
+
+    fn read_timeline(row: &PgRow) -> Result<TimelineEntry, StoreError> {
+        row::row_to_timeline_entry(row)
+    }
+
+    fn read_delivery(row: &PgRow) -> Result<Delivery, StoreError> {
+        row::row_to_delivery(row)
+    }
+
+    fn read_runner(row: &PgRow) -> Result<RunnerRecord, StoreError> {
+        row::row_to_runner(row)
+    }
+
+    fn read_count(row: &PgRow) -> Result<u64, StoreError> {
+        row_to_count(row)
+    }
+
+    fn read_text(row: &PgRow, column: &str) -> Result<String, StoreError> {
+        row.try_get(column).map_err(decode_error)
+    }
+
+    fn read_journal_entry(row: &PgRow) -> Result<JournalEntry, StoreError> {
+        sql::journal::row_to_journal_entry(row, |_, at: DateTime<Utc>| Ok(at))
+    }
+
+    async fn fetch_optional(&self, call: Call<'_>) -> Result<Option<PgRow>, StoreError> {
+        query(call)
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(classify)
+    }
+
+    async fn fetch_all(&self, call: Call<'_>) -> Result<Vec<PgRow>, StoreError> {
+        query(call).fetch_all(&self.pool).await.map_err(classify)
+    }
+
+    async fn execute(&self, call: Call<'_>) -> Result<u64, StoreError> {
+        let done = query(call).execute(&self.pool).await.map_err(classify)?;
+        Ok(done.rows_affected())
+    }
+
+    fn observer(&self) -> &ObserverSlot {
+        &self.observer
+    }
+
+    fn shared(&self) -> bool {
+        true
+    }
+
+    async fn insert(&self, record: &TaskRecord) -> Result<(), StoreError> {
+        self.writer.create(record).await
+    }
+
+    async fn insert_pending(&self, pending: Arc<PendingCreate>) -> Result<TaskRecord, StoreError> {
+        self.writer.create_pending(pending).await
+    }
+
+    async fn read_task(
+        &self,
+        id: &TaskId,
+        now: DateTime<Utc>,
+    ) -> Result<Option<TaskRecord>, StoreError> {
+        let read = sql::store::get(self, id, now);
+        self.reads.get(&self.pool, id, now, read).await
+    }
+
+    async fn change_feed(&self) -> Result<Option<ChangeFeed>, StoreError> {
+        self.listener.subscribe().await.map(Some)
+    }
+
+    fn session_store(&self) -> Option<&dyn SessionStore> {
+        Some(self)
+    }
+}
