@@ -2,17 +2,18 @@
 //! reading rows (times as `TIMESTAMPTZ`, as they are), and what PostgreSQL does its
 //! own way: creations batched by the flushers (`writer.rs`), reads served from a cache
 //! validated by a round trip (`cache.rs`), the change feed (`listen.rs`) and the
-//! shared sessions (`sessions.rs`). Every other write is one statement, run in place.
+//! shared sessions (`sessions.rs`). Every other write (a step, a takeover of expired
+//! leases included) is one statement, run in place.
 
 use super::row::{self, classify, query};
 use super::{queries::STATEMENTS, PgStore};
 use crate::change::ChangeFeed;
 use crate::delivery::Delivery;
 use crate::error::StoreError;
-use crate::journal::JournalEntry;
+use crate::journal::{JournalEntry, RecordStep, Recorded};
 use crate::observed::ObserverSlot;
 use crate::pending::PendingCreate;
-use crate::record::{ExpiredTask, TaskRecord, TimelineEntry};
+use crate::record::{ClaimExpiredParams, ExpiredTask, TaskRecord, TimelineEntry};
 use crate::runner::RunnerRecord;
 use crate::session::SessionStore;
 use crate::sql::values::{decode_error, row_to_count, row_to_expired};
@@ -102,6 +103,10 @@ impl sql::Backend for PgStore {
         self.writer.create_pending(pending).await
     }
 
+    async fn insert_step(&self, step: &RecordStep) -> Result<Recorded, StoreError> {
+        sql::journal::record_step(self, step).await
+    }
+
     async fn read_task(
         &self,
         id: &TaskId,
@@ -109,6 +114,13 @@ impl sql::Backend for PgStore {
     ) -> Result<Option<TaskRecord>, StoreError> {
         let read = sql::store::get(self, id, now);
         self.reads.get(&self.pool, id, now, read).await
+    }
+
+    async fn take_expired_leases(
+        &self,
+        params: &ClaimExpiredParams,
+    ) -> Result<Vec<TaskRecord>, StoreError> {
+        sql::store::claim_expired_leases(self, params).await
     }
 
     async fn change_feed(&self) -> Result<Option<ChangeFeed>, StoreError> {

@@ -43,8 +43,8 @@ pub(crate) type WriteFn<B, P, T> =
 ///
 /// The first part runs statements and reads rows (the sqlx methods of the same names,
 /// with values bound the backend's way). The second part is what the backends do
-/// their own way; each hook's default is the plain statement, so a backend overrides
-/// only where it differs.
+/// their own way; where a hook has a default, it is what a backend without a cache
+/// or a change board of its own does.
 #[async_trait]
 pub(crate) trait Backend: Clone + Send + Sync + 'static {
     /// A row as the driver returns it.
@@ -107,11 +107,9 @@ pub(crate) trait Backend: Clone + Send + Sync + 'static {
     /// ([`crate::TaskStore::create_pending`]).
     async fn insert_pending(&self, pending: Arc<PendingCreate>) -> Result<TaskRecord, StoreError>;
 
-    /// Records a finished step ([`crate::StepJournal::record_step`]); by default one
-    /// statement of its own.
-    async fn insert_step(&self, step: &RecordStep) -> Result<Recorded, StoreError> {
-        super::journal::record_step(self, step).await
-    }
+    /// Records a finished step ([`crate::StepJournal::record_step`]): one statement of
+    /// its own (`journal::record_step`), or the batching writer's.
+    async fn insert_step(&self, step: &RecordStep) -> Result<Recorded, StoreError>;
 
     /// Reads a visible record ([`crate::TaskStore::get`]), from the backend's cache
     /// when it can tell the cached record is still the row.
@@ -143,14 +141,12 @@ pub(crate) trait Backend: Clone + Send + Sync + 'static {
         let _ = ids;
     }
 
-    /// Takes over expired leases ([`crate::TaskStore::claim_expired_leases`]); by
-    /// default in one statement.
+    /// Takes over expired leases ([`crate::TaskStore::claim_expired_leases`]): in one
+    /// statement (`store::claim_expired_leases`), or guarded as the backend needs.
     async fn take_expired_leases(
         &self,
         params: &ClaimExpiredParams,
-    ) -> Result<Vec<TaskRecord>, StoreError> {
-        super::store::claim_expired_leases(self, params).await
-    }
+    ) -> Result<Vec<TaskRecord>, StoreError>;
 
     /// The feed of changes ([`crate::TaskStore::subscribe_changes`]); by default none.
     async fn change_feed(&self) -> Result<Option<ChangeFeed>, StoreError> {

@@ -61,6 +61,7 @@ pub(crate) fn record_call<'a>(
 
 /// Records a step with one statement (PostgreSQL; SQLite runs the insert in its
 /// writer's group commit).
+#[cfg(feature = "postgres")]
 pub(crate) async fn record_step<B: Backend>(
     db: &B,
     step: &RecordStep,

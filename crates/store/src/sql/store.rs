@@ -264,6 +264,7 @@ pub(crate) async fn renew_lease<B: Backend>(
 
 /// The takeover of expired leases in one statement (PostgreSQL; SQLite runs its own,
 /// which moves the change board's slots around its commit).
+#[cfg(feature = "postgres")]
 pub(crate) async fn claim_expired_leases<B: Backend>(
     db: &B,
     params: &ClaimExpiredParams,
