@@ -67,6 +67,8 @@ pub mod sqlite;
 #[cfg(feature = "test-suite")]
 pub mod suite;
 mod task_store;
+#[cfg(test)]
+mod trait_check;
 
 pub use change::{Change, ChangeFeed, ChangeMark, ChangeMarks};
 pub use delivery::{ClaimDeliveriesParams, Delivery, DeliveryOutbox, DeliveryResult, NewDelivery};

@@ -418,26 +418,20 @@ impl DeliveryOutbox for ObservedStore {
         self.run("purge_deliveries", DELIVERIES, call).await
     }
 }
+
 #[cfg(test)]
 mod tests {
-    use crate::task_store::trait_methods;
-
     #[test]
     fn every_trait_method_is_delegated() {
-        let here = include_str!("observed.rs");
-        for (source, name, at_least) in [
-            (include_str!("task_store.rs"), "TaskStore", 16),
-            (include_str!("session.rs"), "SessionStore", 5),
-            (include_str!("delivery.rs"), "DeliveryOutbox", 5),
-        ] {
-            let methods = trait_methods(source, name);
-            assert!(methods.len() >= at_least, "{name}: {methods:?}");
-            for m in methods {
-                assert!(
-                    here.contains(&format!("fn {m}(")),
-                    "ObservedStore does not delegate {name}::{m}: a default would run against the wrapper"
-                );
-            }
-        }
+        crate::trait_check::assert_implements_every_method(
+            include_str!("observed.rs"),
+            "ObservedStore",
+            "a default would run against the wrapper",
+            &[
+                (include_str!("task_store.rs"), "TaskStore", 16),
+                (include_str!("session.rs"), "SessionStore", 5),
+                (include_str!("delivery.rs"), "DeliveryOutbox", 5),
+            ],
+        );
     }
 }

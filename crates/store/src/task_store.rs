@@ -476,25 +476,3 @@ pub trait TaskStore: Send + Sync + std::fmt::Debug {
         let _ = observer;
     }
 }
-
-/// The names of the methods of `pub trait {name}` in `source` (its file's text), for
-/// the tests that check a store forwards every one ([`crate::ObservedStore`], the SQL
-/// store written once): a default left in place would answer for the wrapped backend.
-#[cfg(test)]
-pub(crate) fn trait_methods(source: &str, name: &str) -> Vec<String> {
-    let start = source
-        .find(&format!("pub trait {name}"))
-        .expect("the trait is in its file");
-    let body = &source[start..];
-    let end = body.find("\n}\n").expect("the trait ends");
-    body[..end]
-        .lines()
-        .map(str::trim_start)
-        .filter_map(|l| {
-            l.strip_prefix("async fn ")
-                .or_else(|| l.strip_prefix("fn "))
-        })
-        .filter_map(|rest| rest.split(['(', '<']).next())
-        .map(str::to_string)
-        .collect()
-}

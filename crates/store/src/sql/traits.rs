@@ -269,27 +269,20 @@ impl<B: Backend + std::fmt::Debug> StepJournal for B {
 
 #[cfg(test)]
 mod tests {
-    use crate::task_store::trait_methods;
-
     /// Every method of the traits is written here, the defaulted ones too: a default
     /// left in place would answer for a SQL backend as for a single process (a lease
     /// claim answered by a plain `get`, no outbox).
     #[test]
     fn every_trait_method_is_implemented_once_here() {
-        let here = include_str!("traits.rs");
-        for (source, name, at_least) in [
-            (include_str!("../task_store.rs"), "TaskStore", 16),
-            (include_str!("../delivery.rs"), "DeliveryOutbox", 5),
-            (include_str!("../journal.rs"), "StepJournal", 2),
-        ] {
-            let methods = trait_methods(source, name);
-            assert!(methods.len() >= at_least, "{name}: {methods:?}");
-            for m in methods {
-                assert!(
-                    here.contains(&format!("fn {m}(")),
-                    "the SQL store does not implement {name}::{m}: write it in sql/traits.rs"
-                );
-            }
-        }
+        crate::trait_check::assert_implements_every_method(
+            include_str!("traits.rs"),
+            "the SQL store",
+            "write it in sql/traits.rs",
+            &[
+                (include_str!("../task_store.rs"), "TaskStore", 16),
+                (include_str!("../delivery.rs"), "DeliveryOutbox", 5),
+                (include_str!("../journal.rs"), "StepJournal", 2),
+            ],
+        );
     }
 }
