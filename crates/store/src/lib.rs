@@ -9,7 +9,7 @@
 //! | `sqlite` (feature `sqlite`, default) | one SQLite file via sqlx: the embedded default |
 //! | `postgres` (feature `postgres`) | PostgreSQL via sqlx: several replicas share one database |
 //! | `suite` (feature `test-suite`) | the parity cases every backend must pass |
-//! | `sql` | what SQLite and PostgreSQL share: statements, store methods, value conversions |
+//! | `sql` | the store SQLite and PostgreSQL share, written once over a `Backend` seam: the trait impls, statements, the batching writers' common part, the read cache, value conversions |
 //! | [`record`] | the task record ([`TaskRecord`]), its [`TimelineEntry`]s, and the parameter structs of store calls |
 //! | [`delivery`] | the durable outbox of webhook deliveries: [`DeliveryOutbox`] ([`NewDelivery`], [`Delivery`], [`DeliveryResult`]) |
 //! | [`session`] | 2025-11-25 sessions that replicas share: [`SessionStore`] ([`SessionRecord`]) |
