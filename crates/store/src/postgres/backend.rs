@@ -5,24 +5,20 @@
 //! shared sessions (`sessions.rs`). Every other write (a step, a takeover of expired
 //! leases included) is one statement, run in place.
 
-use super::row::{self, classify, query};
+use super::row::{classify, query};
 use super::{queries::STATEMENTS, PgStore};
 use crate::change::ChangeFeed;
-use crate::delivery::Delivery;
 use crate::error::StoreError;
-use crate::journal::{JournalEntry, RecordStep, Recorded};
+use crate::journal::{RecordStep, Recorded};
 use crate::observed::ObserverSlot;
 use crate::pending::PendingCreate;
-use crate::record::{ClaimExpiredParams, ExpiredTask, TaskRecord, TimelineEntry};
-use crate::runner::RunnerRecord;
+use crate::record::{ClaimExpiredParams, TaskRecord};
 use crate::session::SessionStore;
-use crate::sql::values::{decode_error, row_to_count, row_to_expired};
 use crate::sql::{self, Call, Statements};
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use mcp_tasks_protocol::TaskId;
 use sqlx::postgres::PgRow;
-use sqlx::Row as _;
 use std::sync::Arc;
 
 #[async_trait]
@@ -37,38 +33,6 @@ impl sql::Backend for PgStore {
 
     fn statements(&self) -> &'static Statements {
         &STATEMENTS
-    }
-
-    fn read_record(row: &PgRow) -> Result<TaskRecord, StoreError> {
-        row::row_to_record(row)
-    }
-
-    fn read_expired(row: &PgRow) -> Result<ExpiredTask, StoreError> {
-        row_to_expired(row)
-    }
-
-    fn read_timeline(row: &PgRow) -> Result<TimelineEntry, StoreError> {
-        row::row_to_timeline_entry(row)
-    }
-
-    fn read_delivery(row: &PgRow) -> Result<Delivery, StoreError> {
-        row::row_to_delivery(row)
-    }
-
-    fn read_runner(row: &PgRow) -> Result<RunnerRecord, StoreError> {
-        row::row_to_runner(row)
-    }
-
-    fn read_count(row: &PgRow) -> Result<u64, StoreError> {
-        row_to_count(row)
-    }
-
-    fn read_text(row: &PgRow, column: &str) -> Result<String, StoreError> {
-        row.try_get(column).map_err(decode_error)
-    }
-
-    fn read_journal_entry(row: &PgRow) -> Result<JournalEntry, StoreError> {
-        sql::journal::row_to_journal_entry(row, |_, at: DateTime<Utc>| Ok(at))
     }
 
     async fn fetch_optional(&self, call: Call<'_>) -> Result<Option<PgRow>, StoreError> {

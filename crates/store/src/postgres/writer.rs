@@ -28,11 +28,12 @@
 //! amendment after the insert, so creation and end share one commit, as on SQLite.
 
 use super::queries::STATEMENTS;
-use super::row::{classify, query, row_to_record};
+use super::row::{classify, query};
 use crate::error::StoreError;
 use crate::observed::ObserverSlot;
 use crate::pending::PendingCreate;
 use crate::record::{TaskRecord, TransitionParams};
+use crate::sql::values::row_to_record;
 use crate::sql::{self, Arg};
 use chrono::{DateTime, Utc};
 use sqlx::postgres::{PgArguments, Postgres};

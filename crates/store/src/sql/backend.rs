@@ -1,17 +1,17 @@
 //! [`Backend`]: the seam under the store written once ([`super::traits`]). A backend
-//! gives its statements, runs a [`Call`] and reads its rows; and through the hooks
+//! gives its statements and runs a [`Call`] (its rows read through
+//! [`Columns`]); and through the hooks
 //! below it does its own way what differs for good reason (how it batches creations,
 //! caches reads, guards writes, hears of other processes).
 
+use super::rows::Columns;
 use super::{Call, Statements};
 use crate::change::{ChangeFeed, ChangeMark, ChangeMarks};
-use crate::delivery::Delivery;
 use crate::error::StoreError;
-use crate::journal::{JournalEntry, RecordStep, Recorded};
+use crate::journal::{RecordStep, Recorded};
 use crate::observed::ObserverSlot;
 use crate::pending::PendingCreate;
-use crate::record::{ClaimExpiredParams, ExpiredTask, TaskRecord, TimelineEntry};
-use crate::runner::RunnerRecord;
+use crate::record::{ClaimExpiredParams, TaskRecord};
 use crate::session::SessionStore;
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
@@ -41,14 +41,14 @@ pub(crate) type WriteFn<B, P, T> =
 
 /// What the store written once needs from a SQL backend.
 ///
-/// The first part runs statements and reads rows (the sqlx methods of the same names,
-/// with values bound the backend's way). The second part is what the backends do
+/// The first part runs statements (the sqlx methods of the same names, with values
+/// bound the backend's way) whose rows read through [`Columns`]. The second part is what the backends do
 /// their own way; where a hook has a default, it is what a backend without a cache
 /// or a change board of its own does.
 #[async_trait]
 pub(crate) trait Backend: Clone + Send + Sync + 'static {
-    /// A row as the driver returns it.
-    type Row: Send;
+    /// A row as the driver returns it, read through its typed columns.
+    type Row: Columns + Send;
 
     /// The backend's short, fixed name ([`crate::TaskStore::backend_name`]).
     const NAME: &'static str;
@@ -58,30 +58,6 @@ pub(crate) trait Backend: Clone + Send + Sync + 'static {
     const NOTIFIES: bool = false;
 
     fn statements(&self) -> &'static Statements;
-
-    fn read_record(row: &Self::Row) -> Result<TaskRecord, StoreError>;
-
-    /// Reads a row of [`Statements::delete_expired`].
-    fn read_expired(row: &Self::Row) -> Result<ExpiredTask, StoreError>;
-
-    /// Reads a row of [`Statements::timeline`].
-    fn read_timeline(row: &Self::Row) -> Result<TimelineEntry, StoreError>;
-
-    /// Reads a row of [`Statements::claim_deliveries`].
-    fn read_delivery(row: &Self::Row) -> Result<Delivery, StoreError>;
-
-    /// Reads a row of the runners on a host (`runners.rs`).
-    fn read_runner(row: &Self::Row) -> Result<RunnerRecord, StoreError>;
-
-    /// Reads the count `n` of a row ([`Statements::pending_deliveries`],
-    /// [`Statements::count_by_status`]).
-    fn read_count(row: &Self::Row) -> Result<u64, StoreError>;
-
-    /// Reads the text column `column` of a row.
-    fn read_text(row: &Self::Row, column: &str) -> Result<String, StoreError>;
-
-    /// Reads a row of the journal's steps (`journal::JournalStatements::steps`).
-    fn read_journal_entry(row: &Self::Row) -> Result<JournalEntry, StoreError>;
 
     async fn fetch_optional(&self, call: Call<'_>) -> Result<Option<Self::Row>, StoreError>;
 

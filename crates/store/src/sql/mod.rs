@@ -4,7 +4,7 @@
 //! ([`store`] for tasks, [`delivery`] for the webhook outbox, [`runners`] for runner
 //! liveness, [`journal`] for steps), what their batching writers share ([`batch`]),
 //! the bounded cache of records read last ([`cache`]), and the conversions between
-//! records and column values ([`values`]).
+//! records and column values ([`values`], over the typed columns of [`rows`]).
 //!
 //! The backends differ in the parameter syntax (`?1` / `$1`), in how a time is stored
 //! (integer milliseconds / `TIMESTAMPTZ`) and in how batch changes pick their rows
@@ -23,6 +23,7 @@ pub(crate) mod batch;
 pub(crate) mod cache;
 pub(crate) mod delivery;
 pub(crate) mod journal;
+pub(crate) mod rows;
 pub(crate) mod runners;
 pub(crate) mod statements;
 pub(crate) mod store;

@@ -12,24 +12,21 @@
 //! that does not exist.
 
 use super::queries::STATEMENTS;
-use super::row::{self, classify, query};
+use super::row::{classify, query};
 use super::SqliteStore;
 use crate::change::{ChangeMark, ChangeMarks};
-use crate::delivery::Delivery;
 use crate::error::StoreError;
-use crate::journal::{JournalEntry, RecordStep, Recorded};
+use crate::journal::{RecordStep, Recorded};
 use crate::observed::ObserverSlot;
 use crate::pending::PendingCreate;
-use crate::record::{ClaimExpiredParams, ExpiredTask, TaskRecord, TimelineEntry};
-use crate::runner::RunnerRecord;
+use crate::record::{ClaimExpiredParams, TaskRecord};
 use crate::sql::backend::WriteFn;
-use crate::sql::values::{decode_error, row_to_count, row_to_expired};
+use crate::sql::values::row_to_record;
 use crate::sql::{self, Call, Statements, Touches};
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use mcp_tasks_protocol::TaskId;
 use sqlx::sqlite::SqliteRow;
-use sqlx::Row as _;
 use std::sync::Arc;
 
 #[async_trait]
@@ -40,38 +37,6 @@ impl sql::Backend for SqliteStore {
 
     fn statements(&self) -> &'static Statements {
         &STATEMENTS
-    }
-
-    fn read_record(row: &SqliteRow) -> Result<TaskRecord, StoreError> {
-        row::row_to_record(row)
-    }
-
-    fn read_expired(row: &SqliteRow) -> Result<ExpiredTask, StoreError> {
-        row_to_expired(row)
-    }
-
-    fn read_timeline(row: &SqliteRow) -> Result<TimelineEntry, StoreError> {
-        row::row_to_timeline_entry(row)
-    }
-
-    fn read_delivery(row: &SqliteRow) -> Result<Delivery, StoreError> {
-        row::row_to_delivery(row)
-    }
-
-    fn read_runner(row: &SqliteRow) -> Result<RunnerRecord, StoreError> {
-        row::row_to_runner(row)
-    }
-
-    fn read_count(row: &SqliteRow) -> Result<u64, StoreError> {
-        row_to_count(row)
-    }
-
-    fn read_text(row: &SqliteRow, column: &str) -> Result<String, StoreError> {
-        row.try_get(column).map_err(decode_error)
-    }
-
-    fn read_journal_entry(row: &SqliteRow) -> Result<JournalEntry, StoreError> {
-        sql::journal::row_to_journal_entry(row, row::from_ms)
     }
 
     async fn fetch_optional(&self, call: Call<'_>) -> Result<Option<SqliteRow>, StoreError> {
@@ -160,7 +125,7 @@ impl sql::Backend for SqliteStore {
                 let rows = query(call).fetch_all(&mut *tx).await.map_err(classify)?;
                 let taken = rows
                     .iter()
-                    .map(row::row_to_record)
+                    .map(row_to_record)
                     .collect::<Result<Vec<_>, _>>()?;
                 store.changes.moved(taken.iter().map(|r| &r.id));
                 tx.commit().await.map_err(classify)?;

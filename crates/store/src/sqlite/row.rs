@@ -1,11 +1,10 @@
 //! Between records and SQLite rows: times as integer milliseconds, binding a
-//! [`Call`]'s values, reading rows, and the classification of sqlx errors into
-//! [`StoreError`]s.
+//! [`Call`]'s values, how a row keeps a time ([`StoredTime`]), and the classification
+//! of sqlx errors into [`StoreError`]s.
 
-use crate::delivery::Delivery;
 use crate::error::StoreError;
-use crate::record::{TaskRecord, TimelineEntry};
-use crate::sql::values::{self, corrupt};
+use crate::sql::rows::StoredTime;
+use crate::sql::values::corrupt;
 use crate::sql::{Arg, Call};
 use chrono::{DateTime, Utc};
 use sqlx::error::ErrorKind;
@@ -46,7 +45,7 @@ fn to_ms(at: DateTime<Utc>) -> i64 {
     at.timestamp_millis()
 }
 
-pub(super) fn from_ms(what: &str, ms: i64) -> Result<DateTime<Utc>, StoreError> {
+fn from_ms(what: &str, ms: i64) -> Result<DateTime<Utc>, StoreError> {
     DateTime::from_timestamp_millis(ms).ok_or_else(|| corrupt(what, ms))
 }
 
@@ -62,21 +61,11 @@ pub(super) fn query(call: Call<'_>) -> OwnedQuery {
         })
 }
 
-/// Reads one full row back into a record.
-pub(super) fn row_to_record(row: &SqliteRow) -> Result<TaskRecord, StoreError> {
-    values::row_to_record(row, from_ms)
-}
+/// SQLite keeps a time as integer milliseconds.
+impl StoredTime for SqliteRow {
+    type Time = i64;
 
-/// Reads one timeline row back into an entry.
-pub(super) fn row_to_timeline_entry(row: &SqliteRow) -> Result<TimelineEntry, StoreError> {
-    values::row_to_timeline_entry(row, from_ms)
-}
-
-/// Reads one claimed delivery back.
-pub(super) fn row_to_delivery(row: &SqliteRow) -> Result<Delivery, StoreError> {
-    values::row_to_delivery(row, from_ms)
-}
-
-pub(super) fn row_to_runner(row: &SqliteRow) -> Result<crate::runner::RunnerRecord, StoreError> {
-    crate::sql::runners::row_to_runner(row, from_ms)
+    fn time(column: &str, ms: i64) -> Result<DateTime<Utc>, StoreError> {
+        from_ms(column, ms)
+    }
 }

@@ -18,12 +18,13 @@
 //! share one fsync and the first `tasks/get` after the reply finds the result.
 
 use super::queries::STATEMENTS;
-use super::row::{classify, query, row_to_record};
+use super::row::{classify, query};
 use crate::error::StoreError;
 use crate::journal::RecordStep;
 use crate::observed::ObserverSlot;
 use crate::pending::PendingCreate;
 use crate::record::TaskRecord;
+use crate::sql::values::row_to_record;
 use crate::sql::Call;
 use sqlx::{Row as _, SqlitePool};
 use std::collections::HashSet;
