@@ -3,7 +3,6 @@
 //! are written with, once for both drivers. A backend says only how its rows keep a
 //! time ([`StoredTime`]).
 
-use super::values::decode_error;
 use crate::error::StoreError;
 use chrono::{DateTime, Utc};
 use sqlx::{ColumnIndex, Decode, Row, Type};
@@ -68,4 +67,9 @@ where
         let stored: Option<<R as StoredTime>::Time> = self.try_get(column).map_err(decode_error)?;
         stored.map(|t| R::time(column, t)).transpose()
     }
+}
+
+/// A driver error while reading a column.
+pub(crate) fn decode_error(err: sqlx::Error) -> StoreError {
+    StoreError::Backend(Box::new(err))
 }

@@ -11,11 +11,6 @@ use mcp_tasks_protocol::{TaskId, TaskStatus};
 use std::str::FromStr;
 use std::time::Duration;
 
-/// A driver error while reading a column.
-pub(crate) fn decode_error(err: sqlx::Error) -> StoreError {
-    StoreError::Backend(Box::new(err))
-}
-
 /// A stored value that does not decode into a record field.
 pub(crate) fn corrupt(what: &str, value: impl std::fmt::Display) -> StoreError {
     StoreError::Backend(format!("stored {what} is invalid: {value}").into())
