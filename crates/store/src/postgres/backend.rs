@@ -5,7 +5,6 @@
 //! shared sessions (`sessions.rs`). Every other write (a step, a takeover of expired
 //! leases included) is one statement, run in place.
 
-use super::row::{classify, query};
 use super::{queries::STATEMENTS, PgStore};
 use crate::change::ChangeFeed;
 use crate::error::StoreError;
@@ -14,16 +13,18 @@ use crate::observed::ObserverSlot;
 use crate::pending::PendingCreate;
 use crate::record::{ClaimExpiredParams, TaskRecord};
 use crate::session::SessionStore;
-use crate::sql::{self, Call, Statements};
+use crate::sql::{self, Statements};
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use mcp_tasks_protocol::TaskId;
-use sqlx::postgres::PgRow;
+use sqlx::postgres::{PgPool, PgRow};
 use std::sync::Arc;
 
 #[async_trait]
 impl sql::Backend for PgStore {
     type Row = PgRow;
+
+    type Pool = PgPool;
 
     const NAME: &'static str = "postgresql";
 
@@ -35,20 +36,8 @@ impl sql::Backend for PgStore {
         &STATEMENTS
     }
 
-    async fn fetch_optional(&self, call: Call<'_>) -> Result<Option<PgRow>, StoreError> {
-        query(call)
-            .fetch_optional(&self.pool)
-            .await
-            .map_err(classify)
-    }
-
-    async fn fetch_all(&self, call: Call<'_>) -> Result<Vec<PgRow>, StoreError> {
-        query(call).fetch_all(&self.pool).await.map_err(classify)
-    }
-
-    async fn execute(&self, call: Call<'_>) -> Result<u64, StoreError> {
-        let done = query(call).execute(&self.pool).await.map_err(classify)?;
-        Ok(done.rows_affected())
+    fn pool(&self) -> &PgPool {
+        &self.pool
     }
 
     fn observer(&self) -> &ObserverSlot {

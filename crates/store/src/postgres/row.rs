@@ -4,10 +4,11 @@
 
 use crate::error::StoreError;
 use crate::sql::rows::StoredTime;
+use crate::sql::run::Driver;
 use crate::sql::{Arg, Call};
 use chrono::{DateTime, Utc};
 use sqlx::error::ErrorKind;
-use sqlx::postgres::{PgArguments, PgRow, Postgres};
+use sqlx::postgres::{PgArguments, PgQueryResult, PgRow, Postgres};
 use sqlx::query::Query;
 
 /// Sorts a sqlx error into what a caller can act on. Retrying may help after a
@@ -54,6 +55,20 @@ pub(super) fn query(call: Call<'_>) -> Query<'_, Postgres, PgArguments> {
             Arg::Bool(b) => query.bind(b),
             Arg::Time(at) => query.bind(at),
         })
+}
+
+impl Driver for Postgres {
+    fn bind(call: Call<'_>) -> Query<'_, Postgres, PgArguments> {
+        query(call)
+    }
+
+    fn classify(err: sqlx::Error) -> StoreError {
+        classify(err)
+    }
+
+    fn rows_affected(done: &PgQueryResult) -> u64 {
+        done.rows_affected()
+    }
 }
 
 /// PostgreSQL keeps a time as `TIMESTAMPTZ`, read as it is.

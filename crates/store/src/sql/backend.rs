@@ -5,6 +5,7 @@
 //! caches reads, guards writes, hears of other processes).
 
 use super::rows::Columns;
+use super::run::Run;
 use super::{Call, Statements};
 use crate::change::{ChangeFeed, ChangeMark, ChangeMarks};
 use crate::error::StoreError;
@@ -41,14 +42,17 @@ pub(crate) type WriteFn<B, P, T> =
 
 /// What the store written once needs from a SQL backend.
 ///
-/// The first part runs statements (the sqlx methods of the same names, with values
-/// bound the backend's way) whose rows read through [`Columns`]. The second part is what the backends do
+/// The first part runs statements on the backend's pool ([`Run`], with values bound
+/// the driver's way) whose rows read through [`Columns`]. The second part is what the backends do
 /// their own way; where a hook has a default, it is what a backend without a cache
 /// or a change board of its own does.
 #[async_trait]
 pub(crate) trait Backend: Clone + Send + Sync + 'static {
     /// A row as the driver returns it, read through its typed columns.
     type Row: Columns + Send;
+
+    /// The pool the statements run on.
+    type Pool: Run<Row = Self::Row>;
 
     /// The backend's short, fixed name ([`crate::TaskStore::backend_name`]).
     const NAME: &'static str;
@@ -59,12 +63,20 @@ pub(crate) trait Backend: Clone + Send + Sync + 'static {
 
     fn statements(&self) -> &'static Statements;
 
-    async fn fetch_optional(&self, call: Call<'_>) -> Result<Option<Self::Row>, StoreError>;
+    fn pool(&self) -> &Self::Pool;
 
-    async fn fetch_all(&self, call: Call<'_>) -> Result<Vec<Self::Row>, StoreError>;
+    async fn fetch_optional(&self, call: Call<'_>) -> Result<Option<Self::Row>, StoreError> {
+        self.pool().fetch_optional(call).await
+    }
+
+    async fn fetch_all(&self, call: Call<'_>) -> Result<Vec<Self::Row>, StoreError> {
+        self.pool().fetch_all(call).await
+    }
 
     /// Runs a statement that returns no rows; returns how many rows it changed.
-    async fn execute(&self, call: Call<'_>) -> Result<u64, StoreError>;
+    async fn execute(&self, call: Call<'_>) -> Result<u64, StoreError> {
+        self.pool().execute(call).await
+    }
 
     // The hooks: what each backend does its own way.
 

@@ -24,6 +24,7 @@ pub(crate) mod cache;
 pub(crate) mod delivery;
 pub(crate) mod journal;
 pub(crate) mod rows;
+pub(crate) mod run;
 pub(crate) mod runners;
 pub(crate) mod statements;
 pub(crate) mod store;

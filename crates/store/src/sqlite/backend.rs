@@ -22,16 +22,18 @@ use crate::pending::PendingCreate;
 use crate::record::{ClaimExpiredParams, TaskRecord};
 use crate::sql::backend::WriteFn;
 use crate::sql::values::row_to_record;
-use crate::sql::{self, Call, Statements, Touches};
+use crate::sql::{self, Statements, Touches};
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use mcp_tasks_protocol::TaskId;
-use sqlx::sqlite::SqliteRow;
+use sqlx::sqlite::{SqlitePool, SqliteRow};
 use std::sync::Arc;
 
 #[async_trait]
 impl sql::Backend for SqliteStore {
     type Row = SqliteRow;
+
+    type Pool = SqlitePool;
 
     const NAME: &'static str = "sqlite";
 
@@ -39,20 +41,8 @@ impl sql::Backend for SqliteStore {
         &STATEMENTS
     }
 
-    async fn fetch_optional(&self, call: Call<'_>) -> Result<Option<SqliteRow>, StoreError> {
-        query(call)
-            .fetch_optional(&self.pool)
-            .await
-            .map_err(classify)
-    }
-
-    async fn fetch_all(&self, call: Call<'_>) -> Result<Vec<SqliteRow>, StoreError> {
-        query(call).fetch_all(&self.pool).await.map_err(classify)
-    }
-
-    async fn execute(&self, call: Call<'_>) -> Result<u64, StoreError> {
-        let done = query(call).execute(&self.pool).await.map_err(classify)?;
-        Ok(done.rows_affected())
+    fn pool(&self) -> &SqlitePool {
+        &self.pool
     }
 
     fn observer(&self) -> &ObserverSlot {

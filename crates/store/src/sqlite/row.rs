@@ -4,17 +4,14 @@
 
 use crate::error::StoreError;
 use crate::sql::rows::StoredTime;
+use crate::sql::run::Driver;
 use crate::sql::values::corrupt;
 use crate::sql::{Arg, Call};
 use chrono::{DateTime, Utc};
 use sqlx::error::ErrorKind;
 use sqlx::query::Query;
-use sqlx::sqlite::{Sqlite, SqliteArguments, SqliteRow};
+use sqlx::sqlite::{Sqlite, SqliteArguments, SqliteQueryResult, SqliteRow};
 use std::borrow::Cow;
-
-/// A statement with every value bound, owned (so an insert can wait in the
-/// group-commit queue).
-pub(super) type OwnedQuery = Query<'static, Sqlite, SqliteArguments<'static>>;
 
 /// Sorts a sqlx error into what a caller can act on: lock contention and pool
 /// exhaustion are retryable, a unique violation is a duplicate id.
@@ -49,8 +46,10 @@ fn from_ms(what: &str, ms: i64) -> Result<DateTime<Utc>, StoreError> {
     DateTime::from_timestamp_millis(ms).ok_or_else(|| corrupt(what, ms))
 }
 
-/// The statement of `call` with its values bound, times as milliseconds.
-pub(super) fn query(call: Call<'_>) -> OwnedQuery {
+/// The statement of `call` with its values bound, times as milliseconds. Every value
+/// is owned, so the statement lives as long as wanted (`'static` lets an insert wait
+/// in the group-commit queue).
+pub(super) fn query<'q>(call: Call<'_>) -> Query<'q, Sqlite, SqliteArguments<'q>> {
     call.args
         .into_iter()
         .fold(sqlx::query(call.sql), |query, arg| match arg {
@@ -59,6 +58,20 @@ pub(super) fn query(call: Call<'_>) -> OwnedQuery {
             Arg::Bool(b) => query.bind(b),
             Arg::Time(at) => query.bind(at.map(to_ms)),
         })
+}
+
+impl Driver for Sqlite {
+    fn bind(call: Call<'_>) -> Query<'_, Sqlite, SqliteArguments<'_>> {
+        query(call)
+    }
+
+    fn classify(err: sqlx::Error) -> StoreError {
+        classify(err)
+    }
+
+    fn rows_affected(done: &SqliteQueryResult) -> u64 {
+        done.rows_affected()
+    }
 }
 
 /// SQLite keeps a time as integer milliseconds.
