@@ -31,6 +31,7 @@
 
 mod backend;
 mod cache;
+mod connect;
 mod listen;
 mod queries;
 mod row;
@@ -43,12 +44,10 @@ pub use listen::RECONNECT_DELAY;
 pub use table_stats::{checkpointer_pid, table_stats, TableStats};
 
 use crate::error::StoreError;
-use mcp_tasks_protocol::secret::{redact_url, scrub};
 use row::classify;
 use sqlx::migrate::{MigrateError, Migrator};
-use sqlx::postgres::{PgConnectOptions, PgConnection, PgPool, PgPoolOptions};
+use sqlx::postgres::{PgConnection, PgPool, PgPoolOptions};
 use sqlx::Connection;
-use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -92,18 +91,7 @@ impl PgStore {
     /// [`StoreError::Backend`] when it refuses us (its TLS certificate included) or the
     /// schema cannot be migrated (for example one from a newer version).
     pub async fn open(url: &str) -> Result<Self, StoreError> {
-        let invalid = |why: &str| {
-            StoreError::InvalidUrl(format!(
-                "'{}' is not a usable PostgreSQL URL ({}): use postgres://USER:PASSWORD@HOST:PORT/DATABASE",
-                redact_url(url),
-                scrub(why, url)
-            ))
-        };
-        if !(url.starts_with("postgres://") || url.starts_with("postgresql://")) {
-            return Err(invalid("it does not start with postgres://"));
-        }
-        tls::check_url(url).await.map_err(|why| invalid(&why))?;
-        let options = PgConnectOptions::from_str(url).map_err(|e| invalid(&e.to_string()))?;
+        let options = connect::options(url).await?;
         // Connect once by hand first: a pool retries a failing connect until its acquire
         // timeout and then reports only that it timed out, hiding "connection refused"
         // or "password authentication failed" from the operator.
