@@ -418,43 +418,20 @@ impl DeliveryOutbox for ObservedStore {
         self.run("purge_deliveries", DELIVERIES, call).await
     }
 }
+
 #[cfg(test)]
 mod tests {
-    /// The names of the methods of `pub trait {name}` in `source`.
-    fn trait_methods(source: &str, name: &str) -> Vec<String> {
-        let start = source
-            .find(&format!("pub trait {name}"))
-            .expect("the trait is in its file");
-        let body = &source[start..];
-        let end = body.find("\n}\n").expect("the trait ends");
-        body[..end]
-            .lines()
-            .map(str::trim_start)
-            .filter_map(|l| {
-                l.strip_prefix("async fn ")
-                    .or_else(|| l.strip_prefix("fn "))
-            })
-            .filter_map(|rest| rest.split(['(', '<']).next())
-            .map(str::to_string)
-            .collect()
-    }
-
     #[test]
     fn every_trait_method_is_delegated() {
-        let here = include_str!("observed.rs");
-        for (source, name, at_least) in [
-            (include_str!("lib.rs"), "TaskStore", 16),
-            (include_str!("session.rs"), "SessionStore", 5),
-            (include_str!("delivery.rs"), "DeliveryOutbox", 5),
-        ] {
-            let methods = trait_methods(source, name);
-            assert!(methods.len() >= at_least, "{name}: {methods:?}");
-            for m in methods {
-                assert!(
-                    here.contains(&format!("fn {m}(")),
-                    "ObservedStore does not delegate {name}::{m}: a default would run against the wrapper"
-                );
-            }
-        }
+        crate::trait_check::assert_implements_every_method(
+            include_str!("observed.rs"),
+            "ObservedStore",
+            "a default would run against the wrapper",
+            &[
+                (include_str!("task_store.rs"), "TaskStore", 16),
+                (include_str!("session.rs"), "SessionStore", 5),
+                (include_str!("delivery.rs"), "DeliveryOutbox", 5),
+            ],
+        );
     }
 }

@@ -4,7 +4,7 @@
 #![allow(clippy::unwrap_used)]
 
 use mcp_tasks_protocol::{TaskId, TaskStatus};
-use mcp_tasks_store::suite::{at, base_time, new_delivery, ok_outcome, record, to_status, Guarded};
+use mcp_tasks_store::suite::{at, base_time, new_delivery, ok_outcome, record, to_status};
 use mcp_tasks_store::{
     ClaimDeliveriesParams, DeliveryOutbox, DeliveryResult, ListParams, SqliteStore, StoreError,
     TaskRecord, TaskStore,
@@ -13,19 +13,21 @@ use std::sync::Arc;
 use std::time::Duration;
 use tempfile::TempDir;
 
-/// A store on a file in a temporary directory that lives exactly as long as the store.
-async fn file_store() -> (SqliteStore, Guarded<TempDir>) {
+/// A store on a file in a temporary directory, and the directory (keep it while the
+/// store is used).
+async fn file_store() -> (SqliteStore, TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let url = format!("sqlite://{}", dir.path().join("tasks.db").display());
     let store = SqliteStore::open(&url).await.unwrap();
-    (store.clone(), Guarded::new(Arc::new(store), dir))
+    (store, dir)
 }
 
 mod file {
     use super::*;
 
-    async fn fresh_store() -> Arc<dyn TaskStore> {
-        Arc::new(file_store().await.1)
+    async fn fresh_store() -> (Arc<dyn TaskStore>, TempDir) {
+        let (store, dir) = file_store().await;
+        (Arc::new(store), dir)
     }
 
     mcp_tasks_store::store_suite!(fresh_store);

@@ -1,7 +1,8 @@
 //! The memory store's journal of finished steps ([`StepJournal`]): a list per task
 //! beside the records, under the same lock, removed with its record.
 
-use super::{is_expired, lease_conflict, MemoryStore};
+use super::tables::{is_expired, lease_conflict};
+use super::MemoryStore;
 use crate::error::StoreError;
 use crate::journal::{JournalEntry, RecordStep, Recorded, StepJournal};
 use async_trait::async_trait;

@@ -2,7 +2,7 @@
 //! the records under the same lock, so a claim judges liveness and takes the lease in
 //! one atomic step.
 
-use super::Inner;
+use super::tables::Inner;
 use crate::record::TaskRecord;
 use crate::runner::{ReleaseLeasesParams, RunnerRecord};
 use chrono::{DateTime, Utc};

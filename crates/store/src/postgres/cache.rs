@@ -9,25 +9,16 @@
 //! is the cached record and it is served; otherwise the row is read whole and cached.
 //! A read is therefore never older than what was committed when its validation ran.
 //!
-//! The cache keeps at most [`CAPACITY`] records (an arbitrary one leaves when a shard is
-//! full).
+//! The records are kept in a [`ShardedCache`] (bounded; a record is cloned out).
 
 use super::row::classify;
 use crate::error::StoreError;
 use crate::record::TaskRecord;
+use crate::sql::cache::ShardedCache;
 use chrono::{DateTime, Utc};
 use mcp_tasks_protocol::TaskId;
 use sqlx::{PgPool, Row};
-use std::collections::HashMap;
 use std::future::Future;
-use std::hash::{BuildHasher, RandomState};
-use std::sync::{Arc, Mutex};
-
-/// The most records cached by one store.
-const CAPACITY: usize = 1 << 16;
-
-/// Shards of the cache, each behind its own lock.
-const SHARDS: usize = 32;
 
 /// What a cached record is checked against: the columns every change moves, of the
 /// row a full read would return. $1 id, $2 now.
@@ -35,27 +26,12 @@ const VALIDATE: &str = "SELECT version, lease_generation, lease_until, runner FR
      WHERE id = $1 AND (expires_at IS NULL OR expires_at > $2)";
 
 /// The records read last, by id. Cloned with the store.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub(super) struct Reads {
-    shards: Arc<[Mutex<HashMap<TaskId, TaskRecord>>]>,
-    hasher: RandomState,
-}
-
-impl Default for Reads {
-    fn default() -> Self {
-        Self {
-            shards: (0..SHARDS).map(|_| Mutex::default()).collect(),
-            hasher: RandomState::new(),
-        }
-    }
+    cache: ShardedCache<TaskRecord>,
 }
 
 impl Reads {
-    fn shard(&self, id: &TaskId) -> &Mutex<HashMap<TaskId, TaskRecord>> {
-        let index = self.hasher.hash_one(id) as usize % SHARDS;
-        &self.shards[index]
-    }
-
     /// The visible record of `id` at `now`: the cached one when the row still matches
     /// it, otherwise read by `read` (and cached).
     pub(super) async fn get<F>(
@@ -68,13 +44,7 @@ impl Reads {
     where
         F: Future<Output = Result<Option<TaskRecord>, StoreError>>,
     {
-        let shard = self.shard(id);
-        let cached = shard
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(id)
-            .cloned();
-        if let Some(cached) = cached {
+        if let Some(cached) = self.cache.get_if(id, None, |_| true) {
             let row = sqlx::query(VALIDATE)
                 .bind(id.as_str())
                 .bind(now)
@@ -82,7 +52,7 @@ impl Reads {
                 .await
                 .map_err(classify)?;
             let Some(row) = row else {
-                shard.lock().unwrap_or_else(|p| p.into_inner()).remove(id);
+                self.cache.keep(id, None, None);
                 return Ok(None);
             };
             if matches(&row, &cached).map_err(classify)? {
@@ -90,21 +60,7 @@ impl Reads {
             }
         }
         let record = read.await?;
-        let mut cached = shard.lock().unwrap_or_else(|p| p.into_inner());
-        match &record {
-            Some(record) => {
-                if cached.len() >= CAPACITY / SHARDS && !cached.contains_key(id) {
-                    let evicted = cached.keys().next().cloned();
-                    if let Some(evicted) = evicted {
-                        cached.remove(&evicted);
-                    }
-                }
-                cached.insert(id.clone(), record.clone());
-            }
-            None => {
-                cached.remove(id);
-            }
-        }
+        self.cache.keep(id, None, record.clone());
         Ok(record)
     }
 }

@@ -16,20 +16,22 @@
 //! Concurrent creations share one statement and one commit ([`writer`]): a creation
 //! still returns only once committed, and a lone one is the plain one-row `INSERT`.
 //!
-//! [`TaskStore::supports_notify`] is true: every write notifies the task id through
+//! [`TaskStore::supports_notify`](crate::TaskStore::supports_notify) is true: every write notifies the task id through
 //! LISTEN/NOTIFY, in the writing transaction (`listen`).
 //!
-//! The statements and store methods this backend shares with the other SQL backend
-//! are in `crate::sql`; this module binds their values and reads their rows.
+//! The store methods, and the statements this backend shares with the other SQL
+//! backend, are written once in `crate::sql`; `backend.rs` binds their values, reads
+//! their rows, and holds what PostgreSQL does its own way.
 //!
 //! Task timelines are written by triggers of the schema (`migrations/0008_timeline_board.sql`)
 //! inside the statement that changes the task, whichever replica (or version) runs it;
-//! the webhook outbox (`migrations/0009_deliveries.sql`, [`DeliveryOutbox`]) is claimed
+//! the webhook outbox (`migrations/0009_deliveries.sql`, [`DeliveryOutbox`](crate::DeliveryOutbox)) is claimed
 //! with `FOR UPDATE SKIP LOCKED`, like expired leases. 2025-11-25 sessions are stored
-//! too ([`SessionStore`], `sessions.rs`), so that any replica serves any session.
+//! too ([`SessionStore`](crate::SessionStore), `sessions.rs`), so that any replica serves any session.
 
+mod backend;
 mod cache;
-mod counts;
+mod connect;
 mod listen;
 mod queries;
 mod row;
@@ -41,29 +43,11 @@ pub mod writer;
 pub use listen::RECONNECT_DELAY;
 pub use table_stats::{checkpointer_pid, table_stats, TableStats};
 
-use crate::change::ChangeFeed;
-use crate::delivery::{
-    ClaimDeliveriesParams, Delivery, DeliveryOutbox, DeliveryResult, NewDelivery,
-};
 use crate::error::StoreError;
-use crate::record::{
-    BoardQuery, ClaimExpiredParams, ClaimLeaseParams, ExpiredTask, ListPage, ListParams, Outcome,
-    RenewLeaseParams, TaskRecord, TimelineEntry, TransitionParams,
-};
-use crate::session::SessionStore;
-use crate::sql::values::{row_to_count, row_to_expired};
-use crate::sql::{self, Call, Statements};
-use crate::TaskStore;
-use async_trait::async_trait;
-use chrono::{DateTime, Utc};
-use mcp_tasks_protocol::secret::{redact_url, scrub};
-use mcp_tasks_protocol::TaskId;
-use queries::STATEMENTS;
-use row::{classify, query};
+use row::classify;
 use sqlx::migrate::{MigrateError, Migrator};
-use sqlx::postgres::{PgConnectOptions, PgConnection, PgPool, PgPoolOptions, PgRow};
+use sqlx::postgres::{PgConnection, PgPool, PgPoolOptions};
 use sqlx::Connection;
-use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -79,7 +63,7 @@ pub const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(5);
 /// The schema, embedded at compile time from `src/postgres/migrations`.
 static MIGRATOR: Migrator = sqlx::migrate!("src/postgres/migrations");
 
-/// A [`TaskStore`] in a PostgreSQL database, shared by any number of replicas.
+/// A [`TaskStore`](crate::TaskStore) in a PostgreSQL database, shared by any number of replicas.
 /// Cloning is cheap and shares the pool and the change-feed connection.
 #[derive(Debug, Clone)]
 pub struct PgStore {
@@ -107,18 +91,7 @@ impl PgStore {
     /// [`StoreError::Backend`] when it refuses us (its TLS certificate included) or the
     /// schema cannot be migrated (for example one from a newer version).
     pub async fn open(url: &str) -> Result<Self, StoreError> {
-        let invalid = |why: &str| {
-            StoreError::InvalidUrl(format!(
-                "'{}' is not a usable PostgreSQL URL ({}): use postgres://USER:PASSWORD@HOST:PORT/DATABASE",
-                redact_url(url),
-                scrub(why, url)
-            ))
-        };
-        if !(url.starts_with("postgres://") || url.starts_with("postgresql://")) {
-            return Err(invalid("it does not start with postgres://"));
-        }
-        tls::check_url(url).await.map_err(|why| invalid(&why))?;
-        let options = PgConnectOptions::from_str(url).map_err(|e| invalid(&e.to_string()))?;
+        let options = connect::options(url).await?;
         // Connect once by hand first: a pool retries a failing connect until its acquire
         // timeout and then reports only that it timed out, hiding "connection refused"
         // or "password authentication failed" from the operator.
@@ -170,245 +143,12 @@ impl PgStore {
     }
 }
 
-#[async_trait]
-impl TaskStore for PgStore {
-    async fn create(&self, record: &TaskRecord) -> Result<(), StoreError> {
-        self.writer.create(record).await
-    }
-
-    async fn create_pending(
-        &self,
-        pending: Arc<crate::PendingCreate>,
-    ) -> Result<TaskRecord, StoreError> {
-        self.writer.create_pending(pending).await
-    }
-
-    async fn get(&self, id: &TaskId, now: DateTime<Utc>) -> Result<Option<TaskRecord>, StoreError> {
-        let read = sql::store::get(self, id, now);
-        self.reads.get(&self.pool, id, now, read).await
-    }
-
-    async fn list(&self, params: &ListParams) -> Result<ListPage, StoreError> {
-        sql::store::list(self, params).await
-    }
-
-    async fn transition(&self, params: &TransitionParams) -> Result<TaskRecord, StoreError> {
-        sql::store::transition(self, params).await
-    }
-
-    async fn delete_expired(
-        &self,
-        now: DateTime<Utc>,
-        limit: usize,
-    ) -> Result<Vec<ExpiredTask>, StoreError> {
-        sql::store::delete_expired(self, now, limit).await
-    }
-
-    async fn fail_orphaned(
-        &self,
-        current_runner: &str,
-        status_message: &str,
-        error: &Outcome,
-        now: DateTime<Utc>,
-    ) -> Result<u64, StoreError> {
-        sql::store::fail_orphaned(self, current_runner, status_message, error, now).await
-    }
-
-    async fn timeline(&self, id: &TaskId) -> Result<Vec<TimelineEntry>, StoreError> {
-        sql::store::timeline(self, id).await
-    }
-
-    async fn board_list(&self, query: &BoardQuery) -> Result<ListPage, StoreError> {
-        sql::store::board_list(self, query).await
-    }
-
-    async fn board_count(&self, query: &BoardQuery) -> Result<u64, StoreError> {
-        sql::store::board_count(self, query).await
-    }
-
-    async fn claim_lease(&self, params: &ClaimLeaseParams) -> Result<TaskRecord, StoreError> {
-        sql::store::claim_lease(self, params).await
-    }
-
-    async fn renew_lease(&self, params: &RenewLeaseParams) -> Result<TaskRecord, StoreError> {
-        sql::store::renew_lease(self, params).await
-    }
-
-    async fn claim_expired_leases(
-        &self,
-        params: &ClaimExpiredParams,
-    ) -> Result<Vec<TaskRecord>, StoreError> {
-        sql::store::claim_expired_leases(self, params).await
-    }
-
-    async fn subscribe_changes(&self) -> Result<Option<ChangeFeed>, StoreError> {
-        self.listener.subscribe().await.map(Some)
-    }
-
-    fn supports_notify(&self) -> bool {
-        true
-    }
-
-    async fn heartbeat(&self, runner: &crate::RunnerRecord) -> Result<(), StoreError> {
-        sql::runners::heartbeat(self, runner).await
-    }
-
-    async fn retire(&self, runner: &str) -> Result<(), StoreError> {
-        sql::runners::retire(self, runner).await
-    }
-
-    async fn release_leases(&self, params: &crate::ReleaseLeasesParams) -> Result<u64, StoreError> {
-        sql::runners::release(self, params).await
-    }
-
-    async fn runners_on_host(&self, host: &str) -> Result<Vec<crate::RunnerRecord>, StoreError> {
-        sql::runners::on_host(self, host).await
-    }
-
-    async fn reap_runner(&self, runner: &str, now: DateTime<Utc>) -> Result<u64, StoreError> {
-        sql::runners::reap(self, runner, now).await
-    }
-
-    async fn forget_dead_runners(&self, before: DateTime<Utc>) -> Result<u64, StoreError> {
-        sql::runners::forget_dead(self, before).await
-    }
-
-    fn shared_by_processes(&self) -> bool {
-        true
-    }
-
-    fn sessions(&self) -> Option<&dyn SessionStore> {
-        Some(self)
-    }
-
-    fn outbox(&self) -> Option<&dyn DeliveryOutbox> {
-        Some(self)
-    }
-
-    fn journal(&self) -> Option<&dyn crate::journal::StepJournal> {
-        Some(self)
-    }
-
-    fn backend_name(&self) -> &'static str {
-        "postgresql"
-    }
-
-    async fn count_by_status(
-        &self,
-        now: DateTime<Utc>,
-    ) -> Result<Option<Vec<(mcp_tasks_protocol::TaskStatus, u64)>>, StoreError> {
-        counts::count_by_status(&self.pool, now).await.map(Some)
-    }
-
-    fn set_store_observer(&self, observer: Arc<dyn crate::StoreObserver>) {
-        *self.observer.write().unwrap_or_else(|p| p.into_inner()) = Some(observer);
-    }
-}
-
-/// The outbox is a table of the shared database, claimed with `FOR UPDATE SKIP LOCKED`.
-#[async_trait]
-impl DeliveryOutbox for PgStore {
-    async fn enqueue_delivery(&self, delivery: &NewDelivery) -> Result<bool, StoreError> {
-        sql::delivery::enqueue(self, delivery).await
-    }
-
-    async fn claim_deliveries(
-        &self,
-        params: &ClaimDeliveriesParams,
-    ) -> Result<Vec<Delivery>, StoreError> {
-        sql::delivery::claim(self, params).await
-    }
-
-    async fn finish_delivery(
-        &self,
-        key: &str,
-        runner: &str,
-        result: &DeliveryResult,
-    ) -> Result<(), StoreError> {
-        sql::delivery::finish(self, key, runner, result).await
-    }
-
-    async fn pending_deliveries(&self) -> Result<u64, StoreError> {
-        sql::delivery::pending(self).await
-    }
-
-    async fn purge_deliveries(&self, finished_before: DateTime<Utc>) -> Result<u64, StoreError> {
-        sql::delivery::purge(self, finished_before).await
-    }
-}
-
-#[async_trait]
-impl sql::Backend for PgStore {
-    type Row = PgRow;
-
-    fn statements(&self) -> &'static Statements {
-        &STATEMENTS
-    }
-
-    fn read_record(row: &PgRow) -> Result<TaskRecord, StoreError> {
-        row::row_to_record(row)
-    }
-
-    fn read_expired(row: &PgRow) -> Result<ExpiredTask, StoreError> {
-        row_to_expired(row)
-    }
-
-    fn read_timeline(row: &PgRow) -> Result<TimelineEntry, StoreError> {
-        row::row_to_timeline_entry(row)
-    }
-
-    fn read_delivery(row: &PgRow) -> Result<Delivery, StoreError> {
-        row::row_to_delivery(row)
-    }
-
-    fn read_runner(row: &PgRow) -> Result<crate::runner::RunnerRecord, StoreError> {
-        row::row_to_runner(row)
-    }
-
-    fn read_count(row: &PgRow) -> Result<u64, StoreError> {
-        row_to_count(row)
-    }
-
-    fn read_journal_entry(row: &PgRow) -> Result<crate::journal::JournalEntry, StoreError> {
-        sql::journal::row_to_journal_entry(row, |_, at: DateTime<Utc>| Ok(at))
-    }
-
-    async fn fetch_optional(&self, call: Call<'_>) -> Result<Option<PgRow>, StoreError> {
-        query(call)
-            .fetch_optional(&self.pool)
-            .await
-            .map_err(classify)
-    }
-
-    async fn fetch_all(&self, call: Call<'_>) -> Result<Vec<PgRow>, StoreError> {
-        query(call).fetch_all(&self.pool).await.map_err(classify)
-    }
-
-    async fn execute(&self, call: Call<'_>) -> Result<u64, StoreError> {
-        let done = query(call).execute(&self.pool).await.map_err(classify)?;
-        Ok(done.rows_affected())
-    }
-}
-
-/// The journal: one statement per step.
-#[async_trait]
-impl crate::journal::StepJournal for PgStore {
-    async fn steps(&self, id: &TaskId) -> Result<Vec<crate::journal::JournalEntry>, StoreError> {
-        sql::journal::steps(self, id).await
-    }
-
-    async fn record_step(
-        &self,
-        step: &crate::journal::RecordStep,
-    ) -> Result<crate::journal::Recorded, StoreError> {
-        sql::journal::record_step(self, step).await
-    }
-}
-
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
+    use super::queries::STATEMENTS;
     use super::*;
+    use chrono::{DateTime, Utc};
     use sqlx::Row;
 
     #[tokio::test]
@@ -448,6 +188,7 @@ mod tests {
             &s.retry_delivery,
             &s.pending_deliveries,
             &s.purge_deliveries,
+            &s.count_by_status,
         ] {
             let used: std::collections::BTreeSet<usize> = sql
                 .split('$')

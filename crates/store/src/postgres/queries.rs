@@ -18,6 +18,7 @@ pub(super) static STATEMENTS: LazyLock<Statements> = LazyLock::new(|| {
         parameter: "$",
         earliest_time: "'-infinity'::timestamptz",
         latest_time: "'infinity'::timestamptz",
+        status_index: "",
         // The request is TEXT (see 0001_init.sql). PostgreSQL's JSON types refuse the
         // escape \u0000 anywhere in a document, even outside `name`, so it is replaced
         // (with U+FFFD, which keeps the text valid JSON) before parsing: one task with a

@@ -1,15 +1,14 @@
-//! Between records and PostgreSQL rows: binding a [`Call`]'s values, reading rows, and
-//! the classification of sqlx errors into [`StoreError`]s. Times are `TIMESTAMPTZ`, so
-//! they bind and read as they are.
+//! Between records and PostgreSQL rows: binding a [`Call`]'s values, how a row keeps a
+//! time ([`StoredTime`]), and the classification of sqlx errors into [`StoreError`]s.
+//! Times are `TIMESTAMPTZ`, so they bind and read as they are.
 
-use crate::delivery::Delivery;
 use crate::error::StoreError;
-use crate::record::{TaskRecord, TimelineEntry};
-use crate::sql::values;
+use crate::sql::rows::StoredTime;
+use crate::sql::run::Driver;
 use crate::sql::{Arg, Call};
 use chrono::{DateTime, Utc};
 use sqlx::error::ErrorKind;
-use sqlx::postgres::{PgArguments, PgRow, Postgres};
+use sqlx::postgres::{PgArguments, PgQueryResult, PgRow, Postgres};
 use sqlx::query::Query;
 
 /// Sorts a sqlx error into what a caller can act on. Retrying may help after a
@@ -58,21 +57,25 @@ pub(super) fn query(call: Call<'_>) -> Query<'_, Postgres, PgArguments> {
         })
 }
 
-/// Reads one full row back into a record.
-pub(super) fn row_to_record(row: &PgRow) -> Result<TaskRecord, StoreError> {
-    values::row_to_record(row, |_, at: DateTime<Utc>| Ok(at))
+impl Driver for Postgres {
+    fn bind(call: Call<'_>) -> Query<'_, Postgres, PgArguments> {
+        query(call)
+    }
+
+    fn classify(err: sqlx::Error) -> StoreError {
+        classify(err)
+    }
+
+    fn rows_affected(done: &PgQueryResult) -> u64 {
+        done.rows_affected()
+    }
 }
 
-/// Reads one timeline row back into an entry.
-pub(super) fn row_to_timeline_entry(row: &PgRow) -> Result<TimelineEntry, StoreError> {
-    values::row_to_timeline_entry(row, |_, at: DateTime<Utc>| Ok(at))
-}
+/// PostgreSQL keeps a time as `TIMESTAMPTZ`, read as it is.
+impl StoredTime for PgRow {
+    type Time = DateTime<Utc>;
 
-/// Reads one claimed delivery back.
-pub(super) fn row_to_delivery(row: &PgRow) -> Result<Delivery, StoreError> {
-    values::row_to_delivery(row, |_, at: DateTime<Utc>| Ok(at))
-}
-
-pub(super) fn row_to_runner(row: &PgRow) -> Result<crate::runner::RunnerRecord, StoreError> {
-    crate::sql::runners::row_to_runner(row, |_, at: DateTime<Utc>| Ok(at))
+    fn time(_column: &str, at: DateTime<Utc>) -> Result<DateTime<Utc>, StoreError> {
+        Ok(at)
+    }
 }

@@ -3,13 +3,10 @@
 //! It reads only the statistics views and size functions: no table is scanned.
 
 use super::row::classify;
-use super::tls;
 use crate::error::StoreError;
 use chrono::{DateTime, Utc};
-use mcp_tasks_protocol::secret::{redact_url, scrub};
-use sqlx::postgres::{PgConnectOptions, PgConnection};
+use sqlx::postgres::PgConnection;
 use sqlx::{Connection, Row};
-use std::str::FromStr;
 
 /// One table of the store's schema, as PostgreSQL's statistics see it.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -90,18 +87,7 @@ pub async fn table_stats(url: &str) -> Result<Vec<TableStats>, StoreError> {
 /// One connection to `url` with its TLS settings, as [`PgStore::open`](super::PgStore::open)
 /// makes them.
 async fn connect(url: &str) -> Result<PgConnection, StoreError> {
-    let invalid = |why: &str| {
-        StoreError::InvalidUrl(format!(
-            "'{}' is not a usable PostgreSQL URL ({}): use postgres://USER:PASSWORD@HOST:PORT/DATABASE",
-            redact_url(url),
-            scrub(why, url)
-        ))
-    };
-    if !(url.starts_with("postgres://") || url.starts_with("postgresql://")) {
-        return Err(invalid("it does not start with postgres://"));
-    }
-    tls::check_url(url).await.map_err(|why| invalid(&why))?;
-    let options = PgConnectOptions::from_str(url).map_err(|e| invalid(&e.to_string()))?;
+    let options = super::connect::options(url).await?;
     PgConnection::connect_with(&options).await.map_err(classify)
 }
 

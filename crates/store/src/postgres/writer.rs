@@ -28,11 +28,12 @@
 //! amendment after the insert, so creation and end share one commit, as on SQLite.
 
 use super::queries::STATEMENTS;
-use super::row::{classify, query, row_to_record};
+use super::row::{classify, query};
 use crate::error::StoreError;
 use crate::observed::ObserverSlot;
 use crate::pending::PendingCreate;
 use crate::record::{TaskRecord, TransitionParams};
+use crate::sql::values::row_to_record;
 use crate::sql::{self, Arg};
 use chrono::{DateTime, Utc};
 use sqlx::postgres::{PgArguments, Postgres};
@@ -176,14 +177,7 @@ impl Writer {
                 let n = state.queue.len().min(MAX_BATCH);
                 state.queue.drain(..n).collect()
             };
-            let told = self
-                .observer
-                .read()
-                .unwrap_or_else(|p| p.into_inner())
-                .clone();
-            if let Some(told) = told {
-                told.observe_batch("postgresql", batch.len());
-            }
+            sql::batch::tell_size(&self.observer, "postgresql", batch.len());
             write(&self.pool, batch).await;
         }
     }
@@ -211,7 +205,10 @@ async fn write(pool: &PgPool, batch: Vec<Queued>) {
         Ok(answers) => answers,
         Err(err) => {
             tracing::warn!(batch = batch.len(), error = %err, "PostgreSQL create batch failed");
-            batch.iter().map(|_| Err(same_error(&err))).collect()
+            batch
+                .iter()
+                .map(|_| Err(sql::batch::same_error(&err)))
+                .collect()
         }
     };
     for (queued, answer) in batch.into_iter().zip(answers) {
@@ -237,7 +234,12 @@ async fn insert_all(
         let (Some(end), Ok(_)) = (end, &answer) else {
             continue;
         };
-        match apply_end(&mut tx, end).await {
+        let conn = &mut *tx;
+        let applied = sql::batch::apply_end(&STATEMENTS, end, |call| async move {
+            let row = query(call).fetch_optional(conn).await.map_err(classify)?;
+            row.as_ref().map(row_to_record).transpose()
+        });
+        match applied.await {
             Ok(record) => *answer = Ok(Some(Box::new(record))),
             Err(err) => {
                 // The creator, seeing its task unfinished, writes the end itself.
@@ -344,29 +346,6 @@ fn mismatch() -> StoreError {
     StoreError::Backend(
         "the batched insert's column types do not match the one-row insert's values".into(),
     )
-}
-
-/// Applies a creation's amendment inside the batch's transaction.
-async fn apply_end(
-    conn: &mut PgConnection,
-    end: &TransitionParams,
-) -> Result<TaskRecord, StoreError> {
-    let call = sql::store::transition_call(&STATEMENTS, end)?;
-    match query(call).fetch_optional(conn).await.map_err(classify)? {
-        Some(row) => row_to_record(&row),
-        None => Err(StoreError::Backend(
-            "the end of a task created in the same batch did not apply".into(),
-        )),
-    }
-}
-
-/// The batch's error once per caller (a [`StoreError`] is not `Clone`: backend
-/// errors keep only their message).
-fn same_error(err: &StoreError) -> StoreError {
-    match err {
-        StoreError::Unavailable(message) => StoreError::Unavailable(message.clone()),
-        other => StoreError::Backend(other.to_string().into()),
-    }
 }
 
 #[cfg(test)]

@@ -2,6 +2,7 @@
 //! call, so each is atomic; claims pick their rows as the backend's locking allows
 //! ([`crate::sql::Dialect::claim_deliveries`]).
 
+use super::values::{row_to_count, row_to_delivery};
 use super::{Backend, Call};
 use crate::delivery::{ClaimDeliveriesParams, Delivery, DeliveryResult, NewDelivery};
 use crate::error::StoreError;
@@ -28,7 +29,7 @@ pub(crate) async fn claim<B: Backend>(
     let rows = db.fetch_all(call).await?;
     let mut claimed = rows
         .iter()
-        .map(B::read_delivery)
+        .map(row_to_delivery)
         .collect::<Result<Vec<_>, _>>()?;
     // `RETURNING` promises no order.
     claimed.sort_by(|a, b| (a.next_attempt_at, &a.key).cmp(&(b.next_attempt_at, &b.key)));
@@ -73,7 +74,7 @@ pub(crate) async fn finish(
 pub(crate) async fn pending<B: Backend>(db: &B) -> Result<u64, StoreError> {
     let call = Call::new(&db.statements().pending_deliveries);
     match db.fetch_optional(call).await? {
-        Some(row) => B::read_count(&row),
+        Some(row) => row_to_count(&row),
         None => Ok(0),
     }
 }

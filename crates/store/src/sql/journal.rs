@@ -1,13 +1,12 @@
 //! The journal of finished steps ([`crate::journal`]) on both SQL backends: one fenced
 //! insert per step (SQLite runs it in its writer's group commit), one select per read.
 
-use super::values::{corrupt, counter_to_db, decode_error, from_json, to_json};
+use super::rows::Columns;
+use super::values::{corrupt, counter_to_db, from_json, row_to_record, to_json};
 use super::{Backend, Call, Dialect};
 use crate::error::StoreError;
 use crate::journal::{JournalEntry, RecordStep, Recorded};
-use chrono::{DateTime, Utc};
 use mcp_tasks_protocol::TaskId;
-use sqlx::{ColumnIndex, Decode, Row, Type};
 
 /// The journal's statements, in a backend's dialect.
 #[derive(Debug)]
@@ -61,7 +60,7 @@ pub(crate) fn record_call<'a>(
 
 /// Records a step with one statement (PostgreSQL; SQLite runs the insert in its
 /// writer's group commit).
-#[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+#[cfg(feature = "postgres")]
 pub(crate) async fn record_step<B: Backend>(
     db: &B,
     step: &RecordStep,
@@ -85,7 +84,7 @@ pub(crate) async fn why_not_recorded<B: Backend>(
     let Some(row) = db.fetch_optional(get).await? else {
         return Err(StoreError::NotFound);
     };
-    let current = B::read_record(&row)?;
+    let current = row_to_record(&row)?;
     if current.status.is_terminal() {
         return Err(StoreError::Conflict {
             current: Box::new(current),
@@ -109,30 +108,16 @@ pub(crate) async fn steps<B: Backend>(
 ) -> Result<Vec<JournalEntry>, StoreError> {
     let call = Call::new(&db.statements().journal.steps).bind(id.as_str());
     let rows = db.fetch_all(call).await?;
-    rows.iter().map(B::read_journal_entry).collect()
+    rows.iter().map(row_to_journal_entry).collect()
 }
 
-/// Reads one row of [`JournalStatements::steps`]; `time` reads the backend's times.
-pub(crate) fn row_to_journal_entry<R, T>(
-    row: &R,
-    time: fn(&str, T) -> Result<DateTime<Utc>, StoreError>,
-) -> Result<JournalEntry, StoreError>
-where
-    R: Row,
-    for<'c> &'c str: ColumnIndex<R>,
-    for<'r> String: Decode<'r, R::Database> + Type<R::Database>,
-    for<'r> i64: Decode<'r, R::Database> + Type<R::Database>,
-    for<'r> T: Decode<'r, R::Database> + Type<R::Database>,
-{
-    let attempt: i64 = row.try_get("attempt").map_err(decode_error)?;
-    let output: String = row.try_get("output").map_err(decode_error)?;
+/// Reads one row of [`JournalStatements::steps`].
+pub(crate) fn row_to_journal_entry(row: &impl Columns) -> Result<JournalEntry, StoreError> {
+    let attempt = row.int("attempt")?;
     Ok(JournalEntry {
-        step: row.try_get("step").map_err(decode_error)?,
+        step: row.text("step")?,
         attempt: u32::try_from(attempt).map_err(|_| corrupt("journal attempt", attempt))?,
-        output: from_json("journal output", &output)?,
-        recorded_at: time(
-            "recorded_at",
-            row.try_get("recorded_at").map_err(decode_error)?,
-        )?,
+        output: from_json("journal output", &row.text("output")?)?,
+        recorded_at: row.at("recorded_at")?,
     })
 }

@@ -1,28 +1,40 @@
-//! What the SQLite and PostgreSQL backends share: the statements they write alike
-//! ([`statements`]), the store methods they run alike ([`store`] for tasks, [`delivery`]
-//! for the webhook outbox, [`runners`] for runner liveness), and the conversions between records and column values
-//! ([`values`]).
+//! What the SQLite and PostgreSQL backends share, written once: the store itself
+//! ([`traits`]: `TaskStore`, `DeliveryOutbox` and `StepJournal` for every [`Backend`]),
+//! the statements they write alike ([`statements`]), the store methods they run alike
+//! ([`store`] for tasks, [`delivery`] for the webhook outbox, [`runners`] for runner
+//! liveness, [`journal`] for steps), what their batching writers share ([`batch`]),
+//! the bounded cache of records read last ([`cache`]), and the conversions between
+//! records and column values ([`values`], over the typed columns of [`rows`]).
 //!
 //! The backends differ in the parameter syntax (`?1` / `$1`), in how a time is stored
 //! (integer milliseconds / `TIMESTAMPTZ`) and in how batch changes pick their rows
 //! (SQLite's single write lock / `FOR UPDATE SKIP LOCKED`). So a statement is written
 //! once with `?N` parameters, its values are collected as [`Arg`]s, and each backend
-//! binds those the way it stores them ([`Backend`]).
+//! binds those the way it stores them ([`Backend`]). What else differs for good reason
+//! (SQLite's single writer and change board, PostgreSQL's flushers and change feed)
+//! is a hook of [`Backend`] that the store written once calls.
+//!
+//! So a new store method is written in the trait, here (its SQL in [`statements`] or
+//! beside it, its forwarding in [`traits`]), and in the parity suite; a backend file
+//! changes only when the method needs a hook of its own.
 
+pub(crate) mod backend;
+pub(crate) mod batch;
+pub(crate) mod cache;
 pub(crate) mod delivery;
 pub(crate) mod journal;
+pub(crate) mod rows;
+pub(crate) mod run;
 pub(crate) mod runners;
 pub(crate) mod statements;
 pub(crate) mod store;
+mod traits;
 pub(crate) mod values;
 
-use crate::delivery::Delivery;
-use crate::error::StoreError;
-use crate::record::{ExpiredTask, TaskRecord, TimelineEntry};
-use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use std::borrow::Cow;
 
+pub(crate) use backend::{Backend, Touches};
 pub(crate) use statements::{Dialect, Statements};
 
 /// The value of one statement parameter, before a backend binds it.
@@ -78,42 +90,4 @@ impl<'a> Call<'a> {
         self.args.push(value.into());
         self
     }
-}
-
-/// What the shared store methods need from a backend: its statements, running a
-/// [`Call`] (the sqlx method of the same name, with the arguments bound the backend's
-/// way), and reading its rows.
-#[async_trait]
-pub(crate) trait Backend: Send + Sync {
-    /// A row as the driver returns it.
-    type Row: Send;
-
-    fn statements(&self) -> &'static Statements;
-
-    fn read_record(row: &Self::Row) -> Result<TaskRecord, StoreError>;
-
-    /// Reads a row of [`Statements::delete_expired`].
-    fn read_expired(row: &Self::Row) -> Result<ExpiredTask, StoreError>;
-
-    /// Reads a row of [`Statements::timeline`].
-    fn read_timeline(row: &Self::Row) -> Result<TimelineEntry, StoreError>;
-
-    /// Reads a row of [`Statements::claim_deliveries`].
-    fn read_delivery(row: &Self::Row) -> Result<Delivery, StoreError>;
-
-    /// Reads a row of the runners on a host (`runners.rs`).
-    fn read_runner(row: &Self::Row) -> Result<crate::runner::RunnerRecord, StoreError>;
-
-    /// Reads the row of a count ([`Statements::pending_deliveries`]).
-    fn read_count(row: &Self::Row) -> Result<u64, StoreError>;
-
-    /// Reads a row of the journal's steps (`journal::JournalStatements::steps`).
-    fn read_journal_entry(row: &Self::Row) -> Result<crate::journal::JournalEntry, StoreError>;
-
-    async fn fetch_optional(&self, call: Call<'_>) -> Result<Option<Self::Row>, StoreError>;
-
-    async fn fetch_all(&self, call: Call<'_>) -> Result<Vec<Self::Row>, StoreError>;
-
-    /// Runs a statement that returns no rows; returns how many rows it changed.
-    async fn execute(&self, call: Call<'_>) -> Result<u64, StoreError>;
 }

@@ -3,12 +3,12 @@
 //! a draining process hands back, and the reaping of a dead predecessor's row. Each
 //! call is one statement (the reap two, each safe to repeat), so each is atomic.
 
-use super::values::{corrupt, counter_to_db, decode_error};
+use super::rows::Columns;
+use super::values::{corrupt, counter_to_db};
 use super::{Backend, Call};
 use crate::error::StoreError;
 use crate::runner::{ReleaseLeasesParams, RunnerRecord};
 use chrono::{DateTime, Utc};
-use sqlx::{ColumnIndex, Decode, Row, Type};
 
 /// Inserts a runner's row, or moves its `alive_until` on. ?1 id, ?2 host, ?3 pid,
 /// ?4 process start, ?5 started at, ?6 alive until.
@@ -110,7 +110,7 @@ pub(crate) async fn on_host<B: Backend>(
         .await?;
     let mut runners = rows
         .iter()
-        .map(B::read_runner)
+        .map(row_to_runner)
         .collect::<Result<Vec<_>, _>>()?;
     runners.sort_by(|a, b| a.id.cmp(&b.id));
     Ok(runners)
@@ -138,27 +138,15 @@ pub(crate) async fn forget_dead<B: Backend>(
         .await
 }
 
-/// Reads a row of [`ON_HOST`]; `time` reads a stored time as the backend keeps it.
-pub(crate) fn row_to_runner<R, T>(
-    row: &R,
-    time: fn(&str, T) -> Result<DateTime<Utc>, StoreError>,
-) -> Result<RunnerRecord, StoreError>
-where
-    R: Row,
-    for<'c> &'c str: ColumnIndex<R>,
-    for<'r> String: Decode<'r, R::Database> + Type<R::Database>,
-    for<'r> i64: Decode<'r, R::Database> + Type<R::Database>,
-    for<'r> T: Decode<'r, R::Database> + Type<R::Database>,
-{
-    let text = |column: &str| row.try_get::<String, _>(column).map_err(decode_error);
-    let at = |column: &str| time(column, row.try_get(column).map_err(decode_error)?);
-    let pid: i64 = row.try_get("pid").map_err(decode_error)?;
+/// Reads a row of [`ON_HOST`].
+pub(crate) fn row_to_runner(row: &impl Columns) -> Result<RunnerRecord, StoreError> {
+    let pid = row.int("pid")?;
     Ok(RunnerRecord {
-        id: text("id")?,
-        host: text("host")?,
+        id: row.text("id")?,
+        host: row.text("host")?,
         pid: u32::try_from(pid).map_err(|_| corrupt("runner pid", pid))?,
-        process_start: text("process_start")?,
-        started_at: at("started_at")?,
-        alive_until: at("alive_until")?,
+        process_start: row.text("process_start")?,
+        started_at: row.at("started_at")?,
+        alive_until: row.at("alive_until")?,
     })
 }

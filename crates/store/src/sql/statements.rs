@@ -52,6 +52,9 @@ pub(crate) struct Dialect {
     pub(crate) earliest_time: &'static str,
     /// A time literal after every stored time: where a board without a cursor starts.
     pub(crate) latest_time: &'static str,
+    /// What names the index a count of tasks by status reads (SQLite's planner needs
+    /// it named, with a space after), or nothing.
+    pub(crate) status_index: &'static str,
     /// A condition true when the stored request's `name` is a string equal to ?6 (the
     /// board's tool filter). Evaluated only when ?6 is set.
     pub(crate) request_name_is: &'static str,
@@ -150,6 +153,11 @@ pub(crate) struct Statements {
     pub(crate) pending_deliveries: String,
     /// Deletes the deliveries finished before ?1.
     pub(crate) purge_deliveries: String,
+    /// How many visible tasks there are in each status, as `status, n`: ?1 now. Expired
+    /// records the sweeper has not deleted yet are not counted (clients cannot see them
+    /// either). One grouped count over the covering index on `(status, expires_at)`,
+    /// never over the records themselves.
+    pub(crate) count_by_status: String,
     /// The journal of finished steps (`sql/journal.rs`).
     pub(crate) journal: super::journal::JournalStatements,
 }
@@ -264,6 +272,11 @@ impl Statements {
             runners: super::runners::RunnerStatements::new(|sql| dialect.numbered(sql)),
             pending_deliveries: dialect.numbered(PENDING_DELIVERIES),
             purge_deliveries: dialect.numbered(PURGE_DELIVERIES),
+            count_by_status: dialect.numbered(&format!(
+                "SELECT status, COUNT(*) AS n FROM tasks {}\
+                 WHERE expires_at IS NULL OR expires_at > ?1 GROUP BY status",
+                dialect.status_index
+            )),
             journal: super::journal::JournalStatements::new(dialect),
         }
     }

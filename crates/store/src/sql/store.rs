@@ -1,7 +1,11 @@
 //! The [`crate::TaskStore`] methods both SQL backends run the same way: the values a
 //! statement takes, and what its rows (or the lack of one) mean.
 
-use super::values::{counter_to_db, duration_to_ms, external_to_db, to_json};
+use super::rows::Columns;
+use super::values::{
+    counter_to_db, duration_to_ms, external_to_db, row_to_count, row_to_expired, row_to_record,
+    row_to_timeline_entry, to_json,
+};
 use super::{Backend, Call, Statements};
 use crate::error::StoreError;
 use crate::explain;
@@ -10,7 +14,7 @@ use crate::record::{
     RenewLeaseParams, TaskRecord, TimelineEntry, TransitionParams,
 };
 use chrono::{DateTime, Utc};
-use mcp_tasks_protocol::TaskId;
+use mcp_tasks_protocol::{TaskId, TaskStatus};
 use std::time::Duration;
 
 /// The compare-and-set of a transition, every value converted; its row is the record
@@ -79,7 +83,7 @@ pub(crate) async fn get<B: Backend>(
     let call = Call::new(&db.statements().get).bind(id.as_str()).bind(now);
     db.fetch_optional(call)
         .await?
-        .map(|row| B::read_record(&row))
+        .map(|row| row_to_record(&row))
         .transpose()
 }
 
@@ -111,7 +115,7 @@ pub(crate) async fn list<B: Backend>(db: &B, params: &ListParams) -> Result<List
     let records = rows
         .iter()
         .take(params.limit)
-        .map(B::read_record)
+        .map(row_to_record)
         .collect::<Result<Vec<_>, _>>()?;
     Ok(ListPage { records, has_more })
 }
@@ -122,7 +126,7 @@ pub(crate) async fn timeline<B: Backend>(
 ) -> Result<Vec<TimelineEntry>, StoreError> {
     let call = Call::new(&db.statements().timeline).bind(id.as_str());
     let rows = db.fetch_all(call).await?;
-    rows.iter().map(B::read_timeline).collect()
+    rows.iter().map(row_to_timeline_entry).collect()
 }
 
 pub(crate) async fn board_list<B: Backend>(
@@ -158,7 +162,7 @@ pub(crate) async fn board_list<B: Backend>(
     let records = rows
         .iter()
         .take(query.limit)
-        .map(B::read_record)
+        .map(row_to_record)
         .collect::<Result<Vec<_>, _>>()?;
     Ok(ListPage { records, has_more })
 }
@@ -181,7 +185,7 @@ pub(crate) async fn board_count<B: Backend>(db: &B, query: &BoardQuery) -> Resul
         call = call.bind(owner.as_str());
     }
     match db.fetch_optional(call).await? {
-        Some(row) => B::read_count(&row),
+        Some(row) => row_to_count(&row),
         None => Ok(0),
     }
 }
@@ -192,7 +196,7 @@ pub(crate) async fn transition<B: Backend>(
 ) -> Result<TaskRecord, StoreError> {
     let call = transition_call(db.statements(), params)?;
     if let Some(row) = db.fetch_optional(call).await? {
-        return B::read_record(&row);
+        return row_to_record(&row);
     }
     // Nothing changed: say why, from the record as it is now.
     let current = get(db, &params.id, params.now).await?;
@@ -208,7 +212,7 @@ pub(crate) async fn delete_expired<B: Backend>(
         .bind(now)
         .bind(i64::try_from(limit).unwrap_or(i64::MAX));
     let rows = db.fetch_all(call).await?;
-    rows.iter().map(B::read_expired).collect()
+    rows.iter().map(row_to_expired).collect()
 }
 
 pub(crate) async fn fail_orphaned(
@@ -236,7 +240,7 @@ pub(crate) async fn claim_lease<B: Backend>(
         .bind(params.until)
         .bind(params.now);
     match db.fetch_optional(call).await? {
-        Some(row) => B::read_record(&row),
+        Some(row) => row_to_record(&row),
         None => Err(explain::claim_failed(
             get(db, &params.id, params.now).await?,
         )),
@@ -254,7 +258,7 @@ pub(crate) async fn renew_lease<B: Backend>(
         .bind(params.until)
         .bind(params.now);
     match db.fetch_optional(call).await? {
-        Some(row) => B::read_record(&row),
+        Some(row) => row_to_record(&row),
         None => Err(explain::renew_failed(
             get(db, &params.id, params.now).await?,
             params,
@@ -272,7 +276,7 @@ pub(crate) async fn claim_expired_leases<B: Backend>(
     let rows = db
         .fetch_all(claim_expired_call(db.statements(), params))
         .await?;
-    rows.iter().map(B::read_record).collect()
+    rows.iter().map(row_to_record).collect()
 }
 
 /// The takeover of expired leases, every value bound; its rows are the records taken.
@@ -285,4 +289,24 @@ pub(crate) fn claim_expired_call<'a>(
         .bind(params.until)
         .bind(params.now)
         .bind(i64::try_from(params.limit).unwrap_or(i64::MAX))
+}
+
+/// Visible tasks per status, counted over the index on `(status, expires_at)`.
+pub(crate) async fn count_by_status<B: Backend>(
+    db: &B,
+    now: DateTime<Utc>,
+) -> Result<Vec<(TaskStatus, u64)>, StoreError> {
+    let call = Call::new(&db.statements().count_by_status).bind(now);
+    let rows = db.fetch_all(call).await?;
+    rows.iter()
+        .map(|row| {
+            let status = row.text("status")?;
+            let status = status.parse::<TaskStatus>().map_err(|_| {
+                StoreError::Backend(
+                    format!("unknown task status '{status}' in the database").into(),
+                )
+            })?;
+            Ok((status, row_to_count(row)?))
+        })
+        .collect()
 }

@@ -15,32 +15,18 @@
 //! waiting does not stop the statement (SQLite finishes it on its worker thread), and
 //! the move after the commit must come after it, whenever that is.
 //!
-//! The cache keeps at most [`CAPACITY`] records (an arbitrary one leaves when a shard is
-//! full); records are cloned out, so a cached read costs a hash lookup and a clone.
+//! The records are kept in a [`ShardedCache`] (bounded; a record is cloned out), in the
+//! shard of the task's slot.
 
 use super::board::{slot_of, ChangeBoard, Stamp};
 use crate::error::StoreError;
 use crate::record::TaskRecord;
+use crate::sql::cache::ShardedCache;
+use crate::sql::Touches;
 use chrono::{DateTime, Utc};
 use mcp_tasks_protocol::TaskId;
-use std::collections::HashMap;
 use std::future::Future;
-use std::sync::{Arc, Mutex};
-
-/// The most records cached by one store.
-pub(crate) const CAPACITY: usize = 1 << 16;
-
-/// Shards of the cache, each behind its own lock (by slot, so a task's shard is free).
-const SHARDS: usize = 32;
-
-/// Which tasks a write may change, known before it runs.
-#[derive(Debug)]
-pub(crate) enum Touches {
-    /// These tasks: their slots move.
-    Tasks(Vec<TaskId>),
-    /// Tasks not known up front: the epoch moves (every cached read misses once).
-    Unknown,
-}
+use std::sync::Arc;
 
 /// The board and the records cached under it. Cloned with the store.
 #[derive(Debug, Clone, Default)]
@@ -51,7 +37,8 @@ pub(crate) struct Changes {
 #[derive(Debug)]
 struct Inner {
     board: ChangeBoard,
-    shards: Vec<Mutex<HashMap<TaskId, (Stamp, TaskRecord)>>>,
+    /// Each record with the stamp its task had when it was read.
+    reads: ShardedCache<(Stamp, TaskRecord)>,
 }
 
 impl Changes {
@@ -61,7 +48,7 @@ impl Changes {
         Self {
             inner: Some(Arc::new(Inner {
                 board,
-                shards: (0..SHARDS).map(|_| Mutex::default()).collect(),
+                reads: ShardedCache::default(),
             })),
         }
     }
@@ -93,31 +80,12 @@ impl Changes {
         };
         let slot = slot_of(id.as_str());
         let stamp = inner.board.stamp(slot);
-        let shard = &inner.shards[slot % SHARDS];
-        {
-            let cached = shard.lock().unwrap_or_else(|p| p.into_inner());
-            if let Some((at, record)) = cached.get(id) {
-                if *at == stamp {
-                    return Ok(visible(record, now).then(|| record.clone()));
-                }
-            }
+        if let Some((_, record)) = inner.reads.get_if(id, Some(slot), |(at, _)| *at == stamp) {
+            return Ok(visible(&record, now).then_some(record));
         }
         let record = read.await?;
-        let mut cached = shard.lock().unwrap_or_else(|p| p.into_inner());
-        match &record {
-            Some(record) => {
-                if cached.len() >= CAPACITY / SHARDS && !cached.contains_key(id) {
-                    let evicted = cached.keys().next().cloned();
-                    if let Some(evicted) = evicted {
-                        cached.remove(&evicted);
-                    }
-                }
-                cached.insert(id.clone(), (stamp, record.clone()));
-            }
-            None => {
-                cached.remove(id);
-            }
-        }
+        let kept = record.clone().map(|record| (stamp, record));
+        inner.reads.keep(id, Some(slot), kept);
         Ok(record)
     }
 
@@ -144,7 +112,8 @@ impl Changes {
 
     /// Moves the slots of tasks a write changed, after it committed (a deletion of
     /// expired tasks: a cached read already sees them as gone, and the move tells
-    /// whoever watches their marks).
+    /// whoever watches their marks; a takeover of expired leases, before its commit
+    /// and after).
     pub(crate) fn moved<'a>(&self, ids: impl IntoIterator<Item = &'a TaskId>) {
         if let Some(inner) = &self.inner {
             for id in ids {

@@ -19,6 +19,9 @@ pub(super) static STATEMENTS: LazyLock<Statements> = LazyLock::new(|| {
         earliest_time: "-9223372036854775808",
         // i64::MAX milliseconds.
         latest_time: "9223372036854775807",
+        // Without statistics the planner may read the records: the covering index
+        // (migration 0005) is named.
+        status_index: "INDEXED BY tasks_status_expires ",
         // JSON text of a string is 'text'; json_extract then returns the decoded string.
         request_name_is: "json_type(request, '$.name') = 'text' \
              AND json_extract(request, '$.name') = ?6",

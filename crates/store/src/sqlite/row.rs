@@ -1,21 +1,17 @@
 //! Between records and SQLite rows: times as integer milliseconds, binding a
-//! [`Call`]'s values, reading rows, and the classification of sqlx errors into
-//! [`StoreError`]s.
+//! [`Call`]'s values, how a row keeps a time ([`StoredTime`]), and the classification
+//! of sqlx errors into [`StoreError`]s.
 
-use crate::delivery::Delivery;
 use crate::error::StoreError;
-use crate::record::{TaskRecord, TimelineEntry};
-use crate::sql::values::{self, corrupt};
+use crate::sql::rows::StoredTime;
+use crate::sql::run::Driver;
+use crate::sql::values::corrupt;
 use crate::sql::{Arg, Call};
 use chrono::{DateTime, Utc};
 use sqlx::error::ErrorKind;
 use sqlx::query::Query;
-use sqlx::sqlite::{Sqlite, SqliteArguments, SqliteRow};
+use sqlx::sqlite::{Sqlite, SqliteArguments, SqliteQueryResult, SqliteRow};
 use std::borrow::Cow;
-
-/// A statement with every value bound, owned (so an insert can wait in the
-/// group-commit queue).
-pub(super) type OwnedQuery = Query<'static, Sqlite, SqliteArguments<'static>>;
 
 /// Sorts a sqlx error into what a caller can act on: lock contention and pool
 /// exhaustion are retryable, a unique violation is a duplicate id.
@@ -46,12 +42,14 @@ fn to_ms(at: DateTime<Utc>) -> i64 {
     at.timestamp_millis()
 }
 
-pub(super) fn from_ms(what: &str, ms: i64) -> Result<DateTime<Utc>, StoreError> {
+fn from_ms(what: &str, ms: i64) -> Result<DateTime<Utc>, StoreError> {
     DateTime::from_timestamp_millis(ms).ok_or_else(|| corrupt(what, ms))
 }
 
-/// The statement of `call` with its values bound, times as milliseconds.
-pub(super) fn query(call: Call<'_>) -> OwnedQuery {
+/// The statement of `call` with its values bound, times as milliseconds. Every value
+/// is owned, so the statement lives as long as wanted (`'static` lets an insert wait
+/// in the group-commit queue).
+pub(super) fn query<'q>(call: Call<'_>) -> Query<'q, Sqlite, SqliteArguments<'q>> {
     call.args
         .into_iter()
         .fold(sqlx::query(call.sql), |query, arg| match arg {
@@ -62,21 +60,25 @@ pub(super) fn query(call: Call<'_>) -> OwnedQuery {
         })
 }
 
-/// Reads one full row back into a record.
-pub(super) fn row_to_record(row: &SqliteRow) -> Result<TaskRecord, StoreError> {
-    values::row_to_record(row, from_ms)
+impl Driver for Sqlite {
+    fn bind(call: Call<'_>) -> Query<'_, Sqlite, SqliteArguments<'_>> {
+        query(call)
+    }
+
+    fn classify(err: sqlx::Error) -> StoreError {
+        classify(err)
+    }
+
+    fn rows_affected(done: &SqliteQueryResult) -> u64 {
+        done.rows_affected()
+    }
 }
 
-/// Reads one timeline row back into an entry.
-pub(super) fn row_to_timeline_entry(row: &SqliteRow) -> Result<TimelineEntry, StoreError> {
-    values::row_to_timeline_entry(row, from_ms)
-}
+/// SQLite keeps a time as integer milliseconds.
+impl StoredTime for SqliteRow {
+    type Time = i64;
 
-/// Reads one claimed delivery back.
-pub(super) fn row_to_delivery(row: &SqliteRow) -> Result<Delivery, StoreError> {
-    values::row_to_delivery(row, from_ms)
-}
-
-pub(super) fn row_to_runner(row: &SqliteRow) -> Result<crate::runner::RunnerRecord, StoreError> {
-    crate::sql::runners::row_to_runner(row, from_ms)
+    fn time(column: &str, ms: i64) -> Result<DateTime<Utc>, StoreError> {
+        from_ms(column, ms)
+    }
 }

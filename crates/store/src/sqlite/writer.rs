@@ -18,14 +18,15 @@
 //! share one fsync and the first `tasks/get` after the reply finds the result.
 
 use super::queries::STATEMENTS;
-use super::row::{classify, query, row_to_record};
+use super::row::{classify, query};
 use crate::error::StoreError;
 use crate::journal::RecordStep;
 use crate::observed::ObserverSlot;
 use crate::pending::PendingCreate;
 use crate::record::TaskRecord;
+use crate::sql::values::row_to_record;
 use crate::sql::Call;
-use sqlx::{Row as _, SqliteConnection, SqlitePool};
+use sqlx::{Row as _, SqlitePool};
 use std::collections::HashSet;
 use std::sync::{Arc, LazyLock};
 use tokio::sync::{mpsc, oneshot};
@@ -179,10 +180,7 @@ fn stopped() -> StoreError {
 async fn run(pool: SqlitePool, mut rx: mpsc::Receiver<Pending>, observer: ObserverSlot) {
     let mut batch = Vec::with_capacity(MAX_BATCH);
     while rx.recv_many(&mut batch, MAX_BATCH).await > 0 {
-        let told = observer.read().unwrap_or_else(|p| p.into_inner()).clone();
-        if let Some(told) = told {
-            told.observe_batch("sqlite", batch.len());
-        }
+        crate::sql::batch::tell_size(&observer, "sqlite", batch.len());
         write(&pool, std::mem::take(&mut batch)).await;
     }
 }
@@ -194,7 +192,10 @@ async fn write(pool: &SqlitePool, batch: Vec<Pending>) {
         Ok(answers) => answers,
         Err(err) => {
             tracing::warn!(batch = batch.len(), error = %err, "SQLite create batch failed");
-            batch.iter().map(|_| Err(same_error(&err))).collect()
+            batch
+                .iter()
+                .map(|_| Err(crate::sql::batch::same_error(&err)))
+                .collect()
         }
     };
     for (pending, answer) in batch.into_iter().zip(answers) {
@@ -270,7 +271,12 @@ async fn insert_all(pool: &SqlitePool, jobs: &[&Job]) -> Result<Vec<Answer>, Sto
         let Job::Pending(pending) = job else { continue };
         let Some(end) = pending.seal() else { continue };
         if answer.is_ok() {
-            match apply_end(&mut tx, &end).await {
+            let conn = &mut *tx;
+            let applied = crate::sql::batch::apply_end(&STATEMENTS, &end, |call| async move {
+                let row = query(call).fetch_optional(conn).await.map_err(classify)?;
+                row.as_ref().map(row_to_record).transpose()
+            });
+            match applied.await {
                 Ok(record) => *answer = Ok(Done::Created(Some(Box::new(record)))),
                 Err(err) => {
                     tracing::warn!(task_id = %end.id, error = %err, "the end of a task created in the same batch did not apply; it is written on its own");
@@ -280,29 +286,6 @@ async fn insert_all(pool: &SqlitePool, jobs: &[&Job]) -> Result<Vec<Answer>, Sto
     }
     tx.commit().await.map_err(classify)?;
     Ok(answers)
-}
-
-/// Applies a creation's amendment inside the batch's transaction.
-async fn apply_end(
-    conn: &mut SqliteConnection,
-    end: &crate::record::TransitionParams,
-) -> Result<TaskRecord, StoreError> {
-    let call = crate::sql::store::transition_call(&STATEMENTS, end)?;
-    match query(call).fetch_optional(conn).await.map_err(classify)? {
-        Some(row) => row_to_record(&row),
-        None => Err(StoreError::Backend(
-            "the end of a task created in the same batch did not apply".into(),
-        )),
-    }
-}
-
-/// The batch's error once per caller (a [`StoreError`] is not `Clone`: backend
-/// errors keep only their message).
-fn same_error(err: &StoreError) -> StoreError {
-    match err {
-        StoreError::Unavailable(message) => StoreError::Unavailable(message.clone()),
-        other => StoreError::Backend(other.to_string().into()),
-    }
 }
 
 #[cfg(test)]

@@ -13,8 +13,10 @@
 //! ```
 //!
 //! `$make` may also return `Option<Arc<dyn TaskStore>>`: `None` skips the case (a
-//! backend whose server is not configured; it prints why). [`Guarded`] keeps a test's
-//! resources (a temporary directory, a schema to drop) alive exactly as long as the store.
+//! backend whose server is not configured; it prints why). It may return the store
+//! with a guard, `(store, guard)` (see [`SuiteStore`]): the guard keeps a test's
+//! resources (a temporary directory, a schema to drop) until the case ended and its
+//! store was dropped.
 //!
 //! Times are millisecond-truncated (see [`base_time`]) because SQL backends keep
 //! milliseconds; callers of a store are expected to do the same.
@@ -27,11 +29,11 @@ mod counts;
 mod delivery;
 mod expiry;
 mod external;
-mod guarded;
 mod input;
 mod journal;
 mod lease;
 mod list;
+mod make;
 mod orphans;
 #[cfg(feature = "postgres")]
 pub mod postgres;
@@ -58,7 +60,6 @@ pub use external::{
     claim_expired_leases_skips_external_jobs, delete_expired_returns_external_jobs,
     external_job_round_trips, fail_orphaned_skips_external_jobs,
 };
-pub use guarded::{Guarded, SuiteStore};
 pub use input::{
     ending_a_wait_drops_its_message, fail_orphaned_clears_input_requests,
     input_requests_are_stored_replaced_and_kept,
@@ -73,6 +74,7 @@ pub use lease::{
     renew_with_stale_generation_is_lease_conflict,
 };
 pub use list::list_filters_by_owner_and_session_and_pages_by_keyset;
+pub use make::{Guard, SuiteStore};
 pub use orphans::{fail_orphaned_fails_only_other_runners, fail_orphaned_spares_live_leases};
 pub use records::{
     concurrent_creates_of_one_id_have_one_winner, create_duplicate_id_is_duplicate,
@@ -161,8 +163,9 @@ macro_rules! store_suite {
         $(
             #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
             async fn $case() {
-                if let Some(store) = $crate::suite::SuiteStore::into_store(($make)().await) {
+                if let Some((store, guard)) = $crate::suite::SuiteStore::into_parts(($make)().await) {
                     $crate::suite::$case(store).await;
+                    drop(guard);
                 }
             }
         )*

@@ -1,7 +1,6 @@
 //! PostgreSQL test plumbing (features `test-suite` and `postgres`): the server comes
 //! from [`TEST_URL_VAR`], and each test gets a schema of its own, dropped afterwards.
 
-use super::Guarded;
 use crate::postgres::PgStore;
 use crate::TaskStore;
 use mcp_tasks_protocol::TaskId;
@@ -110,13 +109,14 @@ impl Drop for TestSchema {
     }
 }
 
-/// A store in a fresh schema, or `None` (after a skip notice) without a test server:
-/// the `$make` of `store_suite!` for PostgreSQL.
-pub async fn fresh_store() -> Option<Arc<dyn TaskStore>> {
+/// A store in a fresh schema, with the schema (dropped once the case ended), or `None`
+/// (after a skip notice) without a test server: the `$make` of `store_suite!` for
+/// PostgreSQL.
+pub async fn fresh_store() -> Option<(Arc<dyn TaskStore>, TestSchema)> {
     let server = test_url()?;
     let schema = TestSchema::create(&server).await;
     let store = PgStore::open(schema.url())
         .await
         .unwrap_or_else(|e| panic!("opening a store in schema {}: {e}", schema.name()));
-    Some(Arc::new(Guarded::new(Arc::new(store), schema)))
+    Some((Arc::new(store), schema))
 }
