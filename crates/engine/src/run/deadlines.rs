@@ -16,7 +16,6 @@ use std::time::Duration;
 use crate::input::InputError;
 use crate::run::core::Core;
 use crate::run::executor::Executor;
-use crate::run::questions::read_running;
 
 /// When an unanswered question of `record` ends the task: the settling time before its
 /// expiry ([`crate::config::settle_before_expiry`]) ahead of `expires_at`. `None`: the
@@ -132,4 +131,16 @@ pub(crate) async fn note_overdue(
         format!("question '{key}' is overdue (its deadline was {at}); still waiting for an answer");
     crate::audit::deadline_passed(id, key, "overdue");
     crate::run::ledger::update_message(core, executor, id, message).await;
+}
+
+/// The record of a task that still runs.
+pub(crate) async fn read_running(
+    core: &Core,
+    id: &TaskId,
+) -> Result<mcp_tasks_store::TaskRecord, InputError> {
+    match core.store.get(id, core.now()).await {
+        Ok(Some(r)) if !r.status.is_terminal() => Ok(r),
+        Ok(_) => Err(InputError::TaskEnded),
+        Err(e) => Err(InputError::Store(e.to_string())),
+    }
 }

@@ -21,7 +21,7 @@ use crate::caller::Caller;
 use crate::error::EngineError;
 use crate::input::InputError;
 use crate::run::core::Core;
-use crate::run::deadlines::{escalate, fail_unanswered, note_overdue, settle_at};
+use crate::run::deadlines::{escalate, fail_unanswered, note_overdue, read_running, settle_at};
 use crate::run::executor::Executor;
 
 /// Work waiting for the answer to an input request, by task and request key.
@@ -541,18 +541,6 @@ fn may_answer(
         }));
     }
     Ok(())
-}
-
-/// The record of a task that still runs.
-pub(crate) async fn read_running(
-    core: &Core,
-    id: &TaskId,
-) -> Result<mcp_tasks_store::TaskRecord, InputError> {
-    match core.store.get(id, core.now()).await {
-        Ok(Some(r)) if !r.status.is_terminal() => Ok(r),
-        Ok(_) => Err(InputError::TaskEnded),
-        Err(e) => Err(InputError::Store(e.to_string())),
-    }
 }
 
 /// Where `request` goes among the task's questions: under `key`, with the question an
