@@ -6,7 +6,7 @@
 //! pace with autovacuum at the database's settings. At the end: achieved rate, errors,
 //! latency, and PostgreSQL's dead tuples, autovacuum runs and sizes of every table.
 //!
-//! Files: [`args`] (flags), this file (the load: an open-loop schedule over
+//! Files: [`crate::args::soak`] (flags), this file (the load: an open-loop schedule over
 //! `--connections` sessions), [`report`] (what is printed).
 
 pub mod report;
