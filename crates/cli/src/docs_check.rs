@@ -8,45 +8,16 @@
 use crate::config::ConfigFile;
 use crate::Cli;
 use clap::{CommandFactory, Parser};
+use mcp_tasks_testkit::docs::code_blocks;
 use std::path::{Path, PathBuf};
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-/// README.md and every page in docs/, with their text.
+/// README.md and every page in docs/, with their names and text.
 fn pages() -> Vec<(String, String)> {
-    let mut paths = vec![root().join("README.md")];
-    for entry in std::fs::read_dir(root().join("docs")).unwrap() {
-        let path = entry.unwrap().path();
-        if path.extension().is_some_and(|e| e == "md") {
-            paths.push(path);
-        }
-    }
-    paths.sort();
-    paths
-        .into_iter()
-        .map(|p| {
-            let name = p.file_name().unwrap().to_string_lossy().into_owned();
-            (name, std::fs::read_to_string(&p).unwrap())
-        })
-        .collect()
-}
-
-/// The fenced code blocks of a page: (first line number, info string, body lines).
-fn code_blocks(text: &str) -> Vec<(usize, String, Vec<String>)> {
-    let mut blocks = Vec::new();
-    let mut open: Option<(usize, String, Vec<String>)> = None;
-    for (i, line) in text.lines().enumerate() {
-        let fence = line.trim_start().strip_prefix("```");
-        match (&mut open, fence) {
-            (None, Some(info)) => open = Some((i + 2, info.trim().to_string(), Vec::new())),
-            (Some(_), Some(_)) => blocks.extend(open.take()),
-            (Some((_, _, body)), None) => body.push(line.to_string()),
-            (None, None) => {}
-        }
-    }
-    blocks
+    mcp_tasks_testkit::docs::pages(&root())
 }
 
 /// The inline code spans of a page outside code blocks (a span may wrap a line).

@@ -14,6 +14,7 @@
 mod common;
 
 use common::{listening_url, BIN};
+use mcp_tasks_testkit::docs::code_blocks;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -34,37 +35,7 @@ fn root() -> PathBuf {
 
 /// README.md and every page in docs/, with their names and text.
 fn pages() -> Vec<(String, String)> {
-    let mut paths = vec![root().join("README.md")];
-    for entry in std::fs::read_dir(root().join("docs")).unwrap() {
-        let path = entry.unwrap().path();
-        if path.extension().is_some_and(|e| e == "md") {
-            paths.push(path);
-        }
-    }
-    paths.sort();
-    paths
-        .into_iter()
-        .map(|p| {
-            let name = p.file_name().unwrap().to_string_lossy().into_owned();
-            (name, std::fs::read_to_string(&p).unwrap())
-        })
-        .collect()
-}
-
-/// The fenced blocks of a page: (line of the first body line, info string, body).
-fn code_blocks(text: &str) -> Vec<(usize, String, Vec<String>)> {
-    let mut blocks = Vec::new();
-    let mut open: Option<(usize, String, Vec<String>)> = None;
-    for (i, line) in text.lines().enumerate() {
-        let fence = line.trim_start().strip_prefix("```");
-        match (&mut open, fence) {
-            (None, Some(info)) => open = Some((i + 2, info.trim().to_string(), Vec::new())),
-            (Some(_), Some(_)) => blocks.extend(open.take()),
-            (Some((_, _, body)), None) => body.push(line.to_string()),
-            (None, None) => {}
-        }
-    }
-    blocks
+    mcp_tasks_testkit::docs::pages(&root())
 }
 
 /// A config to start: where it was found, its text, the files beside it, and the

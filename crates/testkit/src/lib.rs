@@ -6,6 +6,7 @@
 //! never published.
 
 pub mod cli;
+pub mod docs;
 pub mod peer_suite;
 pub mod peers;
 mod wait;
