@@ -18,6 +18,9 @@ cargo fmt --all -- --check
 step "import circles: between files and between top-level modules of every crate, super:: paths counted; known ones listed in scripts/import-circles-expected.txt, strict both ways (scripts/import-circles.py)"
 python3 scripts/import-circles.py
 
+step "docs/layout.md against the crates: every crate described, each one's workspace dependencies as its Cargo.toml has them (scripts/layout-check.py)"
+python3 scripts/layout-check.py
+
 step "cargo clippy (all targets, warnings denied)"
 cargo clippy --workspace --all-targets --all-features -- -D warnings
 
