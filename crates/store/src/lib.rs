@@ -81,9 +81,8 @@ pub use pending::PendingCreate;
 pub use postgres::PgStore;
 pub use record::{
     Answerer, Assignment, BoardQuery, ClaimExpiredParams, ClaimLeaseParams, DeadlineOutcome,
-    ExpiredTask, ExternalJob, Failure, FieldChange, InputRequest, InputRequests, ListPage,
-    ListParams, Outcome, QuestionDeadline, RenewLeaseParams, TaskRecord, TimelineEntry,
-    TransitionParams,
+    ExpiredTask, Failure, FieldChange, InputRequest, InputRequests, ListPage, ListParams, Outcome,
+    QuestionDeadline, RenewLeaseParams, StoredJob, TaskRecord, TimelineEntry, TransitionParams,
 };
 pub use request::RequestJson;
 pub use runner::{ReleaseLeasesParams, RunnerRecord};

@@ -118,7 +118,7 @@ pub trait TaskStore: Send + Sync + std::fmt::Debug {
     /// that runner is gone they are orphans like any other (or taken over by
     /// [`TaskStore::claim_expired_leases`]).
     ///
-    /// Records with an [`ExternalJob`](crate::ExternalJob) are skipped too: no process runs them (the job
+    /// Records with a [`StoredJob`](crate::StoredJob) are skipped too: no process runs them (the job
     /// runs in another system and any process polls it), so a dead runner orphans
     /// nothing.
     ///
@@ -231,7 +231,7 @@ pub trait TaskStore: Send + Sync + std::fmt::Debug {
     /// `lease_generation + 1`, and is returned. Several replicas calling at once never
     /// receive the same task (PostgreSQL skips rows another claimer has locked).
     /// Tasks that never had a lease (`lease_until` unset) are not touched, nor tasks
-    /// with an [`ExternalJob`](crate::ExternalJob): their lease lapses once the job started (no process
+    /// with a [`StoredJob`](crate::StoredJob): their lease lapses once the job started (no process
     /// holds them any more), and a takeover would re-run or fail a job that is fine.
     ///
     /// Why: a replica that died leaves its tasks leased until it stops being alive;
