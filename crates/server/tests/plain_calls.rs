@@ -428,7 +428,7 @@ async fn a_hosts_timeout_leaves_the_task_running_and_a_persons_stop_cancels_it()
                     ..Default::default()
                 };
                 let page = engine
-                    .board_list(
+                    .query_tasks(
                         &mcp_tasks_engine::Caller {
                             operator: true,
                             ..caller

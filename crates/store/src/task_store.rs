@@ -8,8 +8,8 @@ use crate::journal::StepJournal;
 use crate::observed::StoreObserver;
 use crate::pending::PendingCreate;
 use crate::record::{
-    BoardQuery, ClaimExpiredParams, ClaimLeaseParams, ExpiredTask, ListPage, ListParams, Outcome,
-    RenewLeaseParams, TaskRecord, TimelineEntry, TransitionParams,
+    ClaimExpiredParams, ClaimLeaseParams, ExpiredTask, ListPage, ListParams, Outcome,
+    RenewLeaseParams, TaskQuery, TaskRecord, TimelineEntry, TransitionParams,
 };
 use crate::runner::{ReleaseLeasesParams, RunnerRecord};
 use crate::session::SessionStore;
@@ -155,9 +155,9 @@ pub trait TaskStore: Send + Sync + std::fmt::Debug {
     ///
     /// # Errors
     /// [`StoreError::Backend`] on I/O failure.
-    async fn board_list(&self, query: &BoardQuery) -> Result<ListPage, StoreError>;
+    async fn query_tasks(&self, query: &TaskQuery) -> Result<ListPage, StoreError>;
 
-    /// How many tasks [`board_list`](TaskStore::board_list) would show for `query`
+    /// How many tasks [`query_tasks`](TaskStore::query_tasks) would show for `query`
     /// over all its pages, counting at most `query.limit` of them (`before` is
     /// ignored): a count that stops, never a scan of every task.
     ///
@@ -171,9 +171,9 @@ pub trait TaskStore: Send + Sync + std::fmt::Debug {
     ///
     /// # Errors
     /// [`StoreError::Backend`] on I/O failure.
-    async fn board_count(&self, query: &BoardQuery) -> Result<u64, StoreError> {
+    async fn count_tasks(&self, query: &TaskQuery) -> Result<u64, StoreError> {
         let page = self
-            .board_list(&BoardQuery {
+            .query_tasks(&TaskQuery {
                 before: None,
                 ..query.clone()
             })

@@ -2,7 +2,7 @@
 //! through ([`TimelineEntry`]); the questions it waits on ([`InputRequest`], in
 //! `input.rs`), the changes a transition makes ([`TransitionParams`], [`FieldChange`],
 //! in `change.rs`), and the parameter structs of the other store calls ([`ListParams`],
-//! [`BoardQuery`], the leases', in `params.rs`). Every type is re-exported here, where
+//! [`TaskQuery`], the leases', in `params.rs`). Every type is re-exported here, where
 //! callers name it.
 
 mod change;
@@ -14,7 +14,7 @@ pub use input::{
     Answerer, Assignment, DeadlineOutcome, InputRequest, InputRequests, QuestionDeadline,
 };
 pub use params::{
-    BoardQuery, ClaimExpiredParams, ClaimLeaseParams, ListPage, ListParams, RenewLeaseParams,
+    ClaimExpiredParams, ClaimLeaseParams, ListPage, ListParams, RenewLeaseParams, TaskQuery,
 };
 
 use crate::request::RequestJson;
