@@ -479,7 +479,7 @@ fn a_tool_cannot_take_a_task_tools_name() {
     let mut r = mcp_tasks_server::ToolRegistry::new();
     let t =
         mcp_tasks_server::Tool::new("task_wait", "mine", json!({"type": "object"}), |_a, _c| {
-            Box::pin(async { Ok(mcp_tasks_server::ToolResult::text("x")) })
+            Box::pin(async { Ok(mcp_tasks_server::ToolResult::text("x").into()) })
                 as mcp_tasks_server::registry::ToolFuture
         })
         .unwrap();

@@ -222,7 +222,7 @@ async fn with_answers(
                     Ok(a) => {
                         map.insert(q.key.clone(), a);
                     }
-                    Err(e) => return Err(ToolResult::error(format!("{}: {e}", tool.name()))),
+                    Err(e) => return Err(ToolResult::error(format!("{}: {e}", tool.name())).into()),
                 }
             }
             map

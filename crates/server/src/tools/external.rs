@@ -211,7 +211,7 @@ impl Tool {
 
 /// The tool error of a job whose `start` failed, on either path.
 fn start_failed(e: &JobError) -> Value {
-    ToolResult::error(format!("could not start the job: {e}"))
+    ToolResult::error(format!("could not start the job: {e}")).into()
 }
 
 /// The synchronous path: start, then poll until done; a cancelled call cancels the job.
@@ -231,7 +231,7 @@ async fn run_to_completion<J: ExternalJob>(
                     Ok(()) => "the job was cancelled".to_string(),
                     Err(e) => format!("the call was cancelled, but cancelling the job failed: {e}"),
                 };
-                return Ok(ToolResult::error(note));
+                return Ok(ToolResult::error(note).into());
             }
             _ = tokio::time::sleep(job.sync_poll_interval()) => {}
         }
