@@ -14,13 +14,13 @@
 //! its outbox cases. A store that should carry webhooks implements [`DeliveryOutbox`]
 //! and returns `Some(self)` from `outbox()`.
 //!
-//! [`DeliveryOutbox`]: mcp_tasks::store::DeliveryOutbox
-//! [`SessionStore`]: mcp_tasks::store::SessionStore
+//! [`DeliveryOutbox`]: mcp_tasks_store::DeliveryOutbox
+//! [`SessionStore`]: mcp_tasks_store::SessionStore
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
-use mcp_tasks::protocol::{TaskId, TaskStatus};
-use mcp_tasks::store::{
+use mcp_tasks_protocol::{TaskId, TaskStatus};
+use mcp_tasks_store::{
     ChangeFeed, ClaimExpiredParams, ClaimLeaseParams, ExpiredTask, ListPage, ListParams,
     MemoryStore, Outcome, RenewLeaseParams, StoreError, TaskQuery, TaskRecord, TaskStore,
     TimelineEntry, TransitionParams,

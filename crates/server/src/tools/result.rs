@@ -10,7 +10,7 @@ use super::typed::IntoToolResult;
 /// whether it reports a tool error (`isError`).
 ///
 /// Why a type: a tool function may return one like any other result (it implements
-/// [`IntoToolResult`]), and a raw [`ToolHandler`](crate::ToolHandler), which answers
+/// [`IntoToolResult`]), and a raw [`ToolHandler`](crate::registry::ToolHandler), which answers
 /// with JSON, converts it with `.into()`. [`ToolResult::error`] is a tool error: the
 /// tool ran and failed, which the spec asks servers to report in the result so the
 /// model can read why; a failure of the call itself is a
