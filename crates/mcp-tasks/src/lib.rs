@@ -153,8 +153,9 @@ pub mod prelude {
 /// [`ServerBuilder::store`](crate::ServerBuilder::store) (or name one by URL with
 /// [`ServerBuilder::store_url`](crate::ServerBuilder::store_url)).
 ///
-/// A store of your own implements [`TaskStore`] from `mcp-tasks-store`, which also has
-/// the record types its methods take (`examples/custom-store`).
+/// A store of your own implements [`TaskStore`](crate::store::TaskStore) from
+/// `mcp-tasks-store`, which also has the record types its methods take
+/// (`examples/custom-store`).
 pub mod store {
     pub use mcp_tasks_store::{open, MemoryStore, StoreError, TaskStore};
 

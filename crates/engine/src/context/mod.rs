@@ -11,7 +11,7 @@
 //!   their sinks), and how a plain call's progress is kept steady;
 //! - `host`: the engine as the context sees it (`TaskHost`), so the context depends on
 //!   nothing else of it;
-//! - [`plumbing`]: how the engine and the server build a context. Not for tool
+//! - `plumbing`: how the engine and the server build a context. Not for tool
 //!   authors: a tool is handed its context and never builds one.
 
 use mcp_tasks_protocol::{LoggingLevel, TaskId};

@@ -1,17 +1,15 @@
 //! [`ToolResult`]: a `CallToolResult` as a value, for tools that build their result by
 //! hand and for handlers that return one.
 
-use mcp_tasks_protocol::RpcError;
 use serde_json::{json, Map, Value};
-
-use super::typed::IntoToolResult;
 
 /// A `CallToolResult`: content blocks, an optional `structuredContent` object, and
 /// whether it reports a tool error (`isError`).
 ///
 /// Why a type: a tool function may return one like any other result (it implements
-/// [`IntoToolResult`]), and a raw [`ToolHandler`](crate::registry::ToolHandler), which answers
-/// with JSON, converts it with `.into()`. [`ToolResult::error`] is a tool error: the
+/// [`IntoToolResult`](crate::IntoToolResult)), and a raw
+/// [`ToolHandler`](crate::registry::ToolHandler), which answers with JSON, converts it
+/// with `.into()`. [`ToolResult::error`] is a tool error: the
 /// tool ran and failed, which the spec asks servers to report in the result so the
 /// model can read why; a failure of the call itself is a
 /// [`ProtocolError`](crate::ProtocolError) instead.
@@ -88,12 +86,6 @@ fn text_block(text: String) -> Value {
 impl From<ToolResult> for Value {
     fn from(result: ToolResult) -> Self {
         result.into_value()
-    }
-}
-
-impl IntoToolResult for ToolResult {
-    fn into_tool_result(self) -> Result<Value, RpcError> {
-        Ok(self.into_value())
     }
 }
 

@@ -41,7 +41,8 @@ use std::future::Future;
 use std::sync::Arc;
 
 use crate::tools::call::to_outcome;
-use crate::tools::registry::{Tool, ToolResult};
+use crate::tools::registry::Tool;
+use crate::tools::result::ToolResult;
 
 /// Turns what a tool function returns into a `CallToolResult`.
 ///
@@ -72,6 +73,12 @@ impl IntoToolResult for String {
 impl IntoToolResult for &'static str {
     fn into_tool_result(self) -> Result<Value, RpcError> {
         Ok(ToolResult::text(self).into())
+    }
+}
+
+impl IntoToolResult for ToolResult {
+    fn into_tool_result(self) -> Result<Value, RpcError> {
+        Ok(self.into_value())
     }
 }
 
