@@ -3,7 +3,7 @@
 //! task's call again.
 //!
 //! Everything here is bounded: a count stops at [`COUNT_CAP`] (the store counts index
-//! rows up to a limit, [`mcp_tasks_engine::Engine::board_count`]), a bulk cancel cancels
+//! rows up to a limit, [`mcp_tasks_engine::Engine::count_tasks`]), a bulk cancel cancels
 //! at most [`BULK_CANCEL_LIMIT`] tasks per request and says how many remain, and the
 //! re-runs of a task are looked for among the newest calls of its tool (`rerun`).
 
@@ -66,7 +66,7 @@ pub(crate) async fn counts_json(
         .collect();
     let counted = try_join_all(statuses.iter().map(|status| {
         let filter = filter_of(query, *status, COUNT_CAP + 1);
-        async move { engine.board_count(&viewer.caller, &filter).await }
+        async move { engine.count_tasks(&viewer.caller, &filter).await }
     }))
     .await
     .map_err(engine_refusal)?;
@@ -170,7 +170,7 @@ pub(crate) async fn bulk_cancel(
             }
             filter.limit = BULK_PAGE.min(budget);
             let page = engine
-                .board_list(&viewer.caller, &filter)
+                .query_tasks(&viewer.caller, &filter)
                 .await
                 .map_err(engine_refusal)?;
             for record in &page.tasks {
@@ -199,7 +199,7 @@ pub(crate) async fn bulk_cancel(
     let mut remaining = 0u64;
     for status in &active {
         remaining += engine
-            .board_count(
+            .count_tasks(
                 &viewer.caller,
                 &filter_of(&query, Some(*status), COUNT_CAP + 1),
             )

@@ -31,7 +31,7 @@ pub(crate) async fn page(
         Some(TaskStatus::Completed) => completed_page(engine, caller, filter).await,
         Some(TaskStatus::Failed) => failed(engine, caller, filter).await,
         _ => {
-            let page = engine.board_list(caller, &filter).await?;
+            let page = engine.query_tasks(caller, &filter).await?;
             Ok((page.tasks, page.next_cursor))
         }
     }
@@ -58,7 +58,7 @@ async fn completed(
     let mut found = Vec::new();
     let mut last = None;
     for _ in 0..SCAN_PAGES {
-        let page = engine.board_list(caller, &filter).await?;
+        let page = engine.query_tasks(caller, &filter).await?;
         for record in page.tasks {
             if is_tool_error(&record) == tool_errors {
                 found.push(record.clone());
@@ -72,7 +72,7 @@ async fn completed(
             }
         }
         match (&last, page.next_cursor) {
-            (Some(at), Some(_)) => filter.cursor = Some(Engine::board_cursor_after(at)),
+            (Some(at), Some(_)) => filter.cursor = Some(Engine::cursor_after(at)),
             _ => {
                 return Ok(Scan {
                     found,
@@ -94,7 +94,7 @@ async fn completed_page(
     filter: TaskFilter,
 ) -> Result<(Vec<TaskRecord>, Option<String>), EngineError> {
     let scan = completed(engine, caller, filter, false).await?;
-    let next = scan.stopped_at.as_ref().map(Engine::board_cursor_after);
+    let next = scan.stopped_at.as_ref().map(Engine::cursor_after);
     Ok((scan.found, next))
 }
 
@@ -111,7 +111,7 @@ async fn failed(
     filter: TaskFilter,
 ) -> Result<(Vec<TaskRecord>, Option<String>), EngineError> {
     let limit = filter.limit;
-    let failed = engine.board_list(caller, &filter).await?;
+    let failed = engine.query_tasks(caller, &filter).await?;
     let errors = completed(engine, caller, filter.clone(), true).await?;
     let failed_stop = failed
         .next_cursor
@@ -129,9 +129,9 @@ async fn failed(
     }
     merged.truncate(limit);
     let next = if merged.len() == limit {
-        merged.last().map(Engine::board_cursor_after)
+        merged.last().map(Engine::cursor_after)
     } else {
-        stop.as_ref().map(Engine::board_cursor_after)
+        stop.as_ref().map(Engine::cursor_after)
     };
     Ok((merged, next))
 }
@@ -152,7 +152,7 @@ pub(crate) async fn tool_errors(
         ..filter.clone()
     };
     filter.limit = filter.limit.max(1);
-    let page = engine.board_list(caller, &filter).await?;
+    let page = engine.query_tasks(caller, &filter).await?;
     let n = page.tasks.iter().filter(|r| is_tool_error(r)).count() as u64;
     Ok((n, page.tasks.len() > cap))
 }

@@ -88,7 +88,7 @@ pub(crate) async fn reruns_of(board: &Board, record: &TaskRecord) -> Vec<TaskRec
         cursor: None,
         limit: RERUN_SEARCH,
     };
-    let Ok(page) = board.server().engine().board_list(&owner, &filter).await else {
+    let Ok(page) = board.server().engine().query_tasks(&owner, &filter).await else {
         return Vec::new();
     };
     page.tasks

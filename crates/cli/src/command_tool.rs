@@ -86,7 +86,7 @@ async fn run(
 ) -> Result<Value, RpcError> {
     let argv = match expand(&cfg.command, args) {
         Ok(argv) => argv,
-        Err(why) => return Ok(ToolResult::error(format!("tool '{}': {why}", cfg.name))),
+        Err(why) => return Ok(ToolResult::error(format!("tool '{}': {why}", cfg.name)).into()),
     };
     let mut child = spawn(cfg, &argv, args, &ctx)?;
     let pgid = child
@@ -224,7 +224,7 @@ fn tool_result(
     }
     let exit = status.code();
     let mut result = if ctx.is_cancelled() {
-        ToolResult::error(format!("tool '{}' was cancelled", cfg.name))
+        ToolResult::error(format!("tool '{}' was cancelled", cfg.name)).into()
     } else if status.success() {
         json!({ "content": content, "isError": false })
     } else {

@@ -420,7 +420,9 @@ fn json_schema_2020_12_tool() -> Result<Tool> {
         "Tool with JSON Schema 2020-12 features (conformance: json-schema-2020-12).",
         json_schema_2020_12_input(),
         |args: Map<String, Value>, _ctx: TaskContext| {
-            Box::pin(async move { Ok(ToolResult::text(format!("ok: {}", Value::Object(args)))) })
+            Box::pin(
+                async move { Ok(ToolResult::text(format!("ok: {}", Value::Object(args))).into()) },
+            )
         },
     )?;
     Ok(tool)

@@ -3,7 +3,7 @@
 //!
 //! A tool *starts* the job and hands the engine a small JSON state (a job id, a page
 //! token); [`Engine::create_external`](crate::Engine::create_external) stores it with the task as an
-//! [`ExternalJob`](mcp_tasks_store::ExternalJob). From then on no process holds the task: reading it
+//! [`StoredJob`](mcp_tasks_store::StoredJob). From then on no process holds the task: reading it
 //! ([`Engine::get`](crate::Engine::get), [`Engine::wait_terminal`](crate::Engine::wait_terminal)) asks the registered [`ExternalPoller`]
 //! how the job is doing, at most once per poll interval, and records what it says;
 //! [`Engine::cancel`](crate::Engine::cancel) asks it to stop the job. Because everything needed lives in the
@@ -19,9 +19,10 @@ use serde_json::Value;
 pub const EXTERNAL_STARTED_MESSAGE: &str =
     "started an external job; it is checked when the task is read";
 
-/// What a poll of an external job found.
+/// What a poll of an external job found, at the JSON level the engine works at (the
+/// server's typed `JobPoll<S, R>` is what a tool author returns; it becomes this).
 #[derive(Debug, Clone, PartialEq)]
-pub enum JobPoll {
+pub enum PolledJob {
     /// Still running. `state: Some(new)` replaces the stored job state (e.g. a new page
     /// token); `status_message` becomes the task's status message when `Some`. Nothing
     /// is written when both are `None` or equal to what is stored.
@@ -47,7 +48,7 @@ pub trait ExternalPoller: Send + Sync + 'static {
     /// # Errors
     /// `Err(reason)`: could not find out this time (transient). The task stays as
     /// stored, a warning is logged, and a later read asks again.
-    async fn poll(&self, state: &Value) -> Result<JobPoll, String>;
+    async fn poll(&self, state: &Value) -> Result<PolledJob, String>;
 
     /// Asks the external system to stop the job.
     ///

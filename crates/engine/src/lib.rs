@@ -67,12 +67,12 @@ pub use engine::inbox::{Inbox, InboxItem, INBOX_SCAN_LIMIT};
 pub use engine::{CreateParams, Engine, ListResult, RESTART_STATUS_MESSAGE};
 pub use error::EngineError;
 pub use events::{LogRouter, TaskEvent, TaskLog};
-pub use external::{ExternalPoller, JobPoll, EXTERNAL_STARTED_MESSAGE};
+pub use external::{ExternalPoller, PolledJob, EXTERNAL_STARTED_MESSAGE};
 pub use hooks::{EngineHooks, Resumer, Resumption, TransitionObserver};
 pub use input::InputError;
 pub use mcp_tasks_store::{
-    Answerer, Assignment, DeadlineOutcome, ExternalJob, Failure, InputRequest, Outcome,
-    SessionRecord, StoreObserver, TaskRecord, TRACE_TARGET,
+    Answerer, Assignment, DeadlineOutcome, Failure, InputRequest, Outcome, SessionRecord,
+    StoreObserver, StoredJob, TaskRecord, TRACE_TARGET,
 };
 pub use reader::WireReader;
 pub use retry::{Retry, RetryPolicy, RetryRequested};

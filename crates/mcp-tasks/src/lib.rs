@@ -85,43 +85,98 @@
 //! method call. A macro would add a proc-macro crate to every build and hide the
 //! generated code for no extra safety.
 //!
-//! ## Crates
+//! ## What this crate offers
 //!
-//! This crate re-exports the layers you need; depend on them directly only for
-//! lower-level work.
+//! A chosen set, not the four crates underneath it (as rmcp curates its root):
 //!
-//! | module | crate | what it is |
-//! |---|---|---|
-//! | [`server`] | `mcp-tasks-server` | tools, sessions, dispatch, stdio and HTTP transports |
-//! | [`engine`] | `mcp-tasks-engine` | task life cycle, [`TaskContext`], input requests, leases |
-//! | [`store`] | `mcp-tasks-store` | the [`TaskStore`] trait and its memory, SQLite and PostgreSQL backends |
-//! | [`protocol`] | `mcp-tasks-protocol` | JSON-RPC framing, task types and both wire codecs |
+//! - **at the root**, what a tool author and a server operator name: the [`Server`],
+//!   its [`ServerBuilder`] and settings ([`ServerConfig`], [`EngineConfig`],
+//!   [`HttpLimits`], [`TaskTools`]); a [`Tool`] and its typed API ([`Json`],
+//!   [`Structured`], [`NoArgs`], [`ToolResult`], [`IntoToolResult`],
+//!   [`ProtocolError`]); the [`TaskContext`] a tool is handed, with its questions
+//!   ([`AskClient`], [`ElicitAs`], [`Ask`], [`DeadlineOutcome`]), steps and retries
+//!   ([`StepError`], [`Retry`], [`RetryPolicy`]); external jobs ([`ExternalJob`],
+//!   [`JobPoll`], [`JobError`]); and the errors ([`BuildError`], [`InputError`],
+//!   [`RegistryError`], [`EngineError`]);
+//! - [`prelude`]: what a tool usually needs, in one `use`;
+//! - [`store`]: the stores to choose from and the [`store::TaskStore`] trait a server
+//!   takes;
+//! - [`auth`] and [`approvals`]: what an operator configures in [`ServerConfig`].
+//!
+//! Lower-level work (assembling an engine by hand, implementing a `TaskStore`, a
+//! transport of your own) depends on the layers directly: `mcp-tasks-server`,
+//! `mcp-tasks-engine`, `mcp-tasks-store`, `mcp-tasks-protocol`
+//! (`examples/embedded-server` and `examples/custom-store` do).
 //!
 //! Your arguments types derive `schemars::JsonSchema`, so add `schemars = "1"` (and
 //! `serde`) to your own `Cargo.toml`; the derive macros refer to those crates by name.
 #![deny(missing_docs)]
 
-pub use mcp_tasks_engine as engine;
-pub use mcp_tasks_protocol as protocol;
-pub use mcp_tasks_server as server;
-pub use mcp_tasks_store as store;
-
-pub use mcp_tasks_engine::{EngineConfig, InputError, Outcome, TaskContext};
-pub use mcp_tasks_protocol::LoggingLevel;
+// The server and its settings.
+pub use mcp_tasks_engine::EngineConfig;
+pub use mcp_tasks_protocol::Secret;
+pub use mcp_tasks_server::http_limits::HttpLimits;
 pub use mcp_tasks_server::{
-    AskClient, BuildError, ElicitAction, ElicitAs, ElicitResponse, Elicited, ExternalJob,
-    IntoToolResult, JobError, JobPoll, Json, NoArgs, ProtocolError, Server, ServerBuilder,
-    ServerConfig, Structured, TaskSupport, Tool, ToolResult,
+    shutdown_signal, BuildError, RetrySettings, Server, ServerBuilder, ServerConfig, TaskTools,
 };
-pub use mcp_tasks_store::{StoreError, TaskRecord, TaskStore};
+
+// Tools and their results.
+pub use mcp_tasks_protocol::{LoggingLevel, RpcError, TaskId};
+pub use mcp_tasks_server::registry::ToolHandler;
+pub use mcp_tasks_server::{
+    IntoToolResult, Json, NoArgs, Preflight, ProtocolError, RegistryError, Structured, TaskSupport,
+    Tool, ToolFuture, ToolRegistry, ToolResult,
+};
+
+// What running work holds: the context, its questions, steps and retries.
+pub use mcp_tasks_engine::{
+    Ask, DeadlineOutcome, EngineError, InputError, Retry, RetryPolicy, RetryRequested, StepError,
+    TaskContext,
+};
+pub use mcp_tasks_server::{AskClient, ElicitAction, ElicitAs, ElicitResponse, Elicited};
+
+// External jobs.
+pub use mcp_tasks_server::{ExternalJob, JobError, JobPoll};
 
 /// Everything a tool author usually needs: `use mcp_tasks::prelude::*;`.
 pub mod prelude {
     pub use crate::{
         AskClient, BuildError, ElicitAction, ElicitAs, ElicitResponse, Elicited, ExternalJob,
-        InputError, JobError, JobPoll, Json, LoggingLevel, NoArgs, ProtocolError, Server,
-        Structured, TaskContext, TaskSupport, Tool, ToolResult,
+        InputError, JobError, JobPoll, Json, LoggingLevel, NoArgs, ProtocolError, Retry, Server,
+        StepError, Structured, TaskContext, TaskSupport, Tool, ToolResult,
     };
     pub use schemars::JsonSchema;
     pub use serde::{Deserialize, Serialize};
 }
+
+/// Where tasks are kept: the stores to choose from, for
+/// [`ServerBuilder::store`](crate::ServerBuilder::store) (or name one by URL with
+/// [`ServerBuilder::store_url`](crate::ServerBuilder::store_url)).
+///
+/// A store of your own implements [`TaskStore`](crate::store::TaskStore) from
+/// `mcp-tasks-store`, which also has the record types its methods take
+/// (`examples/custom-store`).
+pub mod store {
+    pub use mcp_tasks_store::{open, MemoryStore, StoreError, TaskStore};
+
+    #[cfg(feature = "postgres")]
+    pub use mcp_tasks_store::PgStore;
+    #[cfg(feature = "sqlite")]
+    pub use mcp_tasks_store::SqliteStore;
+}
+
+/// Who may call: bearer tokens for [`ServerConfig::auth`](crate::ServerConfig::auth).
+/// A task is visible only to the principal that created it.
+pub mod auth {
+    #[cfg(feature = "jwt")]
+    pub use mcp_tasks_server::auth::JwtVerifier;
+    pub use mcp_tasks_server::auth::{AuthError, AuthMode, Authenticator, StaticTokens};
+}
+
+/// Calls held for people's approval before they run: the rules of
+/// [`ServerBuilder::approvals`](crate::ServerBuilder::approvals) (docs/approvals.md).
+pub mod approvals {
+    pub use mcp_tasks_server::approvals::{ApprovalRule, Approvals, Condition, OnTimeout};
+}
+
+mod surface;

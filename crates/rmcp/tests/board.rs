@@ -6,13 +6,13 @@
 //! client reads the result the answer led to, and the webhook tells of the end.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use mcp_tasks::engine::{Caller, EngineConfig};
 use mcp_tasks::prelude::*;
-use mcp_tasks::server::{ServerConfig, ToolRegistry};
+use mcp_tasks::{EngineConfig, ServerConfig, ToolRegistry};
 use mcp_tasks_board::{
     Board, BoardConfig, Notifier, NotifyConfig, NotifyFormat, NotifyOn, NotifySink,
 };
 use mcp_tasks_client::{Client, Target, TaskOptions, TaskStatus};
+use mcp_tasks_engine::Caller;
 use mcp_tasks_rmcp::DurableTasks;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};

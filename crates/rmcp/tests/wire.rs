@@ -7,7 +7,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use mcp_tasks::prelude::*;
-use mcp_tasks::protocol::TaskId;
+use mcp_tasks::TaskId;
 use mcp_tasks_client::{Client, Target, TaskOptions, TaskStatus, WirePreference};
 use mcp_tasks_rmcp::DurableTasks;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -159,10 +159,7 @@ async fn a_task_is_private_to_the_principal_that_created_it() {
     assert_eq!(err.code(), Some(-32602), "{err}");
     let record = server
         .engine()
-        .get(
-            &id,
-            &mcp_tasks::engine::Caller::authenticated("alice", None),
-        )
+        .get(&id, &mcp_tasks_engine::Caller::authenticated("alice", None))
         .await
         .unwrap();
     assert_eq!(record.owner, "alice");

@@ -428,7 +428,7 @@ async fn a_hosts_timeout_leaves_the_task_running_and_a_persons_stop_cancels_it()
                     ..Default::default()
                 };
                 let page = engine
-                    .board_list(
+                    .query_tasks(
                         &mcp_tasks_engine::Caller {
                             operator: true,
                             ..caller
@@ -479,7 +479,7 @@ fn a_tool_cannot_take_a_task_tools_name() {
     let mut r = mcp_tasks_server::ToolRegistry::new();
     let t =
         mcp_tasks_server::Tool::new("task_wait", "mine", json!({"type": "object"}), |_a, _c| {
-            Box::pin(async { Ok(mcp_tasks_server::ToolResult::text("x")) })
+            Box::pin(async { Ok(mcp_tasks_server::ToolResult::text("x").into()) })
                 as mcp_tasks_server::registry::ToolFuture
         })
         .unwrap();

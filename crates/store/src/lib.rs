@@ -34,7 +34,7 @@
 //! For operators it keeps, on every backend, the **timeline** of each task (every
 //! status it entered, written in the same atomic step as the change:
 //! [`TaskStore::timeline`]) and a **board** listing across owners with filters
-//! ([`TaskStore::board_list`]).
+//! ([`TaskStore::query_tasks`]).
 //!
 //! What only some callers need is a trait of its own, reached through an accessor that
 //! answers `None` by default, so a custom store implements [`TaskStore`] alone:
@@ -80,9 +80,9 @@ pub use pending::PendingCreate;
 #[cfg(feature = "postgres")]
 pub use postgres::PgStore;
 pub use record::{
-    Answerer, Assignment, BoardQuery, ClaimExpiredParams, ClaimLeaseParams, DeadlineOutcome,
-    ExpiredTask, ExternalJob, Failure, FieldChange, InputRequest, InputRequests, ListPage,
-    ListParams, Outcome, QuestionDeadline, RenewLeaseParams, TaskRecord, TimelineEntry,
+    Answerer, Assignment, ClaimExpiredParams, ClaimLeaseParams, DeadlineOutcome, ExpiredTask,
+    Failure, FieldChange, InputRequest, InputRequests, ListPage, ListParams, Outcome,
+    QuestionDeadline, RenewLeaseParams, StoredJob, TaskQuery, TaskRecord, TimelineEntry,
     TransitionParams,
 };
 pub use request::RequestJson;

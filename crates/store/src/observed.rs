@@ -25,8 +25,8 @@ use crate::delivery::{
 };
 use crate::error::StoreError;
 use crate::record::{
-    BoardQuery, ClaimExpiredParams, ClaimLeaseParams, ExpiredTask, ListPage, ListParams, Outcome,
-    RenewLeaseParams, TaskRecord, TimelineEntry, TransitionParams,
+    ClaimExpiredParams, ClaimLeaseParams, ExpiredTask, ListPage, ListParams, Outcome,
+    RenewLeaseParams, TaskQuery, TaskRecord, TimelineEntry, TransitionParams,
 };
 use crate::session::{SessionRecord, SessionStore};
 use crate::{TaskStore, TRACE_TARGET};
@@ -314,13 +314,13 @@ impl TaskStore for ObservedStore {
             .await
     }
 
-    async fn board_list(&self, query: &BoardQuery) -> Result<ListPage, StoreError> {
-        self.run("board_list", TASKS, self.inner.board_list(query))
+    async fn query_tasks(&self, query: &TaskQuery) -> Result<ListPage, StoreError> {
+        self.run("query_tasks", TASKS, self.inner.query_tasks(query))
             .await
     }
 
-    async fn board_count(&self, query: &BoardQuery) -> Result<u64, StoreError> {
-        self.run("board_count", TASKS, self.inner.board_count(query))
+    async fn count_tasks(&self, query: &TaskQuery) -> Result<u64, StoreError> {
+        self.run("count_tasks", TASKS, self.inner.count_tasks(query))
             .await
     }
 

@@ -8,8 +8,8 @@ use crate::journal::StepJournal;
 use crate::observed::StoreObserver;
 use crate::pending::PendingCreate;
 use crate::record::{
-    BoardQuery, ClaimExpiredParams, ClaimLeaseParams, ExpiredTask, ListPage, ListParams, Outcome,
-    RenewLeaseParams, TaskRecord, TimelineEntry, TransitionParams,
+    ClaimExpiredParams, ClaimLeaseParams, ExpiredTask, ListPage, ListParams, Outcome,
+    RenewLeaseParams, TaskQuery, TaskRecord, TimelineEntry, TransitionParams,
 };
 use crate::runner::{ReleaseLeasesParams, RunnerRecord};
 use crate::session::SessionStore;
@@ -118,7 +118,7 @@ pub trait TaskStore: Send + Sync + std::fmt::Debug {
     /// that runner is gone they are orphans like any other (or taken over by
     /// [`TaskStore::claim_expired_leases`]).
     ///
-    /// Records with an [`ExternalJob`](crate::ExternalJob) are skipped too: no process runs them (the job
+    /// Records with a [`StoredJob`](crate::StoredJob) are skipped too: no process runs them (the job
     /// runs in another system and any process polls it), so a dead runner orphans
     /// nothing.
     ///
@@ -155,9 +155,9 @@ pub trait TaskStore: Send + Sync + std::fmt::Debug {
     ///
     /// # Errors
     /// [`StoreError::Backend`] on I/O failure.
-    async fn board_list(&self, query: &BoardQuery) -> Result<ListPage, StoreError>;
+    async fn query_tasks(&self, query: &TaskQuery) -> Result<ListPage, StoreError>;
 
-    /// How many tasks [`board_list`](TaskStore::board_list) would show for `query`
+    /// How many tasks [`query_tasks`](TaskStore::query_tasks) would show for `query`
     /// over all its pages, counting at most `query.limit` of them (`before` is
     /// ignored): a count that stops, never a scan of every task.
     ///
@@ -171,9 +171,9 @@ pub trait TaskStore: Send + Sync + std::fmt::Debug {
     ///
     /// # Errors
     /// [`StoreError::Backend`] on I/O failure.
-    async fn board_count(&self, query: &BoardQuery) -> Result<u64, StoreError> {
+    async fn count_tasks(&self, query: &TaskQuery) -> Result<u64, StoreError> {
         let page = self
-            .board_list(&BoardQuery {
+            .query_tasks(&TaskQuery {
                 before: None,
                 ..query.clone()
             })
@@ -231,7 +231,7 @@ pub trait TaskStore: Send + Sync + std::fmt::Debug {
     /// `lease_generation + 1`, and is returned. Several replicas calling at once never
     /// receive the same task (PostgreSQL skips rows another claimer has locked).
     /// Tasks that never had a lease (`lease_until` unset) are not touched, nor tasks
-    /// with an [`ExternalJob`](crate::ExternalJob): their lease lapses once the job started (no process
+    /// with a [`StoredJob`](crate::StoredJob): their lease lapses once the job started (no process
     /// holds them any more), and a takeover would re-run or fail a job that is fine.
     ///
     /// Why: a replica that died leaves its tasks leased until it stops being alive;

@@ -428,7 +428,7 @@ async fn an_unreadable_external_job_does_not_lose_an_expiry_batch() {
     let expiring = |i: i64| TaskRecord {
         ttl: Some(Duration::from_millis(1_000)),
         expires_at: Some(at(i + 1_000)),
-        external: Some(Box::new(mcp_tasks_store::ExternalJob {
+        external: Some(Box::new(mcp_tasks_store::StoredJob {
             kind: "batch".to_string(),
             state: serde_json::json!({"job": i}),
         })),

@@ -3,9 +3,7 @@
 
 use mcp_tasks_protocol::{TaskId, TaskStatus};
 use mcp_tasks_store::suite::{at, ok_outcome};
-use mcp_tasks_store::{
-    ExternalJob, Failure, FieldChange, InputRequests, Outcome, TransitionParams,
-};
+use mcp_tasks_store::{Failure, FieldChange, InputRequests, Outcome, StoredJob, TransitionParams};
 use serde_json::json;
 
 fn id() -> TaskId {
@@ -33,7 +31,7 @@ fn to_changes_nothing_but_the_status() {
 
 #[test]
 fn builders_set_each_field() {
-    let job = ExternalJob {
+    let job = StoredJob {
         kind: "batch".into(),
         state: json!({"n": 1}),
     };

@@ -44,7 +44,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("listening on http://{}", listener.local_addr()?);
     axum::serve(listener, app)
         .with_graceful_shutdown(async move {
-            mcp_tasks::server::shutdown_signal().await;
+            mcp_tasks::shutdown_signal().await;
             // Ends open MCP event streams so the graceful shutdown can finish.
             mcp.shutdown();
         })

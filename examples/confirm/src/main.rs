@@ -3,7 +3,6 @@
 //! `input_required` meanwhile), then acts on the answer. Serves stdio.
 
 use mcp_tasks::prelude::*;
-use mcp_tasks::server::{ElicitAs, Elicited, Structured};
 
 #[derive(Deserialize, JsonSchema)]
 struct Cleanup {

@@ -14,15 +14,15 @@
 //! its outbox cases. A store that should carry webhooks implements [`DeliveryOutbox`]
 //! and returns `Some(self)` from `outbox()`.
 //!
-//! [`DeliveryOutbox`]: mcp_tasks::store::DeliveryOutbox
-//! [`SessionStore`]: mcp_tasks::store::SessionStore
+//! [`DeliveryOutbox`]: mcp_tasks_store::DeliveryOutbox
+//! [`SessionStore`]: mcp_tasks_store::SessionStore
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
-use mcp_tasks::protocol::{TaskId, TaskStatus};
-use mcp_tasks::store::{
-    BoardQuery, ChangeFeed, ClaimExpiredParams, ClaimLeaseParams, ExpiredTask, ListPage,
-    ListParams, MemoryStore, Outcome, RenewLeaseParams, StoreError, TaskRecord, TaskStore,
+use mcp_tasks_protocol::{TaskId, TaskStatus};
+use mcp_tasks_store::{
+    ChangeFeed, ClaimExpiredParams, ClaimLeaseParams, ExpiredTask, ListPage, ListParams,
+    MemoryStore, Outcome, RenewLeaseParams, StoreError, TaskQuery, TaskRecord, TaskStore,
     TimelineEntry, TransitionParams,
 };
 use std::sync::{Arc, Mutex};
@@ -112,8 +112,8 @@ impl TaskStore for JournalStore {
         self.records.timeline(id).await
     }
 
-    async fn board_list(&self, query: &BoardQuery) -> Result<ListPage, StoreError> {
-        self.records.board_list(query).await
+    async fn query_tasks(&self, query: &TaskQuery) -> Result<ListPage, StoreError> {
+        self.records.query_tasks(query).await
     }
 
     async fn count_by_status(

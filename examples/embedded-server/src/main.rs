@@ -25,13 +25,13 @@ async fn main() -> Result<()> {
             Box::pin(async move {
                 for i in 1..=n {
                     tokio::select! {
-                        _ = ctx.cancelled() => return Ok(ToolResult::error(format!("stopped at {i}"))),
+                        _ = ctx.cancelled() => return Ok(ToolResult::error(format!("stopped at {i}")).into()),
                         _ = tokio::time::sleep(Duration::from_millis(100)) => {}
                     }
                     ctx.report_progress(i as f64, Some(n as f64), None);
                     ctx.set_status_message(format!("{i} of {n}")).await;
                 }
-                Ok(ToolResult::text(format!("counted to {n}")))
+                Ok(ToolResult::text(format!("counted to {n}")).into())
             })
         },
     )?

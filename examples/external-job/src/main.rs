@@ -8,7 +8,6 @@
 //! `sqlite://./external-jobs.db`); serves stdio.
 
 use mcp_tasks::prelude::*;
-use mcp_tasks::server::external::JobError;
 use std::path::PathBuf;
 
 #[derive(Deserialize, JsonSchema)]

@@ -88,7 +88,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let listener = tokio::net::TcpListener::bind(flag("--listen", "127.0.0.1:8080")).await?;
     eprintln!("listening on http://{}/mcp", listener.local_addr()?);
     let stop = async move {
-        mcp_tasks::server::shutdown_signal().await;
+        mcp_tasks::shutdown_signal().await;
         server.shutdown();
     };
     axum::serve(listener, app)

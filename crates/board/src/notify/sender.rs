@@ -6,7 +6,7 @@ use mcp_tasks_engine::{TaskRecord, TransitionObserver};
 use mcp_tasks_protocol::TaskStatus;
 use mcp_tasks_server::Server;
 use mcp_tasks_store::{
-    BoardQuery, ClaimDeliveriesParams, Delivery, DeliveryResult, NewDelivery, TaskStore,
+    ClaimDeliveriesParams, Delivery, DeliveryResult, NewDelivery, TaskQuery, TaskStore,
 };
 use std::sync::Arc;
 use std::time::Duration;
@@ -224,7 +224,7 @@ async fn catch_up(
         let mut seen = 0;
         loop {
             let page = store
-                .board_list(&BoardQuery {
+                .query_tasks(&TaskQuery {
                     owner: None,
                     status: Some(status),
                     request_name: None,

@@ -2,14 +2,15 @@
 //! newest first and filtered, and the timeline of one task's status changes.
 
 use mcp_tasks_protocol::TaskStatus;
-use mcp_tasks_store::{BoardQuery, TaskRecord, TimelineEntry};
+use mcp_tasks_store::{TaskQuery, TaskRecord, TimelineEntry};
 
 use crate::caller::Caller;
 use crate::cursor::decode_cursor;
 use crate::engine::{Engine, ListResult};
 use crate::error::EngineError;
 
-/// Which tasks a board page shows.
+/// Which tasks a query across owners returns ([`Engine::query_tasks`]): what a board
+/// page, a console or the task tools' listing shows.
 #[derive(Debug, Clone, Default)]
 pub struct TaskFilter {
     /// Only tasks in this status.
@@ -31,7 +32,7 @@ impl Engine {
     ///
     /// # Errors
     /// [`EngineError::InvalidInput`] for a cursor this server did not issue.
-    pub async fn board_list(
+    pub async fn query_tasks(
         &self,
         caller: &Caller,
         filter: &TaskFilter,
@@ -39,7 +40,7 @@ impl Engine {
         let before = filter.cursor.as_deref().map(decode_cursor).transpose()?;
         let page = self
             .store()
-            .board_list(&BoardQuery {
+            .query_tasks(&TaskQuery {
                 owner: (!caller.operator).then(|| caller.principal.clone()),
                 status: filter.status,
                 request_name: filter.tool.clone(),
@@ -52,27 +53,27 @@ impl Engine {
         Ok(ListResult::from_page(page))
     }
 
-    /// The cursor of the page after `record` in [`Engine::board_list`]'s order: for a
+    /// The cursor of the page after `record` in [`Engine::query_tasks`]'s order: for a
     /// view that merges or filters pages (the board's failed tab holds failed tasks and
     /// tool errors) and so ends a page on a record of its choosing.
-    pub fn board_cursor_after(record: &TaskRecord) -> String {
+    pub fn cursor_after(record: &TaskRecord) -> String {
         crate::cursor::encode_cursor(record)
     }
 
-    /// How many tasks [`Engine::board_list`] would show `caller` for `filter` over all
+    /// How many tasks [`Engine::query_tasks`] would show `caller` for `filter` over all
     /// its pages, counting at most `filter.limit` (the cursor is ignored): the board's
     /// counts per state, as cheap as one page however many tasks there are.
     ///
     /// # Errors
     /// [`EngineError::Store`] when the store cannot be read.
-    pub async fn board_count(
+    pub async fn count_tasks(
         &self,
         caller: &Caller,
         filter: &TaskFilter,
     ) -> Result<u64, EngineError> {
         Ok(self
             .store()
-            .board_count(&BoardQuery {
+            .count_tasks(&TaskQuery {
                 owner: (!caller.operator).then(|| caller.principal.clone()),
                 status: filter.status,
                 request_name: filter.tool.clone(),

@@ -3,7 +3,7 @@
 //! tasks (through the one creation path, `create`).
 
 use futures::future::BoxFuture;
-use mcp_tasks_store::{ExternalJob, Failure, Outcome, TaskRecord};
+use mcp_tasks_store::{Failure, Outcome, StoredJob, TaskRecord};
 use serde_json::Value;
 use std::sync::Arc;
 
@@ -56,7 +56,7 @@ impl Engine {
                         Ok(state) => state,
                         Err(outcome) => return Some(outcome),
                     };
-                    let job = ExternalJob { kind, state };
+                    let job = StoredJob { kind, state };
                     match (inner.upgrade(), id) {
                         (Some(inner), Some(id)) => {
                             inner

@@ -84,7 +84,7 @@ impl Engine {
         let mut inbox = Inbox::default();
         let mut seen = 0;
         loop {
-            let page = self.board_list(&everyone, &filter).await?;
+            let page = self.query_tasks(&everyone, &filter).await?;
             seen += page.tasks.len();
             for task in page.tasks {
                 let mine: Vec<(String, InputRequest)> = task

@@ -11,7 +11,7 @@
 //! | `read` | [`Engine::get`], [`Engine::list`], [`Engine::wait_terminal`] |
 //! | `cancel` | [`Engine::cancel`], [`Engine::cancel_saying`] |
 //! | `questions` | [`Engine::answer_input`] |
-//! | `board` | [`Engine::board_list`], [`Engine::board_count`], [`Engine::timeline`] (people's views) |
+//! | `board` | [`Engine::query_tasks`], [`Engine::count_tasks`], [`Engine::timeline`] (people's views) |
 //! | `sessions` | 2025-11-25 sessions in the shared store |
 //! | `observe` | what metrics read: tasks by status, the backend |
 

@@ -4,8 +4,7 @@
 
 use mcp_tasks_protocol::{TaskId, TaskStatus};
 use mcp_tasks_store::{
-    ExpiredTask, ExternalJob, Failure, FieldChange, Outcome, StoreError, TaskRecord,
-    TransitionParams,
+    ExpiredTask, Failure, FieldChange, Outcome, StoreError, StoredJob, TaskRecord, TransitionParams,
 };
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
@@ -15,7 +14,7 @@ use tokio::time::Instant;
 
 use crate::caller::Caller;
 use crate::error::EngineError;
-use crate::external::{ExternalPoller, JobPoll, EXTERNAL_STARTED_MESSAGE};
+use crate::external::{ExternalPoller, PolledJob, EXTERNAL_STARTED_MESSAGE};
 use crate::run::core::Core;
 use crate::run::executor::Executor;
 
@@ -181,7 +180,7 @@ impl Externals {
         core: &Core,
         executor: &Executor,
         id: &TaskId,
-        job: ExternalJob,
+        job: StoredJob,
     ) -> Option<Outcome> {
         let attached = core
             .apply(
@@ -224,7 +223,7 @@ impl Externals {
         &self,
         core: &Core,
         id: &TaskId,
-        job: &ExternalJob,
+        job: &StoredJob,
     ) -> Result<(), String> {
         core.activity.count(|a| a.job_cancels_requested += 1);
         self.send_cancel(core, id, job).await
@@ -236,7 +235,7 @@ impl Externals {
         &self,
         core: &Core,
         id: &TaskId,
-        job: &ExternalJob,
+        job: &StoredJob,
     ) -> Result<(), String> {
         let result = match self.poller(&job.kind) {
             Some(poller) => Self::bounded(core, "the cancel", poller.cancel(&job.state)).await,
@@ -320,11 +319,11 @@ impl Externals {
                 tracing::warn!(task_id = %record.id, kind = %job.kind, reason, "could not poll the external job; will try again on a later read");
                 record
             }
-            Ok(JobPoll::Running {
+            Ok(PolledJob::Running {
                 state,
                 status_message,
             }) => Self::job_running(core, record, *job, state, status_message).await,
-            Ok(JobPoll::Finished(outcome)) => {
+            Ok(PolledJob::Finished(outcome)) => {
                 let id = record.id.clone();
                 let finished = crate::run::ledger::finish(core, executor, &id, outcome).await;
                 self.forget(&id);
@@ -338,7 +337,7 @@ impl Externals {
     async fn job_running(
         core: &Core,
         record: TaskRecord,
-        job: ExternalJob,
+        job: StoredJob,
         state: Option<Value>,
         status_message: Option<String>,
     ) -> TaskRecord {
@@ -348,7 +347,7 @@ impl Externals {
         if state.is_none() && status_message.is_none() {
             return record;
         }
-        let job = state.map(|state| ExternalJob {
+        let job = state.map(|state| StoredJob {
             kind: job.kind,
             state,
         });

@@ -5,7 +5,7 @@
 
 use async_trait::async_trait;
 use mcp_tasks_engine::{
-    Caller, CreateParams, Engine, EngineConfig, EngineHooks, ExternalPoller, JobPoll, Outcome,
+    Caller, CreateParams, Engine, EngineConfig, EngineHooks, ExternalPoller, Outcome, PolledJob,
     TaskRecord,
 };
 use mcp_tasks_protocol::{TaskId, TaskStatus};
@@ -86,7 +86,7 @@ impl Fake {
 
 #[async_trait]
 impl ExternalPoller for Fake {
-    async fn poll(&self, state: &Value) -> Result<JobPoll, String> {
+    async fn poll(&self, state: &Value) -> Result<PolledJob, String> {
         self.polls.fetch_add(1, Ordering::SeqCst);
         let gate = self.poll_gate.lock().unwrap().clone();
         if let Some(gate) = gate {
@@ -95,12 +95,12 @@ impl ExternalPoller for Fake {
         }
         let id = state["job"].as_str().ok_or("state without a job id")?;
         match self.job(state) {
-            Some(Job::Running { page }) => Ok(JobPoll::Running {
+            Some(Job::Running { page }) => Ok(PolledJob::Running {
                 state: Some(json!({"job": id, "page": page})),
                 status_message: Some(format!("{page} pages read")),
             }),
-            Some(Job::Done(outcome)) => Ok(JobPoll::Finished(outcome)),
-            Some(Job::Cancelled) => Ok(JobPoll::Finished(Outcome::Error {
+            Some(Job::Done(outcome)) => Ok(PolledJob::Finished(outcome)),
+            Some(Job::Cancelled) => Ok(PolledJob::Finished(Outcome::Error {
                 code: -32603,
                 message: "the job was cancelled".into(),
                 data: None,

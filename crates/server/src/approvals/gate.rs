@@ -72,11 +72,11 @@ async fn first_start(tool: &Tool, ctx: &TaskContext) -> Result<(), Value> {
         Ok(started) => Err(ToolResult::error(format!(
             "The call of {} was approved and started (attempt {started}), then the process running it stopped; it is not run again, because the tool is not safe to repeat. Check what it did before calling it again.",
             tool.name()
-        ))),
+        )).into()),
         Err(e) => Err(ToolResult::error(format!(
             "The call of {} was approved, but its start could not be recorded ({e}); it did not run.",
             tool.name()
-        ))),
+        )).into()),
     }
 }
 
@@ -146,6 +146,7 @@ async fn approve(
                     "The call of {name} needs approval by {}, and it could not wait for it: {e}",
                     approvers.join(", ")
                 ))
+                .into_value()
             })?;
         let by = answer
             .pointer("/answeredBy/principal")
@@ -189,7 +190,7 @@ async fn approve(
                     "The call of {name} was not approved: nobody decided by its deadline ({}), so it was rejected and did not run. Tell the user it needs approval by {}.",
                     rule.deadline.map(|d| humantime::format_duration(d).to_string()).unwrap_or_default(),
                     approvers.join(", ")
-                )));
+                )).into());
             }
             _ => {
                 let reason = answer
@@ -201,7 +202,7 @@ async fn approve(
                     .unwrap_or_else(|| " (no reason given)".to_string());
                 return Err(ToolResult::error(format!(
                     "The call of {name} was rejected by {by}{reason}. It did not run. Do not repeat the same call; change it as the reason says, or ask the user."
-                )));
+                )).into());
             }
         }
     }

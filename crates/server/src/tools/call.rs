@@ -9,6 +9,7 @@
 //! the task (2025-11-25, as input requests).
 
 use futures::FutureExt;
+use mcp_tasks_engine::context::plumbing;
 use mcp_tasks_engine::{
     CreateParams, Engine, EngineError, Outcome, ProvisionalTask, Settled, TaskContext, TaskRecord,
     Work,
@@ -167,7 +168,7 @@ pub(crate) fn start(
     Ok(engine.begin(params)?.start(move |ctx| match answers {
         // Nothing to ask: the tool's own future, and only it, runs as long as the task
         // does.
-        Answers::Given(map) => work_of(&tool, args, ctx.with_answers(map)),
+        Answers::Given(map) => work_of(&tool, args, plumbing::with_answers(ctx, map)),
         Answers::AskInTask if tool.preflight().is_empty() => work_of(&tool, args, ctx),
         answers => Box::pin(async move {
             let ctx = match Box::pin(with_answers(&tool, ctx, answers)).await {
@@ -221,11 +222,11 @@ async fn with_answers(
                     Ok(a) => {
                         map.insert(q.key.clone(), a);
                     }
-                    Err(e) => return Err(ToolResult::error(format!("{}: {e}", tool.name()))),
+                    Err(e) => return Err(ToolResult::error(format!("{}: {e}", tool.name())).into()),
                 }
             }
             map
         }
     };
-    Ok(ctx.with_answers(answers))
+    Ok(plumbing::with_answers(ctx, answers))
 }

@@ -40,7 +40,7 @@
 //! assert_eq!(tool.definition()["execution"]["taskSupport"], "required");
 //! ```
 
-use mcp_tasks_engine::{ExternalPoller, JobPoll as EngineJobPoll};
+use mcp_tasks_engine::{ExternalPoller, PolledJob};
 use mcp_tasks_engine::{Outcome, TaskContext};
 use mcp_tasks_protocol::error_code::INTERNAL_ERROR;
 use schemars::JsonSchema;
@@ -120,20 +120,20 @@ struct Adapter<J>(Arc<J>);
 
 #[async_trait::async_trait]
 impl<J: ExternalJob> ExternalPoller for Adapter<J> {
-    async fn poll(&self, state: &Value) -> Result<EngineJobPoll, String> {
+    async fn poll(&self, state: &Value) -> Result<PolledJob, String> {
         let state: J::State = match serde_json::from_value(state.clone()) {
             Ok(s) => s,
-            Err(e) => return Ok(EngineJobPoll::Finished(unreadable_state(&e))),
+            Err(e) => return Ok(PolledJob::Finished(unreadable_state(&e))),
         };
         match self.0.poll(&state).await.map_err(|e| e.to_string())? {
             JobPoll::Running {
                 state,
                 status_message,
-            } => Ok(EngineJobPoll::Running {
+            } => Ok(PolledJob::Running {
                 state: state.and_then(|s| serde_json::to_value(s).ok()),
                 status_message,
             }),
-            JobPoll::Done(output) => Ok(EngineJobPoll::Finished(crate::tools::call::to_outcome(
+            JobPoll::Done(output) => Ok(PolledJob::Finished(crate::tools::call::to_outcome(
                 output.into_tool_result(),
             ))),
         }
@@ -211,7 +211,7 @@ impl Tool {
 
 /// The tool error of a job whose `start` failed, on either path.
 fn start_failed(e: &JobError) -> Value {
-    ToolResult::error(format!("could not start the job: {e}"))
+    ToolResult::error(format!("could not start the job: {e}")).into()
 }
 
 /// The synchronous path: start, then poll until done; a cancelled call cancels the job.
@@ -231,7 +231,7 @@ async fn run_to_completion<J: ExternalJob>(
                     Ok(()) => "the job was cancelled".to_string(),
                     Err(e) => format!("the call was cancelled, but cancelling the job failed: {e}"),
                 };
-                return Ok(ToolResult::error(note));
+                return Ok(ToolResult::error(note).into());
             }
             _ = tokio::time::sleep(job.sync_poll_interval()) => {}
         }

@@ -9,6 +9,7 @@ pub mod external;
 pub(crate) mod heartbeat;
 pub(crate) mod plain;
 pub mod registry;
+pub(crate) mod result;
 pub mod retry_settings;
 pub(crate) mod schema_check;
 pub(crate) mod start_call;

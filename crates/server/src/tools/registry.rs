@@ -10,10 +10,11 @@ use std::sync::Arc;
 
 use super::schema_check::SchemaCheck;
 
+pub use super::result::ToolResult;
 pub use mcp_tasks_protocol::TaskSupport;
 
-/// What a tool handler returns: a `CallToolResult` object (use [`ToolResult`] to build
-/// one), or a JSON-RPC error for protocol-level failures.
+/// What a tool handler returns: a `CallToolResult` object (build one with
+/// [`ToolResult`] and `.into()`), or a JSON-RPC error for protocol-level failures.
 pub type ToolFuture = BoxFuture<'static, Result<Value, RpcError>>;
 
 /// A tool's handler as a task's work: the arguments and context to the outcome, in
@@ -23,23 +24,6 @@ pub(crate) type WorkHandler =
 
 /// The handler behind a tool. Receives validated arguments and a context.
 pub type ToolHandler = Arc<dyn Fn(Map<String, Value>, TaskContext) -> ToolFuture + Send + Sync>;
-
-/// Builders for `CallToolResult` values.
-#[derive(Debug)]
-pub struct ToolResult;
-
-impl ToolResult {
-    /// A successful result with one text block.
-    pub fn text(text: impl Into<String>) -> Value {
-        json!({ "content": [{ "type": "text", "text": text.into() }], "isError": false })
-    }
-
-    /// A tool error (`isError: true`) with one text block: the tool ran and failed, so
-    /// the model can read why. Not a protocol error.
-    pub fn error(text: impl Into<String>) -> Value {
-        json!({ "content": [{ "type": "text", "text": text.into() }], "isError": true })
-    }
-}
 
 /// Why a tool could not be registered.
 #[derive(Debug, thiserror::Error)]
@@ -531,7 +515,7 @@ mod tests {
             "t",
             "a tool",
             json!({"type": "object", "properties": {"n": {"type": "integer"}}}),
-            |_args, _ctx| Box::pin(async { Ok(ToolResult::text("ok")) }) as ToolFuture,
+            |_args, _ctx| Box::pin(async { Ok(ToolResult::text("ok").into()) }) as ToolFuture,
         )
         .expect("a valid schema");
         let copy = tool.clone();
@@ -548,8 +532,9 @@ mod tests {
         }
         let tool = Tool::from_fn("t", "a tool", noop);
         assert!(tool.work_handler().is_some());
-        let handler: ToolHandler =
-            Arc::new(|_args, _ctx| Box::pin(async { Ok(ToolResult::text("gate")) }) as ToolFuture);
+        let handler: ToolHandler = Arc::new(|_args, _ctx| {
+            Box::pin(async { Ok(ToolResult::text("gate").into()) }) as ToolFuture
+        });
         let gated = tool.rewired(handler, None);
         assert!(gated.work_handler().is_none());
         assert!(tool.work_handler().is_some(), "the original keeps its work");

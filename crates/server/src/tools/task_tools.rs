@@ -456,7 +456,7 @@ async fn list(
     }
     let page = server
         .engine()
-        .board_list(
+        .query_tasks(
             caller,
             &TaskFilter {
                 status,

@@ -5,8 +5,9 @@
 //! before the function runs. The function may take a [`TaskContext`] as its second
 //! parameter (status messages, progress, cancellation, questions to the user). What it
 //! returns is anything [`IntoToolResult`]: a `String`, [`Json`] data (which also
-//! publishes an `outputSchema`), a complete `CallToolResult` value, or a `Result` of one
-//! of those whose error becomes a tool error (`isError: true`) the model can read.
+//! publishes an `outputSchema`), a [`ToolResult`](crate::ToolResult) (a complete
+//! `CallToolResult`), or a `Result` of one of those whose error becomes a tool error
+//! (`isError: true`) the model can read.
 //!
 //! ```
 //! use mcp_tasks_server::{Json, TaskSupport, Tool};
@@ -40,12 +41,14 @@ use std::future::Future;
 use std::sync::Arc;
 
 use crate::tools::call::to_outcome;
-use crate::tools::registry::{Tool, ToolResult};
+use crate::tools::registry::Tool;
+use crate::tools::result::ToolResult;
 
 /// Turns what a tool function returns into a `CallToolResult`.
 ///
-/// Implemented for text (`String`, `&'static str`), [`Json`] data, a `CallToolResult`
-/// as a [`serde_json::Value`], `()` (an empty success), and `Result<T, E>` where an
+/// Implemented for text (`String`, `&'static str`), [`Json`] data, a
+/// [`ToolResult`], a `CallToolResult` as a [`serde_json::Value`], `()` (an empty
+/// success), and `Result<T, E>` where an
 /// error becomes a tool error (`isError: true`, its message as text): the tool ran and
 /// failed, which the spec asks servers to report in the result so the model sees it,
 /// not as a protocol error.
@@ -63,13 +66,19 @@ pub trait IntoToolResult {
 
 impl IntoToolResult for String {
     fn into_tool_result(self) -> Result<Value, RpcError> {
-        Ok(ToolResult::text(self))
+        Ok(ToolResult::text(self).into())
     }
 }
 
 impl IntoToolResult for &'static str {
     fn into_tool_result(self) -> Result<Value, RpcError> {
-        Ok(ToolResult::text(self))
+        Ok(ToolResult::text(self).into())
+    }
+}
+
+impl IntoToolResult for ToolResult {
+    fn into_tool_result(self) -> Result<Value, RpcError> {
+        Ok(self.into_value())
     }
 }
 
@@ -80,7 +89,7 @@ impl IntoToolResult for () {
 }
 
 /// A value is taken as a complete `CallToolResult` when it is an object with a
-/// `content` array (what [`ToolResult::text`] builds); any other value is treated as
+/// `content` array (what a [`ToolResult`] becomes); any other value is treated as
 /// structured data, like [`Json`].
 impl IntoToolResult for Value {
     fn into_tool_result(self) -> Result<Value, RpcError> {
@@ -97,7 +106,7 @@ impl<T: IntoToolResult, E: Display> IntoToolResult for Result<T, E> {
         match self {
             Ok(v) => v.into_tool_result(),
             // `{:#}` prints an anyhow error with its chain of causes.
-            Err(e) => Ok(ToolResult::error(format!("{e:#}"))),
+            Err(e) => Ok(ToolResult::error(format!("{e:#}")).into()),
         }
     }
 
@@ -189,7 +198,9 @@ fn structured_result<T: Serialize>(data: &T, text: Option<String>) -> Value {
             let text = text.unwrap_or_else(|| value.to_string());
             structured_with_text(text, value)
         }
-        Err(e) => ToolResult::error(format!("the tool's result could not be serialized: {e}")),
+        Err(e) => {
+            ToolResult::error(format!("the tool's result could not be serialized: {e}")).into()
+        }
     }
 }
 

@@ -61,11 +61,11 @@ pub fn test_tools(flag: Arc<AtomicBool>, sleeps_started: Arc<AtomicUsize>) -> To
                 started.fetch_add(1, Ordering::SeqCst);
                 ctx.report_progress(0.0, Some(1.0), Some("started".into()));
                 tokio::select! {
-                    _ = ctx.cancelled() => { flag.store(true, Ordering::SeqCst); Ok(ToolResult::error("cancelled")) }
+                    _ = ctx.cancelled() => { flag.store(true, Ordering::SeqCst); Ok(ToolResult::error("cancelled").into()) }
                     // The tool's work: taking `ms` is what it is for.
                     _ = tokio::time::sleep(Duration::from_millis(ms)) => {
                         ctx.set_status_message("slept").await;
-                        Ok(ToolResult::text(format!("slept {ms} ms")))
+                        Ok(ToolResult::text(format!("slept {ms} ms")).into())
                     }
                 }
             })
@@ -85,7 +85,7 @@ pub fn test_tools(flag: Arc<AtomicBool>, sleeps_started: Arc<AtomicUsize>) -> To
                 Box::pin(async move {
                     // The tool's work: taking `ms` is what it is for.
                     tokio::time::sleep(Duration::from_millis(ms)).await;
-                    Ok(ToolResult::text("finished anyway"))
+                    Ok(ToolResult::text("finished anyway").into())
                 })
             },
         )
@@ -102,13 +102,13 @@ pub fn test_tools(flag: Arc<AtomicBool>, sleeps_started: Arc<AtomicUsize>) -> To
                 match ctx.elicit("Your answer?", schema).await {
                     Ok(r) => {
                         let answer = r.content.and_then(|c| c.get("answer").cloned()).unwrap_or(Value::Null);
-                        Ok(ToolResult::text(format!("answer: {}", answer.as_str().unwrap_or("none"))))
+                        Ok(ToolResult::text(format!("answer: {}", answer.as_str().unwrap_or("none"))).into())
                     }
                     Err(e) => {
                         if matches!(e, mcp_tasks_engine::InputError::Cancelled) {
                             flag.store(true, Ordering::SeqCst);
                         }
-                        Ok(ToolResult::error(e.to_string()))
+                        Ok(ToolResult::error(e.to_string()).into())
                     }
                 }
             })
@@ -135,8 +135,8 @@ pub fn test_tools(flag: Arc<AtomicBool>, sleeps_started: Arc<AtomicUsize>) -> To
                         )
                         .await;
                     match asked {
-                        Ok(r) => Ok(ToolResult::text(format!("{:?}", r.action))),
-                        Err(e) => Ok(ToolResult::error(e.to_string())),
+                        Ok(r) => Ok(ToolResult::text(format!("{:?}", r.action)).into()),
+                        Err(e) => Ok(ToolResult::error(e.to_string()).into()),
                     }
                 })
             },
@@ -147,14 +147,14 @@ pub fn test_tools(flag: Arc<AtomicBool>, sleeps_started: Arc<AtomicUsize>) -> To
     .unwrap();
     r.register(
         Tool::new("echo", "sync only", empty.clone(), |args, _ctx| {
-            Box::pin(async move { Ok(ToolResult::text(Value::Object(args).to_string())) })
+            Box::pin(async move { Ok(ToolResult::text(Value::Object(args).to_string()).into()) })
         })
         .unwrap(),
     )
     .unwrap();
     r.register(
         Tool::new("tool_error", "isError result", empty.clone(), |_a, _c| {
-            Box::pin(async { Ok(ToolResult::error("it went wrong")) })
+            Box::pin(async { Ok(ToolResult::error("it went wrong").into()) })
         })
         .unwrap()
         .task_support(TaskSupport::Required),
@@ -187,7 +187,7 @@ pub fn test_tools(flag: Arc<AtomicBool>, sleeps_started: Arc<AtomicUsize>) -> To
                         .answer("who")
                         .and_then(|a| a["content"]["name"].as_str().map(String::from))
                         .unwrap_or_default();
-                    Ok(ToolResult::text(format!("hi {name}")))
+                    Ok(ToolResult::text(format!("hi {name}")).into())
                 })
             },
         )
@@ -206,7 +206,7 @@ pub fn test_tools(flag: Arc<AtomicBool>, sleeps_started: Arc<AtomicUsize>) -> To
                 if std::env::var_os("NEVER_SET_IN_TESTS_9f2c").is_none() {
                     panic!("deliberate panic in a test tool");
                 }
-                Ok(ToolResult::text("unreachable"))
+                Ok(ToolResult::text("unreachable").into())
             })
         })
         .unwrap()

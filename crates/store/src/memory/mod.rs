@@ -7,7 +7,7 @@
 //! - an expiry index `(expires_at, id)` makes [`TaskStore::delete_expired`] O(expired);
 //! - per-owner and per-(owner, session) indexes `(created_at, id)` make
 //!   [`TaskStore::list`] O(page) (plus any expired records it skips), and with an
-//!   index of every record in creation order they make [`TaskStore::board_list`]
+//!   index of every record in creation order they make [`TaskStore::query_tasks`]
 //!   O(page) plus the records its filters skip;
 //! - each task's timeline is kept beside its record, appended by the same locked
 //!   change and removed with it;
@@ -31,8 +31,8 @@ use crate::change::{Change, ChangeFeed, ChangeHub};
 use crate::delivery::DeliveryOutbox;
 use crate::error::StoreError;
 use crate::record::{
-    BoardQuery, ClaimExpiredParams, ClaimLeaseParams, ExpiredTask, ListPage, ListParams, Outcome,
-    RenewLeaseParams, TaskRecord, TimelineEntry, TransitionParams,
+    ClaimExpiredParams, ClaimLeaseParams, ExpiredTask, ListPage, ListParams, Outcome,
+    RenewLeaseParams, TaskQuery, TaskRecord, TimelineEntry, TransitionParams,
 };
 use crate::TaskStore;
 use async_trait::async_trait;
@@ -238,7 +238,7 @@ impl TaskStore for MemoryStore {
             .unwrap_or_default())
     }
 
-    async fn board_list(&self, query: &BoardQuery) -> Result<ListPage, StoreError> {
+    async fn query_tasks(&self, query: &TaskQuery) -> Result<ListPage, StoreError> {
         let inner = self.lock();
         let index = match &query.owner {
             Some(owner) => inner.by_owner.get(owner),
@@ -264,7 +264,7 @@ impl TaskStore for MemoryStore {
         Ok(ListPage { records, has_more })
     }
 
-    async fn board_count(&self, query: &BoardQuery) -> Result<u64, StoreError> {
+    async fn count_tasks(&self, query: &TaskQuery) -> Result<u64, StoreError> {
         let inner = self.lock();
         let index = match &query.owner {
             Some(owner) => inner.by_owner.get(owner),

@@ -4,7 +4,7 @@
 //! short, non-awaiting section over these tables.
 
 use crate::error::StoreError;
-use crate::record::{BoardQuery, TaskRecord, TimelineEntry};
+use crate::record::{TaskQuery, TaskRecord, TimelineEntry};
 use chrono::{DateTime, Utc};
 use mcp_tasks_protocol::{TaskId, TaskStatus};
 use std::collections::{BTreeSet, HashMap, HashSet};
@@ -61,7 +61,7 @@ fn entry(record: &TaskRecord, at: DateTime<Utc>) -> TimelineEntry {
 
 /// Whether `record` passes the filters of a board query (not the owner nor the
 /// keyset: the index walked already applies those).
-pub(super) fn on_board(record: &TaskRecord, query: &BoardQuery) -> bool {
+pub(super) fn on_board(record: &TaskRecord, query: &TaskQuery) -> bool {
     !is_expired(record, query.now)
         && query.status.is_none_or(|status| record.status == status)
         && query

@@ -1,7 +1,7 @@
 //! What one transition changes ([`TransitionParams`]), and how it treats an optional
 //! field of the record ([`FieldChange`]): the one write that moves a task.
 
-use super::{ExternalJob, Failure, InputRequests, Outcome};
+use super::{Failure, InputRequests, Outcome, StoredJob};
 use chrono::{DateTime, Utc};
 use mcp_tasks_protocol::{TaskId, TaskStatus};
 
@@ -87,7 +87,7 @@ pub struct TransitionParams {
     /// `None` applies whoever holds the lease (a client's cancel, single process).
     pub expected_lease_generation: Option<u64>,
     /// `Set` replaces the external job, `Clear` removes it, `Keep` leaves it.
-    pub external: FieldChange<ExternalJob>,
+    pub external: FieldChange<StoredJob>,
 }
 
 impl TransitionParams {
@@ -179,7 +179,7 @@ impl TransitionParams {
     }
 
     /// Attaches the external job `job` (replacing any).
-    pub fn attach(self, job: ExternalJob) -> Self {
+    pub fn attach(self, job: StoredJob) -> Self {
         self.external_change(FieldChange::Set(job))
     }
 
@@ -189,7 +189,7 @@ impl TransitionParams {
     }
 
     /// Changes the external job as `change` says.
-    pub fn external_change(mut self, change: FieldChange<ExternalJob>) -> Self {
+    pub fn external_change(mut self, change: FieldChange<StoredJob>) -> Self {
         self.external = change;
         self
     }

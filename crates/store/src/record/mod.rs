@@ -2,7 +2,7 @@
 //! through ([`TimelineEntry`]); the questions it waits on ([`InputRequest`], in
 //! `input.rs`), the changes a transition makes ([`TransitionParams`], [`FieldChange`],
 //! in `change.rs`), and the parameter structs of the other store calls ([`ListParams`],
-//! [`BoardQuery`], the leases', in `params.rs`). Every type is re-exported here, where
+//! [`TaskQuery`], the leases', in `params.rs`). Every type is re-exported here, where
 //! callers name it.
 
 mod change;
@@ -14,7 +14,7 @@ pub use input::{
     Answerer, Assignment, DeadlineOutcome, InputRequest, InputRequests, QuestionDeadline,
 };
 pub use params::{
-    BoardQuery, ClaimExpiredParams, ClaimLeaseParams, ListPage, ListParams, RenewLeaseParams,
+    ClaimExpiredParams, ClaimLeaseParams, ListPage, ListParams, RenewLeaseParams, TaskQuery,
 };
 
 use crate::request::RequestJson;
@@ -125,12 +125,14 @@ impl Outcome {
     }
 }
 
-/// An external job a task waits on: work started in another system (a query engine, a
-/// batch service) that the engine polls when the task is read, instead of a future
-/// running in some process. Stored with the task, so any replica, and a restarted
-/// process, can carry on polling it: no process holds such a task.
+/// An external job a task waits on, as stored with the task: work started in another
+/// system (a query engine, a batch service) that the engine polls when the task is
+/// read, instead of a future running in some process. Stored with the task, so any
+/// replica, and a restarted process, can carry on polling it: no process holds such a
+/// task. (A tool author implements the server's `ExternalJob` trait; this is what the
+/// engine keeps of such a job: which poller, and its state.)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ExternalJob {
+pub struct StoredJob {
     /// Which poller understands `state` (the server uses the tool name); every replica
     /// registers the same kinds.
     pub kind: String,
@@ -150,7 +152,7 @@ pub struct ExpiredTask {
     pub status: TaskStatus,
     /// The external job it waited on, if any, so that the caller can ask that system to
     /// stop a job nobody will ever collect.
-    pub external: Option<ExternalJob>,
+    pub external: Option<StoredJob>,
 }
 
 /// One task, as stored.
@@ -207,7 +209,7 @@ pub struct TaskRecord {
     /// orphans nor taken over by lease expiry: their state lives here, not in a process.
     /// Kept after the task ends, as a note of which job produced the outcome. Boxed,
     /// as `outcome`: most tasks have none.
-    pub external: Option<Box<ExternalJob>>,
+    pub external: Option<Box<StoredJob>>,
 }
 
 /// One status a task went through: an entry of [`crate::TaskStore::timeline`].

@@ -63,7 +63,7 @@ pub struct ListParams {
 }
 
 /// One page of [`crate::TaskStore::list`] (oldest first) or
-/// [`crate::TaskStore::board_list`] (newest first).
+/// [`crate::TaskStore::query_tasks`] (newest first).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ListPage {
     /// The records, in the order of the call that listed them.
@@ -72,11 +72,12 @@ pub struct ListPage {
     pub has_more: bool,
 }
 
-/// What a task board shows: every task (or one owner's), newest first, narrowed by
-/// filters; see [`crate::TaskStore::board_list`]. Unlike [`ListParams`], which serves a
-/// client's own `tasks/list`, this serves operators looking across owners.
+/// A query across owners: every task (or one owner's), newest first, narrowed by
+/// filters; see [`crate::TaskStore::query_tasks`]. Unlike [`ListParams`], which serves a
+/// client's own `tasks/list`, this serves people's views across owners (the task
+/// board, an operator's console, the task tools' listing).
 #[derive(Debug, Clone, PartialEq)]
-pub struct BoardQuery {
+pub struct TaskQuery {
     /// Only this owner's tasks; `None` lists every owner's (an operator's view).
     pub owner: Option<String>,
     /// Only tasks in this status.

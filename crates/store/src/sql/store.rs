@@ -10,8 +10,8 @@ use super::{Backend, Call, Statements};
 use crate::error::StoreError;
 use crate::explain;
 use crate::record::{
-    BoardQuery, ClaimExpiredParams, ClaimLeaseParams, ExpiredTask, ListPage, ListParams, Outcome,
-    RenewLeaseParams, TaskRecord, TimelineEntry, TransitionParams,
+    ClaimExpiredParams, ClaimLeaseParams, ExpiredTask, ListPage, ListParams, Outcome,
+    RenewLeaseParams, TaskQuery, TaskRecord, TimelineEntry, TransitionParams,
 };
 use chrono::{DateTime, Utc};
 use mcp_tasks_protocol::{TaskId, TaskStatus};
@@ -129,9 +129,9 @@ pub(crate) async fn timeline<B: Backend>(
     rows.iter().map(row_to_timeline_entry).collect()
 }
 
-pub(crate) async fn board_list<B: Backend>(
+pub(crate) async fn query_tasks<B: Backend>(
     db: &B,
-    query: &BoardQuery,
+    query: &TaskQuery,
 ) -> Result<ListPage, StoreError> {
     let statements = db.statements();
     // With no cursor, start after every possible key.
@@ -167,7 +167,7 @@ pub(crate) async fn board_list<B: Backend>(
     Ok(ListPage { records, has_more })
 }
 
-pub(crate) async fn board_count<B: Backend>(db: &B, query: &BoardQuery) -> Result<u64, StoreError> {
+pub(crate) async fn count_tasks<B: Backend>(db: &B, query: &TaskQuery) -> Result<u64, StoreError> {
     let statements = db.statements();
     let sql = match (&query.owner, query.status) {
         (Some(_), Some(_)) => &statements.board_count_status_by_owner,

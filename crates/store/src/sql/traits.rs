@@ -14,8 +14,8 @@ use crate::journal::{JournalEntry, RecordStep, Recorded, StepJournal};
 use crate::observed::StoreObserver;
 use crate::pending::PendingCreate;
 use crate::record::{
-    BoardQuery, ClaimExpiredParams, ClaimLeaseParams, ExpiredTask, ListPage, ListParams, Outcome,
-    RenewLeaseParams, TaskRecord, TimelineEntry, TransitionParams,
+    ClaimExpiredParams, ClaimLeaseParams, ExpiredTask, ListPage, ListParams, Outcome,
+    RenewLeaseParams, TaskQuery, TaskRecord, TimelineEntry, TransitionParams,
 };
 use crate::runner::{ReleaseLeasesParams, RunnerRecord};
 use crate::session::SessionStore;
@@ -110,12 +110,12 @@ impl<B: Backend + std::fmt::Debug> TaskStore for B {
         store::timeline(self, id).await
     }
 
-    async fn board_list(&self, query: &BoardQuery) -> Result<ListPage, StoreError> {
-        store::board_list(self, query).await
+    async fn query_tasks(&self, query: &TaskQuery) -> Result<ListPage, StoreError> {
+        store::query_tasks(self, query).await
     }
 
-    async fn board_count(&self, query: &BoardQuery) -> Result<u64, StoreError> {
-        store::board_count(self, query).await
+    async fn count_tasks(&self, query: &TaskQuery) -> Result<u64, StoreError> {
+        store::count_tasks(self, query).await
     }
 
     async fn claim_lease(&self, params: &ClaimLeaseParams) -> Result<TaskRecord, StoreError> {

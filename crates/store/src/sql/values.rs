@@ -51,7 +51,7 @@ pub(crate) fn from_json<T: serde::de::DeserializeOwned>(
 /// The external-job columns of a transition: whether it sets the job, and the job (as
 /// JSON) it sets, `None` to remove it (see [`crate::TransitionParams::external`]).
 pub(crate) fn external_to_db(
-    external: &crate::record::FieldChange<crate::record::ExternalJob>,
+    external: &crate::record::FieldChange<crate::record::StoredJob>,
 ) -> Result<(bool, Option<String>), StoreError> {
     let json = external.new_value().map(to_json).transpose()?;
     Ok((!external.is_keep(), json))

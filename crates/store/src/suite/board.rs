@@ -1,7 +1,7 @@
 //! The board: every owner's tasks (or one's), newest first, filtered, keyset pages.
 
 use super::{at, record};
-use crate::record::{BoardQuery, TaskRecord};
+use crate::record::{TaskQuery, TaskRecord};
 use crate::TaskStore;
 use mcp_tasks_protocol::{TaskId, TaskStatus};
 use serde_json::json;
@@ -12,8 +12,8 @@ use std::sync::Arc;
 const NOW: i64 = 1_000;
 
 /// A query with no filter and no cursor.
-fn all(limit: usize) -> BoardQuery {
-    BoardQuery {
+fn all(limit: usize) -> TaskQuery {
+    TaskQuery {
         owner: None,
         status: None,
         request_name: None,
@@ -29,13 +29,13 @@ fn all(limit: usize) -> BoardQuery {
 /// returns every record.
 async fn page_through(
     store: &dyn TaskStore,
-    query: &BoardQuery,
+    query: &TaskQuery,
     expected: usize,
 ) -> Vec<TaskRecord> {
     let mut seen: Vec<TaskRecord> = Vec::new();
     let mut query = query.clone();
     loop {
-        let page = store.board_list(&query).await.unwrap();
+        let page = store.query_tasks(&query).await.unwrap();
         assert!(page.records.len() <= query.limit);
         seen.extend(page.records.iter().cloned());
         assert_eq!(
@@ -59,7 +59,7 @@ async fn page_through(
 
 /// What `query` must return from `created`, computed here: visible records passing
 /// every filter, by `(created_at, id)` descending.
-fn expected(created: &[TaskRecord], query: &BoardQuery) -> Vec<TaskRecord> {
+fn expected(created: &[TaskRecord], query: &TaskQuery) -> Vec<TaskRecord> {
     let mut shown: Vec<TaskRecord> = created
         .iter()
         .filter(|r| r.expires_at.is_none_or(|e| e > query.now))
@@ -87,7 +87,7 @@ fn expected(created: &[TaskRecord], query: &BoardQuery) -> Vec<TaskRecord> {
 /// per millisecond (ids break ties), some expired, created out of order. Each query
 /// (no filter, an owner, a status, a tool name, an id prefix, combinations) returns
 /// exactly its visible records, newest first, over keyset pages of 1, 4 and all.
-pub async fn board_list_filters_and_pages_newest_first(store: Arc<dyn TaskStore>) {
+pub async fn query_tasks_filters_and_pages_newest_first(store: Arc<dyn TaskStore>) {
     let owners = ["alice", "bob", "carol"];
     let statuses = [
         TaskStatus::Working,
@@ -130,40 +130,40 @@ pub async fn board_list_filters_and_pages_newest_first(store: Arc<dyn TaskStore>
 
     let queries = [
         all(0),
-        BoardQuery {
+        TaskQuery {
             owner: Some("alice".to_string()),
             ..all(0)
         },
-        BoardQuery {
+        TaskQuery {
             owner: Some("nobody".to_string()),
             ..all(0)
         },
-        BoardQuery {
+        TaskQuery {
             status: Some(TaskStatus::Completed),
             ..all(0)
         },
-        BoardQuery {
+        TaskQuery {
             request_name: Some("slow".to_string()),
             ..all(0)
         },
-        BoardQuery {
+        TaskQuery {
             request_name: Some("5".to_string()),
             ..all(0)
         },
-        BoardQuery {
+        TaskQuery {
             id_prefix: Some("ab".to_string()),
             ..all(0)
         },
-        BoardQuery {
+        TaskQuery {
             id_prefix: Some(String::new()),
             ..all(0)
         },
-        BoardQuery {
+        TaskQuery {
             owner: Some("bob".to_string()),
             status: Some(TaskStatus::Working),
             ..all(0)
         },
-        BoardQuery {
+        TaskQuery {
             owner: Some("carol".to_string()),
             request_name: Some("slow".to_string()),
             id_prefix: Some("a".to_string()),
@@ -175,7 +175,7 @@ pub async fn board_list_filters_and_pages_newest_first(store: Arc<dyn TaskStore>
         let want = expected(&created, &query);
         nonempty += usize::from(!want.is_empty());
         for limit in [1, 4, want.len().max(1)] {
-            let query = BoardQuery {
+            let query = TaskQuery {
                 limit,
                 ..query.clone()
             };
@@ -183,7 +183,7 @@ pub async fn board_list_filters_and_pages_newest_first(store: Arc<dyn TaskStore>
             assert_eq!(got, want, "{query:?}");
             // The count of the same query stops at its limit (the cursor is ignored).
             let counted = store
-                .board_count(&BoardQuery {
+                .count_tasks(&TaskQuery {
                     before: Some((at(0), TaskId::from_string("zzz"))),
                     ..query.clone()
                 })
@@ -199,7 +199,7 @@ pub async fn board_list_filters_and_pages_newest_first(store: Arc<dyn TaskStore>
     assert_eq!(
         expected(
             &created,
-            &BoardQuery {
+            &TaskQuery {
                 request_name: Some("5".to_string()),
                 ..all(0)
             }
@@ -208,12 +208,12 @@ pub async fn board_list_filters_and_pages_newest_first(store: Arc<dyn TaskStore>
     );
 
     // A page of none still says whether there are more.
-    let empty = store.board_list(&all(0)).await.unwrap();
+    let empty = store.query_tasks(&all(0)).await.unwrap();
     assert!(empty.records.is_empty() && empty.has_more);
 }
 
 /// An id prefix is literal text: `_` and `%` match only themselves, not any character.
-pub async fn board_list_id_prefix_wildcards_are_literal(store: Arc<dyn TaskStore>) {
+pub async fn query_tasks_id_prefix_wildcards_are_literal(store: Arc<dyn TaskStore>) {
     let ids = ["t_1", "tx1", "t%2", "tab2", "t\\3", "u_1"];
     for (i, id) in ids.iter().enumerate() {
         let rec = TaskRecord {
@@ -232,7 +232,7 @@ pub async fn board_list_id_prefix_wildcards_are_literal(store: Arc<dyn TaskStore
     ];
     for (prefix, want) in cases {
         let page = store
-            .board_list(&BoardQuery {
+            .query_tasks(&TaskQuery {
                 id_prefix: Some(prefix.to_string()),
                 ..all(10)
             })

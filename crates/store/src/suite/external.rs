@@ -3,7 +3,7 @@
 //! touch it.
 
 use super::{at, ok_outcome, record, to_status};
-use crate::record::{ClaimExpiredParams, ExpiredTask, ExternalJob, Outcome, TaskRecord};
+use crate::record::{ClaimExpiredParams, ExpiredTask, Outcome, StoredJob, TaskRecord};
 use crate::TaskStore;
 use mcp_tasks_protocol::TaskStatus;
 use serde_json::json;
@@ -11,8 +11,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 /// A job of kind `trino` with a nested state (so JSON survives whole, not flattened).
-fn job(token: &str) -> ExternalJob {
-    ExternalJob {
+fn job(token: &str) -> StoredJob {
+    StoredJob {
         kind: "trino".to_string(),
         state: json!({"query_id": "q-1", "next": token, "pages": [1, 2], "done": false}),
     }
@@ -213,7 +213,7 @@ pub async fn claim_expired_leases_skips_external_jobs(store: Arc<dyn TaskStore>)
 /// engine can ask the external system to stop a job whose task nobody can collect any
 /// more; a job attached after creation is reported too.
 pub async fn delete_expired_returns_external_jobs(store: Arc<dyn TaskStore>) {
-    let expiring = |i: i64, job: Option<ExternalJob>| TaskRecord {
+    let expiring = |i: i64, job: Option<StoredJob>| TaskRecord {
         ttl: Some(Duration::from_millis(1_000)),
         expires_at: Some(at(i + 1_000)),
         external: job.map(Box::new),

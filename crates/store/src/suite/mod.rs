@@ -43,7 +43,7 @@ mod timeline;
 mod transition;
 
 pub use board::{
-    board_list_filters_and_pages_newest_first, board_list_id_prefix_wildcards_are_literal,
+    query_tasks_filters_and_pages_newest_first, query_tasks_id_prefix_wildcards_are_literal,
 };
 pub use changes::change_feed_reports_visible_changes;
 pub use counts::count_by_status_counts_visible_tasks;
@@ -146,8 +146,8 @@ macro_rules! store_suite {
             timeline_records_creation_and_status_changes_only,
             timeline_is_written_by_fail_orphaned_and_deleted_with_the_task,
             racing_status_changes_are_recorded_once,
-            board_list_filters_and_pages_newest_first,
-            board_list_id_prefix_wildcards_are_literal,
+            query_tasks_filters_and_pages_newest_first,
+            query_tasks_id_prefix_wildcards_are_literal,
             enqueue_delivery_is_idempotent_by_key,
             claimed_deliveries_are_hidden_until_the_claim_expires,
             concurrent_claimers_get_disjoint_deliveries,

@@ -2,7 +2,8 @@
 //! tool allows it. A plain call of an `optional` task tool runs under the sync budget
 //! (`tools::plain`); the task tools answer clients that speak no tasks.
 
-use mcp_tasks_engine::{CreateParams, LogSink, ProgressSink, TaskContext};
+use mcp_tasks_engine::context::plumbing::TaskContextParts;
+use mcp_tasks_engine::{CreateParams, LogSink, ProgressSink};
 use mcp_tasks_protocol::codec::v2025_11_25;
 use mcp_tasks_protocol::error_code::METHOD_NOT_FOUND;
 use mcp_tasks_protocol::methods::{parse_params, CallToolParams, TOOLS_CALL};
@@ -268,13 +269,14 @@ async fn run_sync(
         let sink: ProgressSink = Arc::new(move |p| beat.forward(&p));
         sink
     });
-    let ctx = TaskContext::detached(cancel.clone(), progress)
-        .with_client_requests(
+    let ctx = TaskContextParts::detached(cancel.clone(), progress)
+        .client_requests(
             requester,
             session.client_capabilities(),
             std::sync::Arc::new(crate::mcp_reader::McpReader),
         )
-        .with_log_sink(log);
+        .log_sink(log)
+        .build();
     // However this ends (answered, cancelled, or the client went away and this future
     // was dropped), the request is no longer in flight.
     let _ended = EndRequest { session, id };

@@ -10,7 +10,8 @@
 //! whose work before a question must not be repeated allows tasks, and gets
 //! [`super::input_rounds`]).
 
-use mcp_tasks_engine::{ClientRequester, InputError, TaskContext};
+use mcp_tasks_engine::context::plumbing::TaskContextParts;
+use mcp_tasks_engine::{ClientRequester, InputError};
 use mcp_tasks_protocol::codec::v2026_07_28;
 use mcp_tasks_protocol::RpcError;
 use serde_json::{json, Map, Value};
@@ -82,13 +83,14 @@ pub(super) async fn run(
     let asked: Asked = Arc::default();
     let noticed = Arc::new(Notify::new());
     let requester = requester(Arc::new(answers.clone()), &asked, &noticed);
-    let ctx = TaskContext::detached(cancel.clone(), None)
-        .with_answers(preflight)
-        .with_client_requests(
+    let ctx = TaskContextParts::detached(cancel.clone(), None)
+        .answers(preflight)
+        .client_requests(
             requester,
             req.capabilities.clone(),
             Arc::new(crate::mcp_reader::McpReader),
-        );
+        )
+        .build();
     let grace = req.server.engine().config().cancel_grace;
     tokio::select! {
         r = crate::tools::call::run_inline(tool, args, ctx, &cancel, grace) => match r {
