@@ -18,6 +18,7 @@ use crate::dispatch::{lock, Dispatched, Subscriptions};
 use crate::error::ClientError;
 use crate::input::Handlers;
 use crate::peer::Inbound;
+use crate::reply::{self, ToolsPage};
 use crate::tools::ToolInfo;
 use crate::transport::Transport;
 use crate::wire::{self, Wire};
@@ -283,14 +284,11 @@ impl Client {
                 None => json!({}),
             };
             let page = self.request(m::TOOLS_LIST, params).await?;
-            let list = page
-                .get("tools")
-                .and_then(Value::as_array)
-                .ok_or_else(|| ClientError::protocol("tools/list answered without 'tools'"))?;
-            for t in list {
-                tools.push(ToolInfo::parse(t)?);
+            let page: ToolsPage = reply::parse(m::TOOLS_LIST, &page)?;
+            for (i, t) in page.tools.iter().enumerate() {
+                tools.push(ToolInfo::read(&format!("tools/list: tools[{i}]"), t)?);
             }
-            match next_cursor(&page, &cursor)? {
+            match next_cursor(page.next_cursor, &cursor)? {
                 Some(c) => cursor = Some(c),
                 None => return Ok(tools),
             }
@@ -342,16 +340,16 @@ pub(crate) fn unsupported_if_unknown(e: ClientError, method: &str) -> ClientErro
     }
 }
 
+/// The cursor of the next page, refusing one that repeats the current cursor (a
+/// server that would page forever).
 pub(crate) fn next_cursor(
-    page: &Value,
+    next: Option<String>,
     current: &Option<String>,
 ) -> Result<Option<String>, ClientError> {
-    match page.get("nextCursor") {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(c)) if Some(c) == current.as_ref() => {
+    match next {
+        Some(c) if Some(&c) == current.as_ref() => {
             Err(ClientError::protocol("the server repeated the same cursor"))
         }
-        Some(Value::String(c)) => Ok(Some(c.clone())),
-        Some(_) => Err(ClientError::protocol("nextCursor must be a string")),
+        next => Ok(next),
     }
 }

@@ -11,6 +11,7 @@ use mcp_tasks_protocol::codec::v2025_11_25;
 use mcp_tasks_protocol::jsonrpc::RequestId;
 use mcp_tasks_protocol::methods as m;
 use mcp_tasks_protocol::{RpcError, TaskId, TaskView};
+use serde::Deserialize;
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
@@ -20,6 +21,7 @@ use crate::connection::Connection;
 use crate::input::{Handlers, InputRequest};
 use crate::log::ServerLog;
 use crate::peer::{refusal, Inbound};
+use crate::reply::ProgressParams;
 use crate::wire::related_task;
 
 /// One progress report of a task.
@@ -180,17 +182,16 @@ fn notification(state: &impl Dispatched, method: &str, params: &Value) {
             Err(e) => tracing::debug!(error = %e, "unreadable task status notification"),
         },
         m::NOTIF_PROGRESS => {
-            let token = params.get("progressToken");
+            // Unreadable params follow no token: they go to the catch-all handler.
+            let p = ProgressParams::deserialize(params).unwrap_or_else(|e| {
+                tracing::debug!(error = %e, "unreadable progress notification");
+                ProgressParams::default()
+            });
+            let token = p.progress_token.as_ref();
             let progress = || Progress {
-                progress: params
-                    .get("progress")
-                    .and_then(Value::as_f64)
-                    .unwrap_or(0.0),
-                total: params.get("total").and_then(Value::as_f64),
-                message: params
-                    .get("message")
-                    .and_then(Value::as_str)
-                    .map(str::to_string),
+                progress: p.progress.unwrap_or(0.0),
+                total: p.total,
+                message: p.message.clone(),
             };
             if let Some(task) = token.and_then(|t| subscriptions.progress_task(t)) {
                 subscriptions.notify(&task, &WatchEvent::Progress(progress()));
