@@ -6,15 +6,16 @@
 
 use mcp_tasks_protocol::methods as m;
 use mcp_tasks_protocol::{version, LoggingLevel};
+use parking_lot::Mutex;
 use serde_json::{json, Value};
 use std::sync::atomic::AtomicU64;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
 use crate::connection::Connection;
-use crate::dispatch::{lock, Dispatched, Subscriptions};
+use crate::dispatch::{Dispatched, Subscriptions};
 use crate::error::ClientError;
 use crate::input::Handlers;
 use crate::peer::Inbound;
@@ -78,7 +79,7 @@ pub(crate) struct Inner {
 
 impl Drop for Inner {
     fn drop(&mut self) {
-        if let Some(d) = lock(&self.dispatcher).take() {
+        if let Some(d) = self.dispatcher.lock().take() {
             d.abort();
         }
         self.conn.close_peer();
@@ -137,7 +138,7 @@ impl Client {
             dispatcher: Mutex::new(None),
         });
         let task = tokio::spawn(crate::dispatch::run(Arc::downgrade(&inner), inbound));
-        *lock(&inner.dispatcher) = Some(task);
+        *inner.dispatcher.lock() = Some(task);
         inner.conn.start_ordering();
         Client { inner }
     }

@@ -11,11 +11,12 @@
 use futures::Stream;
 use mcp_tasks_protocol::codec::v2026_07_28::Detail;
 use mcp_tasks_protocol::{RpcError, TaskId, TaskStatus, TaskView};
+use parking_lot::Mutex;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 use std::collections::HashSet;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 use tokio::sync::{mpsc, oneshot};
@@ -511,11 +512,7 @@ impl Driver {
         match detail {
             Detail::InputRequests(requests) if !terminal => {
                 for (key, request) in requests {
-                    let fresh = self
-                        .answered
-                        .lock()
-                        .unwrap_or_else(|p| p.into_inner())
-                        .insert(key.clone());
+                    let fresh = self.answered.lock().insert(key.clone());
                     if fresh {
                         self.answer(key, request);
                     }
@@ -556,10 +553,7 @@ impl Driver {
             responses.insert(key.clone(), answer);
             if let Err(e) = client.update(&id, responses).await {
                 tracing::debug!(task_id = %id, key, error = %e, "tasks/update failed; will answer again");
-                answered
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .remove(&key);
+                answered.lock().remove(&key);
             }
         });
     }
