@@ -26,7 +26,8 @@
 //! [`server`] (a server under measurement), [`load`] (closed-loop drivers),
 //! [`durable`] (fsync and retained figures), [`journal`] (journaled steps), [`measure`] (what both share: sessions,
 //! samples, progress lines), [`fsync`] (the disk's fsync loop), [`mcp`]
-//! (one session, either task wire), [`http`] (a minimal keep-alive HTTP/1.1 client),
+//! (one session, either task wire), [`pg_stats`] (PostgreSQL's own statistics: the
+//! soak's tables, the database's CPU), [`http`] (a minimal keep-alive HTTP/1.1 client),
 //! [`process`] (spawned servers, `/proc`), [`stats`] (percentiles, median, spread),
 //! [`report`] (figures and checks, JSON), [`table`] (the report for people), [`targets`]
 //! (the performance targets checked against the figures),
@@ -45,6 +46,7 @@ pub mod machine;
 pub mod mcp;
 pub mod measure;
 pub mod peer_targets;
+pub mod pg_stats;
 pub mod plan;
 pub mod process;
 pub mod report;

@@ -330,7 +330,7 @@ pub async fn create_tasks(
     server_pid: Option<u32>,
 ) -> Result<(Vec<McpConn>, Vec<String>, LoadRun), BenchError> {
     let next = Arc::new(AtomicUsize::new(0));
-    let ids = Arc::new(std::sync::Mutex::new(Vec::with_capacity(count)));
+    let ids = Arc::new(parking_lot::Mutex::new(Vec::with_capacity(count)));
     let tool: Arc<str> = tool.into();
     let args: Arc<str> = args.into();
     let cpu = CpuWindow::open(server_pid);
@@ -347,14 +347,14 @@ pub async fn create_tasks(
                 lat.record(t0.elapsed());
             }
             let n = mine.len() as u64;
-            ids.lock().unwrap_or_else(|p| p.into_inner()).extend(mine);
+            ids.lock().extend(mine);
             Ok((conn, lat, n, 0))
         });
     }
     let (conns, latencies, ops, _) = join_workers(set).await?;
     let elapsed = start.elapsed();
     let cpu = cpu.close();
-    let ids = std::mem::take(&mut *ids.lock().unwrap_or_else(|p| p.into_inner()));
+    let ids = std::mem::take(&mut *ids.lock());
     Ok((
         conns,
         ids,

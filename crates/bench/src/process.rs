@@ -1,9 +1,10 @@
 //! Servers the bench starts, and what `/proc` says about a local process: resident
 //! memory and CPU time.
 
+use parking_lot::Mutex;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
@@ -113,7 +114,7 @@ impl Spawned {
 }
 
 fn remember(tail: &Mutex<Vec<String>>, line: &str) {
-    let mut t = tail.lock().unwrap_or_else(|p| p.into_inner());
+    let mut t = tail.lock();
     if t.len() == STDERR_TAIL {
         t.remove(0);
     }
@@ -121,7 +122,7 @@ fn remember(tail: &Mutex<Vec<String>>, line: &str) {
 }
 
 fn tail_text(tail: &Mutex<Vec<String>>) -> String {
-    tail.lock().unwrap_or_else(|p| p.into_inner()).join("\n")
+    tail.lock().join("\n")
 }
 
 /// The URL in a `... listening on http://ADDR/PATH` line.

@@ -85,7 +85,7 @@ async fn database_pid(target: &Target) -> Option<u32> {
         } if url.starts_with("postgres://") || url.starts_with("postgresql://") => url,
         _ => return None,
     };
-    let checkpointer = match mcp_tasks_store::postgres::checkpointer_pid(url).await {
+    let checkpointer = match crate::pg_stats::checkpointer_pid(url).await {
         Ok(pid) => pid?,
         Err(e) => {
             eprintln!("   (PostgreSQL's CPU is not counted: {e})");

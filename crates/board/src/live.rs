@@ -13,9 +13,10 @@ use futures::StreamExt;
 use mcp_tasks_engine::{Caller, Progress, TaskEvent, TaskRecord};
 use mcp_tasks_protocol::TaskId;
 use mcp_tasks_server::Server;
+use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::convert::Infallible;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::broadcast;
 use tokio_stream::wrappers::errors::BroadcastStreamRecvError;
@@ -107,22 +108,12 @@ impl Live {
     /// The latest progress of `task`, if it reported any while running here or on a
     /// replica whose events reach this one.
     pub(crate) fn progress(&self, task: &TaskId) -> Option<Progress> {
-        self.latest
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .progress
-            .get(task)
-            .cloned()
+        self.latest.lock().progress.get(task).cloned()
     }
 }
 
 fn known_owner(cache: &Mutex<Latest>, task: &TaskId) -> Option<String> {
-    cache
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .owners
-        .get(task)
-        .cloned()
+    cache.lock().owners.get(task).cloned()
 }
 
 /// Forgets a finished task: it reports no more progress, and its last report stays
@@ -131,14 +122,14 @@ fn known_owner(cache: &Mutex<Latest>, task: &TaskId) -> Option<String> {
 /// task that never reports costs the board nothing.
 fn forget_finished(cache: &Mutex<Latest>, record: &TaskRecord) {
     if record.status.is_terminal() {
-        let mut latest = cache.lock().unwrap_or_else(|p| p.into_inner());
+        let mut latest = cache.lock();
         latest.owners.remove(&record.id);
         latest.progress.remove(&record.id);
     }
 }
 
 fn remember_owner(cache: &Mutex<Latest>, record: &TaskRecord) {
-    let mut latest = cache.lock().unwrap_or_else(|p| p.into_inner());
+    let mut latest = cache.lock();
     if record.status.is_terminal() {
         latest.owners.remove(&record.id);
         latest.progress.remove(&record.id);
@@ -153,7 +144,7 @@ fn remember_owner(cache: &Mutex<Latest>, record: &TaskRecord) {
 }
 
 fn remember_progress(cache: &Mutex<Latest>, task: &TaskId, progress: &Progress) {
-    let mut latest = cache.lock().unwrap_or_else(|p| p.into_inner());
+    let mut latest = cache.lock();
     if latest.progress.len() >= PROGRESS_CAPACITY {
         latest.progress.clear();
     }

@@ -14,11 +14,11 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine as _;
 use hmac::{Hmac, Mac};
 use mcp_tasks_engine::Caller;
+use parking_lot::Mutex;
 use rand::RngCore;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
-use std::sync::Mutex;
 use subtle::ConstantTimeEq;
 
 use crate::Board;
@@ -98,16 +98,13 @@ impl Keys {
 
     fn revoke(&self, nonce: &str, until: i64) {
         let now = chrono::Utc::now().timestamp();
-        let mut revoked = self.revoked.lock().unwrap_or_else(|p| p.into_inner());
+        let mut revoked = self.revoked.lock();
         revoked.retain(|_, expires| *expires > now);
         revoked.insert(nonce.to_string(), until);
     }
 
     fn is_revoked(&self, nonce: &str) -> bool {
-        self.revoked
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .contains_key(nonce)
+        self.revoked.lock().contains_key(nonce)
     }
 }
 

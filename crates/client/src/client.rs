@@ -6,18 +6,20 @@
 
 use mcp_tasks_protocol::methods as m;
 use mcp_tasks_protocol::{version, LoggingLevel};
+use parking_lot::Mutex;
 use serde_json::{json, Value};
 use std::sync::atomic::AtomicU64;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
 use crate::connection::Connection;
-use crate::dispatch::{lock, Dispatched, Subscriptions};
+use crate::dispatch::{Dispatched, Subscriptions};
 use crate::error::ClientError;
 use crate::input::Handlers;
 use crate::peer::Inbound;
+use crate::reply::{self, ToolsPage};
 use crate::tools::ToolInfo;
 use crate::transport::Transport;
 use crate::wire::{self, Wire};
@@ -77,7 +79,7 @@ pub(crate) struct Inner {
 
 impl Drop for Inner {
     fn drop(&mut self) {
-        if let Some(d) = lock(&self.dispatcher).take() {
+        if let Some(d) = self.dispatcher.lock().take() {
             d.abort();
         }
         self.conn.close_peer();
@@ -136,7 +138,7 @@ impl Client {
             dispatcher: Mutex::new(None),
         });
         let task = tokio::spawn(crate::dispatch::run(Arc::downgrade(&inner), inbound));
-        *lock(&inner.dispatcher) = Some(task);
+        *inner.dispatcher.lock() = Some(task);
         inner.conn.start_ordering();
         Client { inner }
     }
@@ -283,14 +285,11 @@ impl Client {
                 None => json!({}),
             };
             let page = self.request(m::TOOLS_LIST, params).await?;
-            let list = page
-                .get("tools")
-                .and_then(Value::as_array)
-                .ok_or_else(|| ClientError::protocol("tools/list answered without 'tools'"))?;
-            for t in list {
-                tools.push(ToolInfo::parse(t)?);
+            let page: ToolsPage = reply::parse(m::TOOLS_LIST, &page)?;
+            for (i, t) in page.tools.iter().enumerate() {
+                tools.push(ToolInfo::read(&format!("tools/list: tools[{i}]"), t)?);
             }
-            match next_cursor(&page, &cursor)? {
+            match next_cursor(page.next_cursor, &cursor)? {
                 Some(c) => cursor = Some(c),
                 None => return Ok(tools),
             }
@@ -342,16 +341,16 @@ pub(crate) fn unsupported_if_unknown(e: ClientError, method: &str) -> ClientErro
     }
 }
 
+/// The cursor of the next page, refusing one that repeats the current cursor (a
+/// server that would page forever).
 pub(crate) fn next_cursor(
-    page: &Value,
+    next: Option<String>,
     current: &Option<String>,
 ) -> Result<Option<String>, ClientError> {
-    match page.get("nextCursor") {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(c)) if Some(c) == current.as_ref() => {
+    match next {
+        Some(c) if Some(&c) == current.as_ref() => {
             Err(ClientError::protocol("the server repeated the same cursor"))
         }
-        Some(Value::String(c)) => Ok(Some(c.clone())),
-        Some(_) => Err(ClientError::protocol("nextCursor must be a string")),
+        next => Ok(next),
     }
 }

@@ -15,6 +15,7 @@ use crate::client::{Client, ServerInfo, Target};
 use crate::connection::Connection;
 use crate::error::ClientError;
 use crate::peer::Peer;
+use crate::reply::{self, DiscoverResult, InitializeResult};
 use crate::transport::http::{HttpMode, HttpTransport};
 use crate::transport::stdio::StdioTransport;
 use crate::transport::Transport;
@@ -151,16 +152,17 @@ impl Handshake<'_> {
                 let meta = wire::stateless_meta(capabilities, true, info);
                 let reply = self
                     .request(m::SERVER_DISCOVER, wire::with_meta(json!({}), &meta))
-                    .await;
+                    .await
+                    .and_then(|v| reply::parse::<DiscoverResult>(m::SERVER_DISCOVER, &v));
                 match reply {
-                    Ok(v) if offers_extension(&v) => {
-                        let server_info = &v["_meta"]["io.modelcontextprotocol/serverInfo"];
+                    Ok(d) if offers_extension(&d) => {
+                        let server_info = d.meta.server_info.unwrap_or_default();
                         return Ok(ServerInfo {
                             wire: Wire::V2026_07_28,
                             protocol_version: version::V2026_07_28.into(),
-                            name: server_info["name"].as_str().map(str::to_string),
-                            version: server_info["version"].as_str().map(str::to_string),
-                            capabilities: v.get("capabilities").cloned().unwrap_or(json!({})),
+                            name: server_info.name,
+                            version: server_info.version,
+                            capabilities: d.capabilities.unwrap_or_else(|| json!({})),
                         });
                     }
                     Err(e @ (ClientError::Connect(_) | ClientError::Timeout(_))) => return Err(e),
@@ -202,11 +204,8 @@ impl Handshake<'_> {
                 }),
             )
             .await?;
-        let agreed = reply
-            .get("protocolVersion")
-            .and_then(Value::as_str)
-            .ok_or_else(|| ClientError::protocol("initialize answered without protocolVersion"))?
-            .to_string();
+        let reply: InitializeResult = reply::parse(m::INITIALIZE, &reply)?;
+        let agreed = reply.protocol_version;
         if let Transport::Http(http) = self.conn.transport() {
             http.set_protocol_version(&agreed);
         }
@@ -217,21 +216,23 @@ impl Handshake<'_> {
         if let Transport::Http(http) = self.conn.transport() {
             http.open_session_stream().await;
         }
+        let server_info = reply.server_info.unwrap_or_default();
         Ok(ServerInfo {
             wire: Wire::V2025_11_25,
             protocol_version: agreed,
-            name: reply["serverInfo"]["name"].as_str().map(str::to_string),
-            version: reply["serverInfo"]["version"].as_str().map(str::to_string),
-            capabilities: reply.get("capabilities").cloned().unwrap_or(json!({})),
+            name: server_info.name,
+            version: server_info.version,
+            capabilities: reply.capabilities.unwrap_or_else(|| json!({})),
         })
     }
 }
 
-fn offers_extension(discover: &Value) -> bool {
-    let versions = discover
-        .get("supportedVersions")
-        .and_then(Value::as_array)
-        .is_some_and(|vs| vs.iter().any(|v| v == version::V2026_07_28));
-    versions
-        && v2026_07_28::declares_extension(discover.get("capabilities").unwrap_or(&Value::Null))
+/// Whether a `server/discover` result offers the 2026-07-28 wire with the tasks
+/// extension.
+fn offers_extension(discover: &DiscoverResult) -> bool {
+    discover
+        .supported_versions
+        .iter()
+        .any(|v| v == version::V2026_07_28)
+        && v2026_07_28::declares_extension(discover.capabilities.as_ref().unwrap_or(&Value::Null))
 }

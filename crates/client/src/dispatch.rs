@@ -11,15 +11,18 @@ use mcp_tasks_protocol::codec::v2025_11_25;
 use mcp_tasks_protocol::jsonrpc::RequestId;
 use mcp_tasks_protocol::methods as m;
 use mcp_tasks_protocol::{RpcError, TaskId, TaskView};
+use parking_lot::Mutex;
+use serde::Deserialize;
 use serde_json::{json, Value};
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::sync::{Arc, Weak};
 use tokio::sync::mpsc;
 
 use crate::connection::Connection;
 use crate::input::{Handlers, InputRequest};
 use crate::log::ServerLog;
 use crate::peer::{refusal, Inbound};
+use crate::reply::ProgressParams;
 use crate::wire::related_task;
 
 /// One progress report of a task.
@@ -44,12 +47,6 @@ pub(crate) enum WatchEvent {
 /// Sees the progress notifications of one plain call.
 pub(crate) type ProgressSink = Arc<dyn Fn(Progress) + Send + Sync>;
 
-/// Locks `m`, taking over a poisoned lock (the maps stay consistent).
-pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    // Nothing panics while these locks are held.
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
-
 /// Who listens for what the server sends on its own, and the answers already given
 /// to its requests.
 #[derive(Default)]
@@ -70,7 +67,8 @@ impl Subscriptions {
     /// Registers a watcher of `task`'s events.
     pub(crate) fn watch(&self, task: &TaskId) -> mpsc::UnboundedReceiver<WatchEvent> {
         let (tx, rx) = mpsc::unbounded_channel();
-        lock(&self.watchers)
+        self.watchers
+            .lock()
             .entry(task.clone())
             .or_default()
             .push(tx);
@@ -79,7 +77,7 @@ impl Subscriptions {
 
     /// The watchers of `task`, to send an event to.
     pub(crate) fn notify(&self, task: &TaskId, event: &WatchEvent) {
-        let mut w = lock(&self.watchers);
+        let mut w = self.watchers.lock();
         if let Some(list) = w.get_mut(task) {
             list.retain(|tx| tx.send(event.clone()).is_ok());
             if list.is_empty() {
@@ -90,17 +88,17 @@ impl Subscriptions {
 
     /// Routes the progress of `token` to `task`'s watchers.
     pub(crate) fn follow_progress(&self, token: &Value, task: TaskId) {
-        lock(&self.progress).insert(token.to_string(), task);
+        self.progress.lock().insert(token.to_string(), task);
     }
 
     /// Forgets the progress token of a finished task.
     pub(crate) fn forget_progress(&self, token: &Value) {
-        lock(&self.progress).remove(&token.to_string());
+        self.progress.lock().remove(&token.to_string());
     }
 
     /// The task a progress token belongs to.
     fn progress_task(&self, token: &Value) -> Option<TaskId> {
-        lock(&self.progress).get(&token.to_string()).cloned()
+        self.progress.lock().get(&token.to_string()).cloned()
     }
 
     /// Routes the progress of `token` to `sink` until the returned guard is dropped
@@ -110,7 +108,7 @@ impl Subscriptions {
         token: &Value,
         sink: ProgressSink,
     ) -> CallProgressGuard<'_> {
-        lock(&self.call_progress).insert(token.to_string(), sink);
+        self.call_progress.lock().insert(token.to_string(), sink);
         CallProgressGuard {
             subscriptions: self,
             token: token.to_string(),
@@ -119,7 +117,7 @@ impl Subscriptions {
 
     /// Who follows the progress of the plain call a token belongs to.
     fn call_progress(&self, token: &Value) -> Option<ProgressSink> {
-        lock(&self.call_progress).get(&token.to_string()).cloned()
+        self.call_progress.lock().get(&token.to_string()).cloned()
     }
 }
 
@@ -131,7 +129,7 @@ pub(crate) struct CallProgressGuard<'a> {
 
 impl Drop for CallProgressGuard<'_> {
     fn drop(&mut self) {
-        lock(&self.subscriptions.call_progress).remove(&self.token);
+        self.subscriptions.call_progress.lock().remove(&self.token);
     }
 }
 
@@ -180,17 +178,16 @@ fn notification(state: &impl Dispatched, method: &str, params: &Value) {
             Err(e) => tracing::debug!(error = %e, "unreadable task status notification"),
         },
         m::NOTIF_PROGRESS => {
-            let token = params.get("progressToken");
+            // Unreadable params follow no token: they go to the catch-all handler.
+            let p = ProgressParams::deserialize(params).unwrap_or_else(|e| {
+                tracing::debug!(error = %e, "unreadable progress notification");
+                ProgressParams::default()
+            });
+            let token = p.progress_token.as_ref();
             let progress = || Progress {
-                progress: params
-                    .get("progress")
-                    .and_then(Value::as_f64)
-                    .unwrap_or(0.0),
-                total: params.get("total").and_then(Value::as_f64),
-                message: params
-                    .get("message")
-                    .and_then(Value::as_str)
-                    .map(str::to_string),
+                progress: p.progress.unwrap_or(0.0),
+                total: p.total,
+                message: p.message.clone(),
             };
             if let Some(task) = token.and_then(|t| subscriptions.progress_task(t)) {
                 subscriptions.notify(&task, &WatchEvent::Progress(progress()));
@@ -227,7 +224,7 @@ async fn request<S: Dispatched>(state: Arc<S>, id: RequestId, method: String, pa
     // Each id reaches the handler once: a repeat while it runs is dropped, a repeat
     // after it answered gets the same answer again (the first may have been lost).
     let previous = {
-        let mut answers = lock(&state.subscriptions().answers);
+        let mut answers = state.subscriptions().answers.lock();
         match answers.get(&key) {
             Some(a) => Some(a.clone()),
             None => {
@@ -260,6 +257,10 @@ async fn request<S: Dispatched>(state: Arc<S>, id: RequestId, method: String, pa
     tokio::spawn(async move {
         let result: Result<Value, RpcError> = handler(request).await;
         let message = state.connection().respond(&id, result).await;
-        lock(&state.subscriptions().answers).insert(key, Some(message));
+        state
+            .subscriptions()
+            .answers
+            .lock()
+            .insert(key, Some(message));
     });
 }

@@ -39,6 +39,7 @@
 //! | `task_calls` | the task methods of [`Client`] on either wire: create, get, list, cancel, result; plain tool calls |
 //! | `dispatch` | what the server sends on its own: status and progress to handles, input requests to handlers; who subscribed to what |
 //! | `connection` | a peer and its transport, and the one way to send a request and wait for its answer |
+//! | `reply` | the typed shapes of what a server sends, and the one parse that names a malformed field |
 //! | `peer` | requests waiting for answers and server-started messages, for either transport |
 //! | `transport` | stdio (a spawned server) and Streamable HTTP; they only move messages |
 //! | `sse` | an incremental `text/event-stream` reader |
@@ -53,6 +54,7 @@ pub mod error;
 pub mod input;
 pub mod log;
 mod peer;
+mod reply;
 mod sse;
 pub mod task;
 mod task_calls;

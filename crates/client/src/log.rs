@@ -3,9 +3,11 @@
 //! set with [`crate::Client::set_log_level`] (`info` and above until it does).
 
 use mcp_tasks_protocol::{LoggingLevel, TaskId};
+use serde::Deserialize;
 use serde_json::Value;
 use std::sync::Arc;
 
+use crate::reply::LogParams;
 use crate::wire::related_task;
 
 /// One log message from the server.
@@ -23,16 +25,14 @@ pub struct ServerLog {
 
 impl ServerLog {
     /// Reads `notifications/message` params; `None` when the level is missing or
-    /// unknown (such a message is not shown rather than shown wrongly).
+    /// unknown, or a field has the wrong type (such a message is not shown rather than
+    /// shown wrongly).
     pub(crate) fn from_params(params: &Value) -> Option<Self> {
-        let level = params.get("level")?.as_str()?.parse().ok()?;
+        let p = LogParams::deserialize(params).ok()?;
         Some(ServerLog {
-            level,
-            logger: params
-                .get("logger")
-                .and_then(Value::as_str)
-                .map(str::to_string),
-            data: params.get("data").cloned().unwrap_or(Value::Null),
+            level: p.level.parse().ok()?,
+            logger: p.logger,
+            data: p.data,
             task_id: related_task(params),
         })
     }

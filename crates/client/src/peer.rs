@@ -6,10 +6,10 @@
 //! completes a waiting request or queues the message for the dispatcher.
 
 use mcp_tasks_protocol::jsonrpc::{self, Incoming, RequestId, RpcError};
+use parking_lot::Mutex;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
-use std::sync::{Mutex, MutexGuard};
 use tokio::sync::{mpsc, oneshot};
 
 use crate::error::ClientError;
@@ -57,11 +57,6 @@ pub(crate) struct Peer {
     ordered: AtomicBool,
 }
 
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    // Nothing panics while these locks are held; a poisoned map is still consistent.
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
-
 impl Peer {
     /// A peer and the receiving end of its inbound queue.
     pub(crate) fn new() -> (Self, mpsc::UnboundedReceiver<Inbound>) {
@@ -87,32 +82,32 @@ impl Peer {
         }
         let id = RequestId::Number(self.next_id.fetch_add(1, Ordering::Relaxed));
         let (tx, rx) = oneshot::channel();
-        lock(&self.pending).insert(id.clone(), tx);
+        self.pending.lock().insert(id.clone(), tx);
         Ok((id, rx))
     }
 
     /// Whether a request still waits for its answer.
     pub(crate) fn is_pending(&self, id: &RequestId) -> bool {
-        lock(&self.pending).contains_key(id)
+        self.pending.lock().contains_key(id)
     }
 
     /// Ends a waiting request with an error (the transport could not deliver it or
     /// lost its answer).
     pub(crate) fn fail(&self, id: &RequestId, error: ClientError) {
-        if let Some(tx) = lock(&self.pending).remove(id) {
+        if let Some(tx) = self.pending.lock().remove(id) {
             let _ = tx.send(Err(error));
         }
     }
 
     /// Forgets a waiting request (its caller gave up).
     pub(crate) fn forget(&self, id: &RequestId) {
-        lock(&self.pending).remove(id);
+        self.pending.lock().remove(id);
     }
 
     /// Marks the connection closed and fails every waiting request.
     pub(crate) fn close(&self) {
         self.closed.store(true, Ordering::Release);
-        let waiting: Vec<Waiter> = lock(&self.pending).drain().map(|(_, w)| w).collect();
+        let waiting: Vec<Waiter> = self.pending.lock().drain().map(|(_, w)| w).collect();
         for w in waiting {
             let _ = w.send(Err(ClientError::Closed));
         }
@@ -167,7 +162,7 @@ impl Peer {
     }
 
     fn complete(&self, id: &RequestId, result: Result<Value, ClientError>) {
-        let Some(waiter) = lock(&self.pending).remove(id) else {
+        let Some(waiter) = self.pending.lock().remove(id) else {
             tracing::debug!(%id, "answer to a request nobody waits for ignored");
             return;
         };

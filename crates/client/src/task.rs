@@ -9,12 +9,14 @@
 //! error `tasks/get` inlines, answering `inputRequests` with `tasks/update`.
 
 use futures::Stream;
-use mcp_tasks_protocol::codec::{v2026_07_28::Detail, RELATED_TASK_META};
+use mcp_tasks_protocol::codec::v2026_07_28::Detail;
 use mcp_tasks_protocol::{RpcError, TaskId, TaskStatus, TaskView};
+use parking_lot::Mutex;
+use serde::Deserialize;
 use serde_json::{Map, Value};
 use std::collections::HashSet;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 use tokio::sync::{mpsc, oneshot};
@@ -25,6 +27,7 @@ use crate::client::Client;
 use crate::dispatch::WatchEvent;
 use crate::error::ClientError;
 use crate::input::InputRequest;
+use crate::reply::{ToolResult, WithMeta};
 use crate::wire::Wire;
 
 pub use crate::dispatch::Progress;
@@ -107,9 +110,7 @@ impl TaskOutcome {
     pub fn is_tool_error(&self) -> bool {
         self.result
             .as_ref()
-            .and_then(|r| r.get("isError"))
-            .and_then(Value::as_bool)
-            .unwrap_or(false)
+            .is_some_and(|r| ToolResult::of(r).is_error == Some(true))
     }
 
     /// Whether the task completed with a result that is not a tool error.
@@ -119,11 +120,12 @@ impl TaskOutcome {
 
     /// The text items of the result's `content`, joined by newlines.
     pub fn text(&self) -> Option<String> {
-        let content = self.result.as_ref()?.get("content")?.as_array()?;
-        let texts: Vec<&str> = content
-            .iter()
-            .filter(|c| c.get("type").and_then(Value::as_str) == Some("text"))
-            .filter_map(|c| c.get("text").and_then(Value::as_str))
+        let result = ToolResult::of(self.result.as_ref()?);
+        let texts: Vec<String> = result
+            .content
+            .into_iter()
+            .filter(|c| c.kind == "text")
+            .filter_map(|c| c.text)
             .collect();
         (!texts.is_empty()).then(|| texts.join("\n"))
     }
@@ -456,9 +458,7 @@ impl Driver {
         }
         let tool_error = result
             .as_ref()
-            .and_then(|r| r.get("isError"))
-            .and_then(Value::as_bool)
-            .unwrap_or(false);
+            .is_some_and(|r| ToolResult::of(r).is_error == Some(true));
         // This wire shows a tool error as `failed`; the result says which failure it is.
         self.last.tool_error |= tool_error && self.last.status.is_terminal();
         if !self.last.status.is_terminal() {
@@ -512,11 +512,7 @@ impl Driver {
         match detail {
             Detail::InputRequests(requests) if !terminal => {
                 for (key, request) in requests {
-                    let fresh = self
-                        .answered
-                        .lock()
-                        .unwrap_or_else(|p| p.into_inner())
-                        .insert(key.clone());
+                    let fresh = self.answered.lock().insert(key.clone());
                     if fresh {
                         self.answer(key, request);
                     }
@@ -557,10 +553,7 @@ impl Driver {
             responses.insert(key.clone(), answer);
             if let Err(e) = client.update(&id, responses).await {
                 tracing::debug!(task_id = %id, key, error = %e, "tasks/update failed; will answer again");
-                answered
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .remove(&key);
+                answered.lock().remove(&key);
             }
         });
     }
@@ -571,9 +564,9 @@ impl Driver {
 fn is_task_error(e: &RpcError) -> bool {
     e.data
         .as_ref()
-        .and_then(|d| d.get("_meta"))
-        .and_then(|m| m.get(RELATED_TASK_META))
-        .is_some()
+        .and_then(|d| WithMeta::deserialize(d).ok())
+        .and_then(|d| d.meta)
+        .is_some_and(|m| m.related_task.is_some())
 }
 
 #[cfg(test)]

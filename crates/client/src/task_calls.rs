@@ -6,6 +6,7 @@
 use mcp_tasks_protocol::codec::v2026_07_28;
 use mcp_tasks_protocol::methods as m;
 use mcp_tasks_protocol::{TaskId, TaskStatus, TaskView};
+use serde::Deserialize;
 use serde_json::{json, Map, Value};
 use std::collections::HashSet;
 use std::sync::atomic::Ordering;
@@ -16,6 +17,7 @@ use crate::client::{next_cursor, unsupported_if_unknown, Client, MAX_INPUT_ROUND
 use crate::dispatch::{Progress, WatchEvent};
 use crate::error::ClientError;
 use crate::input::InputRequest;
+use crate::reply::{self, CancelReply, InputRequestWire, TasksPage, ToolResult};
 use crate::task::{TaskHandle, TaskOptions};
 use crate::wire::{self, CallReply, Wire};
 
@@ -187,14 +189,18 @@ impl Client {
         key: &str,
         request: &Value,
     ) -> Value {
-        let method = request
-            .get("method")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string();
+        // A request that does not fit (no method) goes on with an empty method, which
+        // no handler answers: it is answered `cancel` below, as an unknown kind is.
+        let (method, params) = match reply::parse::<InputRequestWire>("an input request", request) {
+            Ok(r) => (r.method, r.params.unwrap_or_else(|| json!({}))),
+            Err(e) => {
+                tracing::debug!(key, error = %e, "unreadable input request");
+                (String::new(), json!({}))
+            }
+        };
         let req = InputRequest {
             method: method.clone(),
-            params: request.get("params").cloned().unwrap_or(json!({})),
+            params,
             task_id: task.cloned(),
             key: key.to_string(),
         };
@@ -258,7 +264,7 @@ impl Client {
         }
         match self.task_result(&view.id).await {
             Ok(result) => {
-                view.tool_error = result.get("isError").and_then(Value::as_bool) == Some(true);
+                view.tool_error = ToolResult::of(&result).is_error == Some(true);
                 Ok(view)
             }
             // Failed with a JSON-RPC error (or the result is gone): not a tool error.
@@ -290,14 +296,11 @@ impl Client {
                 .request(m::TASKS_LIST, params)
                 .await
                 .map_err(|e| unsupported_if_unknown(e, m::TASKS_LIST))?;
-            let list = page
-                .get("tasks")
-                .and_then(Value::as_array)
-                .ok_or_else(|| ClientError::protocol("tasks/list answered without 'tasks'"))?;
-            for t in list {
+            let page: TasksPage = reply::parse(m::TASKS_LIST, &page)?;
+            for t in &page.tasks {
                 tasks.push(wire::task_reply(Wire::V2025_11_25, t)?.0);
             }
-            match next_cursor(&page, &cursor)? {
+            match next_cursor(page.next_cursor, &cursor)? {
                 Some(c) if seen.insert(c.clone()) => cursor = Some(c),
                 Some(_) => return Err(ClientError::protocol("tasks/list repeated a cursor")),
                 None => return Ok(tasks),
@@ -320,7 +323,7 @@ impl Client {
         match self.wire() {
             // tower-mcp 0.25.0 answers a 2025-11-25 `tasks/cancel` of a running task
             // with `{}` rather than the task: its state is then read with `tasks/get`.
-            Wire::V2025_11_25 if v.get("status").is_none() => self.get(task_id).await,
+            Wire::V2025_11_25 if !is_task(&v) => self.get(task_id).await,
             Wire::V2025_11_25 => Ok(wire::task_reply(Wire::V2025_11_25, &v)?.0),
             Wire::V2026_07_28 => self.get(task_id).await,
         }
@@ -365,4 +368,10 @@ impl Client {
         .await
         .map(|_| ())
     }
+}
+
+/// Whether a 2025-11-25 `tasks/cancel` answer is the task (it has a `status`), rather
+/// than the empty acknowledgement some servers send.
+fn is_task(v: &Value) -> bool {
+    CancelReply::deserialize(v).is_ok_and(|r| r.status.is_some())
 }

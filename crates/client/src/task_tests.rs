@@ -1,5 +1,6 @@
 //! Unit tests of `task`.
 use super::*;
+use mcp_tasks_protocol::codec::RELATED_TASK_META;
 use serde_json::json;
 
 #[test]

@@ -3,6 +3,7 @@
 use serde_json::Value;
 
 use crate::error::ClientError;
+use crate::reply::{self, ToolEntry};
 
 pub use mcp_tasks_protocol::TaskSupport;
 
@@ -29,26 +30,27 @@ impl ToolInfo {
     /// list by other means, and for tests).
     ///
     /// # Errors
-    /// [`ClientError::Protocol`] when the entry has no name.
+    /// [`ClientError::Protocol`] when the entry has no name or a field of the wrong
+    /// type, naming the field.
     pub fn from_definition(v: &Value) -> Result<Self, ClientError> {
         Self::parse(v)
     }
 
     /// Reads one entry of `tools/list`.
     pub(crate) fn parse(v: &Value) -> Result<Self, ClientError> {
-        let name = v
-            .get("name")
-            .and_then(Value::as_str)
-            .ok_or_else(|| ClientError::protocol("a tool without a name in tools/list"))?
-            .to_string();
-        let text = |k: &str| v.get(k).and_then(Value::as_str).map(str::to_string);
-        let task_support = TaskSupport::of_tool(v);
+        Self::read("a tools/list entry", v)
+    }
+
+    /// Reads one entry of `tools/list`; `what` names it in an error (`tools/list:
+    /// tools[3]`).
+    pub(crate) fn read(what: &str, v: &Value) -> Result<Self, ClientError> {
+        let entry: ToolEntry = reply::parse(what, v)?;
         Ok(ToolInfo {
-            name,
-            title: text("title"),
-            description: text("description"),
-            task_support,
-            input_schema: v.get("inputSchema").cloned().unwrap_or(Value::Null),
+            name: entry.name,
+            title: entry.title,
+            description: entry.description,
+            task_support: TaskSupport::of_tool(v),
+            input_schema: entry.input_schema.unwrap_or(Value::Null),
             definition: v.clone(),
         })
     }

@@ -3,11 +3,13 @@
 //! field-level work (`ttl` vs `ttlMs`). Also the related task a server message
 //! names in its `_meta`, which input requests and log messages both read.
 
-use mcp_tasks_protocol::codec::{v2025_11_25, v2026_07_28, RELATED_TASK_META};
-use mcp_tasks_protocol::{version, TaskId, TaskView};
+use mcp_tasks_protocol::codec::{v2025_11_25, v2026_07_28};
+use mcp_tasks_protocol::{methods, version, TaskId, TaskView};
+use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
 use crate::error::ClientError;
+use crate::reply::{self, CallResultKind, WithMeta};
 
 /// `_meta` key of the client capabilities of a stateless request.
 pub(crate) use mcp_tasks_protocol::codec::META_CLIENT_CAPABILITIES;
@@ -96,23 +98,21 @@ pub(crate) enum CallReply {
 
 /// Reads the answer to `tools/call`.
 pub(crate) fn call_reply(wire: Wire, v: Value) -> Result<CallReply, ClientError> {
+    let kind: CallResultKind = reply::parse(methods::TOOLS_CALL, &v)?;
     match wire {
-        Wire::V2025_11_25 => match v.get("task") {
-            Some(task) => v2025_11_25::parse_task(task)
+        Wire::V2025_11_25 => match kind.task {
+            Some(task) => v2025_11_25::parse_task(&task)
                 .map(CallReply::Task)
                 .map_err(ClientError::Protocol),
             None => Ok(CallReply::Immediate(v)),
         },
-        Wire::V2026_07_28 => match v.get("resultType").and_then(Value::as_str) {
+        Wire::V2026_07_28 => match kind.result_type.as_deref() {
             Some(v2026_07_28::RESULT_TASK) => v2026_07_28::parse_task(&v)
                 .map(CallReply::Task)
                 .map_err(ClientError::Protocol),
-            Some(v2026_07_28::RESULT_INPUT_REQUIRED) => match v.get("inputRequests") {
-                Some(Value::Object(r)) => Ok(CallReply::InputRequired(
-                    r.clone(),
-                    v.get("requestState").filter(|s| !s.is_null()).cloned(),
-                )),
-                _ => Err(ClientError::protocol(
+            Some(v2026_07_28::RESULT_INPUT_REQUIRED) => match kind.input_requests {
+                Some(requests) => Ok(CallReply::InputRequired(requests, kind.request_state)),
+                None => Err(ClientError::protocol(
                     "an input_required result without inputRequests",
                 )),
             },
@@ -146,14 +146,14 @@ pub(crate) fn task_reply(
     }
 }
 
-/// The related task named in a message's `_meta`.
+/// The related task named in a message's `_meta` (none when it names none, or names
+/// it in a shape that does not fit).
 pub(crate) fn related_task(params: &Value) -> Option<TaskId> {
-    params
-        .get("_meta")?
-        .get(RELATED_TASK_META)?
-        .get("taskId")?
-        .as_str()
-        .map(TaskId::from_string)
+    WithMeta::deserialize(params)
+        .ok()?
+        .meta?
+        .related_task?
+        .task_id
 }
 
 #[cfg(test)]
@@ -249,10 +249,19 @@ mod tests {
         assert!(matches!(r, Ok(CallReply::InputRequired(m, None)) if m.contains_key("k")));
         let r = call_reply(Wire::V2025_11_25, json!({"task": {"taskId": 3}}));
         assert!(matches!(r, Err(ClientError::Protocol(_))));
+        let r = call_reply(
+            Wire::V2026_07_28,
+            json!({"resultType": "input_required", "inputRequests": ["k"]}),
+        );
+        assert!(
+            matches!(&r, Err(ClientError::Protocol(m)) if m.starts_with("tools/call: inputRequests: invalid type")),
+            "{r:?}"
+        );
     }
 
     #[test]
     fn related_task_is_read_from_meta() {
+        use mcp_tasks_protocol::codec::RELATED_TASK_META;
         let p = json!({"_meta": {RELATED_TASK_META: {"taskId": "t9"}}});
         assert_eq!(related_task(&p), Some(TaskId::from_string("t9")));
         assert_eq!(related_task(&json!({})), None);

@@ -12,10 +12,11 @@
 //! process that ran the previous one and costs nothing for work that runs once.
 
 use mcp_tasks_store::JournalEntry;
+use parking_lot::Mutex;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, OnceLock};
+use std::sync::OnceLock;
 
 use crate::retry::Retry;
 
@@ -85,12 +86,6 @@ struct Journaled {
     retry: Option<Retry>,
 }
 
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    // A poisoned lock only means a panic elsewhere mid-update of a map that stays
-    // consistent.
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
-
 impl StepLog {
     /// The log of a first attempt: nothing recorded.
     pub(crate) fn first() -> Self {
@@ -122,7 +117,7 @@ impl StepLog {
 
     /// Runs `f` on the journaled state, made first if need be.
     fn with<T>(&self, f: impl FnOnce(&mut Journaled) -> T) -> T {
-        f(lock(&self.journaled).get_or_insert_with(Default::default))
+        f(self.journaled.lock().get_or_insert_with(Default::default))
     }
 
     /// The key of the next step called `name`.
@@ -148,7 +143,7 @@ impl StepLog {
 
     /// The work's request to be retried, taken.
     pub(crate) fn take_retry(&self) -> Option<Retry> {
-        lock(&self.journaled).as_mut().and_then(|j| j.retry.take())
+        self.journaled.lock().as_mut().and_then(|j| j.retry.take())
     }
 
     /// An id for the steps of work that is not a task (made on first use).
@@ -160,7 +155,8 @@ impl StepLog {
 
     /// The output an earlier attempt recorded for `key`, if any.
     pub(crate) fn replay(&self, key: &str) -> Option<Value> {
-        lock(&self.journaled)
+        self.journaled
+            .lock()
             .as_mut()
             .and_then(|j| j.recorded.remove(key))
     }

@@ -7,9 +7,10 @@ use mcp_tasks_client::{Client, ClientError, RpcError, ServerLog, Target};
 use mcp_tasks_engine::{InputError, TaskContext};
 use mcp_tasks_protocol::error_code::INTERNAL_ERROR;
 use mcp_tasks_protocol::methods as m;
+use parking_lot::Mutex;
 use serde_json::{json, Value};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use tokio::sync::Notify;
 
 use crate::config::{Endpoint, UpstreamConfig};
@@ -121,12 +122,11 @@ impl Connection {
                 }
             }
             m::NOTIF_TOOLS_LIST_CHANGED => {
-                *list_changed.from.lock().unwrap_or_else(|p| p.into_inner()) =
-                    self_ref.get().cloned();
+                *list_changed.from.lock() = self_ref.get().cloned();
                 list_changed.notify.notify_one();
             }
             other if FORWARDED.contains(&other) => {
-                let sink = forward.lock().unwrap_or_else(|p| p.into_inner()).clone();
+                let sink = forward.lock().clone();
                 if let Some(sink) = sink {
                     sink(other, params);
                 }
@@ -168,7 +168,7 @@ impl Connection {
 
     /// Gives the connection back after a call.
     pub(crate) fn release(&self) {
-        *self.slot.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        *self.slot.lock() = None;
         self.busy.store(false, Ordering::Release);
     }
 
@@ -185,7 +185,7 @@ impl Connection {
             NEXT_PROGRESS_TOKEN.fetch_add(1, Ordering::Relaxed)
         );
         let last_status = Arc::new(Mutex::new(None));
-        *self.slot.lock().unwrap_or_else(|p| p.into_inner()) = Some(Call {
+        *self.slot.lock() = Some(Call {
             ctx: ctx.clone(),
             progress_token: Some(token.clone()),
             last_status: Arc::clone(&last_status),
@@ -211,7 +211,7 @@ impl Connection {
             .await;
         // Progress notifications are handled before the response that follows them:
         // the last status is known, and stored before the call's end is.
-        let last = last_status.lock().unwrap_or_else(|p| p.into_inner()).take();
+        let last = last_status.lock().take();
         if let (Some(status), Some(_)) = (last, ctx.task_id()) {
             ctx.set_status_message(status).await;
         }
@@ -229,7 +229,7 @@ impl Connection {
         ctx: &TaskContext,
     ) -> Result<Value, ClientError> {
         use futures::StreamExt;
-        *self.slot.lock().unwrap_or_else(|p| p.into_inner()) = Some(Call {
+        *self.slot.lock() = Some(Call {
             ctx: ctx.clone(),
             progress_token: None,
             last_status: Arc::default(),
@@ -289,16 +289,12 @@ impl Connection {
 }
 
 fn current(slot: &Slot) -> Option<TaskContext> {
-    slot.lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .as_ref()
-        .map(|c| c.ctx.clone())
+    slot.lock().as_ref().map(|c| c.ctx.clone())
 }
 
 /// The running call, if `token` is the progress token it asked for.
 fn current_with_token(slot: &Slot, token: &Value) -> Option<Call> {
     slot.lock()
-        .unwrap_or_else(|p| p.into_inner())
         .as_ref()
         .filter(|c| c.progress_token.is_some() && c.progress_token.as_deref() == token.as_str())
         .cloned()
@@ -351,7 +347,7 @@ fn relay_progress(call: &Call, params: &Value) {
     }
     ctx.report_progress(progress, total, message);
     if ctx.task_id().is_some() {
-        *call.last_status.lock().unwrap_or_else(|p| p.into_inner()) = Some(status.clone());
+        *call.last_status.lock() = Some(status.clone());
         let ctx = ctx.clone();
         tokio::spawn(async move { ctx.set_status_message(status).await });
     }

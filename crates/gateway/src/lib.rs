@@ -147,7 +147,7 @@ impl Gateway {
             );
             let _ = upstream.counted_by.set(server.clone());
             let target = server.clone();
-            *upstream.forward.lock().unwrap_or_else(|p| p.into_inner()) =
+            *upstream.forward.lock() =
                 Some(Arc::new(move |method: &str, params: &serde_json::Value| {
                     target.notify_all(method, params.clone());
                 }));

@@ -7,9 +7,10 @@ use async_trait::async_trait;
 use mcp_tasks_protocol::error_code::METHOD_NOT_FOUND;
 use mcp_tasks_protocol::RpcError;
 use mcp_tasks_server::Passthrough;
+use parking_lot::Mutex;
 use serde_json::{json, Map, Value};
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use crate::upstream::Upstream;
 
@@ -62,10 +63,7 @@ impl UpstreamPassthrough {
                 let page = upstream.request(method, params).await?;
                 for mut item in page[key].as_array().cloned().unwrap_or_default() {
                     if let Some(uri) = item["uri"].as_str() {
-                        self.resources
-                            .lock()
-                            .unwrap_or_else(|p| p.into_inner())
-                            .insert(uri.to_string(), index);
+                        self.resources.lock().insert(uri.to_string(), index);
                     }
                     rename(upstream, &mut item);
                     items.push(item);
@@ -89,12 +87,7 @@ impl UpstreamPassthrough {
         method: &str,
         params: Value,
     ) -> Result<Value, RpcError> {
-        let known = self
-            .resources
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(uri)
-            .copied();
+        let known = self.resources.lock().get(uri).copied();
         if let Some(upstream) = known.and_then(|i| self.upstreams.get(i)) {
             return upstream.request(method, params).await;
         }

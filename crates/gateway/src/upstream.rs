@@ -8,8 +8,9 @@ use mcp_tasks_client::{ClientError, ToolInfo};
 use mcp_tasks_engine::TaskContext;
 use mcp_tasks_protocol::error_code::INTERNAL_ERROR;
 use mcp_tasks_protocol::RpcError;
+use parking_lot::Mutex;
 use serde_json::Value;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::Semaphore;
 
@@ -102,7 +103,6 @@ impl Upstream {
             .list_changed
             .from
             .lock()
-            .unwrap_or_else(|p| p.into_inner())
             .take()
             .and_then(|w| w.upgrade())
             .filter(|c| !c.is_closed());
@@ -124,10 +124,7 @@ impl Upstream {
     /// Why the last listing of the upstream's tools failed (it could not be started or
     /// reached, or it answered with an error); `None` after a listing that worked.
     pub fn listing_error(&self) -> Option<String> {
-        self.listing_error
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
+        self.listing_error.lock().clone()
     }
 
     /// Why the upstream is not ready now, or `None`: its tools were not listed, its
@@ -141,7 +138,7 @@ impl Upstream {
             return Some(e);
         }
         {
-            let f = self.failures.lock().unwrap_or_else(|p| p.into_inner());
+            let f = self.failures.lock();
             if let Some((at, why)) = &f.last {
                 if f.count > 0 && at.elapsed() < self.backoff(f.count) {
                     return Some(format!(
@@ -167,15 +164,12 @@ impl Upstream {
     }
 
     pub(crate) fn set_listing_error(&self, error: Option<String>) {
-        *self.listing_error.lock().unwrap_or_else(|p| p.into_inner()) = error;
+        *self.listing_error.lock() = error;
     }
 
     /// The capabilities the upstream declared (`null` before it was reached).
     pub fn capabilities(&self) -> Value {
-        self.capabilities
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
+        self.capabilities.lock().clone()
     }
 
     /// Sends any request upstream and returns its answer (resources, prompts,
@@ -307,7 +301,7 @@ impl Upstream {
     /// A free live connection, or a new one.
     async fn take(&self) -> Result<Arc<Connection>, RpcError> {
         loop {
-            let candidate = self.idle.lock().unwrap_or_else(|p| p.into_inner()).pop();
+            let candidate = self.idle.lock().pop();
             match candidate {
                 Some(conn) if conn.is_closed() => continue,
                 Some(conn) if conn.try_take() => return Ok(conn),
@@ -327,9 +321,8 @@ impl Upstream {
         .await
         {
             Ok(conn) => {
-                *self.capabilities.lock().unwrap_or_else(|p| p.into_inner()) =
-                    conn.client.server().capabilities.clone();
-                *self.failures.lock().unwrap_or_else(|p| p.into_inner()) = Failures::default();
+                *self.capabilities.lock() = conn.client.server().capabilities.clone();
+                *self.failures.lock() = Failures::default();
                 let conn = Arc::new(conn);
                 let _ = self_ref.set(Arc::downgrade(&conn));
                 conn.try_take();
@@ -337,7 +330,7 @@ impl Upstream {
                 Ok(conn)
             }
             Err(e) => {
-                let mut f = self.failures.lock().unwrap_or_else(|p| p.into_inner());
+                let mut f = self.failures.lock();
                 f.count = f.count.saturating_add(1);
                 f.last = Some((Instant::now(), e.to_string()));
                 drop(f);
@@ -349,7 +342,7 @@ impl Upstream {
     /// After failed starts, waits until the backoff since the last one has passed.
     async fn wait_out_backoff(&self) {
         let wait = {
-            let f = self.failures.lock().unwrap_or_else(|p| p.into_inner());
+            let f = self.failures.lock();
             match &f.last {
                 Some((at, _)) if f.count > 0 => self.backoff(f.count).saturating_sub(at.elapsed()),
                 _ => Duration::ZERO,
@@ -370,10 +363,7 @@ impl Upstream {
     fn give_back(&self, conn: Arc<Connection>) {
         conn.release();
         if !conn.is_closed() {
-            self.idle
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .push(conn);
+            self.idle.lock().push(conn);
         }
     }
 

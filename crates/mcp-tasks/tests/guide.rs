@@ -9,16 +9,19 @@
 
 use mcp_tasks_client::input::{accept, decline};
 use mcp_tasks_client::{Client, Target, TaskOptions, TaskStatus};
+use mcp_tasks_testkit::eventually;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// The longest the project's build may take (a clean debug build of the minimal
 /// feature set is about two minutes on two cores; later runs reuse `target/guide`).
 const BUILD_LIMIT: Duration = Duration::from_secs(20 * 60);
+/// The longest the built server may take to listen (only a failing test waits it out).
+const LISTEN_LIMIT: Duration = Duration::from_secs(30);
 
 fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -83,18 +86,21 @@ fn free_port() -> u16 {
         .expect("a free port")
 }
 
-async fn wait_until_listening(port: u16) {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while tokio::net::TcpStream::connect(("127.0.0.1", port))
-        .await
-        .is_err()
-    {
-        assert!(
-            Instant::now() < deadline,
-            "the server never listened on {port}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+/// Waits until the guide's server accepts connections on `port`, through the testkit's
+/// one readiness wait; a server that exits first fails the test with its exit status.
+async fn wait_until_listening(server: &mut Running, port: u16) {
+    eventually(LISTEN_LIMIT, || {
+        let exited = server.0.try_wait().ok().flatten();
+        async move {
+            if let Some(status) = exited {
+                panic!("the guide's server exited before listening on {port}: {status}");
+            }
+            tokio::net::TcpStream::connect(("127.0.0.1", port))
+                .await
+                .is_ok()
+        }
+    })
+    .await;
 }
 
 async fn count_to(url: &str, answer: Value) -> (String, usize) {
@@ -173,14 +179,14 @@ async fn the_guide_builds_outside_the_repository_and_serves() {
     let binary = build(&project, &target_dir);
 
     let port = free_port();
-    let _server = Running(
+    let mut server = Running(
         Command::new(&binary)
             .arg(format!("127.0.0.1:{port}"))
             .stdout(Stdio::null())
             .spawn()
             .expect("start the guide's server"),
     );
-    wait_until_listening(port).await;
+    wait_until_listening(&mut server, port).await;
     let url = format!("http://127.0.0.1:{port}/mcp");
 
     let (text, asked) = count_to(&url, accept(json!({"go_on": true}))).await;

@@ -33,8 +33,9 @@ use crate::{TaskStore, TRACE_TARGET};
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use mcp_tasks_protocol::{TaskId, TaskStatus};
+use parking_lot::RwLock;
 use std::future::Future;
-use std::sync::{Arc, RwLock};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tracing::Instrument;
 
@@ -87,7 +88,7 @@ impl ObservedStore {
     /// Sets who is told of each operation's duration, replacing an earlier one.
     pub fn set_observer(&self, observer: Arc<dyn StoreObserver>) {
         self.inner.set_store_observer(Arc::clone(&observer));
-        *self.observer.write().unwrap_or_else(|p| p.into_inner()) = Some(observer);
+        *self.observer.write() = Some(observer);
     }
 
     /// The wrapped store.
@@ -147,11 +148,7 @@ impl ObservedStore {
             }
             _ => false,
         };
-        let observer = self
-            .observer
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone();
+        let observer = self.observer.read().clone();
         if let Some(observer) = observer {
             observer.observe(operation, self.backend, started.elapsed(), !failed);
         }

@@ -8,7 +8,7 @@
 //! when it arrives before the store seals the creation for writing. A store that cannot
 //! group seals at once and the creator writes the end as an ordinary transition.
 
-use std::sync::Mutex;
+use parking_lot::Mutex;
 
 use crate::record::{TaskRecord, TransitionParams};
 
@@ -45,7 +45,7 @@ impl PendingCreate {
     /// store already began writing (or took an earlier amendment); apply it with
     /// [`crate::TaskStore::transition`] once the create returned.
     pub fn amend(&self, transition: TransitionParams) -> bool {
-        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        let mut state = self.state.lock();
         match *state {
             State::Open => {
                 *state = State::Amended(Box::new(transition));
@@ -58,7 +58,7 @@ impl PendingCreate {
     /// For stores: refuses amendments from now on and returns the one that came, if
     /// any, to apply in the same atomic step as the insert.
     pub fn seal(&self) -> Option<TransitionParams> {
-        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        let mut state = self.state.lock();
         match std::mem::replace(&mut *state, State::Sealed) {
             State::Amended(t) => Some(*t),
             _ => None,

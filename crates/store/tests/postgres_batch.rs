@@ -16,15 +16,40 @@ use std::sync::{Arc, Mutex};
 use std::task::Poll;
 use std::time::{Duration, Instant};
 
-/// Remembers the size of every batch.
-#[derive(Debug, Default)]
-struct Batches(Mutex<Vec<usize>>);
+/// Remembers the size of every batch, and counts the batches flushers have taken
+/// (told as each takes one, before it writes): the signal the test waits on.
+#[derive(Debug)]
+struct Batches {
+    sizes: Mutex<Vec<usize>>,
+    taken: tokio::sync::watch::Sender<usize>,
+}
+
+impl Batches {
+    fn new() -> Self {
+        Batches {
+            sizes: Mutex::new(Vec::new()),
+            taken: tokio::sync::watch::Sender::new(0),
+        }
+    }
+
+    /// Waits (at most ten seconds) until `n` batches in all were taken by flushers.
+    async fn until_taken(&self, n: usize) {
+        let mut taken = self.taken.subscribe();
+        let seen = tokio::time::timeout(Duration::from_secs(10), taken.wait_for(|&t| t >= n)).await;
+        assert!(
+            matches!(seen, Ok(Ok(_))),
+            "{} of {n} batches taken",
+            *self.taken.borrow()
+        );
+    }
+}
 
 impl StoreObserver for Batches {
     fn observe(&self, _: &'static str, _: &'static str, _: Duration, _: bool) {}
 
     fn observe_batch(&self, _backend: &'static str, size: usize) {
-        self.0.lock().unwrap().push(size);
+        self.sizes.lock().unwrap().push(size);
+        self.taken.send_modify(|n| *n += 1);
     }
 }
 
@@ -63,27 +88,6 @@ async fn join_all(
     results.into_iter().map(Option::unwrap).collect()
 }
 
-/// Waits (at most ten seconds) until `n` statements wait for a lock on `tasks`.
-async fn until_blocked(store: &PgStore, n: i64) {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        let waiting: i64 = sqlx::query_scalar(
-            "SELECT count(*) FROM pg_locks WHERE NOT granted AND relation = 'tasks'::regclass",
-        )
-        .fetch_one(store.pool())
-        .await
-        .unwrap();
-        if waiting >= n {
-            return;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "{waiting} of {n} inserts waiting"
-        );
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn creations_queued_together_share_a_batch_and_fail_alone() {
     let Some(server) = test_url() else {
@@ -91,7 +95,7 @@ async fn creations_queued_together_share_a_batch_and_fail_alone() {
     };
     let schema = TestSchema::create(&server).await;
     let store = PgStore::open(schema.url()).await.unwrap();
-    let batches = Arc::new(Batches::default());
+    let batches = Arc::new(Batches::new());
     store.set_store_observer(Arc::clone(&batches) as Arc<dyn StoreObserver>);
     let mut feed = store.subscribe_changes().await.unwrap().unwrap();
 
@@ -110,11 +114,13 @@ async fn creations_queued_together_share_a_batch_and_fail_alone() {
         .unwrap();
     let first: Vec<TaskRecord> = (0..2).map(|i| record("bob", None, at(10 + i))).collect();
     let mut blocked = Vec::new();
+    let before = *batches.taken.borrow();
     for (n, rec) in first.iter().enumerate() {
         let (store2, rec) = (store.clone(), rec.clone());
         blocked.push(tokio::spawn(async move { store2.create(&rec).await }));
-        // One at a time: each flusher takes one creation and waits.
-        until_blocked(&store, n as i64 + 1).await;
+        // One at a time: each flusher takes one creation (the observer hears it) and
+        // then waits for the lock with it.
+        batches.until_taken(before + n + 1).await;
     }
 
     let fresh: Vec<TaskRecord> = (0..100)
@@ -212,7 +218,7 @@ async fn creations_queued_together_share_a_batch_and_fail_alone() {
     assert_eq!(stored as usize, existing.len() + created.len());
 
     // The queued creations went in one batch, not one by one.
-    let sizes = batches.0.lock().unwrap().clone();
+    let sizes = batches.sizes.lock().unwrap().clone();
     let queued = fresh.len() + existing.len() + 3 + ending.len();
     assert!(sizes.contains(&queued), "batch sizes {sizes:?}");
 

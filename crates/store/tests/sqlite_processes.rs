@@ -9,10 +9,9 @@
 use mcp_tasks_protocol::{TaskId, TaskStatus};
 use mcp_tasks_store::suite::{at, ok_outcome, record, to_status};
 use mcp_tasks_store::{ClaimExpiredParams, SqliteStore, TaskStore};
-use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Read "now" in these tests: after every time the records use.
 fn now() -> chrono::DateTime<chrono::Utc> {
@@ -150,6 +149,8 @@ async fn batch_changes_of_the_other_store_are_seen() {
 /// The environment variables of the child run of [`child_cancels_a_task`].
 const CHILD_URL: &str = "MCP_TASKS_TEST_CHILD_SQLITE_URL";
 const CHILD_TASK: &str = "MCP_TASKS_TEST_CHILD_TASK";
+/// The longest the child run may take (only a failing test waits it out).
+const CHILD_LIMIT: Duration = Duration::from_secs(60);
 
 /// Does nothing in a normal run; run as the child of
 /// [`a_cached_read_shows_a_change_made_by_another_process`], cancels the task it is
@@ -179,25 +180,20 @@ async fn a_cached_read_shows_a_change_made_by_another_process() {
         for _ in 0..3 {
             assert_eq!(status_in(&a, &task.id).await, TaskStatus::Working);
         }
-        let mut child = Command::new(&this_test)
+        // The child's exit is the signal (tokio waits on it), bounded in case it hangs;
+        // a child left behind by a failing test is killed when its handle drops.
+        let mut child = tokio::process::Command::new(&this_test)
             .args(["child_cancels_a_task", "--exact", "--test-threads=1"])
             .env(CHILD_URL, &url)
             .env(CHILD_TASK, task.id.as_str())
             .stdout(std::process::Stdio::null())
+            .kill_on_drop(true)
             .spawn()
             .unwrap();
-        let deadline = Instant::now() + Duration::from_secs(60);
-        let exit = loop {
-            if let Some(exit) = child.try_wait().unwrap() {
-                break exit;
-            }
-            if Instant::now() > deadline {
-                child.kill().unwrap();
-                child.wait().unwrap();
-                panic!("the child process did not finish in 60 s");
-            }
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        };
+        let exit = tokio::time::timeout(CHILD_LIMIT, child.wait())
+            .await
+            .unwrap_or_else(|_| panic!("the child process did not finish in {CHILD_LIMIT:?}"))
+            .unwrap();
         assert!(exit.success(), "the child process failed: {exit}");
         assert_eq!(
             status_in(&a, &task.id).await,

@@ -22,6 +22,7 @@ use crate::args::soak::SoakArgs;
 use crate::error::BenchError;
 use crate::http::Endpoint;
 use crate::mcp::{Created, McpConn, SessionOptions, Wire};
+use crate::pg_stats::{table_stats, TableStats};
 use crate::plan::{Database, Launch, Target};
 use crate::process::{our_server_program, usage};
 use crate::server::Server;
@@ -96,7 +97,7 @@ async fn soak(args: &SoakArgs) -> Result<SoakReport, BenchError> {
         let (url, window) = (args.postgres_url.clone(), args.duration);
         tokio::spawn(async move {
             tokio::time::sleep(window).await;
-            mcp_tasks_store::postgres::table_stats(&url).await
+            table_stats(&url).await
         })
     };
     let result = load(args, &server.endpoint).await;
@@ -147,12 +148,9 @@ async fn soak(args: &SoakArgs) -> Result<SoakReport, BenchError> {
 }
 
 /// The table statistics, once they count the deletes the run saw (bounded wait).
-async fn settled_stats(
-    url: &str,
-    swept: u64,
-) -> Result<Vec<mcp_tasks_store::postgres::TableStats>, BenchError> {
+async fn settled_stats(url: &str, swept: u64) -> Result<Vec<TableStats>, BenchError> {
     let read = || async {
-        mcp_tasks_store::postgres::table_stats(url)
+        table_stats(url)
             .await
             .map_err(|e| BenchError::Server(format!("reading PostgreSQL's statistics: {e}")))
     };

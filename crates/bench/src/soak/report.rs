@@ -1,9 +1,9 @@
 //! What a soak run found: the client's counts and latencies and PostgreSQL's table
 //! statistics, as tables for people or one JSON object.
 
-use mcp_tasks_store::postgres::TableStats;
 use serde::Serialize;
 
+use crate::pg_stats::TableStats;
 use crate::report::num;
 use crate::stats::LatencySummary;
 

@@ -12,8 +12,9 @@
 
 use mcp_tasks_engine::{InputRequest, TaskRecord, TransitionObserver};
 use mcp_tasks_protocol::TaskStatus;
+use parking_lot::Mutex;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -42,41 +43,42 @@ pub(crate) struct Messages {
 }
 
 impl Messages {
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<(String, String), Posted>> {
-        self.posted.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
     /// Takes the message of `task`'s question `key` out (an interaction answers it:
     /// the answer's own change must not mark it "answered elsewhere").
     pub(crate) fn take(&self, task: &str, key: &str) -> Option<Posted> {
-        self.lock().remove(&(task.to_string(), key.to_string()))
+        self.posted
+            .lock()
+            .remove(&(task.to_string(), key.to_string()))
     }
 
     /// Puts a message (back) in.
     pub(crate) fn put(&self, task: &str, key: &str, posted: Posted) {
-        let mut map = self.lock();
+        let mut map = self.posted.lock();
         if map.len() < MAX_REMEMBERED {
             map.insert((task.to_string(), key.to_string()), posted);
         }
     }
 
     fn get(&self, task: &str, key: &str) -> Option<Posted> {
-        self.lock()
+        self.posted
+            .lock()
             .get(&(task.to_string(), key.to_string()))
             .cloned()
     }
 
     fn has(&self, task: &str, key: &str) -> bool {
-        self.lock()
+        self.posted
+            .lock()
             .contains_key(&(task.to_string(), key.to_string()))
     }
 
     fn has_task(&self, task: &str) -> bool {
-        self.lock().keys().any(|(t, _)| t == task)
+        self.posted.lock().keys().any(|(t, _)| t == task)
     }
 
     fn keys_of(&self, task: &str) -> Vec<String> {
-        self.lock()
+        self.posted
+            .lock()
             .keys()
             .filter(|(t, _)| t == task)
             .map(|(_, k)| k.clone())

@@ -10,9 +10,10 @@ use indicatif::{ProgressBar, ProgressStyle};
 use mcp_tasks_client::input::{self, InputRequest};
 use mcp_tasks_client::{RpcError, ServerLog};
 use mcp_tasks_protocol::answer;
+use parking_lot::Mutex;
 use serde_json::{json, Map, Value};
 use std::io::{IsTerminal, Write};
-use std::sync::{Mutex, OnceLock};
+use std::sync::OnceLock;
 use std::time::Duration;
 use tokio::sync::{mpsc, Notify};
 
@@ -58,10 +59,6 @@ struct SpinnerState {
 }
 
 impl Spinner {
-    fn lock(&self) -> std::sync::MutexGuard<'_, SpinnerState> {
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
     fn draw(state: &mut SpinnerState) {
         let bar = state.bar.get_or_insert_with(|| {
             let b = ProgressBar::new_spinner();
@@ -83,7 +80,7 @@ impl Spinner {
     }
 
     fn update(&self, message: Option<String>, permille: Option<u64>) {
-        let mut s = self.lock();
+        let mut s = self.state.lock();
         if let Some(m) = message {
             s.message = m;
         }
@@ -96,7 +93,7 @@ impl Spinner {
     }
 
     fn pause(&self) {
-        let mut s = self.lock();
+        let mut s = self.state.lock();
         s.paused = true;
         if let Some(b) = s.bar.take() {
             b.finish_and_clear();
@@ -104,7 +101,7 @@ impl Spinner {
     }
 
     fn resume(&self) {
-        let mut s = self.lock();
+        let mut s = self.state.lock();
         s.paused = false;
         if self.enabled && !s.message.is_empty() {
             Self::draw(&mut s);
@@ -112,7 +109,7 @@ impl Spinner {
     }
 
     fn finish(&self) {
-        let mut s = self.lock();
+        let mut s = self.state.lock();
         s.paused = true;
         if let Some(b) = s.bar.take() {
             b.finish_and_clear();
@@ -202,7 +199,7 @@ impl Terminal {
     /// Says above each question that it can also be answered at `place` (e.g. "on the
     /// task board: URL").
     pub fn answer_also(&self, place: String) {
-        *self.elsewhere.lock().unwrap_or_else(|p| p.into_inner()) = Some(place);
+        *self.elsewhere.lock() = Some(place);
     }
 
     /// Whether a person can answer questions at this terminal.
@@ -248,7 +245,7 @@ impl Terminal {
             style(format!("[{}]", log.level)).dim(),
             log.text()
         );
-        let s = self.spinner.lock();
+        let s = self.spinner.state.lock();
         match &s.bar {
             Some(bar) if !s.paused => bar.println(line),
             _ => eprintln!("{line}"),
@@ -258,7 +255,7 @@ impl Terminal {
     /// Prints a line on stderr above the spinner, whatever the output mode (stdout
     /// stays clean for `--json`).
     pub fn note(&self, line: &str) {
-        let s = self.spinner.lock();
+        let s = self.spinner.state.lock();
         match &s.bar {
             Some(bar) if !s.paused => bar.println(line),
             _ => eprintln!("{line}"),
@@ -389,11 +386,7 @@ impl Terminal {
                 Line::Interrupted => Prompted::Interrupted,
             };
         }
-        let elsewhere = self
-            .elsewhere
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone();
+        let elsewhere = self.elsewhere.lock().clone();
         if let Some(place) = elsewhere {
             say(&format!(
                 "{}\n",

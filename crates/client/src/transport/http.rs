@@ -9,9 +9,10 @@ use futures::StreamExt;
 use mcp_tasks_protocol::jsonrpc::{self, Incoming, RequestId};
 use mcp_tasks_protocol::version;
 use mcp_tasks_protocol::Secret;
+use parking_lot::Mutex;
 use reqwest::header::{HeaderMap, HeaderValue, ACCEPT, AUTHORIZATION, CONTENT_TYPE};
 use serde_json::Value;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::task::JoinHandle;
 
@@ -56,10 +57,6 @@ pub(crate) struct HttpTransport {
     peer: Arc<Peer>,
     state: Arc<Mutex<State>>,
     stream: Mutex<Option<JoinHandle<()>>>,
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 impl HttpTransport {
@@ -109,29 +106,29 @@ impl HttpTransport {
 
     /// Chooses the framing (set once negotiation has decided).
     pub(crate) fn set_mode(&self, mode: HttpMode) {
-        lock(&self.state).mode = Some(mode);
+        self.state.lock().mode = Some(mode);
     }
 
     /// Uses an existing session (a client picking up where an earlier one left off).
     pub(crate) fn set_session(&self, id: Option<String>) {
-        lock(&self.state).session = id;
+        self.state.lock().session = id;
     }
 
     /// The session id, once `initialize` returned one.
     pub(crate) fn session(&self) -> Option<String> {
-        lock(&self.state).session.clone()
+        self.state.lock().session.clone()
     }
 
     /// Stops the session stream and leaves the session open on the server.
     pub(crate) fn leave(&self) {
-        if let Some(h) = lock(&self.stream).take() {
+        if let Some(h) = self.stream.lock().take() {
             h.abort();
         }
     }
 
     /// Records the negotiated version, sent as `MCP-Protocol-Version` from now on.
     pub(crate) fn set_protocol_version(&self, v: &str) {
-        lock(&self.state).protocol_version = Some(v.to_string());
+        self.state.lock().protocol_version = Some(v.to_string());
     }
 
     fn headers(&self, message: &Value, accept_sse: bool) -> HeaderMap {
@@ -151,7 +148,7 @@ impl HttpTransport {
                 h.insert(AUTHORIZATION, v);
             }
         }
-        let state = lock(&self.state);
+        let state = self.state.lock();
         if let Some(s) = state
             .session
             .as_deref()
@@ -208,7 +205,7 @@ impl HttpTransport {
                     .get(SESSION_HEADER)
                     .and_then(|v| v.to_str().ok())
                 {
-                    lock(&state).session = Some(s.to_string());
+                    state.lock().session = Some(s.to_string());
                 }
             }
             if let Err(e) = read_reply(response, &peer, Some(&id)).await {
@@ -295,7 +292,7 @@ impl HttpTransport {
                 backoff = (backoff * 2).min(MAX_STREAM_BACKOFF);
             }
         });
-        if let Some(old) = lock(&self.stream).replace(handle) {
+        if let Some(old) = self.stream.lock().replace(handle) {
             old.abort();
         }
         let _ = tokio::time::timeout(STREAM_OPEN_WAIT, answered).await;
@@ -303,10 +300,10 @@ impl HttpTransport {
 
     /// Ends the session (`DELETE`, best effort) and stops the session stream.
     pub(crate) async fn close(&self) {
-        if let Some(h) = lock(&self.stream).take() {
+        if let Some(h) = self.stream.lock().take() {
             h.abort();
         }
-        let has_session = lock(&self.state).session.is_some();
+        let has_session = self.state.lock().session.is_some();
         if has_session {
             let headers = self.headers(&Value::Null, false);
             let _ = tokio::time::timeout(
@@ -320,7 +317,7 @@ impl HttpTransport {
 
 impl Drop for HttpTransport {
     fn drop(&mut self) {
-        if let Some(h) = lock(&self.stream).take() {
+        if let Some(h) = self.stream.lock().take() {
             h.abort();
         }
     }

@@ -3,10 +3,11 @@
 //! lines are kept so a server that dies at start-up can say why.
 
 use mcp_tasks_protocol::Secret;
+use parking_lot::Mutex;
 use serde_json::Value;
 use std::collections::VecDeque;
 use std::process::Stdio;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, Command};
@@ -93,7 +94,7 @@ impl StdioTransport {
             let mut lines = BufReader::new(stderr).lines();
             while let Ok(Some(line)) = lines.next_line().await {
                 tracing::debug!(target: "mcp_tasks_client::server_stderr", "{line}");
-                let mut t = tail.lock().unwrap_or_else(|p| p.into_inner());
+                let mut t = tail.lock();
                 if t.len() == STDERR_TAIL {
                     t.pop_front();
                 }
@@ -110,11 +111,7 @@ impl StdioTransport {
 
     /// Writes one message.
     pub(crate) fn send(&self, message: &Value) -> Result<(), ClientError> {
-        let tx = self
-            .outgoing
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone();
+        let tx = self.outgoing.lock().clone();
         match tx {
             Some(tx) => tx
                 .send(message.to_string())
@@ -133,16 +130,13 @@ impl StdioTransport {
 
     /// The last lines the server wrote on stderr, for error messages.
     pub(crate) fn stderr_tail(&self) -> String {
-        let t = self.stderr_tail.lock().unwrap_or_else(|p| p.into_inner());
+        let t = self.stderr_tail.lock();
         t.iter().cloned().collect::<Vec<_>>().join("\n")
     }
 
     /// Closes the server's stdin, waits a moment for it to exit, then kills it.
     pub(crate) async fn close(&self) {
-        self.outgoing
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .take();
+        self.outgoing.lock().take();
         let mut child = self.child.lock().await;
         if tokio::time::timeout(EXIT_GRACE, child.wait())
             .await

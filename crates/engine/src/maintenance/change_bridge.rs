@@ -17,8 +17,9 @@
 
 use mcp_tasks_protocol::TaskId;
 use mcp_tasks_store::{Change, ChangeFeed, ChangeMark, ChangeMarks, TaskStore};
+use parking_lot::Mutex;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use crate::config::EngineConfig;
@@ -88,10 +89,7 @@ impl ChangeBridge {
                 let marks = c.core.store.change_marks();
                 let running = c.executor.running_ids();
                 let total = running.len();
-                let moved = looked
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .moved(marks, running);
+                let moved = looked.lock().moved(marks, running);
                 for id in &moved {
                     replicas::refresh(&c.core, &c.executor, &c.questions, id).await;
                 }

@@ -20,8 +20,9 @@ pub(crate) mod lease_keeper;
 pub(crate) mod lease_rescuer;
 
 use mcp_tasks_store::ChangeFeed;
+use parking_lot::Mutex;
 use std::future::Future;
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
@@ -79,10 +80,7 @@ impl Maintenance {
                 () = service => {}
             }
         });
-        self.services
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push(handle);
+        self.services.lock().push(handle);
     }
 
     /// Stops every service and waits until each has stopped (a round under way is
@@ -90,8 +88,7 @@ impl Maintenance {
     /// is the truth and the next process's round does it again).
     pub(crate) async fn shutdown(&self) {
         self.stop.cancel();
-        let services =
-            std::mem::take(&mut *self.services.lock().unwrap_or_else(|p| p.into_inner()));
+        let services = std::mem::take(&mut *self.services.lock());
         for service in services {
             let _ = service.await;
         }

@@ -10,9 +10,10 @@
 use chrono::{DateTime, Utc};
 use mcp_tasks_protocol::TaskId;
 use mcp_tasks_store::{StoreError, TaskRecord, TaskStore, TransitionParams};
+use parking_lot::Mutex;
 use serde_json::Value;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::broadcast;
 
@@ -105,7 +106,7 @@ impl Core {
         /// Tasks with decisions remembered at most (each is forgotten when its task
         /// ends here; a task that ends elsewhere leaves its entry until then).
         const MOST: usize = 10_000;
-        let mut decided = self.decided.lock().unwrap_or_else(|p| p.into_inner());
+        let mut decided = self.decided.lock();
         if decided.len() >= MOST && !decided.contains_key(id) {
             return;
         }
@@ -118,7 +119,7 @@ impl Core {
     /// Forgets the answer to question `key` of task `id` remembered by
     /// [`Core::remember_decision`] (its write did not happen).
     pub(crate) fn forget_decision(&self, id: &TaskId, key: &str) {
-        let mut decided = self.decided.lock().unwrap_or_else(|p| p.into_inner());
+        let mut decided = self.decided.lock();
         if let Some(task) = decided.get_mut(id) {
             task.remove(key);
             if task.is_empty() {
@@ -129,10 +130,7 @@ impl Core {
 
     /// The people's answers to keep in task `id`'s ended record (forgotten here).
     pub(crate) fn decided(&self, id: &TaskId) -> Option<mcp_tasks_store::InputRequests> {
-        self.decided
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .remove(id)
+        self.decided.lock().remove(id)
     }
 
     /// `capabilities` as a shared value: the same declared capabilities (nearly every
@@ -140,7 +138,7 @@ impl Core {
     /// task. Remembers the last [`CAPABILITIES_CAPACITY`] distinct values; others are
     /// simply not shared.
     pub(crate) fn capabilities(&self, capabilities: Value) -> Arc<Value> {
-        let mut known = self.capabilities.lock().unwrap_or_else(|p| p.into_inner());
+        let mut known = self.capabilities.lock();
         if let Some(found) = known.iter().find(|k| ***k == capabilities) {
             return Arc::clone(found);
         }
@@ -221,7 +219,7 @@ impl Core {
     /// Whether `version` of task `id` (or a newer one) is known here already: this
     /// engine is writing it, wrote it or read it since.
     pub(crate) fn has_seen(&self, id: &TaskId, version: u64) -> bool {
-        let seen = self.seen.lock().unwrap_or_else(|p| p.into_inner());
+        let seen = self.seen.lock();
         seen.get(id).is_some_and(|v| v & !WRITING >= version)
     }
 
@@ -229,7 +227,7 @@ impl Core {
     /// write: the change feed may announce it before the write returns here, and
     /// [`Core::has_seen`] should know it then. Its event is still published once.
     pub(crate) fn note_writing(&self, record: &TaskRecord) {
-        let mut seen = self.seen.lock().unwrap_or_else(|p| p.into_inner());
+        let mut seen = self.seen.lock();
         if seen.len() > SEEN_CAPACITY {
             seen.clear();
         }
@@ -242,7 +240,7 @@ impl Core {
     /// Records that `record`'s version was published; false when it (or a newer one)
     /// already was.
     fn note_version(&self, record: &TaskRecord) -> bool {
-        let mut seen = self.seen.lock().unwrap_or_else(|p| p.into_inner());
+        let mut seen = self.seen.lock();
         if seen.len() > SEEN_CAPACITY {
             seen.clear();
         }

@@ -7,8 +7,9 @@
 use futures::future::AbortHandle;
 use mcp_tasks_protocol::TaskId;
 use mcp_tasks_store::TaskRecord;
+use parking_lot::Mutex;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::sync::{Arc, Weak};
 use tokio_util::sync::CancellationToken;
 
 use crate::run::quota::Quota;
@@ -45,12 +46,6 @@ impl Executor {
         })
     }
 
-    fn lock(&self) -> MutexGuard<'_, HashMap<TaskId, Running>> {
-        // A poisoned lock only means another thread panicked mid-update of a map of
-        // handles; the map itself is still usable.
-        self.running.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
     /// Registers the work of a stored `record` as running here, with the lease
     /// generation the record holds (with leases on).
     pub(crate) fn register(
@@ -60,7 +55,7 @@ impl Executor {
         abort: AbortHandle,
     ) {
         let generation = self.leased.then_some(record.lease_generation);
-        self.lock().insert(
+        self.running.lock().insert(
             record.id.clone(),
             Running {
                 cancel,
@@ -72,12 +67,12 @@ impl Executor {
 
     /// Forgets the work of `id` (it ended, or was handed back before it was adopted).
     pub(crate) fn forget(&self, id: &TaskId) {
-        self.lock().remove(id);
+        self.running.lock().remove(id);
     }
 
     /// Asks the work to stop, and aborts it after `grace` if it has not.
     pub(crate) fn stop_work(&self, id: &TaskId, grace: std::time::Duration) {
-        let abort = match self.lock().get(id) {
+        let abort = match self.running.lock().get(id) {
             Some(r) => {
                 r.cancel.cancel();
                 r.abort.clone()
@@ -99,7 +94,7 @@ impl Executor {
 
     /// Aborts local work at once, without a grace period: another replica owns it now.
     pub(crate) fn abort_now(&self, id: &TaskId) {
-        if let Some(r) = self.lock().remove(id) {
+        if let Some(r) = self.running.lock().remove(id) {
             r.cancel.cancel();
             r.abort.abort();
         }
@@ -107,12 +102,13 @@ impl Executor {
 
     /// The lease generation the work of `id` holds here, to fence its writes.
     pub(crate) fn fence(&self, id: &TaskId) -> Option<u64> {
-        self.lock().get(id).and_then(|r| r.generation)
+        self.running.lock().get(id).and_then(|r| r.generation)
     }
 
     /// The tasks this process runs under a lease, with the generation it holds.
     pub(crate) fn held_leases(&self) -> Vec<(TaskId, u64)> {
-        self.lock()
+        self.running
+            .lock()
             .iter()
             .filter_map(|(id, r)| r.generation.map(|g| (id.clone(), g)))
             .collect()
@@ -120,12 +116,12 @@ impl Executor {
 
     /// The ids of the tasks whose work runs in this process.
     pub(crate) fn running_ids(&self) -> Vec<TaskId> {
-        self.lock().keys().cloned().collect()
+        self.running.lock().keys().cloned().collect()
     }
 
     /// Whether the work of task `id` runs in this process.
     pub(crate) fn runs_here(&self, id: &TaskId) -> bool {
-        self.lock().contains_key(id)
+        self.running.lock().contains_key(id)
     }
 
     /// From now on no new work starts here (the engine drains).
@@ -141,6 +137,6 @@ impl Executor {
 
     /// How many tasks run in this process.
     pub(crate) fn count(&self) -> usize {
-        self.lock().len()
+        self.running.lock().len()
     }
 }

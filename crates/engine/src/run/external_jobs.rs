@@ -6,9 +6,10 @@ use mcp_tasks_protocol::{TaskId, TaskStatus};
 use mcp_tasks_store::{
     ExpiredTask, Failure, FieldChange, Outcome, StoreError, StoredJob, TaskRecord, TransitionParams,
 };
+use parking_lot::{Mutex, RwLock};
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
-use std::sync::{Arc, Mutex, MutexGuard, RwLock};
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::time::Instant;
 
@@ -66,44 +67,22 @@ struct InFlight<'a> {
 
 impl Drop for InFlight<'_> {
     fn drop(&mut self) {
-        if let Some(slot) = self.externals.lock_polls().get_mut(&self.id) {
+        if let Some(slot) = self.externals.polls.lock().get_mut(&self.id) {
             slot.in_flight = false;
         }
     }
 }
 
 impl Externals {
-    fn lock_polls(&self) -> MutexGuard<'_, HashMap<TaskId, PollSlot>> {
-        // A poisoned lock only means a thread panicked while touching a map of instants.
-        self.polls.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
     pub(crate) fn register(&self, kind: String, poller: Arc<dyn ExternalPoller>) {
-        self.warned
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .remove(&kind);
-        self.pollers
-            .write()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(kind, poller);
+        self.warned.lock().remove(&kind);
+        self.pollers.write().insert(kind, poller);
     }
 
     /// The poller of `kind`; warns once per kind when none is registered.
     fn poller(&self, kind: &str) -> Option<Arc<dyn ExternalPoller>> {
-        let found = self
-            .pollers
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(kind)
-            .cloned();
-        if found.is_none()
-            && self
-                .warned
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .insert(kind.to_string())
-        {
+        let found = self.pollers.read().get(kind).cloned();
+        if found.is_none() && self.warned.lock().insert(kind.to_string()) {
             tracing::warn!(
                 kind,
                 "no poller is registered for external jobs of this kind; their tasks are served as stored"
@@ -115,7 +94,7 @@ impl Externals {
     /// Claims the right to poll task `id` now: refused while another poll of it runs
     /// (single flight) or when the last one here began less than `interval` ago.
     fn begin(&self, id: &TaskId, interval: Duration) -> Option<InFlight<'_>> {
-        let mut polls = self.lock_polls();
+        let mut polls = self.polls.lock();
         if let Some(slot) = polls.get(id) {
             if slot.in_flight || slot.last.elapsed() < interval {
                 return None;
@@ -168,7 +147,7 @@ impl Externals {
 
     /// Drops the rate-limit entry of a task that ended.
     pub(crate) fn forget(&self, id: &TaskId) {
-        self.lock_polls().remove(id);
+        self.polls.lock().remove(id);
     }
 }
 

@@ -20,12 +20,13 @@ use futures::future::{AbortHandle, AbortRegistration, Abortable, Aborted, BoxFut
 use futures::FutureExt;
 use mcp_tasks_protocol::TaskId;
 use mcp_tasks_store::{Failure, InputRequest, Outcome, TaskRecord};
+use parking_lot::Mutex;
 use serde_json::Value;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU8, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::sync::{Arc, Weak};
 use std::task::{Context, Poll};
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
@@ -120,12 +121,6 @@ struct Early {
     steps: Vec<(String, u32, Value)>,
 }
 
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    // A poisoned lock only means a panic elsewhere mid-update of a small value that
-    // stays consistent.
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
-
 impl Handover {
     /// The handover of provisional work: its end is the caller's until adopted;
     /// `host` answers for the work once its task exists.
@@ -165,7 +160,7 @@ impl Handover {
     /// [`Phase::Creating`] (so that none set meanwhile is lost: a later one goes to
     /// the task once it exists).
     pub(crate) fn begin_creating(&self) -> Option<String> {
-        let mut kept = lock(&self.early);
+        let mut kept = self.early.lock();
         self.set_phase(Phase::Creating);
         kept.as_mut().and_then(|e| e.message.take())
     }
@@ -201,7 +196,7 @@ impl Handover {
 
     /// The end of work nobody adopted, if it has ended.
     pub(crate) fn take_end(&self) -> Option<Option<Outcome>> {
-        let mut end = lock(&self.end);
+        let mut end = self.end.lock();
         match std::mem::replace(&mut *end, EndTo::Taken) {
             EndTo::Ended(outcome) => Some(outcome),
             other => {
@@ -214,7 +209,7 @@ impl Handover {
     /// Hands the job's end to the engine: from now on the job records it. Returns the
     /// end instead when the work had already ended (the caller records it then).
     fn adopt(&self, recorder: Recorder) -> Result<(), EndedFirst> {
-        let mut end = lock(&self.end);
+        let mut end = self.end.lock();
         match std::mem::replace(&mut *end, EndTo::Taken) {
             EndTo::Caller => {
                 *end = EndTo::Engine(recorder);
@@ -238,7 +233,9 @@ impl Handover {
 
     /// Records the steps that finished before the task existed.
     async fn record_early_steps(&self, id: &TaskId, host: &dyn TaskHost) -> Result<(), StepError> {
-        let early = lock(&self.early)
+        let early = self
+            .early
+            .lock()
             .as_mut()
             .map(|e| std::mem::take(&mut e.steps))
             .unwrap_or_default();
@@ -253,7 +250,7 @@ impl Handover {
 impl TaskHost for Handover {
     async fn set_message(&self, id: &TaskId, message: String) {
         {
-            let mut kept = lock(&self.early);
+            let mut kept = self.early.lock();
             if self.phase() == Phase::Pending {
                 kept.get_or_insert_with(Default::default).message = Some(message);
                 return;
@@ -292,7 +289,7 @@ impl TaskHost for Handover {
         output: Value,
     ) -> Result<(), StepError> {
         {
-            let mut early = lock(&self.early);
+            let mut early = self.early.lock();
             if self.phase() == Phase::Pending {
                 // No task yet (and maybe never: the call may end inline); kept for
                 // when it exists.
@@ -417,7 +414,7 @@ where
                 return recording.as_mut().poll(cx);
             }
             let outcome = outcome_of(std::task::ready!(Pin::new(&mut this.work).poll(cx)));
-            let mut end = lock(&this.handover.end);
+            let mut end = this.handover.end.lock();
             match std::mem::replace(&mut *end, EndTo::Taken) {
                 EndTo::Engine(recorder) => {
                     drop(end);

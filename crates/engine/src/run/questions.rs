@@ -10,9 +10,9 @@ use mcp_tasks_store::{
     DeadlineOutcome, Failure, FieldChange, InputRequest, Outcome, QuestionDeadline, StoreError,
     TransitionParams,
 };
+use parking_lot::Mutex;
 use serde_json::Value;
 use std::collections::HashMap;
-use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
@@ -31,13 +31,6 @@ type Waiting = HashMap<(TaskId, String), oneshot::Sender<Outcome>>;
 #[derive(Default)]
 pub(crate) struct QuestionWaiters {
     waiting: Mutex<Waiting>,
-}
-
-impl QuestionWaiters {
-    fn lock(&self) -> MutexGuard<'_, Waiting> {
-        // A poisoned lock only means a thread panicked mid-update of a map of senders.
-        self.waiting.lock().unwrap_or_else(|p| p.into_inner())
-    }
 }
 
 impl QuestionWaiters {
@@ -68,7 +61,7 @@ impl QuestionWaiters {
                 // Still open from an earlier attempt: wait here (registered first,
                 // then re-read, so that an answer given meanwhile is not missed).
                 let (tx, rx) = oneshot::channel();
-                self.lock().insert((id.clone(), key.clone()), tx);
+                self.waiting.lock().insert((id.clone(), key.clone()), tx);
                 let now = read_running(core, id).await;
                 let answered = now
                     .as_ref()
@@ -76,11 +69,11 @@ impl QuestionWaiters {
                     .and_then(|r| r.input_requests.get(&key))
                     .and_then(|r| r.answer.clone());
                 if let Some(answer) = answered {
-                    self.lock().remove(&(id.clone(), key));
+                    self.waiting.lock().remove(&(id.clone(), key));
                     return into_value(answer);
                 }
                 if let Err(e) = now {
-                    self.lock().remove(&(id.clone(), key));
+                    self.waiting.lock().remove(&(id.clone(), key));
                     return Err(e);
                 }
                 let end = TaskEnd::of(&current);
@@ -99,10 +92,10 @@ impl QuestionWaiters {
             }
         }
         let (tx, rx) = oneshot::channel();
-        self.lock().insert((id.clone(), key.clone()), tx);
+        self.waiting.lock().insert((id.clone(), key.clone()), tx);
         let stored = self.store_request(core, executor, id, &key, &request).await;
         if let Err(e) = stored {
-            self.lock().remove(&(id.clone(), key));
+            self.waiting.lock().remove(&(id.clone(), key));
             return Err(e);
         }
         let deadline = request.deadline.clone();
@@ -161,7 +154,7 @@ impl QuestionWaiters {
                 _ = cancel.cancelled() => break Err(InputError::Cancelled),
                 _ = timer => {
                     if task_ends {
-                        self.lock().remove(&(id.clone(), key.clone()));
+                        self.waiting.lock().remove(&(id.clone(), key.clone()));
                         return Err(fail_unanswered(core, executor, id, &key, request, end.expires_at).await);
                     }
                     let passed = deadline.take().unwrap_or(QuestionDeadline { at: core.now(), outcome: DeadlineOutcome::Fail });
@@ -175,14 +168,14 @@ impl QuestionWaiters {
                             deadline = escalate(core, executor, id, &key, to, *within).await;
                         }
                         _ => {
-                            self.lock().remove(&(id.clone(), key.clone()));
+                            self.waiting.lock().remove(&(id.clone(), key.clone()));
                             return self.pass_deadline(core, executor, id, &key, request, passed).await;
                         }
                     }
                 }
             }
         };
-        self.lock().remove(&(id.clone(), key));
+        self.waiting.lock().remove(&(id.clone(), key));
         answer.and_then(into_value)
     }
 
@@ -447,7 +440,7 @@ impl QuestionWaiters {
         if let Some(by) = &stamped {
             crate::audit::answered(id, key, &by.principal, &by.via);
         }
-        match self.lock().remove(&(id.clone(), key.to_string())) {
+        match self.waiting.lock().remove(&(id.clone(), key.to_string())) {
             Some(tx) => {
                 let _ = tx.send(answer);
             }
@@ -464,7 +457,11 @@ impl QuestionWaiters {
             let Some(answer) = &request.answer else {
                 continue;
             };
-            if let Some(tx) = self.lock().remove(&(record.id.clone(), key.clone())) {
+            if let Some(tx) = self
+                .waiting
+                .lock()
+                .remove(&(record.id.clone(), key.clone()))
+            {
                 let _ = tx.send(answer.clone());
             }
         }

@@ -9,8 +9,9 @@
 //! session, a stdio process) is then its own requestor. A stateless request without
 //! authentication belongs to no session and counts only toward the server-wide cap.
 
+use parking_lot::Mutex;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use crate::caller::Caller;
 
@@ -41,7 +42,7 @@ pub(crate) struct Slot {
 
 impl Drop for Slot {
     fn drop(&mut self) {
-        let mut c = self.counts.lock().unwrap_or_else(|p| p.into_inner());
+        let mut c = self.counts.lock();
         c.total = c.total.saturating_sub(1);
         let Some(requestor) = &self.requestor else {
             return;
@@ -88,7 +89,7 @@ impl Quota {
     /// Takes a slot for `caller`, or says which limit is reached and the flag (and
     /// config key) that raises it.
     pub(crate) fn acquire(&self, caller: &Caller) -> Result<Slot, String> {
-        let mut c = self.counts.lock().unwrap_or_else(|p| p.into_inner());
+        let mut c = self.counts.lock();
         if c.total >= self.total {
             return Err(format!(
                 "the server already runs {} unfinished tasks, its server-wide limit; the operator can raise it with --max-active-tasks (max_active_tasks in the config file); otherwise wait for some to finish or cancel some",

@@ -11,11 +11,17 @@ use mcp_tasks_protocol::TaskId;
 #[async_trait]
 impl StepJournal for MemoryStore {
     async fn steps(&self, id: &TaskId) -> Result<Vec<JournalEntry>, StoreError> {
-        Ok(self.lock().journals.get(id).cloned().unwrap_or_default())
+        Ok(self
+            .inner
+            .lock()
+            .journals
+            .get(id)
+            .cloned()
+            .unwrap_or_default())
     }
 
     async fn record_step(&self, step: &RecordStep) -> Result<Recorded, StoreError> {
-        let mut inner = self.lock();
+        let mut inner = self.inner.lock();
         let record = inner
             .record(&step.id)
             .filter(|r| !is_expired(r, step.now))

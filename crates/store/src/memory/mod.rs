@@ -38,8 +38,8 @@ use crate::TaskStore;
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use mcp_tasks_protocol::{TaskId, TaskStatus};
+use parking_lot::Mutex;
 use std::ops::Bound;
-use std::sync::{Mutex, MutexGuard, PoisonError};
 use tables::{conflict, count_visible, is_expired, lease_conflict, on_board, Inner};
 
 /// The in-memory [`TaskStore`]: fast, always available, and gone when the process exits.
@@ -63,13 +63,6 @@ impl MemoryStore {
         Self::default()
     }
 
-    /// Takes the lock. A panic while it was held cannot leave a half-applied change
-    /// visible (every mutation is checked before anything is written), so a poisoned
-    /// lock is simply taken over.
-    fn lock(&self) -> MutexGuard<'_, Inner> {
-        self.inner.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
     /// Announces changed tasks (called without the lock held).
     fn announce<'a>(&self, ids: impl IntoIterator<Item = &'a TaskId>) {
         for id in ids {
@@ -81,7 +74,7 @@ impl MemoryStore {
 #[async_trait]
 impl TaskStore for MemoryStore {
     async fn create(&self, record: &TaskRecord) -> Result<(), StoreError> {
-        let mut inner = self.lock();
+        let mut inner = self.inner.lock();
         if inner.records.contains_key(&record.id) {
             return Err(StoreError::Duplicate);
         }
@@ -92,12 +85,12 @@ impl TaskStore for MemoryStore {
     }
 
     async fn get(&self, id: &TaskId, now: DateTime<Utc>) -> Result<Option<TaskRecord>, StoreError> {
-        let inner = self.lock();
+        let inner = self.inner.lock();
         Ok(inner.record(id).filter(|r| !is_expired(r, now)).cloned())
     }
 
     async fn list(&self, params: &ListParams) -> Result<ListPage, StoreError> {
-        let inner = self.lock();
+        let inner = self.inner.lock();
         let index = match &params.session {
             Some(session) => inner
                 .by_session
@@ -124,7 +117,7 @@ impl TaskStore for MemoryStore {
     }
 
     async fn transition(&self, params: &TransitionParams) -> Result<TaskRecord, StoreError> {
-        let mut inner = self.lock();
+        let mut inner = self.inner.lock();
         let current = inner.visible(&params.id, params.now)?;
         if params
             .expected_lease_generation
@@ -173,7 +166,7 @@ impl TaskStore for MemoryStore {
         now: DateTime<Utc>,
         limit: usize,
     ) -> Result<Vec<ExpiredTask>, StoreError> {
-        let mut inner = self.lock();
+        let mut inner = self.inner.lock();
         let ids: Vec<TaskId> = inner
             .expiry
             .iter()
@@ -202,7 +195,7 @@ impl TaskStore for MemoryStore {
         error: &Outcome,
         now: DateTime<Utc>,
     ) -> Result<u64, StoreError> {
-        let mut inner = self.lock();
+        let mut inner = self.inner.lock();
         let orphans: Vec<TaskId> = inner
             .active
             .iter()
@@ -231,6 +224,7 @@ impl TaskStore for MemoryStore {
 
     async fn timeline(&self, id: &TaskId) -> Result<Vec<TimelineEntry>, StoreError> {
         Ok(self
+            .inner
             .lock()
             .records
             .get(id)
@@ -239,7 +233,7 @@ impl TaskStore for MemoryStore {
     }
 
     async fn query_tasks(&self, query: &TaskQuery) -> Result<ListPage, StoreError> {
-        let inner = self.lock();
+        let inner = self.inner.lock();
         let index = match &query.owner {
             Some(owner) => inner.by_owner.get(owner),
             None => Some(&inner.by_created),
@@ -265,7 +259,7 @@ impl TaskStore for MemoryStore {
     }
 
     async fn count_tasks(&self, query: &TaskQuery) -> Result<u64, StoreError> {
-        let inner = self.lock();
+        let inner = self.inner.lock();
         let index = match &query.owner {
             Some(owner) => inner.by_owner.get(owner),
             None => Some(&inner.by_created),
@@ -280,7 +274,7 @@ impl TaskStore for MemoryStore {
     }
 
     async fn claim_lease(&self, params: &ClaimLeaseParams) -> Result<TaskRecord, StoreError> {
-        let mut inner = self.lock();
+        let mut inner = self.inner.lock();
         let current = inner.visible(&params.id, params.now)?;
         if current.status.is_terminal() {
             return Err(conflict(current));
@@ -294,7 +288,7 @@ impl TaskStore for MemoryStore {
     }
 
     async fn renew_lease(&self, params: &RenewLeaseParams) -> Result<TaskRecord, StoreError> {
-        let mut inner = self.lock();
+        let mut inner = self.inner.lock();
         let current = inner.visible(&params.id, params.now)?;
         if current.lease_generation != params.generation
             || current.runner.as_deref() != Some(params.runner.as_str())
@@ -313,7 +307,7 @@ impl TaskStore for MemoryStore {
         &self,
         params: &ClaimExpiredParams,
     ) -> Result<Vec<TaskRecord>, StoreError> {
-        let mut inner = self.lock();
+        let mut inner = self.inner.lock();
         // Oldest lease first, like the SQL backends.
         let mut expired: Vec<(DateTime<Utc>, TaskId)> = inner
             .active
@@ -332,30 +326,30 @@ impl TaskStore for MemoryStore {
     }
 
     async fn heartbeat(&self, runner: &crate::RunnerRecord) -> Result<(), StoreError> {
-        self.lock().heartbeat(runner);
+        self.inner.lock().heartbeat(runner);
         Ok(())
     }
 
     async fn retire(&self, runner: &str) -> Result<(), StoreError> {
-        self.lock().retire(runner);
+        self.inner.lock().retire(runner);
         Ok(())
     }
 
     async fn release_leases(&self, params: &crate::ReleaseLeasesParams) -> Result<u64, StoreError> {
-        let released = self.lock().release(params);
+        let released = self.inner.lock().release(params);
         Ok(released.len() as u64)
     }
 
     async fn runners_on_host(&self, host: &str) -> Result<Vec<crate::RunnerRecord>, StoreError> {
-        Ok(self.lock().runners_on_host(host))
+        Ok(self.inner.lock().runners_on_host(host))
     }
 
     async fn reap_runner(&self, runner: &str, now: DateTime<Utc>) -> Result<u64, StoreError> {
-        Ok(self.lock().reap(runner, now))
+        Ok(self.inner.lock().reap(runner, now))
     }
 
     async fn forget_dead_runners(&self, before: DateTime<Utc>) -> Result<u64, StoreError> {
-        let mut inner = self.lock();
+        let mut inner = self.inner.lock();
         let before_count = inner.runners.len();
         inner.runners.retain(|_, r| r.alive_until > before);
         Ok((before_count - inner.runners.len()) as u64)
@@ -385,6 +379,6 @@ impl TaskStore for MemoryStore {
         &self,
         now: DateTime<Utc>,
     ) -> Result<Option<Vec<(TaskStatus, u64)>>, StoreError> {
-        Ok(Some(count_visible(&self.lock(), now)))
+        Ok(Some(count_visible(&self.inner.lock(), now)))
     }
 }

@@ -11,7 +11,6 @@ use crate::error::StoreError;
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use std::collections::{BTreeSet, HashMap};
-use std::sync::{MutexGuard, PoisonError};
 
 /// A position by time, then key: the order of both indexes.
 type TimedKey = (DateTime<Utc>, String);
@@ -142,25 +141,17 @@ impl Outbox {
     }
 }
 
-impl MemoryStore {
-    /// Takes the outbox's lock; poisoning is harmless, as for the records' lock (every
-    /// change is complete before the lock is released).
-    fn deliveries(&self) -> MutexGuard<'_, Outbox> {
-        self.outbox.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-}
-
 #[async_trait]
 impl DeliveryOutbox for MemoryStore {
     async fn enqueue_delivery(&self, delivery: &NewDelivery) -> Result<bool, StoreError> {
-        Ok(self.deliveries().enqueue(delivery))
+        Ok(self.outbox.lock().enqueue(delivery))
     }
 
     async fn claim_deliveries(
         &self,
         params: &ClaimDeliveriesParams,
     ) -> Result<Vec<Delivery>, StoreError> {
-        Ok(self.deliveries().claim(params))
+        Ok(self.outbox.lock().claim(params))
     }
 
     async fn finish_delivery(
@@ -169,14 +160,14 @@ impl DeliveryOutbox for MemoryStore {
         runner: &str,
         result: &DeliveryResult,
     ) -> Result<(), StoreError> {
-        self.deliveries().finish(key, runner, result)
+        self.outbox.lock().finish(key, runner, result)
     }
 
     async fn pending_deliveries(&self) -> Result<u64, StoreError> {
-        Ok(self.deliveries().pending())
+        Ok(self.outbox.lock().pending())
     }
 
     async fn purge_deliveries(&self, finished_before: DateTime<Utc>) -> Result<u64, StoreError> {
-        Ok(self.deliveries().purge(finished_before))
+        Ok(self.outbox.lock().purge(finished_before))
     }
 }

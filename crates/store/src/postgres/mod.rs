@@ -36,12 +36,10 @@ mod listen;
 mod queries;
 mod row;
 mod sessions;
-mod table_stats;
 mod tls;
 pub mod writer;
 
 pub use listen::RECONNECT_DELAY;
-pub use table_stats::{checkpointer_pid, table_stats, TableStats};
 
 use crate::error::StoreError;
 use row::classify;

@@ -36,11 +36,12 @@ use crate::record::{TaskRecord, TransitionParams};
 use crate::sql::values::row_to_record;
 use crate::sql::{self, Arg};
 use chrono::{DateTime, Utc};
+use parking_lot::Mutex;
 use sqlx::postgres::{PgArguments, Postgres};
 use sqlx::query::Query;
 use sqlx::{PgConnection, PgPool, Row as _};
 use std::collections::{HashSet, VecDeque};
-use std::sync::{Arc, LazyLock, Mutex};
+use std::sync::{Arc, LazyLock};
 use tokio::sync::oneshot;
 
 /// The most creations inserted by one statement.
@@ -140,7 +141,7 @@ impl Writer {
         let record = pending.record().clone();
         let (done, answer) = oneshot::channel();
         let spawn = {
-            let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+            let mut state = self.state.lock();
             state.queue.push_back(Queued { pending, done });
             let spawn = state.flushers < FLUSHERS;
             if spawn {
@@ -166,7 +167,7 @@ impl Writer {
         let mut slot = Slot(Some(Arc::clone(&self.state)));
         loop {
             let batch: Vec<Queued> = {
-                let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+                let mut state = self.state.lock();
                 if state.queue.is_empty() {
                     // Under the lock that queued the last creation: a caller queuing
                     // after this sees one flusher fewer and starts one.
@@ -191,7 +192,7 @@ struct Slot(Option<Arc<Mutex<State>>>);
 impl Drop for Slot {
     fn drop(&mut self) {
         if let Some(state) = self.0.take() {
-            let mut state = state.lock().unwrap_or_else(|p| p.into_inner());
+            let mut state = state.lock();
             state.flushers = state.flushers.saturating_sub(1);
         }
     }

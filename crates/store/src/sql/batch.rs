@@ -12,7 +12,7 @@ use std::future::Future;
 /// Tells the observer in `observer`, once one is set, that `backend` writes a batch of
 /// `size` creations.
 pub(crate) fn tell_size(observer: &ObserverSlot, backend: &'static str, size: usize) {
-    let told = observer.read().unwrap_or_else(|p| p.into_inner()).clone();
+    let told = observer.read().clone();
     if let Some(told) = told {
         told.observe_batch(backend, size);
     }

@@ -4,9 +4,10 @@
 //! the row for its version.
 
 use mcp_tasks_protocol::TaskId;
+use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::hash::{BuildHasher, RandomState};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 /// The most records cached by one store.
 pub(crate) const CAPACITY: usize = 1 << 16;
@@ -48,20 +49,14 @@ impl<V: Clone> ShardedCache<V> {
         spread: Option<usize>,
         fresh: impl FnOnce(&V) -> bool,
     ) -> Option<V> {
-        let cached = self
-            .shard(id, spread)
-            .lock()
-            .unwrap_or_else(|p| p.into_inner());
+        let cached = self.shard(id, spread).lock();
         cached.get(id).filter(|value| fresh(value)).cloned()
     }
 
     /// Caches `value` for `id` after a read of the row (`None`: the row is not
     /// visible, and nothing is cached for it).
     pub(crate) fn keep(&self, id: &TaskId, spread: Option<usize>, value: Option<V>) {
-        let mut cached = self
-            .shard(id, spread)
-            .lock()
-            .unwrap_or_else(|p| p.into_inner());
+        let mut cached = self.shard(id, spread).lock();
         match value {
             Some(value) => {
                 if cached.len() >= CAPACITY / SHARDS && !cached.contains_key(id) {

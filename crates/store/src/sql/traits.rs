@@ -217,7 +217,7 @@ impl<B: Backend + std::fmt::Debug> TaskStore for B {
     }
 
     fn set_store_observer(&self, observer: Arc<dyn StoreObserver>) {
-        *self.observer().write().unwrap_or_else(|p| p.into_inner()) = Some(observer);
+        *self.observer().write() = Some(observer);
     }
 }
 

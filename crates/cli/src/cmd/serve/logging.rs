@@ -141,14 +141,15 @@ fn subscriber(
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
-    use std::sync::{Arc, Mutex};
+    use parking_lot::Mutex;
+    use std::sync::Arc;
 
     /// A log writer into a shared buffer.
     struct Buffer(Arc<Mutex<Vec<u8>>>);
 
     impl std::io::Write for Buffer {
         fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-            self.0.lock().unwrap().extend_from_slice(bytes);
+            self.0.lock().extend_from_slice(bytes);
             Ok(bytes.len())
         }
         fn flush(&mut self) -> std::io::Result<()> {
@@ -164,8 +165,8 @@ mod tests {
     /// (which enables everything) could decide whether this test's span exists.
     static SUBSCRIBERS: Mutex<()> = Mutex::new(());
 
-    fn one_subscriber_at_a_time() -> std::sync::MutexGuard<'static, ()> {
-        SUBSCRIBERS.lock().unwrap_or_else(|p| p.into_inner())
+    fn one_subscriber_at_a_time() -> parking_lot::MutexGuard<'static, ()> {
+        SUBSCRIBERS.lock()
     }
 
     #[test]
@@ -201,7 +202,7 @@ mod tests {
             caught
         });
         assert!(caught.is_err());
-        let text = String::from_utf8(written.lock().unwrap().clone()).unwrap();
+        let text = String::from_utf8(written.lock().clone()).unwrap();
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines.len(), 1, "{text}");
         let record: serde_json::Value = serde_json::from_str(lines[0]).unwrap();

@@ -1,12 +1,23 @@
-//! [`table_stats`]: what PostgreSQL says about the store's tables (dead and live tuples,
-//! autovacuum, sizes), for soak runs and operators who watch a long-lived database.
-//! It reads only the statistics views and size functions: no table is scanned.
+//! What PostgreSQL itself says about a database under measurement: the soak's table
+//! statistics ([`table_stats`]: dead and live tuples, autovacuum, sizes) and the
+//! checkpointer's pid ([`checkpointer_pid`], from which the figures count the
+//! database's CPU apart from the server's).
+//!
+//! These are the bench's own admin queries, not the store's: they read only
+//! PostgreSQL's statistics views and size functions (no table of the store is scanned,
+//! no store type is needed), they must still work after the server under measurement
+//! has stopped (the soak's end waits for the counters its backends flush as they
+//! exit), and the checkpointer is looked up for comparison servers (turul) too. One
+//! connection of their own each, with the URL's TLS settings as sqlx reads them
+//! (`sslmode`, `sslrootcert`, …); the server the bench started has already checked
+//! that URL.
 
-use super::row::classify;
-use crate::error::StoreError;
 use chrono::{DateTime, Utc};
-use sqlx::postgres::PgConnection;
+use sqlx::postgres::{PgConnectOptions, PgConnection};
 use sqlx::{Connection, Row};
+use std::str::FromStr;
+
+use crate::error::BenchError;
 
 /// One table of the store's schema, as PostgreSQL's statistics see it.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -37,8 +48,7 @@ pub struct TableStats {
 
 /// The statistics of every table in the URL's current schema (where the store keeps its
 /// tables; `?options=-c%20search_path%3D…` picks another), sorted by name, sqlx's
-/// migration table left out. Opens one connection of its own with the URL's TLS
-/// settings, as [`PgStore::open`](super::PgStore::open) does, and closes it.
+/// migration table left out.
 ///
 /// The counters lag their writers: each PostgreSQL backend flushes its own at most
 /// once a second, and a busy one whose flush meets a lock (many backends writing one
@@ -46,10 +56,9 @@ pub struct TableStats {
 /// flushes at once. The sizes are current.
 ///
 /// # Errors
-/// [`StoreError::InvalidUrl`] for a URL that is not a usable PostgreSQL URL,
-/// [`StoreError::Unavailable`] when the server cannot be reached, and
-/// [`StoreError::Backend`] when a query fails.
-pub async fn table_stats(url: &str) -> Result<Vec<TableStats>, StoreError> {
+/// [`BenchError::Server`] naming what failed: a URL sqlx cannot read, a server that
+/// cannot be reached, or a query that fails.
+pub async fn table_stats(url: &str) -> Result<Vec<TableStats>, BenchError> {
     let mut conn = connect(url).await?;
     let rows = sqlx::query(
         "SELECT relname::text AS table_name, n_live_tup, n_dead_tup, n_tup_ins, n_tup_upd, \
@@ -62,7 +71,7 @@ pub async fn table_stats(url: &str) -> Result<Vec<TableStats>, StoreError> {
     )
     .fetch_all(&mut conn)
     .await
-    .map_err(classify)?;
+    .map_err(|e| failed("reading pg_stat_user_tables", &e))?;
     let _ = conn.close().await;
     rows.iter()
         .map(|r| {
@@ -81,14 +90,7 @@ pub async fn table_stats(url: &str) -> Result<Vec<TableStats>, StoreError> {
             })
         })
         .collect::<Result<Vec<_>, sqlx::Error>>()
-        .map_err(classify)
-}
-
-/// One connection to `url` with its TLS settings, as [`PgStore::open`](super::PgStore::open)
-/// makes them.
-async fn connect(url: &str) -> Result<PgConnection, StoreError> {
-    let options = super::connect::options(url).await?;
-    PgConnection::connect_with(&options).await.map_err(classify)
+        .map_err(|e| failed("decoding pg_stat_user_tables", &e))
 }
 
 /// The process id of the server's checkpointer, a background process that lives as
@@ -99,14 +101,32 @@ async fn connect(url: &str) -> Result<PgConnection, StoreError> {
 ///
 /// # Errors
 /// As [`table_stats`].
-pub async fn checkpointer_pid(url: &str) -> Result<Option<u32>, StoreError> {
+pub async fn checkpointer_pid(url: &str) -> Result<Option<u32>, BenchError> {
     let mut conn = connect(url).await?;
     let pid: Option<i32> = sqlx::query_scalar(
         "SELECT pid FROM pg_stat_activity WHERE backend_type = 'checkpointer' LIMIT 1",
     )
     .fetch_optional(&mut conn)
     .await
-    .map_err(classify)?;
+    .map_err(|e| failed("reading pg_stat_activity", &e))?;
     let _ = conn.close().await;
     Ok(pid.and_then(|p| u32::try_from(p).ok()))
+}
+
+/// One connection to `url`, TLS as its parameters ask. The URL itself is never part of
+/// an error (it may hold a password).
+async fn connect(url: &str) -> Result<PgConnection, BenchError> {
+    let options = PgConnectOptions::from_str(url).map_err(|e| {
+        BenchError::Usage(format!(
+            "the PostgreSQL URL does not parse ({e}): use postgres://USER:PASSWORD@HOST:PORT/DATABASE"
+        ))
+    })?;
+    PgConnection::connect_with(&options)
+        .await
+        .map_err(|e| failed("connecting to PostgreSQL", &e))
+}
+
+/// A query or connection failure, saying what was being done.
+fn failed(doing: &str, e: &sqlx::Error) -> BenchError {
+    BenchError::Server(format!("{doing}: {e}"))
 }
