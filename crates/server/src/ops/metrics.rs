@@ -20,7 +20,7 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use crate::mcp_reader::McpReader;
+use crate::mcp_results::McpResults;
 
 mod store;
 
@@ -216,7 +216,7 @@ impl Metrics {
             // service, whatever each wire calls the task.
             let tool_error = matches!(
                 record.outcome.as_deref(),
-                Some(Outcome::Result { value }) if McpReader.result_reports_error(value)
+                Some(Outcome::Result { value }) if McpResults.result_reports_error(value)
             );
             let status = match record.status {
                 TaskStatus::Completed if tool_error => "failed",

@@ -133,7 +133,7 @@ impl<J: ExternalJob> ExternalPoller for Adapter<J> {
                 state: state.and_then(|s| serde_json::to_value(s).ok()),
                 status_message,
             }),
-            JobPoll::Done(output) => Ok(EngineJobPoll::Finished(crate::tools::call::to_outcome(
+            JobPoll::Done(output) => Ok(EngineJobPoll::Finished(crate::tools::typed::to_outcome(
                 output.into_tool_result(),
             ))),
         }
@@ -181,7 +181,7 @@ impl Tool {
             let job = Arc::clone(&start_job);
             let parsed = parse_args::<J::Args>(&start_name, args);
             Box::pin(async move {
-                let args = parsed.map_err(|e| crate::tools::call::to_outcome(Err(e)))?;
+                let args = parsed.map_err(|e| crate::tools::typed::to_outcome(Err(e)))?;
                 match job.start(args, ctx).await {
                     Ok(state) => serde_json::to_value(state).map_err(|e| Outcome::Error {
                         code: INTERNAL_ERROR,

@@ -43,7 +43,7 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use tower::ServiceExt;
 
-pub use crate::transport::limits::*;
+pub use crate::http_limits::*;
 
 /// Accepts connections on `listener` and serves `app` on each until `shutdown`
 /// completes; then closes idle connections, lets busy ones finish for up to

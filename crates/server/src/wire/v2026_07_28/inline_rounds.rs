@@ -65,7 +65,7 @@ pub(super) async fn run(
                 continue;
             };
             let method = q["method"].as_str().unwrap_or_default();
-            crate::mcp_reader::check_answer(method, &q["params"], answer).map_err(|problem| {
+            crate::answers::check_answer(method, &q["params"], answer).map_err(|problem| {
                 RpcError::invalid_params(format!(
                     "the answer to '{k}' in inputResponses was refused: {problem}; send the call again with the same requestState and a corrected answer"
                 ))
@@ -87,11 +87,11 @@ pub(super) async fn run(
         .with_client_requests(
             requester,
             req.capabilities.clone(),
-            Arc::new(crate::mcp_reader::McpReader),
+            Arc::new(crate::mcp_results::McpResults),
         );
     let grace = req.server.engine().config().cancel_grace;
     tokio::select! {
-        r = crate::tools::call::run_inline(tool, args, ctx, &cancel, grace) => match r {
+        r = crate::calls::call::run_inline(tool, args, ctx, &cancel, grace) => match r {
             Some(r) => r.map(v2026_07_28::complete),
             None => Err(shutting_down()),
         },

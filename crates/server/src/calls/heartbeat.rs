@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::time::Instant;
 
-use crate::notify::messages::progress_notification;
+use crate::messages::progress_notification;
 
 /// Sends one notification on the call's stream; false when it could not be queued.
 pub(crate) type Send = Arc<dyn Fn(Value) -> bool + std::marker::Send + Sync>;
