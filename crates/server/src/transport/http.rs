@@ -235,9 +235,10 @@ fn check_host(server: &Shared, headers: &HeaderMap) -> Result<(), Refusal> {
 /// # Errors
 /// `403 Forbidden` with a message naming the flag that would allow the request.
 pub fn check_browser_request(
-    server: &Shared,
+    server: &impl AsRef<Shared>,
     headers: &HeaderMap,
 ) -> Result<(), (StatusCode, String)> {
+    let server = server.as_ref();
     check_origin(server, headers)
         .and_then(|()| check_host(server, headers))
         .map_err(|refusal| (refusal.status, refusal.message))
@@ -250,10 +251,10 @@ pub fn check_browser_request(
 /// # Errors
 /// `403 Forbidden` naming `--allowed-host`.
 pub fn check_browser_host(
-    server: &Shared,
+    server: &impl AsRef<Shared>,
     headers: &HeaderMap,
 ) -> Result<(), (StatusCode, String)> {
-    check_host(server, headers).map_err(|refusal| (refusal.status, refusal.message))
+    check_host(server.as_ref(), headers).map_err(|refusal| (refusal.status, refusal.message))
 }
 
 /// Runs the checks every method shares (origin, host, credentials) and, unless
@@ -483,13 +484,13 @@ async fn handle_in_session(
 
     let streams = matches!(&message, Incoming::Request { method, .. } if method == TOOLS_CALL || method == TASKS_RESULT);
     if !matches!(message, Incoming::Request { .. }) {
-        crate::wire::v2025_11_25::handle(&server, &session, message, None).await;
+        crate::wire::v2025_11_25::handle(server, &session, message, None).await;
         return StatusCode::ACCEPTED.into_response();
     }
     let mut response = if streams && accepts_sse(headers) {
         sse_reply(server, session.clone(), message)
     } else {
-        match crate::wire::v2025_11_25::handle(&server, &session, message, None).await {
+        match crate::wire::v2025_11_25::handle(server, &session, message, None).await {
             Some(reply) => {
                 if is_initialize {
                     if reply.get("error").is_some() {

@@ -156,7 +156,7 @@ async fn handle_line(
     let in_order = !matches!(&message, Incoming::Request { method, .. } if method != INITIALIZE);
     if in_order {
         if let Some(reply) =
-            crate::wire::v2025_11_25::handle(&server, session, message, Some(tx.clone())).await
+            crate::wire::v2025_11_25::handle(server, session, message, Some(tx.clone())).await
         {
             let _ = tx.send(reply).await;
         }
