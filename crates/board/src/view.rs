@@ -2,7 +2,7 @@
 //! task with its questions. Only what a person needs; the owner only for operators.
 
 use chrono::{DateTime, Utc};
-use mcp_tasks_engine::{Attempt, Outcome, Progress, TaskRecord, WireReader};
+use mcp_tasks_engine::{Attempt, Outcome, Progress, ResultReading, TaskRecord};
 use mcp_tasks_protocol::methods::{ELICITATION_CREATE, SAMPLING_CREATE_MESSAGE};
 use mcp_tasks_server::mcp_results::McpResults;
 use mcp_tasks_store::TimelineEntry;

@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex, Weak};
 use tokio_util::sync::{CancellationToken, WaitForCancellationFuture};
 
 use crate::input::InputError;
-use crate::reader::{OpaqueReader, WireReader};
+use crate::reader::{OpaqueReader, ResultReading};
 use crate::retry::{Retry, RetryRequested};
 use crate::steps::{StepError, StepLog, CURRENT_STEP};
 use serde::de::DeserializeOwned;
@@ -112,10 +112,10 @@ pub struct TaskContext {
     client_capabilities: Arc<Value>,
     /// Checks an input request against `client_capabilities` (the wire knows what
     /// each request needs).
-    reader: Arc<dyn WireReader>,
+    reader: Arc<dyn ResultReading>,
     /// Whether a person may answer this task's questions (the engine's
     /// `people_answer_questions`): then a task may ask what its client did not declare
-    /// it can answer, when the reader says a person could ([`WireReader::people_may_answer`]).
+    /// it can answer, when the reader says a person could ([`ResultReading::people_may_answer`]).
     people_answer: bool,
     /// The preflight answers; `None` when there are none (most tools), which saves
     /// every running task an allocation.
@@ -180,7 +180,7 @@ impl TaskContext {
         cancel: CancellationToken,
         progress: Option<ProgressSink>,
         client_capabilities: Arc<Value>,
-        reader: Arc<dyn WireReader>,
+        reader: Arc<dyn ResultReading>,
         people_answer: bool,
         steps: Arc<StepLog>,
     ) -> Self {
@@ -223,7 +223,7 @@ impl TaskContext {
         mut self,
         requester: ClientRequester,
         client_capabilities: Value,
-        reader: Arc<dyn WireReader>,
+        reader: Arc<dyn ResultReading>,
     ) -> Self {
         self.requester = Some(requester);
         self.client_capabilities = Arc::new(client_capabilities);
@@ -231,7 +231,7 @@ impl TaskContext {
         self
     }
 
-    /// Whether the client can be asked `method` (see [`WireReader::check_input`]).
+    /// Whether the client can be asked `method` (see [`ResultReading::check_input`]).
     fn check_input(&self, method: &str, params: &Value) -> Result<(), InputError> {
         self.reader
             .check_input(&self.client_capabilities, method, params)

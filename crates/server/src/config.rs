@@ -55,7 +55,7 @@ pub struct ServerConfig {
     /// the start; ending within the budget it is answered with its ordinary result,
     /// otherwise, before the budget ends, with a result telling the model that the
     /// work goes on as a task and how to wait for it, see it and cancel it (see
-    /// `tools::plain`). Zero turns this off (plain calls run inline, as before).
+    /// `calls::plain`). Zero turns this off (plain calls run inline, as before).
     /// Default [`DEFAULT_SYNC_BUDGET`].
     pub sync_budget: std::time::Duration,
     /// Who is offered the task tools (`task_wait`, `task_status`, `task_answer`,

@@ -1,8 +1,8 @@
-//! The engine's [`WireReader`] for MCP: where a request's progress token is and what a
+//! The engine's [`ResultReading`] for MCP: where a request's progress token is and what a
 //! tool result's `isError` means. The engine holds requests and results as opaque JSON;
 //! this is the one place that reads them for it.
 
-use mcp_tasks_engine::WireReader;
+use mcp_tasks_engine::ResultReading;
 use mcp_tasks_protocol::methods::{self, progress_token};
 
 use crate::answers::{check_answer, check_input};
@@ -16,7 +16,7 @@ const MAX_ERROR_TEXT_CHARS: usize = 500;
 #[derive(Debug, Clone, Copy, Default)]
 pub struct McpResults;
 
-impl WireReader for McpResults {
+impl ResultReading for McpResults {
     fn progress_token(&self, request: &Value) -> Option<Value> {
         progress_token(request)
     }

@@ -316,7 +316,7 @@ pub(crate) struct Attached<'a> {
 
 /// Makes the call's stream task `id`'s while the call waits on it, so that the task's
 /// questions and log messages go there, without related-task `_meta` (see
-/// [`Server::attach_plain_wait`]). Call it before the work first runs.
+/// [`crate::sessions::Sessions::attach_plain_wait`]). Call it before the work first runs.
 pub(crate) fn attach<'a>(server: &'a Shared, link: &'a CallLink, id: &TaskId) -> Attached<'a> {
     let session = match (&link.session, &link.stream) {
         (Some(session), Some(tx)) => {

@@ -2,7 +2,7 @@
 //! `task_list`, the way back to a task for clients that speak no tasks.
 //!
 //! A host without tasks gets a *handle* when a plain call outlives the sync budget
-//! (see `tools::plain`); with these tools its model waits for the result, reads the
+//! (see `calls::plain`); with these tools its model waits for the result, reads the
 //! progress and the open questions (with their forms), answers a question the host
 //! cannot show, cancels, and finds a task again whose id it lost. They are offered per
 //! [`TaskTools`] and obey owner binding exactly as `tasks/*` do: another principal's
@@ -41,7 +41,7 @@ pub(crate) fn offered(mode: TaskTools, speaks_tasks: bool) -> bool {
 /// is offered the task tools.
 ///
 /// Such a client gets no tool's `outputSchema`. Why: a plain call of it that outlives
-/// the sync budget answers with a handle (see `tools::plain`), which cannot be the
+/// the sync budget answers with a handle (see `calls::plain`), which cannot be the
 /// tool's structured output; the SDK clients refuse a result that is not an error and
 /// lacks the structured content an advertised schema promises, so with the schema the
 /// handle would have to be an error, which hosts paint red and models call again. The

@@ -8,7 +8,7 @@
 //! Task counters count what this process did (it created the task, or its write won the
 //! status change), so summing over replicas counts each task once.
 
-use mcp_tasks_engine::{Activity, Outcome, TaskRecord, WireReader};
+use mcp_tasks_engine::{Activity, Outcome, ResultReading, TaskRecord};
 use mcp_tasks_protocol::{TaskId, TaskStatus};
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;

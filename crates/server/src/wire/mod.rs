@@ -1,8 +1,9 @@
 //! The two task wire generations, one folder each. A method has the same file name on
 //! both sides (`tools_call.rs`, `tasks_get.rs`, `tasks_cancel.rs`, `tools_list.rs`, ...),
 //! as sqlx's backends do, so the difference between the wires for one method is two
-//! files side by side. What both share (finding and running a tool, starting a task,
-//! mapping engine errors) lives above, in `tools::call` and `error_map`.
+//! files side by side. What both share lives below: the call pipeline (`calls`, whose
+//! `plan` decides what a `tools/call` becomes; each wire's `tools_call.rs` only renders
+//! the plan) and `error_map`.
 //!
 //! - `v2025_11_25`: sessions opened by `initialize`; `params.task`; `tasks/get`,
 //!   `tasks/result`, `tasks/list`, `tasks/cancel`; input requests as server-to-client

@@ -1,5 +1,5 @@
-//! The 2025-11-25 wire: [`handle`] (behind [`crate::Server::handle`]) takes one parsed message in and gives the
-//! response out. Requests and notifications go to the handlers of this wire; responses
+//! The 2025-11-25 wire: [`handle`] (behind [`crate::Server::handle`]) takes one parsed
+//! message in and gives the response out. Requests and notifications go to the handlers of this wire; responses
 //! answer the server's own requests to the client (input for tasks and synchronous
 //! calls). Method dispatch: one file per MCP method, chosen by [`Method`]. Unknown
 //! methods get `-32601` and the session stays up (the mini-redis `Unknown` command

@@ -105,7 +105,7 @@ async fn call_task_tool(
 }
 
 /// A plain call under the sync budget: run as a task from the start, answered with
-/// its result when it ends in time, else with a handle (see `tools::plain`).
+/// its result when it ends in time, else with a handle (see `calls::plain`).
 async fn run_with_budget(
     server: &Shared,
     session: &Arc<Session>,
