@@ -2,6 +2,7 @@
 //! the same endpoint: discovery, cache hints, routing headers, error codes, one store for
 //! both wires, subscriptions. The task path is in `wire_2026_07_28_tasks.rs`, questions
 //! and MRTR rounds in `wire_2026_07_28_input.rs`.
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
 mod common;
 
@@ -25,7 +26,6 @@ async fn discover_advertises_the_extension_not_the_legacy_capability() {
 
 /// `tools/list` and `server/discover` are `CacheableResult`s: `ttlMs` and `cacheScope`
 /// are required (the TypeScript SDK v2 client refused a tool list without them).
-
 #[tokio::test]
 async fn cacheable_results_carry_ttl_and_cache_scope() {
     let s = start_server().await;

@@ -1,6 +1,7 @@
 //! Questions on the 2026-07-28 wire: input requests inlined in `tasks/get` and answered
 //! with `tasks/update`, MRTR rounds for a tool's preflight questions, and the same
 //! question asked inside the task on the 2025-11-25 wire.
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
 mod common;
 

@@ -1,6 +1,7 @@
 //! The task path of the 2026-07-28 wire: the server decides which calls become tasks
 //! (the task window, tools known to run long, `required` tools), outcomes inlined in
 //! `tasks/get`, and a plain call without the extension under the sync budget.
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
 mod common;
 
@@ -83,7 +84,6 @@ async fn server_directed_tasks_with_inlined_outcomes() {
 
 /// The tasks the stateless wire's anonymous callers own, as the engine lists them (the
 /// extension wire itself has no `tasks/list`).
-
 async fn stateless_tasks(s: &common::TestServer) -> usize {
     let caller = Caller::anonymous("stateless", None);
     s.server
