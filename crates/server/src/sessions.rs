@@ -5,9 +5,10 @@
 
 use mcp_tasks_engine::Engine;
 use mcp_tasks_protocol::TaskId;
+use parking_lot::Mutex;
 use serde_json::Value;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 
 use crate::session::{least_needed, Session};
 
@@ -51,7 +52,7 @@ impl Sessions {
     /// its id (an existing one when another request added it first).
     pub(crate) fn hold(&self, session: Arc<Session>) -> Arc<Session> {
         let evicted = {
-            let mut sessions = self.lock();
+            let mut sessions = self.table.lock();
             if let Some(held) = sessions.get(session.id()) {
                 return Arc::clone(held);
             }
@@ -78,24 +79,24 @@ impl Sessions {
 
     /// Looks a session up by id.
     pub(crate) fn get(&self, id: &str) -> Option<Arc<Session>> {
-        self.lock().get(id).cloned()
+        self.table.lock().get(id).cloned()
     }
 
     /// How many sessions this process holds.
     pub(crate) fn count(&self) -> usize {
-        self.lock().len()
+        self.table.lock().len()
     }
 
     /// Every session held now (to send them all one notification).
     pub(crate) fn all(&self) -> Vec<Arc<Session>> {
-        self.lock().values().cloned().collect()
+        self.table.lock().values().cloned().collect()
     }
 
     /// Finds a session for a client request (and marks it used): one opened here, or
     /// one another replica opened and stored in `engine`'s shared database (it is then
     /// served here too; its streams stay where they are).
     pub(crate) async fn find(&self, engine: &Engine, id: &str) -> Option<Arc<Session>> {
-        let known = self.lock().get(id).map(|s| {
+        let known = self.table.lock().get(id).map(|s| {
             // Touched under the table's lock, so the idle sweep cannot drop it between
             // the lookup and the touch.
             s.touch();
@@ -143,7 +144,7 @@ impl Sessions {
 
     /// Ends a session: its synchronous calls are cancelled, its tasks go on.
     pub(crate) fn close(&self, id: &str) -> bool {
-        let removed = self.lock().remove(id);
+        let removed = self.table.lock().remove(id);
         if let Some(s) = &removed {
             s.cancel_all_requests();
         }
@@ -157,7 +158,7 @@ impl Sessions {
         now: tokio::time::Instant,
         timeout: std::time::Duration,
     ) -> (usize, Vec<String>) {
-        let mut sessions = self.lock();
+        let mut sessions = self.table.lock();
         let before = sessions.len();
         sessions.retain(|_, s| !s.is_idle(now, timeout));
         let alive: Vec<String> = sessions.keys().cloned().collect();
@@ -174,14 +175,15 @@ impl Sessions {
         task: &TaskId,
         tx: tokio::sync::mpsc::Sender<Value>,
     ) {
-        self.lock_plain_waits()
+        self.plain_waits
+            .lock()
             .insert(task.clone(), session.id().to_string());
         session.open_result_stream(task, tx);
     }
 
     /// Undoes [`Sessions::attach_plain_wait`].
     pub(crate) fn detach_plain_wait(&self, session: &Session, task: &TaskId) {
-        let mut waits = self.lock_plain_waits();
+        let mut waits = self.plain_waits.lock();
         if waits.get(task).is_some_and(|s| s == session.id()) {
             waits.remove(task);
         }
@@ -191,20 +193,12 @@ impl Sessions {
 
     /// The session whose plain call waits on `task` now, if one does.
     pub(crate) fn plain_wait_session(&self, task: &TaskId) -> Option<String> {
-        self.lock_plain_waits().get(task).cloned()
+        self.plain_waits.lock().get(task).cloned()
     }
 
     /// Whether messages about `task` carry its related-task `_meta`: not while a
     /// plain call waits on it.
     pub(crate) fn relates_to_task(&self, task: &TaskId) -> bool {
         self.plain_wait_session(task).is_none()
-    }
-
-    fn lock_plain_waits(&self) -> MutexGuard<'_, HashMap<TaskId, String>> {
-        self.plain_waits.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    fn lock(&self) -> MutexGuard<'_, HashMap<String, Arc<Session>>> {
-        self.table.lock().unwrap_or_else(|p| p.into_inner())
     }
 }

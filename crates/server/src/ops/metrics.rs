@@ -10,6 +10,7 @@
 
 use mcp_tasks_engine::{Activity, Outcome, ResultReading, TaskRecord};
 use mcp_tasks_protocol::{TaskId, TaskStatus};
+use parking_lot::Mutex;
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
@@ -17,7 +18,6 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
 use prometheus_client::registry::{Registry, Unit};
 use std::collections::HashMap;
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use crate::mcp_results::McpResults;
@@ -193,7 +193,7 @@ impl Metrics {
             self.created.get_or_create(&ToolLabel { tool }).inc();
             return;
         }
-        let mut waiting = self.waiting.lock().unwrap_or_else(|p| p.into_inner());
+        let mut waiting = self.waiting.lock();
         if record.status == TaskStatus::InputRequired {
             if waiting.len() >= MAX_WAITING {
                 // Tasks that expired while waiting never leave the state here: keep
@@ -260,7 +260,7 @@ impl Metrics {
         self.sessions
             .set(i64::try_from(sessions).unwrap_or(i64::MAX));
         {
-            let mut counted = self.counted.lock().unwrap_or_else(|p| p.into_inner());
+            let mut counted = self.counted.lock();
             self.quota_refusals.inc_by(
                 activity
                     .quota_refusals

@@ -136,7 +136,6 @@ impl Server {
             .inner
             .readiness
             .write()
-            .unwrap_or_else(|p| p.into_inner())
             .push((name.into(), probe));
     }
 
@@ -144,12 +143,7 @@ impl Server {
     /// to it, and adds its capabilities to ours. Set it before clients connect: a
     /// session already open keeps the capabilities it was told.
     pub fn set_passthrough(&self, passthrough: Arc<dyn crate::Passthrough>) {
-        *self
-            .shared
-            .inner
-            .passthrough
-            .write()
-            .unwrap_or_else(|p| p.into_inner()) = Some(passthrough);
+        *self.shared.inner.passthrough.write() = Some(passthrough);
     }
 
     /// Sends a notification to every connected session (a passthrough's
@@ -165,12 +159,7 @@ impl Server {
     /// list) and tells connected clients (`notifications/tools/list_changed`). Calls
     /// already running keep the tool they started with.
     pub fn set_tools(&self, tools: ToolRegistry) {
-        *self
-            .shared
-            .inner
-            .tools
-            .write()
-            .unwrap_or_else(|p| p.into_inner()) = Arc::new(tools);
+        *self.shared.inner.tools.write() = Arc::new(tools);
         self.notify_all(
             mcp_tasks_protocol::methods::NOTIF_TOOLS_LIST_CHANGED,
             serde_json::json!({}),

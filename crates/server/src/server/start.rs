@@ -118,13 +118,7 @@ fn resumer(
     Arc::new(move |record| {
         let name = record.request.name()?;
         let tool = match me.get() {
-            Some(weak) => weak
-                .upgrade()?
-                .tools
-                .read()
-                .unwrap_or_else(|p| p.into_inner())
-                .get(&name)?
-                .clone(),
+            Some(weak) => weak.upgrade()?.tools.read().get(&name)?.clone(),
             None => initial.get(&name)?.clone(),
         };
         let args = match record.request.field("arguments") {
@@ -185,14 +179,7 @@ fn metrics_observer(me: Arc<OnceLock<Weak<SharedInner>>>) -> TransitionObserver 
     Arc::new(move |record| {
         if let Some(inner) = me.get().and_then(Weak::upgrade) {
             let name = record.request.name();
-            let known = name.filter(|n| {
-                inner
-                    .tools
-                    .read()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .get(n)
-                    .is_some()
-            });
+            let known = name.filter(|n| inner.tools.read().get(n).is_some());
             let tool = known.map_or_else(|| "other".to_string(), String::from);
             inner.metrics.observe_task(record, tool);
         }

@@ -11,8 +11,9 @@
 pub(crate) mod durations;
 
 use mcp_tasks_engine::Engine;
+use parking_lot::RwLock;
 use serde_json::Value;
-use std::sync::{Arc, RwLock};
+use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::ServerConfig;
@@ -126,7 +127,7 @@ impl Shared {
 
     /// The tools offered now.
     pub(crate) fn tools(&self) -> Arc<ToolRegistry> {
-        Arc::clone(&self.inner.tools.read().unwrap_or_else(|p| p.into_inner()))
+        Arc::clone(&self.inner.tools.read())
     }
 
     /// The session table.
@@ -186,7 +187,6 @@ impl Shared {
         self.inner
             .passthrough
             .read()
-            .unwrap_or_else(|p| p.into_inner())
             .clone()
             .filter(|p| p.handles(method))
     }
@@ -196,7 +196,6 @@ impl Shared {
         self.inner
             .passthrough
             .read()
-            .unwrap_or_else(|p| p.into_inner())
             .as_ref()
             .map(|p| p.capabilities())
             .unwrap_or(Value::Null)
@@ -217,12 +216,7 @@ impl Shared {
         &self,
         within: std::time::Duration,
     ) -> Vec<(String, String)> {
-        let probes: Vec<(String, ReadinessProbe)> = self
-            .inner
-            .readiness
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone();
+        let probes: Vec<(String, ReadinessProbe)> = self.inner.readiness.read().clone();
         let answers =
             futures::future::join_all(probes.into_iter().map(|(name, probe)| async move {
                 match tokio::time::timeout(within, probe()).await {

@@ -13,8 +13,9 @@
 use mcp_tasks_engine::{ClientRequester, InputError, TaskContext};
 use mcp_tasks_protocol::codec::v2026_07_28;
 use mcp_tasks_protocol::RpcError;
+use parking_lot::Mutex;
 use serde_json::{json, Map, Value};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
@@ -100,7 +101,6 @@ pub(super) async fn run(
             // (dropping its future aborts it) and runs again when the answer comes.
             let (k, q) = asked
                 .lock()
-                .unwrap_or_else(|p| p.into_inner())
                 .take()
                 .unwrap_or_default();
             Ok(reply(req, &key, &call, answers, Map::from_iter([(k, q)])))
@@ -125,7 +125,7 @@ fn requester(
             let answer = answer.clone();
             return Box::pin(async move { Ok::<Value, InputError>(answer) });
         }
-        let mut slot = asked.lock().unwrap_or_else(|p| p.into_inner());
+        let mut slot = asked.lock();
         if slot.is_none() {
             *slot = Some((key, json!({ "method": method, "params": params })));
             noticed.notify_one();
