@@ -10,7 +10,7 @@
 //! | `builder` | [`crate::ServerBuilder`] and [`Server::builder`] |
 //! | `start` | [`Server::start`]: what starting wires into the engine (the reader, resumable tools, log routing, metrics), the event routing and the idle-session sweep |
 //! | `serve` | [`Server::serve_stdio`], [`Server::serve_http`], [`Server::router`], the shutdown signal |
-//! | `handle` | [`Server::handle`] (one 2025-11-25 message) and [`Server::handle_stateless`] (one 2026-07-28 request) |
+//! | `handle` | [`Server::handle`]: one 2025-11-25 message (the 2026-07-28 wire's entry points, `wire::v2026_07_28::{handle, listen}`, take a `Server` as they are) |
 //! | `start_call` | [`Server::start_tool_task`]: a call started as a task on someone's behalf (the board's "run again") |
 
 pub mod builder;
