@@ -2,9 +2,9 @@
 //! task with its questions. Only what a person needs; the owner only for operators.
 
 use chrono::{DateTime, Utc};
-use mcp_tasks_engine::{Attempt, Outcome, Progress, TaskRecord, WireReader};
+use mcp_tasks_engine::{Attempt, Outcome, Progress, ResultReading, TaskRecord};
 use mcp_tasks_protocol::methods::{ELICITATION_CREATE, SAMPLING_CREATE_MESSAGE};
-use mcp_tasks_server::mcp_reader::McpReader;
+use mcp_tasks_server::mcp_results::McpResults;
 use mcp_tasks_store::TimelineEntry;
 use serde_json::{json, Map, Value};
 
@@ -29,7 +29,7 @@ pub(crate) fn tool_error_text(record: &TaskRecord) -> Option<String> {
     let Some(Outcome::Result { value }) = record.outcome.as_deref() else {
         return None;
     };
-    if !McpReader.result_reports_error(value) {
+    if !McpResults.result_reports_error(value) {
         return None;
     }
     let text = value["content"]

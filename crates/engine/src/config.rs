@@ -134,7 +134,7 @@ pub struct EngineConfig {
     pub external_call_timeout: Duration,
     /// Whether people answer questions here (a task board takes them): a task may then
     /// ask a question its client did not declare it can answer, when the wire reader
-    /// says a person could answer it ([`crate::WireReader::people_may_answer`]). Plain
+    /// says a person could answer it ([`crate::ResultReading::people_may_answer`]). Plain
     /// (non-task) calls still ask only what their client declared.
     pub people_answer_questions: bool,
 }

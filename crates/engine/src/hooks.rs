@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use crate::context::{TaskContext, Work};
 use crate::events::LogRouter;
-use crate::reader::{OpaqueReader, WireReader};
+use crate::reader::{OpaqueReader, ResultReading};
 use crate::retry::RetryPolicy;
 
 /// Told of each record this process wrote: a new task (version 0) and every status
@@ -61,7 +61,7 @@ impl std::fmt::Debug for Resumption {
 pub struct EngineHooks {
     /// How requests and results are read (the server's wire knowledge); the default
     /// ([`OpaqueReader`]) routes no progress and finds no errors in results.
-    pub reader: Arc<dyn WireReader>,
+    pub reader: Arc<dyn ResultReading>,
     /// How to re-run a task taken over from a stopped process (tools declared
     /// resumable); without one, such tasks are failed with a message naming the cause.
     pub resumer: Option<Resumer>,
@@ -100,7 +100,7 @@ impl std::fmt::Debug for EngineHooks {
 
 impl EngineHooks {
     /// These hooks reading wire requests and results with `reader`.
-    pub fn reader(mut self, reader: Arc<dyn WireReader>) -> Self {
+    pub fn reader(mut self, reader: Arc<dyn ResultReading>) -> Self {
         self.reader = reader;
         self
     }

@@ -19,7 +19,7 @@
 //!
 //! Beside them, the types the embedder sees: [`EngineConfig`], [`EngineHooks`] (what the
 //! engine learns of its embedder, once, at start), [`TaskContext`] (what running work
-//! holds), [`WireReader`], [`Caller`], [`TaskEvent`], [`EngineError`], [`InputError`].
+//! holds), [`ResultReading`], [`Caller`], [`TaskEvent`], [`EngineError`], [`InputError`].
 //! `docs/architecture.md` traces a task's life through these files.
 //!
 //! Failures the engine decides are [`Failure`]s (cancelled, server restarted, lease
@@ -74,7 +74,7 @@ pub use mcp_tasks_store::{
     Answerer, Assignment, DeadlineOutcome, Failure, InputRequest, Outcome, SessionRecord,
     StoreObserver, StoredJob, TaskRecord, TRACE_TARGET,
 };
-pub use reader::WireReader;
+pub use reader::ResultReading;
 pub use retry::{Retry, RetryPolicy, RetryRequested};
 pub use run::rerun::LOST_RUNNER_MESSAGE;
 pub use run::span::set_task_span_parent;

@@ -7,8 +7,10 @@
 use mcp_tasks_store::Outcome;
 use serde_json::Value;
 
-/// Reads the few things the engine acts on out of opaque requests and results.
-pub trait WireReader: Send + Sync {
+/// How the engine reads the few things it acts on out of opaque requests and results
+/// (progress tokens, a result's own error, whether an answer fits its question): a
+/// policy the server gives it, not a reader of any wire.
+pub trait ResultReading: Send + Sync {
     /// The token under which progress of this request is reported, if the request
     /// asked for progress (MCP: `params._meta.progressToken`).
     fn progress_token(&self, request: &Value) -> Option<Value>;
@@ -70,7 +72,7 @@ pub trait WireReader: Send + Sync {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct OpaqueReader;
 
-impl WireReader for OpaqueReader {
+impl ResultReading for OpaqueReader {
     fn progress_token(&self, _request: &Value) -> Option<Value> {
         None
     }

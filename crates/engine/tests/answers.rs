@@ -3,7 +3,7 @@
 //! (no "waiting for …" on an answered or finished task).
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
-use mcp_tasks_engine::{Engine, EngineConfig, EngineError, EngineHooks, Outcome, WireReader};
+use mcp_tasks_engine::{Engine, EngineConfig, EngineError, EngineHooks, Outcome, ResultReading};
 use mcp_tasks_protocol::TaskStatus;
 use mcp_tasks_store::MemoryStore;
 use serde_json::{json, Value};
@@ -19,7 +19,7 @@ use mcp_tasks_testkit::{eventually, WAIT};
 /// A reader that takes only answers whose `content.n` is a number.
 struct NumbersOnly;
 
-impl WireReader for NumbersOnly {
+impl ResultReading for NumbersOnly {
     fn progress_token(&self, _request: &Value) -> Option<Value> {
         None
     }

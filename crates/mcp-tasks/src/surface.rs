@@ -63,7 +63,7 @@
 //! fn f(
 //!     ctx: mcp_tasks::TaskContext,
 //!     requester: mcp_tasks_engine::ClientRequester,
-//!     reader: std::sync::Arc<dyn mcp_tasks_engine::WireReader>,
+//!     reader: std::sync::Arc<dyn mcp_tasks_engine::ResultReading>,
 //! ) -> mcp_tasks::TaskContext {
 //!     ctx.with_client_requests(requester, serde_json::Value::Null, reader)
 //! }
@@ -73,7 +73,7 @@
 //! fn f(
 //!     sink: mcp_tasks_engine::LogSink,
 //!     requester: mcp_tasks_engine::ClientRequester,
-//!     reader: std::sync::Arc<dyn mcp_tasks_engine::WireReader>,
+//!     reader: std::sync::Arc<dyn mcp_tasks_engine::ResultReading>,
 //! ) -> mcp_tasks::TaskContext {
 //!     let ctx = TaskContextParts::detached(Default::default(), None)
 //!         .client_requests(requester, serde_json::Value::Null, reader)

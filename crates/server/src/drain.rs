@@ -3,7 +3,9 @@
 //! 503, no new task starts, resumable tasks are handed over, the others get the drain
 //! timeout) and a second stops at once ([`drain_signal`], [`drain_on`]).
 
-use crate::server::Server;
+use mcp_tasks_engine::Engine;
+
+use crate::shared::Shared;
 
 /// Ctrl-C and SIGTERM counted as they arrive, so that the first can start a drain and
 /// a second stop at once. Clones share one count; the listener ends when the last
@@ -99,20 +101,21 @@ async fn count_signals(tx: tokio::sync::watch::Sender<u32>, mut handlers: Handle
 /// ends, or at once on a second signal.
 ///
 /// The handlers are installed when this is called, not when it is first polled.
-pub fn drain_signal(server: Server) -> impl std::future::Future<Output = ()> + Send + 'static {
-    drain_on(server, ShutdownSignals::listen())
+pub fn drain_signal(
+    server: impl AsRef<Shared>,
+) -> impl std::future::Future<Output = ()> + Send + 'static {
+    drain_on(server.as_ref().clone(), ShutdownSignals::listen())
 }
 
 /// [`drain_signal`] with signals listened to already (before the server announced
 /// itself, so that no early signal is missed).
-pub async fn drain_on(server: Server, signals: ShutdownSignals) {
+pub async fn drain_on(server: impl AsRef<Shared>, signals: ShutdownSignals) {
     signals.clone().nth(1).await;
-    drain_unless(&server, signals.nth(2)).await;
+    drain_unless(server.as_ref().engine(), signals.nth(2)).await;
 }
 
-/// Drains `server`'s engine unless `stop_now` completes first.
-pub(crate) async fn drain_unless(server: &Server, stop_now: impl std::future::Future<Output = ()>) {
-    let engine = server.engine();
+/// Drains `engine` unless `stop_now` completes first.
+pub(crate) async fn drain_unless(engine: &Engine, stop_now: impl std::future::Future<Output = ()>) {
     let timeout = engine.config().drain_timeout;
     tokio::select! {
         _ = engine.drain(timeout) => {}

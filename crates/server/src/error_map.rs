@@ -67,6 +67,19 @@ pub fn outcome_error(outcome: &Outcome) -> Option<RpcError> {
     }
 }
 
+/// `-32021`: the request needs the Tasks extension, which its `_meta` did not declare.
+/// `what` is said as given (quote names in it: `"'tasks/get'"`, `"tool 'x'"`).
+pub(crate) fn missing_extension(what: &str) -> RpcError {
+    RpcError::new(
+        mcp_tasks_protocol::error_code::MISSING_CAPABILITY,
+        format!(
+            "{what} needs the client to declare the '{}' extension in _meta clientCapabilities.extensions",
+            mcp_tasks_protocol::codec::v2026_07_28::EXTENSION_ID
+        ),
+    )
+    .with_data(mcp_tasks_protocol::codec::v2026_07_28::required_extension_data())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -5,50 +5,53 @@
 //! nothing of SQL. [`Server`] is the one server type: build it with [`Server::builder`]
 //! (or [`Server::start`] with parts you assembled) and serve it over stdio, HTTP, or your own axum app.
 //!
-//! | module | what it owns |
-//! |---|---|
-//! | [`builder`] | [`ServerBuilder`]: tools, store and settings collected before start; [`BuildError`] |
-//! | `serve` | running a [`Server`]: `serve_stdio`, `serve_http`, `router`, the shutdown signal |
-//! | `drain` | stopping well: [`ShutdownSignals`] (a first Ctrl-C or SIGTERM drains the engine, a second stops at once), [`drain_signal`], [`drain_on`] |
-//! | [`server`] | [`Server`] and [`ServerConfig`]: the shared state (engine, tools, sessions, outgoing requests) |
-//! | `start` | what starting a server wires into the engine: external pollers, the reader, resumable tools, log routing, the idle-session sweep |
-//! | [`session`] | [`Session`]: negotiated version, client capabilities, outbound stream, in-flight calls |
-//! | `tools/` | tools and calling them: [`registry`] ([`ToolRegistry`]), [`typed`] tool functions, [`external`] tools polled elsewhere ([`ExternalJob`]), `call` (the one tool-call path both wires share: lookup, panic capture, cancellation, and starting a call as a task) |
-//! | `questions/` | questions asked of the client and their answers: [`ask`] ([`AskClient`]: elicitation, sampling, roots), [`elicit`] (a Rust type as a requested schema), `in_task` (inside a task, on either wire), `in_call` (during a plain call, on its own stream), `client_hosted` (a request the client answers as a task), `outgoing` (the server's requests and the answers it waits for), `reask` (asking again after a refused answer) |
-//! | `notify/` | notifications: `routing` (engine events to the sessions that should see them) and `messages` (status, progress, log lines) |
-//! | `ops/` | operating a server: [`auth`] (bearer tokens: static table or JWT via JWKS), [`metrics`] (Prometheus), [`telemetry`] (one span per MCP request after OpenTelemetry's MCP conventions, trace context from `_meta`) |
-//! | [`wire`] | one folder per wire generation with the same file name for the same method: `v2025_11_25` (which also takes one incoming message, `Server::handle`) and [`wire::v2026_07_28`] |
-//! | [`passthrough`] | [`Passthrough`]: methods we do not answer (resources, prompts) handed on, e.g. to a gateway's upstreams |
-//! | [`error_map`] | engine errors and task failures to JSON-RPC errors, in one place |
-//! | [`mcp_reader`] | the engine's `WireReader`: progress tokens and `isError`, read for it |
-//! | [`transport`] | stdio and Streamable HTTP (our own hyper accept loop under an axum router), with the HTTP connection limits ([`transport::limits`], also at [`http_limits`]) |
+//! The crate is layered as the engine is: each layer imports only those below it, and
+//! nothing imports the facade.
 //!
-//! The modules that moved into a feature folder stay importable at their old paths
-//! (`mcp_tasks_server::registry`, `::auth`, `::http_limits`, ...), re-exported below.
+//! | layer | module | what it owns |
+//! |---|---|---|
+//! | facade | [`server`] | [`Server`] and every `impl Server`: [`builder`] ([`ServerBuilder`], [`BuildError`]), `start` (what starting wires into the engine), `serve` (`serve_stdio`, `serve_http`, `router`), `handle`, `start_call` (run again); [`ServerConfig`] re-exported |
+//! | transports | [`transport`] | stdio and Streamable HTTP (our own hyper accept loop under an axum router), `/healthz`, `/readyz`, `/metrics`; they take a server as `impl AsRef<Shared>` |
+//! | wires | [`wire`] | one folder per wire generation with the same file name for the same method: `v2025_11_25` and [`wire::v2026_07_28`]; each `tools_call.rs` renders the call plan |
+//! | call pipeline | `calls/` | what a `tools/call` becomes: `plan` (find, validate, approval gate, preflight, then one `CallPlan`), `call` (starting a tool inline or as a task), `plain`, `budget`, `heartbeat` (a plain call under the sync budget), [`task_tools`] (`task_wait`, ...) |
+//! | shared state | [`shared`] | [`Shared`]: engine, tools, settings, sessions, questions, metrics, the task window's `durations`; `drain` ([`ShutdownSignals`], [`drain_signal`], [`drain_on`]) |
+//! | settings | `config` | [`ServerConfig`] and its documented defaults |
+//! | features | `questions/`, `notify/`, [`approvals`] | questions asked of the client and their answers ([`ask`], [`elicit`], `in_task`, `in_call`, `client_hosted`, `outgoing`, `reask`) behind one `Questions` handle; engine events to sessions (`routing`); calls that wait for people |
+//! | tool authors | `tools/` | [`registry`] ([`ToolRegistry`]), [`typed`] tool functions, [`external`] tools polled elsewhere ([`ExternalJob`]), [`retry_settings`], who is offered the task tools ([`TaskTools`]) |
+//! | bottom | [`session`], `sessions`, [`answers`], [`mcp_results`], `messages`, [`error_map`], [`passthrough`], [`http_limits`], `ops/` | one session; the session table; what an answer must look like; the engine's `ResultReading` for MCP (progress tokens, `isError`); notification messages; engine errors to JSON-RPC; methods handed on; HTTP limits; [`auth`], [`metrics`], [`telemetry`] |
+//!
+//! The modules that moved into a folder stay importable at their old paths
+//! (`mcp_tasks_server::registry`, `::auth`, `::http_limits`, `::builder`, ...),
+//! re-exported below.
 #![deny(missing_docs)]
 
+pub mod answers;
 pub mod approvals;
-pub mod builder;
+mod calls;
+mod config;
 mod drain;
 pub mod error_map;
-pub mod mcp_reader;
+pub mod http_limits;
+pub mod mcp_results;
+mod messages;
 mod notify;
 mod ops;
 pub mod passthrough;
 mod questions;
-mod serve;
 pub mod server;
 pub mod session;
-mod start;
+mod sessions;
+pub mod shared;
 mod tools;
 pub mod transport;
 pub mod wire;
 
+pub use calls::task_tools;
 pub use ops::{auth, metrics, telemetry};
 pub use questions::{ask, elicit};
+pub use server::builder;
 pub use tools::retry_settings::RetrySettings;
-pub use tools::{external, registry, retry_settings, task_tools, typed};
-pub use transport::limits as http_limits;
+pub use tools::{external, registry, retry_settings, typed};
 
 pub use ask::{AskClient, ElicitAction, ElicitResponse};
 pub use builder::{BuildError, ServerBuilder};
@@ -59,7 +62,8 @@ pub use passthrough::Passthrough;
 pub use registry::{
     Preflight, RegistryError, TaskSupport, Tool, ToolFuture, ToolRegistry, ToolResult,
 };
-pub use serve::shutdown_signal;
+pub use server::serve::shutdown_signal;
 pub use server::{Server, ServerConfig, TaskTools};
 pub use session::Session;
+pub use shared::Shared;
 pub use typed::{IntoToolResult, Json, NoArgs, ProtocolError, Structured, ToolFn};

@@ -3,10 +3,11 @@
 
 use mcp_tasks_engine::Caller;
 use mcp_tasks_protocol::{version, LoggingLevel, RequestId, TaskId};
+use parking_lot::Mutex;
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
@@ -64,11 +65,6 @@ impl Drop for Busy<'_> {
 /// messages and above, not debug chatter.
 pub const DEFAULT_LOG_LEVEL: LoggingLevel = LoggingLevel::Info;
 
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    // No code panics while holding these locks; if one ever did, the data is still valid.
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
-
 impl Session {
     /// A new session; `principal` is who owns the tasks created in it, `authenticated`
     /// whether it comes from verified credentials (then only it may see its tasks).
@@ -91,12 +87,12 @@ impl Session {
 
     /// Sets the least severe log message to send (`logging/setLevel`).
     pub fn set_log_level(&self, level: LoggingLevel) {
-        *lock(&self.log_level) = level;
+        *self.log_level.lock() = level;
     }
 
     /// Whether the client wants log messages of `level`.
     pub fn wants_log(&self, level: LoggingLevel) -> bool {
-        level >= *lock(&self.log_level)
+        level >= *self.log_level.lock()
     }
 
     /// Counts a request as being handled until the returned guard drops: such a
@@ -108,7 +104,7 @@ impl Session {
 
     /// Records that the client used the session just now (any request on it).
     pub fn touch(&self) {
-        *lock(&self.last_active) = Instant::now();
+        *self.last_active.lock() = Instant::now();
     }
 
     /// Whether the session has been unused for `timeout` and nothing keeps it alive:
@@ -117,8 +113,10 @@ impl Session {
     /// answer on). Clients that vanish without `DELETE` leave such sessions behind.
     /// `now` is on tokio's clock, as [`Session::touch`] records it.
     pub fn is_idle(&self, now: Instant, timeout: Duration) -> bool {
-        let quiet = now.saturating_duration_since(*lock(&self.last_active)) >= timeout;
-        let streaming = lock(&self.outbound)
+        let quiet = now.saturating_duration_since(*self.last_active.lock()) >= timeout;
+        let streaming = self
+            .outbound
+            .lock()
             .as_ref()
             .is_some_and(|tx| !tx.is_closed());
         quiet && !streaming && self.busy.load(Ordering::SeqCst) == 0
@@ -131,10 +129,12 @@ impl Session {
         if self.busy.load(Ordering::SeqCst) > 0 {
             return None;
         }
-        let streaming = lock(&self.outbound)
+        let streaming = self
+            .outbound
+            .lock()
             .as_ref()
             .is_some_and(|tx| !tx.is_closed());
-        Some((streaming, *lock(&self.last_active)))
+        Some((streaming, *self.last_active.lock()))
     }
 
     /// The session id (`Mcp-Session-Id` over HTTP).
@@ -160,24 +160,24 @@ impl Session {
 
     /// Records the outcome of `initialize`.
     pub fn set_negotiated(&self, protocol_version: &str, client_capabilities: Value) {
-        let mut n = lock(&self.negotiated);
+        let mut n = self.negotiated.lock();
         n.protocol_version = Some(protocol_version.to_string());
         n.client_capabilities = client_capabilities;
     }
 
     /// Records `notifications/initialized`.
     pub fn mark_initialized(&self) {
-        lock(&self.negotiated).initialized = true;
+        self.negotiated.lock().initialized = true;
     }
 
     /// The negotiated protocol version, once `initialize` ran.
     pub fn protocol_version(&self) -> Option<String> {
-        lock(&self.negotiated).protocol_version.clone()
+        self.negotiated.lock().protocol_version.clone()
     }
 
     /// The capabilities the client declared at `initialize`.
     pub fn client_capabilities(&self) -> Value {
-        lock(&self.negotiated).client_capabilities.clone()
+        self.negotiated.lock().client_capabilities.clone()
     }
 
     /// Whether the negotiated version carries the 2025-11-25 task wire.
@@ -189,23 +189,23 @@ impl Session {
     /// Connects the server-to-client stream (stdio writer, HTTP GET SSE stream),
     /// replacing an earlier one.
     pub fn attach_outbound(&self, tx: mpsc::Sender<Value>) {
-        *lock(&self.outbound) = Some(tx);
+        *self.outbound.lock() = Some(tx);
     }
 
     /// Disconnects the server-to-client stream (the connection ended).
     pub fn detach_outbound(&self) {
-        *lock(&self.outbound) = None;
+        *self.outbound.lock() = None;
     }
 
     /// Sends a server-initiated message if a stream is attached. Returns whether it was
     /// queued.
     pub fn send(&self, message: Value) -> bool {
-        let tx = lock(&self.outbound).clone();
+        let tx = self.outbound.lock().clone();
         match tx {
             Some(tx) => match tx.try_send(message) {
                 Ok(()) => true,
                 Err(mpsc::error::TrySendError::Closed(_)) => {
-                    *lock(&self.outbound) = None;
+                    *self.outbound.lock() = None;
                     false
                 }
                 Err(mpsc::error::TrySendError::Full(_)) => {
@@ -220,14 +220,14 @@ impl Session {
     /// Registers an in-flight synchronous request and returns its cancellation token.
     pub fn begin_request(&self, id: &RequestId) -> CancellationToken {
         let token = CancellationToken::new();
-        lock(&self.in_flight).insert(id.clone(), token.clone());
+        self.in_flight.lock().insert(id.clone(), token.clone());
         token
     }
 
     /// Forgets an in-flight request.
     pub fn end_request(&self, id: &RequestId) {
-        lock(&self.in_flight).remove(id);
-        lock(&self.cancel_reasons).remove(id);
+        self.in_flight.lock().remove(id);
+        self.cancel_reasons.lock().remove(id);
     }
 
     /// Cancels an in-flight request and keeps the client's `reason` for its handler
@@ -235,8 +235,10 @@ impl Session {
     /// Returns whether one was found.
     pub fn cancel_request_because(&self, id: &RequestId, reason: Option<&str>) -> bool {
         if let Some(reason) = reason {
-            if lock(&self.in_flight).contains_key(id) {
-                lock(&self.cancel_reasons).insert(id.clone(), reason.to_string());
+            if self.in_flight.lock().contains_key(id) {
+                self.cancel_reasons
+                    .lock()
+                    .insert(id.clone(), reason.to_string());
             }
         }
         self.cancel_request(id)
@@ -244,13 +246,13 @@ impl Session {
 
     /// Why the client cancelled in-flight request `id`, when it said.
     pub(crate) fn cancel_reason(&self, id: &RequestId) -> Option<String> {
-        lock(&self.cancel_reasons).get(id).cloned()
+        self.cancel_reasons.lock().get(id).cloned()
     }
 
     /// Cancels an in-flight request (from `notifications/cancelled`). Returns whether
     /// one was found.
     pub fn cancel_request(&self, id: &RequestId) -> bool {
-        match lock(&self.in_flight).get(id) {
+        match self.in_flight.lock().get(id) {
             Some(t) => {
                 t.cancel();
                 true
@@ -261,7 +263,7 @@ impl Session {
 
     /// Cancels every in-flight synchronous request (the session ended). Tasks go on.
     pub fn cancel_all_requests(&self) {
-        for t in lock(&self.in_flight).values() {
+        for t in self.in_flight.lock().values() {
             t.cancel();
         }
     }
@@ -269,29 +271,33 @@ impl Session {
     /// Records that an input request is about to be sent on this session. Returns false
     /// when it already was (so it is not sent twice).
     pub fn claim_delivery(&self, task: &TaskId, key: &str) -> bool {
-        lock(&self.delivered).insert((task.clone(), key.to_string()))
+        self.delivered
+            .lock()
+            .insert((task.clone(), key.to_string()))
     }
 
     /// Undoes [`Session::claim_delivery`] after a failed send.
     pub fn release_delivery(&self, task: &TaskId, key: &str) {
-        lock(&self.delivered).remove(&(task.clone(), key.to_string()));
+        self.delivered
+            .lock()
+            .remove(&(task.clone(), key.to_string()));
     }
 
     /// Registers the stream of a pending `tasks/result` for `task`.
     pub fn open_result_stream(&self, task: &TaskId, tx: mpsc::Sender<Value>) {
-        lock(&self.result_streams).insert(task.clone(), tx);
+        self.result_streams.lock().insert(task.clone(), tx);
     }
 
     /// Forgets the stream of a finished `tasks/result`.
     pub fn close_result_stream(&self, task: &TaskId) {
-        lock(&self.result_streams).remove(task);
+        self.result_streams.lock().remove(task);
     }
 
     /// Sends a message about `task`: on its pending `tasks/result` stream when one is
     /// open, else on the session's server-to-client stream. Returns whether it was
     /// queued.
     pub fn send_for_task(&self, task: &TaskId, message: Value) -> bool {
-        let stream = lock(&self.result_streams).get(task).cloned();
+        let stream = self.result_streams.lock().get(task).cloned();
         match stream {
             Some(tx) if tx.try_send(message.clone()).is_ok() => true,
             _ => self.send(message),

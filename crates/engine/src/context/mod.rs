@@ -20,7 +20,7 @@ use std::fmt;
 use std::sync::{Arc, Weak};
 use tokio_util::sync::{CancellationToken, WaitForCancellationFuture};
 
-use crate::reader::WireReader;
+use crate::reader::ResultReading;
 use crate::steps::StepLog;
 
 mod host;
@@ -46,10 +46,10 @@ pub struct TaskContext {
     client_capabilities: Arc<Value>,
     /// Checks an input request against `client_capabilities` (the wire knows what
     /// each request needs).
-    reader: Arc<dyn WireReader>,
+    reader: Arc<dyn ResultReading>,
     /// Whether a person may answer this task's questions (the engine's
     /// `people_answer_questions`): then a task may ask what its client did not declare
-    /// it can answer, when the reader says a person could ([`WireReader::people_may_answer`]).
+    /// it can answer, when the reader says a person could ([`ResultReading::people_may_answer`]).
     people_answer: bool,
     /// The preflight answers; `None` when there are none (most tools), which saves
     /// every running task an allocation.

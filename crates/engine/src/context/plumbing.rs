@@ -15,7 +15,7 @@ use tokio_util::sync::CancellationToken;
 use super::host::TaskHost;
 use super::sinks::{steady, ClientRequester, LogSink, ProgressSink};
 use super::TaskContext;
-use crate::reader::{OpaqueReader, WireReader};
+use crate::reader::{OpaqueReader, ResultReading};
 use crate::steps::StepLog;
 
 /// The parts of the context of work that is not a task (a synchronous `tools/call`),
@@ -24,7 +24,7 @@ use crate::steps::StepLog;
 pub struct TaskContextParts {
     cancel: CancellationToken,
     progress: Option<ProgressSink>,
-    client: Option<(ClientRequester, Value, Arc<dyn WireReader>)>,
+    client: Option<(ClientRequester, Value, Arc<dyn ResultReading>)>,
     log: Option<LogSink>,
     answers: Map<String, Value>,
 }
@@ -62,7 +62,7 @@ impl TaskContextParts {
         mut self,
         requester: ClientRequester,
         client_capabilities: Value,
-        reader: Arc<dyn WireReader>,
+        reader: Arc<dyn ResultReading>,
     ) -> Self {
         self.client = Some((requester, client_capabilities, reader));
         self
@@ -89,7 +89,7 @@ impl TaskContextParts {
             None => (
                 None,
                 Value::Null,
-                Arc::new(OpaqueReader) as Arc<dyn WireReader>,
+                Arc::new(OpaqueReader) as Arc<dyn ResultReading>,
             ),
         };
         let ctx = TaskContext {
@@ -126,7 +126,7 @@ impl TaskContext {
         cancel: CancellationToken,
         progress: Option<ProgressSink>,
         client_capabilities: Arc<Value>,
-        reader: Arc<dyn WireReader>,
+        reader: Arc<dyn ResultReading>,
         people_answer: bool,
         steps: Arc<StepLog>,
     ) -> Self {

@@ -138,7 +138,7 @@ impl TaskContext {
         inner.ask(id, key, request, deadline, &self.cancel).await
     }
 
-    /// Whether the client can be asked `method` (see [`WireReader::check_input`]).
+    /// Whether the client can be asked `method` (see [`ResultReading::check_input`]).
     fn check_input(&self, method: &str, params: &Value) -> Result<(), InputError> {
         self.reader
             .check_input(&self.client_capabilities, method, params)

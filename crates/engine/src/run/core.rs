@@ -24,7 +24,7 @@ use crate::config::EngineConfig;
 use crate::error::EngineError;
 use crate::events::{LogRouter, TaskEvent};
 use crate::hooks::TransitionObserver;
-use crate::reader::WireReader;
+use crate::reader::ResultReading;
 
 /// Capacity of the event channel; a subscriber that falls further behind re-reads the
 /// store instead of losing correctness.
@@ -53,8 +53,8 @@ pub(crate) struct Core {
     pub(crate) clock: Clock,
     /// The newest version of each task this engine published an event for.
     seen: Mutex<HashMap<TaskId, u64>>,
-    /// Reads progress tokens and result error reports (see [`WireReader`]).
-    reader: Arc<dyn WireReader>,
+    /// Reads progress tokens and result error reports (see [`ResultReading`]).
+    reader: Arc<dyn ResultReading>,
     /// Where log messages of running work go (see [`LogRouter`]).
     log_router: Option<LogRouter>,
     /// The client capabilities running tasks hold, shared (see [`Core::capabilities`]).
@@ -72,7 +72,7 @@ impl Core {
     pub(crate) fn new(
         store: Arc<dyn TaskStore>,
         config: EngineConfig,
-        reader: Arc<dyn WireReader>,
+        reader: Arc<dyn ResultReading>,
         log_router: Option<LogRouter>,
         observers: Vec<TransitionObserver>,
     ) -> Self {
@@ -155,8 +155,8 @@ impl Core {
         self.clock.now()
     }
 
-    /// The [`WireReader`] given at start.
-    pub(crate) fn reader(&self) -> Arc<dyn WireReader> {
+    /// The [`ResultReading`] given at start.
+    pub(crate) fn reader(&self) -> Arc<dyn ResultReading> {
         Arc::clone(&self.reader)
     }
 

@@ -19,7 +19,7 @@ use mcp_tasks_store::{Outcome, TaskRecord, TRACE_TARGET};
 use tracing::field::Empty;
 use tracing::Span;
 
-use crate::reader::WireReader;
+use crate::reader::ResultReading;
 
 /// What makes a new task span a trace child of the current span; see the module docs.
 static TASK_SPAN_PARENT: std::sync::OnceLock<fn(&Span)> = std::sync::OnceLock::new();
@@ -71,7 +71,7 @@ pub(crate) fn task_span(record: &TaskRecord) -> Span {
 /// Records how the task ended on its span: the status, and for a failure a
 /// low-cardinality `error.type` (`tool_error` for a tool result flagged `isError`, the
 /// JSON-RPC code for a protocol error, the engine's failure kind otherwise).
-pub(crate) fn record_end(span: &Span, record: &TaskRecord, reader: &dyn WireReader) {
+pub(crate) fn record_end(span: &Span, record: &TaskRecord, reader: &dyn ResultReading) {
     span.record("mcp_tasks.task.status", record.status.as_str());
     let error_type = match record.outcome.as_deref() {
         Some(Outcome::Result { value }) if reader.result_reports_error(value) => {

@@ -223,7 +223,7 @@ pub async fn read_until(
 /// engine itself never reads `isError`.
 pub struct IsErrorReader;
 
-impl mcp_tasks_engine::WireReader for IsErrorReader {
+impl mcp_tasks_engine::ResultReading for IsErrorReader {
     fn progress_token(&self, _request: &serde_json::Value) -> Option<serde_json::Value> {
         None
     }

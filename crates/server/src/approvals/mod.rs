@@ -13,13 +13,16 @@
 //! |---|---|
 //! | `rules` | the configured rules, checked and compiled |
 //! | `gate` | the tool behind the gate: rounds of votes, then the tool |
-//! | `answer` | what an approval's answer must look like, and how it reads |
+//!
+//! What an approval's answer must look like, and how it reads, is with every other
+//! question's answer in [`crate::answers`] (re-exported here).
 
-mod answer;
 mod gate;
 mod rules;
 
-pub use answer::{check_answer, describe_answer};
+pub use crate::answers::{
+    check_approval as check_answer, describe_approval as describe_answer, APPROVAL_METHOD,
+};
 pub use rules::{ApprovalRule, Condition, OnTimeout};
 
 use rules::CompiledRule;
@@ -28,9 +31,6 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use crate::tools::registry::Tool;
-
-/// The method of an approval question. Not an MCP method: no client is ever asked it.
-pub const APPROVAL_METHOD: &str = "mcp-tasks/approval";
 
 /// The `_meta` key of a call's request naming who ran it again (the task board's "Run
 /// again", [`crate::Server::start_tool_task_again`]): written by the server, read when

@@ -1,5 +1,4 @@
 //! Notifications to clients: engine events routed to the sessions that should see them
-//! (`routing`) and the notification messages built from them (`messages`).
+//! (`routing`). The messages themselves are built in [`crate::messages`].
 
-pub(crate) mod messages;
 pub(crate) mod routing;

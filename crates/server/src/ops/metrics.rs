@@ -8,8 +8,9 @@
 //! Task counters count what this process did (it created the task, or its write won the
 //! status change), so summing over replicas counts each task once.
 
-use mcp_tasks_engine::{Activity, Outcome, TaskRecord, WireReader};
+use mcp_tasks_engine::{Activity, Outcome, ResultReading, TaskRecord};
 use mcp_tasks_protocol::{TaskId, TaskStatus};
+use parking_lot::Mutex;
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
@@ -17,10 +18,9 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
 use prometheus_client::registry::{Registry, Unit};
 use std::collections::HashMap;
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use crate::mcp_reader::McpReader;
+use crate::mcp_results::McpResults;
 
 mod store;
 
@@ -193,7 +193,7 @@ impl Metrics {
             self.created.get_or_create(&ToolLabel { tool }).inc();
             return;
         }
-        let mut waiting = self.waiting.lock().unwrap_or_else(|p| p.into_inner());
+        let mut waiting = self.waiting.lock();
         if record.status == TaskStatus::InputRequired {
             if waiting.len() >= MAX_WAITING {
                 // Tasks that expired while waiting never leave the state here: keep
@@ -216,7 +216,7 @@ impl Metrics {
             // service, whatever each wire calls the task.
             let tool_error = matches!(
                 record.outcome.as_deref(),
-                Some(Outcome::Result { value }) if McpReader.result_reports_error(value)
+                Some(Outcome::Result { value }) if McpResults.result_reports_error(value)
             );
             let status = match record.status {
                 TaskStatus::Completed if tool_error => "failed",
@@ -260,7 +260,7 @@ impl Metrics {
         self.sessions
             .set(i64::try_from(sessions).unwrap_or(i64::MAX));
         {
-            let mut counted = self.counted.lock().unwrap_or_else(|p| p.into_inner());
+            let mut counted = self.counted.lock();
             self.quota_refusals.inc_by(
                 activity
                     .quota_refusals

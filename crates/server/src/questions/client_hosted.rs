@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::questions::outgoing::Exchange;
-use crate::server::Server;
+use crate::questions::Questions;
 use crate::session::Session;
 
 /// Poll interval used when the client suggests none, and the floor of any it suggests.
@@ -21,13 +21,13 @@ const MIN_POLL: Duration = Duration::from_millis(50);
 const CLIENT_TASK_TTL_MS: u64 = 10 * 60 * 1000;
 
 pub(crate) async fn drive(
-    server: Server,
+    questions: Arc<Questions>,
     session: Arc<Session>,
     task: TaskId,
     key: String,
     request: InputRequest,
 ) {
-    let outcome = match run(&server, &session, &task, &request).await {
+    let outcome = match run(&questions, &session, &task, &request).await {
         Ok(value) => Outcome::Result { value },
         Err(e) => Outcome::Error {
             code: e.code,
@@ -35,8 +35,8 @@ pub(crate) async fn drive(
             data: e.data,
         },
     };
-    match server
-        .engine()
+    match questions
+        .engine
         .answer_input(&task, &key, outcome, &session.caller())
         .await
     {
@@ -44,7 +44,7 @@ pub(crate) async fn drive(
         // The client's task answered, but not as the form asks: the question, still
         // open, is asked again directly, saying what was wrong.
         Err(mcp_tasks_engine::EngineError::InvalidInput(problem)) => {
-            crate::questions::reask::ask_again(&server, &session, &task, &key, &problem).await;
+            crate::questions::reask::ask_again(&questions, &session, &task, &key, &problem).await;
         }
         Err(e) => {
             tracing::debug!(task_id = %task, key, error = %e, "client-hosted answer not applied")
@@ -53,14 +53,14 @@ pub(crate) async fn drive(
 }
 
 async fn run(
-    server: &Server,
+    questions: &Arc<Questions>,
     session: &Session,
     task: &TaskId,
     request: &InputRequest,
 ) -> Result<Value, RpcError> {
-    let mut params = crate::notify::messages::params_for(task, &request.params);
+    let mut params = crate::messages::params_for(task, &request.params);
     params["task"] = json!({ "ttl": CLIENT_TASK_TTL_MS });
-    let created = server
+    let created = questions
         .call_client(session, Some(task), &request.method, params)
         .await?;
     let Some(client_task) = created.get("task") else {
@@ -78,13 +78,13 @@ async fn run(
         .and_then(Value::as_str)
         .unwrap_or("working")
         .to_string();
-    let shutdown = server.shutdown_token();
+    let shutdown = questions.shutdown.clone();
     while !matches!(status.as_str(), "completed" | "failed" | "cancelled") {
         tokio::select! {
             _ = tokio::time::sleep(poll) => {}
             _ = shutdown.cancelled() => return Err(RpcError::new(mcp_tasks_protocol::error_code::INTERNAL_ERROR, "server shutting down")),
         }
-        let got = server
+        let got = questions
             .call_client(
                 session,
                 Some(task),
@@ -99,7 +99,7 @@ async fn run(
             .to_string();
         poll = poll_interval(&got);
     }
-    server
+    questions
         .call_client(
             session,
             Some(task),
@@ -117,7 +117,7 @@ fn poll_interval(task: &Value) -> Duration {
         .max(MIN_POLL)
 }
 
-impl Server {
+impl Questions {
     /// Sends a request of the server's own to the client (on the task's stream when
     /// `task` is given) and waits for the response.
     ///
@@ -131,9 +131,8 @@ impl Server {
         method: &str,
         params: Value,
     ) -> Result<Value, RpcError> {
-        let timeout = self.inner.config.client_request_timeout;
+        let timeout = self.client_request_timeout;
         let sent = self
-            .inner
             .outgoing
             .exchange(session, method, params, timeout, |message| match task {
                 Some(t) => session.send_for_task(t, message),

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use tokio::sync::mpsc;
 
 use crate::questions::outgoing::Exchange;
-use crate::server::Server;
+use crate::questions::Questions;
 use crate::session::Session;
 
 /// The requester for one synchronous call. `stream` is the call's own stream; without
@@ -18,23 +18,22 @@ use crate::session::Session;
 /// unrelated to running requests. The wait is bounded by the engine's `input_timeout`,
 /// as for a task's input requests: a person may be answering.
 pub(crate) fn requester(
-    server: &Server,
+    questions: &Arc<Questions>,
     session: &Arc<Session>,
     stream: Option<mpsc::Sender<Value>>,
 ) -> ClientRequester {
-    let server = server.clone();
+    let questions = Arc::clone(questions);
     let session = Arc::clone(session);
-    let timeout = server.engine().config().input_timeout;
+    let timeout = questions.engine.config().input_timeout;
     Arc::new(move |method: &str, params: Value| {
-        let server = server.clone();
+        let questions = Arc::clone(&questions);
         let session = Arc::clone(&session);
         let stream = stream.clone();
         let method = method.to_string();
         Box::pin(async move {
             let mut asked = params.clone();
             for attempt in 1..=MAX_ASKS {
-                let sent = server
-                    .inner
+                let sent = questions
                     .outgoing
                     .exchange(
                         &session,
@@ -50,7 +49,7 @@ pub(crate) fn requester(
                 let answer = sent.map_err(|e| refusal(e, &method, timeout))?;
                 // The same check as every task's answer: the tool sees only an answer
                 // that fits its question; a wrong one is asked again, saying why.
-                match crate::mcp_reader::check_answer(&method, &params, &answer) {
+                match crate::answers::check_answer(&method, &params, &answer) {
                     Ok(()) => return Ok(answer),
                     Err(problem) if attempt < MAX_ASKS => {
                         let message = params["message"].as_str().unwrap_or_default();

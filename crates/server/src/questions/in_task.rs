@@ -11,9 +11,9 @@ use mcp_tasks_protocol::methods as m;
 use mcp_tasks_protocol::TaskId;
 use std::sync::Arc;
 
-use crate::notify::messages::params_for;
+use crate::messages::params_for;
 use crate::questions::reask::RETRY_PREFIX;
-use crate::server::Server;
+use crate::questions::Questions;
 use crate::session::Session;
 
 const ID_PREFIX: &str = "mcp-tasks:";
@@ -39,7 +39,7 @@ pub(crate) fn parse_request_id(id: &RequestId) -> Option<(TaskId, String)> {
 /// Sends every outstanding input request of `record` that this session has not been
 /// sent yet: on the task's pending `tasks/result` stream if one is open, else on the
 /// session's stream. Each request carries the related-task `_meta`.
-pub(crate) fn deliver(server: &Server, session: &Arc<Session>, record: &TaskRecord) {
+pub(crate) fn deliver(questions: &Arc<Questions>, session: &Arc<Session>, record: &TaskRecord) {
     let capabilities = session.client_capabilities();
     for (key, request) in record
         .input_requests
@@ -48,16 +48,15 @@ pub(crate) fn deliver(server: &Server, session: &Arc<Session>, record: &TaskReco
     {
         // A question the client cannot answer (it did not declare the capability) is
         // not sent to it: someone else answers it (a person on the task board).
-        if crate::mcp_reader::check_input(&capabilities, &request.method, &request.params).is_err()
-        {
+        if crate::answers::check_input(&capabilities, &request.method, &request.params).is_err() {
             continue;
         }
         if !session.claim_delivery(&record.id, key) {
             continue;
         }
-        if server.config().client_hosted_tasks && client_hosts(session, &request.method) {
+        if questions.client_hosted_tasks && client_hosts(session, &request.method) {
             tokio::spawn(crate::questions::client_hosted::drive(
-                server.clone(),
+                Arc::clone(questions),
                 Arc::clone(session),
                 record.id.clone(),
                 key.clone(),
@@ -65,7 +64,7 @@ pub(crate) fn deliver(server: &Server, session: &Arc<Session>, record: &TaskReco
             ));
             continue;
         }
-        let params = if server.relates_to_task(&record.id) {
+        let params = if questions.sessions.relates_to_task(&record.id) {
             params_for(&record.id, &request.params)
         } else {
             request.params.clone()
@@ -91,7 +90,7 @@ fn client_hosts(session: &Session, method: &str) -> bool {
 /// Routes a client's response to one of our input requests. Responses to ids we did
 /// not issue are logged and dropped.
 pub(crate) async fn answer(
-    server: &Server,
+    questions: &Arc<Questions>,
     session: &Arc<Session>,
     id: &RequestId,
     answer: Outcome,
@@ -101,14 +100,14 @@ pub(crate) async fn answer(
         return;
     };
     // While a plain call waits on its task, only the session it asked may answer.
-    if let Some(asked) = server.plain_wait_session(&task) {
+    if let Some(asked) = questions.sessions.plain_wait_session(&task) {
         if asked != session.id() {
             tracing::info!(task_id = %task, key, "answer from another session to a plain call's question ignored");
             return;
         }
     }
-    match server
-        .engine()
+    match questions
+        .engine
         .answer_input(&task, &key, answer, &session.caller())
         .await
     {
@@ -118,7 +117,7 @@ pub(crate) async fn answer(
         // asked again with what was wrong in front of its message.
         Err(EngineError::InvalidInput(problem)) => {
             tracing::info!(task_id = %task, key, %problem, "answer refused; asking again");
-            crate::questions::reask::ask_again(server, session, &task, &key, &problem).await;
+            crate::questions::reask::ask_again(questions, session, &task, &key, &problem).await;
         }
         Err(e) => {
             tracing::debug!(task_id = %task, key, error = %e, "answer for an unknown task ignored")

@@ -7,9 +7,9 @@ use mcp_tasks_protocol::error_code::INTERNAL_ERROR;
 use mcp_tasks_protocol::jsonrpc::{self, RequestId};
 use mcp_tasks_protocol::methods::NOTIF_CANCELLED;
 use mcp_tasks_protocol::{RpcError, TaskId};
+use parking_lot::Mutex;
 use serde_json::{json, Value};
 use std::collections::HashMap;
-use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 use tokio::sync::oneshot;
 
@@ -44,10 +44,6 @@ pub(crate) struct Outgoing {
 }
 
 impl Outgoing {
-    fn lock(&self) -> MutexGuard<'_, HashMap<String, Pending>> {
-        self.pending.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
     /// Sends `method` to `session`'s client through `send` (false: nothing could carry
     /// it) and waits up to `timeout` for the answer. When the wait ends without one (a
     /// timeout, or the waiting future dropped because its call or task was cancelled)
@@ -63,7 +59,7 @@ impl Outgoing {
     ) -> Result<Value, Exchange> {
         let id = format!("{PREFIX}{}", TaskId::generate());
         let (tx, rx) = oneshot::channel();
-        self.lock().insert(
+        self.pending.lock().insert(
             id.clone(),
             Pending {
                 session: session.id().to_string(),
@@ -75,7 +71,7 @@ impl Outgoing {
             method,
             params,
         )) {
-            self.lock().remove(&id);
+            self.pending.lock().remove(&id);
             return Err(Exchange::NotSent);
         }
         let mut waiting = Waiting {
@@ -117,7 +113,7 @@ impl Outgoing {
         if !s.starts_with(PREFIX) {
             return Some(outcome);
         }
-        let mut pending = self.lock();
+        let mut pending = self.pending.lock();
         match pending.get(s) {
             Some(p) if p.session == session.id() => {
                 if let Some(p) = pending.remove(s) {
@@ -147,7 +143,7 @@ struct Waiting<'a> {
 
 impl Drop for Waiting<'_> {
     fn drop(&mut self) {
-        self.outgoing.lock().remove(self.id);
+        self.outgoing.pending.lock().remove(self.id);
         if let Some(reason) = self.withdraw {
             (self.send)(jsonrpc::notification(
                 NOTIF_CANCELLED,

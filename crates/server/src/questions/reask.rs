@@ -10,8 +10,8 @@ use serde_json::json;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use crate::notify::messages::params_for;
-use crate::server::Server;
+use crate::messages::params_for;
+use crate::questions::Questions;
 use crate::session::Session;
 
 /// Prefix of the id of a question asked again after a refused answer: the attempt
@@ -30,13 +30,13 @@ pub(crate) fn retry_request_id(task: &TaskId, key: &str) -> RequestId {
 /// Sends input request `key` of `task` to the client once more, with `problem` (why
 /// its last answer was refused) in front of the question's message.
 pub(crate) async fn ask_again(
-    server: &Server,
+    questions: &Arc<Questions>,
     session: &Arc<Session>,
     task: &TaskId,
     key: &str,
     problem: &str,
 ) {
-    let record = match server.engine().get(task, &session.caller()).await {
+    let record = match questions.engine.get(task, &session.caller()).await {
         Ok(r) => r,
         Err(e) => {
             tracing::debug!(task_id = %task, key, error = %e, "cannot ask again: task gone");
@@ -50,7 +50,7 @@ pub(crate) async fn ask_again(
     else {
         return;
     };
-    let mut params = if server.relates_to_task(task) {
+    let mut params = if questions.sessions.relates_to_task(task) {
         params_for(task, &request.params)
     } else {
         request.params.clone()

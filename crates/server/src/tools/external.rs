@@ -51,7 +51,8 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::tools::registry::{Tool, ToolResult};
+use crate::tools::registry::Tool;
+use crate::tools::result::ToolResult;
 use crate::tools::typed::{parse_args, tool_schema, IntoToolResult};
 
 /// An error from the external system, with its reason. Anything implementing
@@ -133,7 +134,7 @@ impl<J: ExternalJob> ExternalPoller for Adapter<J> {
                 state: state.and_then(|s| serde_json::to_value(s).ok()),
                 status_message,
             }),
-            JobPoll::Done(output) => Ok(PolledJob::Finished(crate::tools::call::to_outcome(
+            JobPoll::Done(output) => Ok(PolledJob::Finished(crate::tools::typed::to_outcome(
                 output.into_tool_result(),
             ))),
         }
@@ -181,7 +182,7 @@ impl Tool {
             let job = Arc::clone(&start_job);
             let parsed = parse_args::<J::Args>(&start_name, args);
             Box::pin(async move {
-                let args = parsed.map_err(|e| crate::tools::call::to_outcome(Err(e)))?;
+                let args = parsed.map_err(|e| crate::tools::typed::to_outcome(Err(e)))?;
                 match job.start(args, ctx).await {
                     Ok(state) => serde_json::to_value(state).map_err(|e| Outcome::Error {
                         code: INTERNAL_ERROR,

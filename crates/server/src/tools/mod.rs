@@ -1,19 +1,13 @@
-//! Tools: what a server offers and how a call to one runs. The registry of tools and
-//! their schemas, typed tool functions, tools whose work runs elsewhere, and the one
-//! tool-call path both wires share (finding the tool, running it inline or as a task).
+//! Tools as their authors see them: the registry of tools and their schemas, typed tool
+//! functions, tools whose work runs elsewhere, retry settings, and who is offered the
+//! task tools. How a call of a tool runs (inline, as a task, under the sync budget) is
+//! the call pipeline's business, in `crate::calls`.
 
-pub(crate) mod budget;
-pub(crate) mod call;
-pub mod durations;
 pub mod external;
-pub(crate) mod heartbeat;
-pub(crate) mod plain;
 pub mod registry;
 pub(crate) mod result;
 pub mod retry_settings;
 pub(crate) mod schema_check;
-pub(crate) mod start_call;
 pub(crate) mod task_tool_names;
-pub mod task_tools;
 pub(crate) mod task_tools_mode;
 pub mod typed;

@@ -1,4 +1,4 @@
-//! The names of the task tools (see `tools::task_tools`), on their own so that the
+//! The names of the task tools (see `calls::task_tools`), on their own so that the
 //! registry can keep other tools off them without depending on what the tools do.
 
 /// `task_wait`.

@@ -11,7 +11,7 @@
 //!
 //! ```
 //! use mcp_tasks_server::{Json, TaskSupport, Tool};
-//! use mcp_tasks_engine::{TaskContext, Work};
+//! use mcp_tasks_engine::{Outcome, TaskContext, Work};
 //!
 //! #[derive(serde::Deserialize, schemars::JsonSchema)]
 //! struct Add { a: i64, b: i64 }
@@ -30,7 +30,7 @@
 //! ```
 
 use futures::FutureExt;
-use mcp_tasks_engine::{TaskContext, Work};
+use mcp_tasks_engine::{Outcome, TaskContext, Work};
 use mcp_tasks_protocol::RpcError;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
@@ -40,7 +40,6 @@ use std::fmt::Display;
 use std::future::Future;
 use std::sync::Arc;
 
-use crate::tools::call::to_outcome;
 use crate::tools::registry::Tool;
 use crate::tools::result::ToolResult;
 
@@ -408,5 +407,17 @@ impl Tool {
             Arc::new(handler),
         )
         .with_work(Arc::new(work))
+    }
+}
+
+/// A tool's answer as a task outcome: its result, or the protocol error it returned.
+pub(crate) fn to_outcome(result: Result<Value, RpcError>) -> Outcome {
+    match result {
+        Ok(value) => Outcome::Result { value },
+        Err(e) => Outcome::Error {
+            code: e.code,
+            message: e.message,
+            data: e.data,
+        },
     }
 }

@@ -28,11 +28,12 @@ use axum::Router;
 use http_body_util::BodyExt;
 use hyper::body::Incoming;
 use hyper_util::rt::TokioIo;
+use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
@@ -43,7 +44,7 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use tower::ServiceExt;
 
-pub use crate::transport::limits::*;
+pub use crate::http_limits::*;
 
 /// Accepts connections on `listener` and serves `app` on each until `shutdown`
 /// completes; then closes idle connections, lets busy ones finish for up to
@@ -388,7 +389,7 @@ struct Slot {
 
 impl Drop for Slot {
     fn drop(&mut self) {
-        self.table.lock().remove(&self.id);
+        self.table.open.lock().remove(&self.id);
     }
 }
 
@@ -401,15 +402,10 @@ impl Table {
         }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Entry>> {
-        // Nothing panics while holding this lock; if something did, the map is intact.
-        self.open.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
     /// A place for a new connection: a free one, or the place of the connection idle
     /// the longest (which is told to close). `None` when every connection is busy.
     fn admit(self: &Arc<Self>) -> Option<Slot> {
-        let mut open = self.lock();
+        let mut open = self.open.lock();
         if open.len() >= self.max {
             let victim = open
                 .iter()

@@ -14,7 +14,7 @@ use axum::Json;
 use serde_json::json;
 use std::time::Duration;
 
-use crate::server::Server;
+use crate::shared::Shared;
 
 /// Longest the store may take to answer the readiness read.
 pub const STORE_CHECK_TIMEOUT: Duration = Duration::from_secs(2);
@@ -32,14 +32,14 @@ pub(crate) async fn healthz() -> Response {
 /// classic Prometheus text format (0.0.4) that older tools, `promtool` included, read.
 #[cfg(feature = "metrics")]
 pub(crate) async fn metrics(
-    State(server): State<Server>,
+    State(server): State<Shared>,
     headers: axum::http::HeaderMap,
 ) -> Response {
     let openmetrics = headers
         .get(axum::http::header::ACCEPT)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|a| a.contains("application/openmetrics-text"));
-    server.refresh_task_counts().await;
+    server.metrics().store.refresh_tasks(server.engine()).await;
     let text = server.metrics_text();
     let (content_type, body) = if openmetrics {
         (
@@ -66,7 +66,7 @@ pub(crate) async fn metrics() -> Response {
 }
 
 /// `GET /readyz`.
-pub(crate) async fn readyz(State(server): State<Server>) -> Response {
+pub(crate) async fn readyz(State(server): State<Shared>) -> Response {
     let (store, probes) = tokio::join!(
         server.engine().check_store(STORE_CHECK_TIMEOUT),
         server.readiness_problems(PROBE_TIMEOUT)

@@ -33,8 +33,8 @@ use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 
 use crate::ops::auth::AuthMode;
-use crate::server::Server;
 use crate::session::{Session, OUTBOUND_CAPACITY};
+use crate::shared::Shared;
 use crate::wire::v2026_07_28::{self, RoutingHeaders};
 
 /// The session header.
@@ -45,7 +45,8 @@ pub const PROTOCOL_VERSION_HEADER: &str = "mcp-protocol-version";
 pub const DEFAULT_PATH: &str = "/mcp";
 
 /// A router serving MCP at `path`, to mount in an existing axum app or serve alone.
-pub fn router(server: Server, path: &str) -> Router {
+pub fn router(server: impl AsRef<Shared>, path: &str) -> Router {
+    let server = server.as_ref().clone();
     Router::new()
         .route(
             path,
@@ -63,10 +64,11 @@ pub fn router(server: Server, path: &str) -> Router {
 /// # Errors
 /// I/O errors from the listener.
 pub async fn serve(
-    server: Server,
+    server: impl AsRef<Shared>,
     listener: TcpListener,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
+    let server = server.as_ref().clone();
     serve_with(server, listener, Router::new(), shutdown).await
 }
 
@@ -76,11 +78,12 @@ pub async fn serve(
 /// # Errors
 /// I/O errors from the listener.
 pub async fn serve_with(
-    server: Server,
+    server: impl AsRef<Shared>,
     listener: TcpListener,
     extra: Router,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
+    let server = server.as_ref().clone();
     let app = router(server.clone(), DEFAULT_PATH).merge(extra);
     let token = server.shutdown_token();
     let limits = server.config().http.clone();
@@ -89,7 +92,7 @@ pub async fn serve_with(
             _ = shutdown => {},
             _ = token.cancelled() => {},
         }
-        server.shutdown();
+        server.inner.shutdown.cancel();
     })
     .await
 }
@@ -163,7 +166,7 @@ impl IntoResponse for Refusal {
 
 /// The authenticated subject of a request: `None` when auth is off, or optional and no
 /// token was sent.
-fn authenticate(server: &Server, headers: &HeaderMap) -> Result<Option<String>, Refusal> {
+fn authenticate(server: &Shared, headers: &HeaderMap) -> Result<Option<String>, Refusal> {
     let authenticator = match &server.config().auth {
         AuthMode::Off => return Ok(None),
         AuthMode::Optional(a) | AuthMode::Required(a) => a,
@@ -196,7 +199,7 @@ fn authenticate(server: &Server, headers: &HeaderMap) -> Result<Option<String>, 
 }
 
 /// Checks `Host` against the allowed names when configured (DNS-rebinding defence).
-fn check_host(server: &Server, headers: &HeaderMap) -> Result<(), Refusal> {
+fn check_host(server: &Shared, headers: &HeaderMap) -> Result<(), Refusal> {
     let Some(allowed) = &server.config().allowed_hosts else {
         return Ok(());
     };
@@ -232,9 +235,10 @@ fn check_host(server: &Server, headers: &HeaderMap) -> Result<(), Refusal> {
 /// # Errors
 /// `403 Forbidden` with a message naming the flag that would allow the request.
 pub fn check_browser_request(
-    server: &Server,
+    server: &impl AsRef<Shared>,
     headers: &HeaderMap,
 ) -> Result<(), (StatusCode, String)> {
+    let server = server.as_ref();
     check_origin(server, headers)
         .and_then(|()| check_host(server, headers))
         .map_err(|refusal| (refusal.status, refusal.message))
@@ -247,16 +251,16 @@ pub fn check_browser_request(
 /// # Errors
 /// `403 Forbidden` naming `--allowed-host`.
 pub fn check_browser_host(
-    server: &Server,
+    server: &impl AsRef<Shared>,
     headers: &HeaderMap,
 ) -> Result<(), (StatusCode, String)> {
-    check_host(server, headers).map_err(|refusal| (refusal.status, refusal.message))
+    check_host(server.as_ref(), headers).map_err(|refusal| (refusal.status, refusal.message))
 }
 
 /// Runs the checks every method shares (origin, host, credentials) and, unless
 /// `initialize` opens one, finds the session and checks it belongs to the caller.
 async fn admit(
-    server: &Server,
+    server: &Shared,
     headers: &HeaderMap,
     needs_session: bool,
 ) -> Result<(Option<String>, Option<Arc<Session>>), Refusal> {
@@ -273,7 +277,7 @@ async fn admit(
 /// The session a request names, checked to belong to the request's `subject` (already
 /// authenticated by [`admit`]).
 async fn session_of(
-    server: &Server,
+    server: &Shared,
     headers: &HeaderMap,
     subject: Option<&str>,
 ) -> Result<Arc<Session>, Refusal> {
@@ -289,7 +293,7 @@ async fn session_of(
 
 /// Accepts requests without `Origin` (non-browser clients), from localhost origins, and
 /// from origins listed in the configuration. Guards against DNS rebinding.
-fn check_origin(server: &Server, headers: &HeaderMap) -> Result<(), Refusal> {
+fn check_origin(server: &Shared, headers: &HeaderMap) -> Result<(), Refusal> {
     let Some(origin) = headers.get(header::ORIGIN) else {
         return Ok(());
     };
@@ -325,14 +329,14 @@ fn accepts_sse(headers: &HeaderMap) -> bool {
         .any(|v| v.contains("text/event-stream"))
 }
 
-async fn find_session(server: &Server, headers: &HeaderMap) -> Result<Arc<Session>, Refusal> {
+async fn find_session(server: &Shared, headers: &HeaderMap) -> Result<Arc<Session>, Refusal> {
     let Some(id) = headers.get(SESSION_HEADER).and_then(|v| v.to_str().ok()) else {
         return Err(Refusal::new(
             StatusCode::BAD_REQUEST,
             "missing Mcp-Session-Id header: send 'initialize' first and echo the session id it returns",
         ));
     };
-    server.find_session(id).await.ok_or_else(|| {
+    server.sessions().find(server.engine(), id).await.ok_or_else(|| {
         Refusal::new(
             StatusCode::NOT_FOUND,
             "unknown or ended session (the server may have restarted): send 'initialize' to open a new one; tasks can still be collected by id",
@@ -357,7 +361,7 @@ fn check_version_header(headers: &HeaderMap) -> Result<(), Refusal> {
 
 /// `POST /mcp`: admit the caller once, read the body, then hand the message to the
 /// stateless 2026-07-28 wire or to a session of the 2025-11-25 wire.
-async fn handle_post(State(server): State<Server>, headers: HeaderMap, body: Body) -> Response {
+async fn handle_post(State(server): State<Shared>, headers: HeaderMap, body: Body) -> Response {
     let subject = match admit(&server, &headers, false).await {
         Ok((subject, _)) => subject,
         Err(r) => return r.into_response(),
@@ -378,7 +382,7 @@ async fn handle_post(State(server): State<Server>, headers: HeaderMap, body: Bod
 
 /// The request body, within the size limit and the body timeout; otherwise the error
 /// response that says which limit to raise.
-async fn read_body(server: &Server, body: Body) -> Result<Bytes, Response> {
+async fn read_body(server: &Shared, body: Body) -> Result<Bytes, Response> {
     let limit = server.config().max_body_bytes;
     let body_timeout = server.config().http.body_timeout;
     match tokio::time::timeout(body_timeout, axum::body::to_bytes(body, limit)).await {
@@ -406,7 +410,7 @@ async fn read_body(server: &Server, body: Body) -> Result<Bytes, Response> {
 /// Answers a message of the 2026-07-28 stateless wire (no session, everything in the
 /// request). Gives the message back when it belongs to a session instead.
 async fn handle_stateless(
-    server: &Server,
+    server: &Shared,
     subject: Option<String>,
     headers: &HeaderMap,
     message: Incoming,
@@ -455,7 +459,7 @@ async fn handle_stateless(
 /// Answers a message of the 2025-11-25 wire: `initialize` opens a session, anything
 /// else must name one; tool calls and `tasks/result` answer on SSE when accepted.
 async fn handle_in_session(
-    server: &Server,
+    server: &Shared,
     subject: Option<String>,
     headers: &HeaderMap,
     message: Incoming,
@@ -464,8 +468,8 @@ async fn handle_in_session(
         matches!(&message, Incoming::Request { method, .. } if method == INITIALIZE);
     let session = if is_initialize {
         match subject {
-            Some(subject) => server.open_subject_session(subject),
-            None => server.open_session(None),
+            Some(subject) => server.sessions().open_subject(subject),
+            None => server.sessions().open(None),
         }
     } else {
         if let Err(r) = check_version_header(headers) {
@@ -480,19 +484,19 @@ async fn handle_in_session(
 
     let streams = matches!(&message, Incoming::Request { method, .. } if method == TOOLS_CALL || method == TASKS_RESULT);
     if !matches!(message, Incoming::Request { .. }) {
-        server.handle(&session, message, None).await;
+        crate::wire::v2025_11_25::handle(server, &session, message, None).await;
         return StatusCode::ACCEPTED.into_response();
     }
     let mut response = if streams && accepts_sse(headers) {
         sse_reply(server, session.clone(), message)
     } else {
-        match server.handle(&session, message, None).await {
+        match crate::wire::v2025_11_25::handle(server, &session, message, None).await {
             Some(reply) => {
                 if is_initialize {
                     if reply.get("error").is_some() {
-                        server.close_session(session.id());
+                        server.sessions().close(session.id());
                     } else {
-                        server.share_session(&session).await;
+                        crate::sessions::Sessions::share(server.engine(), &session).await;
                     }
                 }
                 json_response(StatusCode::OK, &reply)
@@ -509,13 +513,13 @@ async fn handle_in_session(
 }
 
 /// Answers a request on an SSE stream: notifications tied to it first, then the reply.
-fn sse_reply(server: &Server, session: Arc<Session>, message: Incoming) -> Response {
+fn sse_reply(server: &Shared, session: Arc<Session>, message: Incoming) -> Response {
     let (tx, rx) = mpsc::channel::<Value>(OUTBOUND_CAPACITY);
     let handler_server = server.clone();
     tokio::spawn(async move {
-        if let Some(reply) = handler_server
-            .handle(&session, message, Some(tx.clone()))
-            .await
+        if let Some(reply) =
+            crate::wire::v2025_11_25::handle(&handler_server, &session, message, Some(tx.clone()))
+                .await
         {
             let _ = tx.send(reply).await;
         }
@@ -525,7 +529,7 @@ fn sse_reply(server: &Server, session: Arc<Session>, message: Incoming) -> Respo
 
 /// An SSE response carrying every message sent to `rx`, one `message` event each,
 /// ended when the server shuts down.
-fn sse_stream(server: &Server, rx: mpsc::Receiver<Value>) -> Response {
+fn sse_stream(server: &Shared, rx: mpsc::Receiver<Value>) -> Response {
     let shutdown = server.shutdown_token();
     let stream = ReceiverStream::new(rx)
         .map(|v| Ok::<_, Infallible>(Event::default().event("message").data(v.to_string())))
@@ -535,7 +539,7 @@ fn sse_stream(server: &Server, rx: mpsc::Receiver<Value>) -> Response {
         .into_response()
 }
 
-async fn handle_get(State(server): State<Server>, headers: HeaderMap) -> Response {
+async fn handle_get(State(server): State<Shared>, headers: HeaderMap) -> Response {
     let session = match admit(&server, &headers, true).await {
         Ok((_, Some(s))) => s,
         Ok((_, None)) => return StatusCode::INTERNAL_SERVER_ERROR.into_response(),
@@ -553,14 +557,14 @@ async fn handle_get(State(server): State<Server>, headers: HeaderMap) -> Respons
     sse_stream(&server, rx)
 }
 
-async fn handle_delete(State(server): State<Server>, headers: HeaderMap) -> Response {
+async fn handle_delete(State(server): State<Shared>, headers: HeaderMap) -> Response {
     let session = match admit(&server, &headers, true).await {
         Ok((_, Some(s))) => s,
         Ok((_, None)) => return StatusCode::INTERNAL_SERVER_ERROR.into_response(),
         Err(r) => return r.into_response(),
     };
     session.detach_outbound();
-    server.close_session(session.id());
+    server.sessions().close(session.id());
     if let Err(e) = server.engine().delete_session(session.id()).await {
         tracing::warn!(error = %e, "could not forget the shared session");
     }

@@ -6,6 +6,6 @@ pub mod connections;
 pub mod health;
 #[cfg(feature = "http")]
 pub mod http;
-pub mod limits;
+pub use crate::http_limits as limits;
 #[cfg(feature = "stdio")]
 pub mod stdio;

@@ -10,8 +10,8 @@ use std::time::Duration;
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 
-use crate::server::Server;
 use crate::session::{Session, OUTBOUND_CAPACITY};
+use crate::shared::Shared;
 
 /// How long pending replies may still be written after stdin closes.
 const DRAIN_AFTER_EOF: Duration = Duration::from_secs(2);
@@ -24,7 +24,7 @@ const DRAIN_AFTER_EOF: Duration = Duration::from_secs(2);
 /// # Errors
 /// I/O errors on the output.
 pub async fn serve<R, W>(
-    server: Server,
+    server: impl AsRef<Shared>,
     input: R,
     output: W,
     shutdown: impl std::future::Future<Output = ()>,
@@ -33,6 +33,7 @@ where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
 {
+    let server = server.as_ref().clone();
     serve_until(server, input, output, shutdown, std::future::pending()).await
 }
 
@@ -41,7 +42,7 @@ where
 /// # Errors
 /// I/O errors on the output.
 pub async fn serve_until<R, W>(
-    server: Server,
+    server: impl AsRef<Shared>,
     input: R,
     output: W,
     shutdown: impl std::future::Future<Output = ()>,
@@ -51,6 +52,7 @@ where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
 {
+    let server = server.as_ref().clone();
     let session = open_stdio_session(&server);
     let (tx, rx) = mpsc::channel::<Value>(OUTBOUND_CAPACITY);
     session.attach_outbound(tx.clone());
@@ -84,11 +86,11 @@ where
             handle_line(&server, &session, &tx, &line).await;
         }
     }
-    crate::drain::drain_unless(&server, stop_now).await;
+    crate::drain::drain_unless(server.engine(), stop_now).await;
     drop(tx);
     session.detach_outbound();
-    server.close_session(session.id());
-    server.shutdown();
+    server.sessions().close(session.id());
+    server.inner.shutdown.cancel();
     match tokio::time::timeout(DRAIN_AFTER_EOF, writer).await {
         Ok(Ok(r)) => r,
         _ => Ok(()),
@@ -98,14 +100,16 @@ where
 /// The one session of this process. Without authentication the process is the
 /// principal; with authentication configured, stdio belongs to the local user who
 /// started the server, so that user's tasks stay theirs across restarts.
-fn open_stdio_session(server: &Server) -> Arc<Session> {
+fn open_stdio_session(server: &Shared) -> Arc<Session> {
     if server.config().auth.is_enabled() {
         let user = std::env::var("USER")
             .or_else(|_| std::env::var("LOGNAME"))
             .unwrap_or_else(|_| "unknown".into());
-        server.open_subject_session(format!("local-user:{user}"))
+        server.sessions().open_subject(format!("local-user:{user}"))
     } else {
-        server.open_session(Some(format!("process:{}", std::process::id())))
+        server
+            .sessions()
+            .open(Some(format!("process:{}", std::process::id())))
     }
 }
 
@@ -137,7 +141,7 @@ async fn write_lines<W: AsyncWrite + Unpin>(
 /// behind `initialize` finds the session ready; other requests run concurrently, so a
 /// blocking `tasks/result` never holds up a `tasks/get`.
 async fn handle_line(
-    server: &Server,
+    server: &Shared,
     session: &Arc<Session>,
     tx: &mpsc::Sender<Value>,
     line: &[u8],
@@ -151,14 +155,18 @@ async fn handle_line(
     };
     let in_order = !matches!(&message, Incoming::Request { method, .. } if method != INITIALIZE);
     if in_order {
-        if let Some(reply) = server.handle(session, message, Some(tx.clone())).await {
+        if let Some(reply) =
+            crate::wire::v2025_11_25::handle(server, session, message, Some(tx.clone())).await
+        {
             let _ = tx.send(reply).await;
         }
         return;
     }
     let (server, session, tx) = (server.clone(), session.clone(), tx.clone());
     tokio::spawn(async move {
-        if let Some(reply) = server.handle(&session, message, Some(tx.clone())).await {
+        if let Some(reply) =
+            crate::wire::v2025_11_25::handle(&server, &session, message, Some(tx.clone())).await
+        {
             let _ = tx.send(reply).await;
         }
     });

@@ -1,8 +1,9 @@
 //! The two task wire generations, one folder each. A method has the same file name on
 //! both sides (`tools_call.rs`, `tasks_get.rs`, `tasks_cancel.rs`, `tools_list.rs`, ...),
 //! as sqlx's backends do, so the difference between the wires for one method is two
-//! files side by side. What both share (finding and running a tool, starting a task,
-//! mapping engine errors) lives above, in `tools::call` and `error_map`.
+//! files side by side. What both share lives below: the call pipeline (`calls`, whose
+//! `plan` decides what a `tools/call` becomes; each wire's `tools_call.rs` only renders
+//! the plan) and `error_map`.
 //!
 //! - `v2025_11_25`: sessions opened by `initialize`; `params.task`; `tasks/get`,
 //!   `tasks/result`, `tasks/list`, `tasks/cancel`; input requests as server-to-client
@@ -19,31 +20,28 @@ use serde_json::Value;
 use std::future::Future;
 use tracing::{Instrument, Span};
 
+use crate::ops::metrics::Metrics;
 use crate::ops::telemetry::record_response;
-use crate::server::Server;
 
-impl Server {
-    /// Runs one request's `work` observed the same way on both wires: inside the
-    /// request's span (built by [`crate::ops::telemetry::request_span`], after
-    /// OpenTelemetry's MCP conventions), with the response recorded on that span and
-    /// counted in the request metrics under `method`. A request that gives no response
-    /// (cancelled on 2025-11-25) is neither recorded nor counted. The span is built by
-    /// the caller because building it borrows the parameters the work then takes.
-    pub(crate) async fn observe_request<T: Observed>(
-        &self,
-        method: &str,
-        span: Span,
-        work: impl Future<Output = T>,
-    ) -> T {
-        let started = std::time::Instant::now();
-        let outcome = work.instrument(span.clone()).await;
-        if let Some(result) = outcome.response() {
-            record_response(&span, result);
-            self.metrics()
-                .observe_request(method, result.is_ok(), started.elapsed());
-        }
-        outcome
+/// Runs one request's `work` observed the same way on both wires: inside the
+/// request's span (built by [`crate::ops::telemetry::request_span`], after
+/// OpenTelemetry's MCP conventions), with the response recorded on that span and
+/// counted in the request metrics under `method`. A request that gives no response
+/// (cancelled on 2025-11-25) is neither recorded nor counted. The span is built by
+/// the caller because building it borrows the parameters the work then takes.
+pub(crate) async fn observe_request<T: Observed>(
+    metrics: &Metrics,
+    method: &str,
+    span: Span,
+    work: impl Future<Output = T>,
+) -> T {
+    let started = std::time::Instant::now();
+    let outcome = work.instrument(span.clone()).await;
+    if let Some(result) = outcome.response() {
+        record_response(&span, result);
+        metrics.observe_request(method, result.is_ok(), started.elapsed());
     }
+    outcome
 }
 
 /// What a wire's request handler gives back, seen as the response to observe.

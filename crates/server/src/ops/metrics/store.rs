@@ -8,13 +8,13 @@
 
 use mcp_tasks_engine::{Engine, StoreObserver};
 use mcp_tasks_protocol::TaskStatus;
+use parking_lot::Mutex;
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
 use prometheus_client::registry::{Registry, Unit};
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// How long a count of tasks by status is reused: counting reads an index of every
@@ -156,7 +156,7 @@ impl StoreMetrics {
     /// values (and a warning).
     pub(crate) async fn refresh_tasks(&self, engine: &Engine) {
         {
-            let mut at = self.counted_at.lock().unwrap_or_else(|p| p.into_inner());
+            let mut at = self.counted_at.lock();
             if at.is_some_and(|t| t.elapsed() < STATUS_COUNT_TTL) {
                 return;
             }

@@ -5,11 +5,11 @@ use mcp_tasks_protocol::{version, RpcError};
 use serde_json::{json, Value};
 use std::sync::Arc;
 
-use crate::server::Server;
 use crate::session::Session;
+use crate::shared::Shared;
 
 pub(super) fn handle(
-    server: &Server,
+    server: &Shared,
     session: &Arc<Session>,
     params: &Value,
 ) -> Result<Value, RpcError> {

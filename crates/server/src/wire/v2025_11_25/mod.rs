@@ -1,5 +1,5 @@
-//! The 2025-11-25 wire: [`Server::handle`] takes one parsed message in and gives the
-//! response out. Requests and notifications go to the handlers of this wire; responses
+//! The 2025-11-25 wire: [`handle`] (behind [`crate::Server::handle`]) takes one parsed
+//! message in and gives the response out. Requests and notifications go to the handlers of this wire; responses
 //! answer the server's own requests to the client (input for tasks and synchronous
 //! calls). Method dispatch: one file per MCP method, chosen by [`Method`]. Unknown
 //! methods get `-32601` and the session stays up (the mini-redis `Unknown` command
@@ -23,70 +23,67 @@ use serde_json::{json, Value};
 use std::sync::Arc;
 use tokio::sync::mpsc;
 
-use crate::server::Server;
 use crate::session::Session;
+use crate::shared::Shared;
 
-impl Server {
-    /// Handles one parsed message. Returns the response to send, if any (requests get
-    /// one unless they were cancelled; notifications and responses get none).
-    /// `request_stream` receives notifications tied to this request (progress of a
-    /// synchronous call) when the transport can carry them.
-    pub async fn handle(
-        &self,
-        session: &Arc<Session>,
-        message: Incoming,
-        request_stream: Option<mpsc::Sender<Value>>,
-    ) -> Option<Value> {
-        match message {
-            Incoming::Request { id, method, params } => {
-                let _busy = session.busy();
-                let version = session.protocol_version();
-                let version = version.as_deref().or_else(|| {
-                    // initialize: the version the client asks for.
-                    params.get("protocolVersion").and_then(Value::as_str)
-                });
-                let span =
-                    crate::ops::telemetry::request_span(&crate::ops::telemetry::RequestInfo {
-                        method: &method,
-                        params: &params,
-                        id: &id,
-                        protocol_version: version,
-                        session: Some(session.id()),
-                        known_tool: self.knows_tool(&params),
-                    });
-                let work = request(self, session, &id, &method, params, request_stream);
-                let outcome = self.observe_request(&method, span, work).await;
-                outcome.map(|r| reply(&id, r))
+/// Handles one parsed message (see [`crate::Server::handle`]). Returns the response to
+/// send, if any (requests get one unless they were cancelled; notifications and
+/// responses get none). `request_stream` receives notifications tied to this request
+/// (progress of a synchronous call) when the transport can carry them.
+pub(crate) async fn handle(
+    server: &Shared,
+    session: &Arc<Session>,
+    message: Incoming,
+    request_stream: Option<mpsc::Sender<Value>>,
+) -> Option<Value> {
+    match message {
+        Incoming::Request { id, method, params } => {
+            let _busy = session.busy();
+            let version = session.protocol_version();
+            let version = version.as_deref().or_else(|| {
+                // initialize: the version the client asks for.
+                params.get("protocolVersion").and_then(Value::as_str)
+            });
+            let span = crate::ops::telemetry::request_span(&crate::ops::telemetry::RequestInfo {
+                method: &method,
+                params: &params,
+                id: &id,
+                protocol_version: version,
+                session: Some(session.id()),
+                known_tool: server.knows_tool(&params),
+            });
+            let work = request(server, session, &id, &method, params, request_stream);
+            let outcome = crate::wire::observe_request(server.metrics(), &method, span, work).await;
+            outcome.map(|r| reply(&id, r))
+        }
+        Incoming::Notification { method, params } => {
+            notification(server, session, &method, params);
+            None
+        }
+        Incoming::Response { id, result } => {
+            let outcome = Outcome::Result { value: result };
+            if let Some(outcome) = server.questions().outgoing.complete(session, &id, outcome) {
+                crate::questions::in_task::answer(server.questions(), session, &id, outcome).await;
             }
-            Incoming::Notification { method, params } => {
-                notification(self, session, &method, params);
-                None
+            None
+        }
+        Incoming::ErrorResponse {
+            id: Some(id),
+            error,
+        } => {
+            let outcome = Outcome::Error {
+                code: error.code,
+                message: error.message,
+                data: error.data,
+            };
+            if let Some(outcome) = server.questions().outgoing.complete(session, &id, outcome) {
+                crate::questions::in_task::answer(server.questions(), session, &id, outcome).await;
             }
-            Incoming::Response { id, result } => {
-                let outcome = Outcome::Result { value: result };
-                if let Some(outcome) = self.inner.outgoing.complete(session, &id, outcome) {
-                    crate::questions::in_task::answer(self, session, &id, outcome).await;
-                }
-                None
-            }
-            Incoming::ErrorResponse {
-                id: Some(id),
-                error,
-            } => {
-                let outcome = Outcome::Error {
-                    code: error.code,
-                    message: error.message,
-                    data: error.data,
-                };
-                if let Some(outcome) = self.inner.outgoing.complete(session, &id, outcome) {
-                    crate::questions::in_task::answer(self, session, &id, outcome).await;
-                }
-                None
-            }
-            Incoming::ErrorResponse { id: None, error } => {
-                tracing::warn!(code = error.code, message = %error.message, "client reported an error");
-                None
-            }
+            None
+        }
+        Incoming::ErrorResponse { id: None, error } => {
+            tracing::warn!(code = error.code, message = %error.message, "client reported an error");
+            None
         }
     }
 }
@@ -139,7 +136,7 @@ impl Method {
 /// Handles a request. `None` means no response is sent (the request was cancelled).
 #[tracing::instrument(skip_all, fields(method = %method, session = %session.id()))]
 pub(crate) async fn request(
-    server: &Server,
+    server: &Shared,
     session: &Arc<Session>,
     id: &RequestId,
     method: &str,
@@ -176,6 +173,6 @@ pub(crate) async fn request(
 }
 
 /// Handles a notification from the client.
-pub(crate) fn notification(server: &Server, session: &Arc<Session>, method: &str, params: Value) {
+pub(crate) fn notification(server: &Shared, session: &Arc<Session>, method: &str, params: Value) {
     notifications::handle(server, session, method, params);
 }

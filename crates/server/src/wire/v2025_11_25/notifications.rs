@@ -6,10 +6,10 @@ use mcp_tasks_protocol::methods::{
 use serde_json::Value;
 use std::sync::Arc;
 
-use crate::server::Server;
 use crate::session::Session;
+use crate::shared::Shared;
 
-pub(super) fn handle(_server: &Server, session: &Arc<Session>, method: &str, params: Value) {
+pub(super) fn handle(_server: &Shared, session: &Arc<Session>, method: &str, params: Value) {
     match method {
         NOTIF_INITIALIZED => session.mark_initialized(),
         NOTIF_CANCELLED => match parse_params::<CancelledParams>(method, &params) {

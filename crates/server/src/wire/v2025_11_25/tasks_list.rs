@@ -7,11 +7,11 @@ use serde_json::Value;
 use std::sync::Arc;
 
 use crate::error_map::to_rpc;
-use crate::server::Server;
 use crate::session::Session;
+use crate::shared::Shared;
 
 pub(super) async fn handle(
-    server: &Server,
+    server: &Shared,
     session: &Arc<Session>,
     params: &Value,
 ) -> Result<Value, RpcError> {

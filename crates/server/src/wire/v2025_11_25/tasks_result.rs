@@ -16,11 +16,11 @@ use std::sync::Arc;
 use tokio::sync::mpsc;
 
 use crate::error_map::to_rpc;
-use crate::server::Server;
 use crate::session::Session;
+use crate::shared::Shared;
 
 pub(super) async fn handle(
-    server: &Server,
+    server: &Shared,
     session: &Arc<Session>,
     params: &Value,
     stream: Option<mpsc::Sender<Value>>,
@@ -35,13 +35,13 @@ pub(super) async fn handle(
 }
 
 async fn wait_and_reply(
-    server: &Server,
+    server: &Shared,
     session: &Arc<Session>,
     p: &TaskIdParams,
 ) -> Result<Value, RpcError> {
     let caller = session.caller();
     if let Ok(record) = server.engine().get(&p.task_id, &caller).await {
-        crate::questions::in_task::deliver(server, session, &record);
+        crate::questions::in_task::deliver(server.questions(), session, &record);
     }
     let shutdown = server.shutdown_token();
     let record = tokio::select! {

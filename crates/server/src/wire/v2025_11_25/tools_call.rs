@@ -1,85 +1,93 @@
-//! `tools/call`: synchronously, or as a task when `params.task` is present and the
-//! tool allows it. A plain call of an `optional` task tool runs under the sync budget
-//! (`tools::plain`); the task tools answer clients that speak no tasks.
+//! `tools/call`: carries out what `calls::plan` decided (synchronously, as a task when
+//! `params.task` is present and the tool allows it, under the sync budget for a plain
+//! call of an `optional` task tool, or a task tool for clients that speak no tasks) and
+//! renders it in this wire's shapes.
 
 use mcp_tasks_engine::context::plumbing::TaskContextParts;
 use mcp_tasks_engine::{CreateParams, LogSink, ProgressSink};
 use mcp_tasks_protocol::codec::v2025_11_25;
-use mcp_tasks_protocol::error_code::METHOD_NOT_FOUND;
-use mcp_tasks_protocol::methods::{parse_params, CallToolParams, TOOLS_CALL};
+use mcp_tasks_protocol::error_code::INTERNAL_ERROR;
+use mcp_tasks_protocol::methods::TOOLS_CALL;
 use mcp_tasks_protocol::{RequestId, RpcError};
-use serde_json::Value;
+use serde_json::{Map, Value};
 use std::sync::Arc;
 use tokio::sync::mpsc;
 
+use crate::calls::call::Answers;
+use crate::calls::plain::{self, CallLink};
+use crate::calls::plan::{plan, CallPlan, Wire};
+use crate::calls::task_tools;
 use crate::error_map::to_rpc;
-use crate::notify::messages::log_notification;
-use crate::server::Server;
+use crate::messages::log_notification;
 use crate::session::Session;
-use crate::tools::plain::{self, CallLink};
-use crate::tools::registry::{TaskSupport, Tool};
-use crate::tools::task_tools;
+use crate::shared::Shared;
+use crate::tools::registry::Tool;
 use tokio_util::sync::CancellationToken;
 
 pub(super) async fn handle(
-    server: &Server,
+    server: &Shared,
     session: &Arc<Session>,
     id: &RequestId,
     params: Value,
     stream: Option<mpsc::Sender<Value>>,
 ) -> Option<Result<Value, RpcError>> {
-    if let Some(name) = params
-        .get("name")
-        .and_then(Value::as_str)
-        .filter(|n| task_tools::is_task_tool(n))
-    {
-        if task_tools_offered(server, session) {
-            return call_task_tool(server, session, id, name, &params, stream).await;
-        }
-    }
-    let prepared = match prepare(server, session, &params) {
+    let planned = match plan(server, wire_of(session), &params) {
         Ok(p) => p,
         Err(e) => return Some(Err(e)),
     };
-    match prepared {
-        Prepared::Task { tool, args, ttl } => {
-            let tool = server.config().approvals.gate(tool, &args);
+    match planned {
+        CallPlan::TaskTool { name, args } => {
+            call_task_tool(server, session, id, &name, args, &params, stream).await
+        }
+        CallPlan::Task { tool, args, ttl } => {
             Some(start_task(server, session, tool, args, ttl, params).await)
         }
         // A call that waits for approval becomes a task whatever the client asked
         // for: under the budget (a zero budget answers with the handle at once).
-        Prepared::Sync { tool, args }
-            if (tool.needs_task() && !tool.is_external())
-                || (!server.config().sync_budget.is_zero()
-                    && tool.support() == TaskSupport::Optional
-                    && !tool.is_external()) =>
-        {
-            run_with_budget(server, session, id, tool, args, &params, stream).await
+        CallPlan::SyncBudget {
+            tool,
+            args,
+            answers,
+            task_tools,
+        } => {
+            let budgeted = Budgeted {
+                tool,
+                args,
+                answers,
+                task_tools,
+            };
+            run_with_budget(server, session, id, budgeted, &params, stream).await
         }
-        Prepared::Sync { tool, args } => {
+        CallPlan::Inline { tool, args, .. } => {
             run_sync(server, session, id, tool, args, &params, stream).await
         }
+        CallPlan::ResumeRound { .. }
+        | CallPlan::InputRequired { .. }
+        | CallPlan::TaskOrResult { .. } => Some(Err(RpcError::new(
+            INTERNAL_ERROR,
+            "an input round or a server-decided task is planned on the 2026-07-28 wire only",
+        ))),
     }
 }
 
-/// Whether `session`'s client is offered the task tools: under `auto`, when it
-/// declared no task support (no `capabilities.tasks`, or a protocol version before
-/// tasks).
-pub(crate) fn task_tools_offered(server: &Server, session: &Session) -> bool {
-    let speaks = session.speaks_tasks()
-        && session
+/// What `session`'s client declared, as the call plan reads it.
+pub(crate) fn wire_of(session: &Session) -> Wire {
+    Wire::Session {
+        speaks_tasks: session.speaks_tasks(),
+        declares_tasks: session
             .client_capabilities()
             .get("tasks")
-            .is_some_and(Value::is_object);
-    task_tools::offered(server.config().task_tools, speaks)
+            .is_some_and(Value::is_object),
+    }
 }
 
 /// Calls a task tool; cancellable like any plain call (a `task_wait` stops waiting).
 async fn call_task_tool(
-    server: &Server,
+    server: &Shared,
     session: &Arc<Session>,
     id: &RequestId,
     name: &str,
+    args: Map<String, Value>,
     params: &Value,
     stream: Option<mpsc::Sender<Value>>,
 ) -> Option<Result<Value, RpcError>> {
@@ -94,28 +102,27 @@ async fn call_task_tool(
         true,
     )
     .for_request(id);
-    let args = params
-        .get("arguments")
-        .and_then(Value::as_object)
-        .cloned()
-        .unwrap_or_default();
     task_tools::call(server, &link, &session.caller(), name, &args).await
 }
 
 /// A plain call under the sync budget: run as a task from the start, answered with
-/// its result when it ends in time, else with a handle (see `tools::plain`).
+/// its result when it ends in time, else with a handle (see `calls::plain`).
 async fn run_with_budget(
-    server: &Server,
+    server: &Shared,
     session: &Arc<Session>,
     id: &RequestId,
-    tool: Tool,
-    args: serde_json::Map<String, Value>,
+    budgeted: Budgeted,
     params: &Value,
     stream: Option<mpsc::Sender<Value>>,
 ) -> Option<Result<Value, RpcError>> {
+    let Budgeted {
+        tool,
+        args,
+        answers,
+        task_tools: offered,
+    } = budgeted;
     let cancel = session.begin_request(id);
     let _ended = EndRequest { session, id };
-    let offered = task_tools_offered(server, session);
     let link = CallLink::new(
         server,
         Some(Arc::clone(session)),
@@ -132,89 +139,28 @@ async fn run_with_budget(
         requested_ttl: tool.ttl(),
         client_capabilities: plain::task_capabilities(session.client_capabilities(), offered),
     };
-    crate::tools::budget::run_with_budget(
-        server,
-        &link,
-        tool,
-        args,
-        create,
-        crate::tools::call::Answers::AskInTask,
-        None,
-    )
-    .await
+    crate::calls::budget::run_with_budget(server, &link, tool, args, create, answers, None).await
 }
 
-enum Prepared {
-    Task {
-        tool: Tool,
-        args: serde_json::Map<String, Value>,
-        ttl: Option<std::time::Duration>,
-    },
-    Sync {
-        tool: Tool,
-        args: serde_json::Map<String, Value>,
-    },
-}
-
-/// Checks name, task support and arguments before anything runs.
-fn prepare(server: &Server, session: &Arc<Session>, params: &Value) -> Result<Prepared, RpcError> {
-    let p: CallToolParams = parse_params(TOOLS_CALL, params)?;
-    let tool = crate::tools::call::find(&server.tools(), &p.name)?;
-    let task = if session.speaks_tasks() {
-        v2025_11_25::task_metadata(params)?
-    } else {
-        None
-    };
-    match (tool.support(), &task) {
-        (TaskSupport::Required, None) => {
-            let how = if session.speaks_tasks() {
-                "add \"task\": {} to the tools/call params"
-            } else {
-                "it needs protocol version 2025-11-25 or later"
-            };
-            return Err(RpcError::new(
-                METHOD_NOT_FOUND,
-                format!("tool '{}' can only run as a task (execution.taskSupport is \"required\"): {how}", p.name),
-            ));
-        }
-        (TaskSupport::Forbidden, Some(_)) => {
-            return Err(RpcError::new(
-                METHOD_NOT_FOUND,
-                format!(
-                    "tool '{}' cannot run as a task (execution.taskSupport is \"forbidden\"): call it without \"task\"",
-                    p.name
-                ),
-            ))
-        }
-        _ => {}
-    }
-    let args = p.arguments.unwrap_or_default();
-    tool.validate(&Value::Object(args.clone()))?;
-    let tool = match task {
-        Some(_) => tool,
-        None => server.config().approvals.gate(tool, &args),
-    };
-    Ok(match task {
-        Some(meta) => Prepared::Task {
-            tool,
-            args,
-            ttl: meta.ttl(),
-        },
-        None => Prepared::Sync { tool, args },
-    })
+/// A plain call planned under the sync budget ([`CallPlan::SyncBudget`]).
+struct Budgeted {
+    tool: Tool,
+    args: Map<String, Value>,
+    answers: Answers,
+    task_tools: bool,
 }
 
 async fn start_task(
-    server: &Server,
+    server: &Shared,
     session: &Arc<Session>,
     tool: Tool,
-    args: serde_json::Map<String, Value>,
+    args: Map<String, Value>,
     ttl: Option<std::time::Duration>,
     params: Value,
 ) -> Result<Value, RpcError> {
     let tool_name = tool.name().to_string();
     let tool_ttl = tool.ttl();
-    let record = crate::tools::call::create_task(
+    let record = crate::calls::call::create_task(
         server.engine(),
         tool,
         args,
@@ -226,7 +172,7 @@ async fn start_task(
             requested_ttl: ttl.or(tool_ttl),
             client_capabilities: session.client_capabilities(),
         },
-        crate::tools::call::Answers::AskInTask,
+        Answers::AskInTask,
     )
     .await
     .map_err(to_rpc)?;
@@ -243,19 +189,20 @@ async fn start_task(
 /// Runs a tool inline. Cancelled by `notifications/cancelled` (no response is sent then,
 /// as the spec asks). A panicking tool becomes an internal error, never a crash.
 async fn run_sync(
-    server: &Server,
+    server: &Shared,
     session: &Arc<Session>,
     id: &RequestId,
     tool: Tool,
-    args: serde_json::Map<String, Value>,
+    args: Map<String, Value>,
     params: &Value,
     stream: Option<mpsc::Sender<Value>>,
 ) -> Option<Result<Value, RpcError>> {
     let cancel = session.begin_request(id);
-    let requester = crate::questions::in_call::requester(server, session, stream.clone());
+    let requester =
+        crate::questions::in_call::requester(server.questions(), session, stream.clone());
     let log = log_sink(session, stream.clone());
     // The tool's progress, and a heartbeat whenever it is quiet for an interval.
-    let beat = crate::tools::heartbeat::Heartbeat::for_call(
+    let beat = crate::calls::heartbeat::Heartbeat::for_call(
         params,
         stream.as_ref(),
         server.config().progress_interval,
@@ -273,7 +220,7 @@ async fn run_sync(
         .client_requests(
             requester,
             session.client_capabilities(),
-            std::sync::Arc::new(crate::mcp_reader::McpReader),
+            std::sync::Arc::new(crate::mcp_results::McpResults),
         )
         .log_sink(log)
         .build();
@@ -281,7 +228,7 @@ async fn run_sync(
     // was dropped), the request is no longer in flight.
     let _ended = EndRequest { session, id };
     let grace = server.engine().config().cancel_grace;
-    let answer = crate::tools::call::run_inline(&tool, args, ctx, &cancel, grace).await;
+    let answer = crate::calls::call::run_inline(&tool, args, ctx, &cancel, grace).await;
     if answer.is_none() {
         tracing::info!(%id, "synchronous call cancelled by the client");
     }

@@ -6,14 +6,17 @@ use mcp_tasks_protocol::RpcError;
 use serde_json::{json, Value};
 use std::sync::Arc;
 
-use crate::server::Server;
 use crate::session::Session;
+use crate::shared::Shared;
 
-pub(super) fn handle(server: &Server, session: &Arc<Session>) -> Result<Value, RpcError> {
-    let offered = super::tools_call::task_tools_offered(server, session);
-    let mut tools = crate::tools::task_tools::listed(server, offered);
+pub(super) fn handle(server: &Shared, session: &Arc<Session>) -> Result<Value, RpcError> {
+    let offered = crate::calls::plan::task_tools_offered(
+        server.config(),
+        super::tools_call::wire_of(session),
+    );
+    let mut tools = crate::calls::task_tools::listed(server, offered);
     if offered {
-        tools.extend(crate::tools::task_tools::definitions(server));
+        tools.extend(crate::calls::task_tools::definitions(server));
     }
     Ok(json!({ "tools": tools }))
 }

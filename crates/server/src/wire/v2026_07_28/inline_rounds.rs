@@ -14,8 +14,9 @@ use mcp_tasks_engine::context::plumbing::TaskContextParts;
 use mcp_tasks_engine::{ClientRequester, InputError};
 use mcp_tasks_protocol::codec::v2026_07_28;
 use mcp_tasks_protocol::RpcError;
+use parking_lot::Mutex;
 use serde_json::{json, Map, Value};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
@@ -66,7 +67,7 @@ pub(super) async fn run(
                 continue;
             };
             let method = q["method"].as_str().unwrap_or_default();
-            crate::mcp_reader::check_answer(method, &q["params"], answer).map_err(|problem| {
+            crate::answers::check_answer(method, &q["params"], answer).map_err(|problem| {
                 RpcError::invalid_params(format!(
                     "the answer to '{k}' in inputResponses was refused: {problem}; send the call again with the same requestState and a corrected answer"
                 ))
@@ -88,12 +89,12 @@ pub(super) async fn run(
         .client_requests(
             requester,
             req.capabilities.clone(),
-            Arc::new(crate::mcp_reader::McpReader),
+            Arc::new(crate::mcp_results::McpResults),
         )
         .build();
     let grace = req.server.engine().config().cancel_grace;
     tokio::select! {
-        r = crate::tools::call::run_inline(tool, args, ctx, &cancel, grace) => match r {
+        r = crate::calls::call::run_inline(tool, args, ctx, &cancel, grace) => match r {
             Some(r) => r.map(v2026_07_28::complete),
             None => Err(shutting_down()),
         },
@@ -102,7 +103,6 @@ pub(super) async fn run(
             // (dropping its future aborts it) and runs again when the answer comes.
             let (k, q) = asked
                 .lock()
-                .unwrap_or_else(|p| p.into_inner())
                 .take()
                 .unwrap_or_default();
             Ok(reply(req, &key, &call, answers, Map::from_iter([(k, q)])))
@@ -127,7 +127,7 @@ fn requester(
             let answer = answer.clone();
             return Box::pin(async move { Ok::<Value, InputError>(answer) });
         }
-        let mut slot = asked.lock().unwrap_or_else(|p| p.into_inner());
+        let mut slot = asked.lock();
         if slot.is_none() {
             *slot = Some((key, json!({ "method": method, "params": params })));
             noticed.notify_one();

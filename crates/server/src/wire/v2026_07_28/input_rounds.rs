@@ -1,7 +1,7 @@
 //! Plain calls that ask, on this wire: the input-required round (SEP-2322).
 //!
 //! A plain `tools/call` (no task asked for) runs under the sync budget as a task of
-//! its caller's (see [`crate::tools::plain`]). When that task waits for answers the
+//! its caller's (see [`crate::calls::plain`]). When that task waits for answers the
 //! client declared it can give (`elicitation`, `sampling`, `roots` in its
 //! `clientCapabilities`), the call answers with an `InputRequiredResult`: the open
 //! questions as `inputRequests`, and a sealed `requestState` naming the task
@@ -20,9 +20,9 @@ use serde_json::{json, Map, Value};
 
 use super::request_state::{self, StateKey};
 use super::Request;
+use crate::calls::budget::{self, AskInReply, Waited};
+use crate::calls::plain::CallLink;
 use crate::error_map::to_rpc;
-use crate::tools::budget::{self, AskInReply, Waited};
-use crate::tools::plain::CallLink;
 use crate::tools::registry::Tool;
 
 /// What one plain call needs to issue (or check) a `requestState`.
@@ -60,7 +60,7 @@ impl<'a> Round<'a> {
             .filter(|(_, q)| q.is_outstanding())
         {
             if q.assignment.as_ref().is_some_and(|a| a.only)
-                || crate::mcp_reader::check_input(&self.req.capabilities, &q.method, &q.params)
+                || crate::answers::check_input(&self.req.capabilities, &q.method, &q.params)
                     .is_err()
             {
                 return None;
@@ -134,7 +134,7 @@ pub(super) async fn resume(
             // Answered before, or not a question of this call: ignored (SEP-2322).
             continue;
         };
-        crate::mcp_reader::check_answer(&q.method, &q.params, answer).map_err(|problem| {
+        crate::answers::check_answer(&q.method, &q.params, answer).map_err(|problem| {
             RpcError::invalid_params(format!(
                 "the answer to '{key}' in inputResponses was refused: {problem}; send the call again with the same requestState and a corrected answer"
             ))

@@ -28,7 +28,8 @@ use mcp_tasks_protocol::methods as m;
 use mcp_tasks_protocol::version;
 use serde_json::{json, Value};
 
-use crate::server::Server;
+use crate::error_map::missing_extension;
+use crate::shared::Shared;
 
 pub use mcp_tasks_protocol::codec::{
     META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION, META_SERVER_INFO,
@@ -56,7 +57,7 @@ pub fn is_stateless(
 
 /// The per-request context of a stateless call.
 pub(crate) struct Request<'a> {
-    pub(crate) server: &'a Server,
+    pub(crate) server: &'a Shared,
     pub(crate) caller: Caller,
     pub(crate) capabilities: Value,
     pub(crate) extension: bool,
@@ -67,12 +68,13 @@ pub use mcp_tasks_protocol::methods::SUBSCRIPTIONS_LISTEN;
 /// Opens a `subscriptions/listen` stream: the messages to send as SSE, or the HTTP
 /// status and error response when the request is refused.
 pub async fn listen(
-    server: &Server,
+    server: &impl AsRef<Shared>,
     subject: Option<String>,
     headers: &RoutingHeaders,
     id: &RequestId,
     params: Value,
 ) -> Result<tokio::sync::mpsc::Receiver<Value>, (u16, Value)> {
+    let server = server.as_ref();
     let refuse = |e: RpcError| (http_status(&e), jsonrpc::error_response(Some(id), &e));
     headers
         .check(SUBSCRIPTIONS_LISTEN, &params)
@@ -83,7 +85,7 @@ pub async fn listen(
         .map_err(refuse)
 }
 
-fn request<'a>(server: &'a Server, subject: Option<String>, params: &Value) -> Request<'a> {
+fn request<'a>(server: &'a Shared, subject: Option<String>, params: &Value) -> Request<'a> {
     let meta = params.get("_meta").cloned().unwrap_or(json!({}));
     let capabilities = meta
         .get(META_CLIENT_CAPABILITIES)
@@ -104,13 +106,14 @@ fn request<'a>(server: &'a Server, subject: Option<String>, params: &Value) -> R
 
 /// Handles one stateless request; returns the HTTP status and the JSON-RPC response.
 pub async fn handle(
-    server: &Server,
+    server: &impl AsRef<Shared>,
     subject: Option<String>,
     headers: &RoutingHeaders,
     id: &RequestId,
     method: &str,
     params: Value,
 ) -> (u16, Value) {
+    let server = server.as_ref();
     let version = params
         .get("_meta")
         .and_then(|m| m.get(META_PROTOCOL_VERSION))
@@ -124,7 +127,7 @@ pub async fn handle(
         known_tool: server.knows_tool(&params),
     });
     let work = dispatch(server, subject, headers, method, params);
-    let result = server.observe_request(method, span, work).await;
+    let result = crate::wire::observe_request(server.metrics(), method, span, work).await;
     match result {
         Ok(v) => (200, jsonrpc::response(id, v)),
         Err(e) => (http_status(&e), jsonrpc::error_response(Some(id), &e)),
@@ -132,7 +135,7 @@ pub async fn handle(
 }
 
 async fn dispatch(
-    server: &Server,
+    server: &Shared,
     subject: Option<String>,
     headers: &RoutingHeaders,
     method: &str,
@@ -200,19 +203,6 @@ fn http_status(e: &RpcError) -> u16 {
         HEADER_MISMATCH | MISSING_CAPABILITY | UNSUPPORTED_VERSION => 400,
         _ => 200,
     }
-}
-
-/// `-32021`: the request needs the Tasks extension, which its `_meta` did not declare.
-/// `what` is said as given (quote names in it: `"'tasks/get'"`, `"tool 'x'"`).
-pub(crate) fn missing_extension(what: &str) -> RpcError {
-    RpcError::new(
-        MISSING_CAPABILITY,
-        format!(
-            "{what} needs the client to declare the '{}' extension in _meta clientCapabilities.extensions",
-            v2026_07_28::EXTENSION_ID
-        ),
-    )
-    .with_data(v2026_07_28::required_extension_data())
 }
 
 /// Answers a protocol version this wire does not speak.

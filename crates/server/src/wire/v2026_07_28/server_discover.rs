@@ -6,9 +6,9 @@ use mcp_tasks_protocol::version;
 use serde_json::{json, Value};
 
 use super::META_SERVER_INFO;
-use crate::server::Server;
+use crate::shared::Shared;
 
-pub(super) fn handle(server: &Server) -> Value {
+pub(super) fn handle(server: &Shared) -> Value {
     let config = server.config();
     let mut capabilities = json!({ "tools": {}, "extensions": { v2026_07_28::EXTENSION_ID: {} } });
     crate::passthrough::merge_capabilities(&mut capabilities, &server.passthrough_capabilities());

@@ -6,13 +6,16 @@
 use mcp_tasks_protocol::codec::v2026_07_28;
 use serde_json::{json, Value};
 
-use crate::server::Server;
+use crate::shared::Shared;
 
-pub(super) fn handle(server: &Server, extension: bool) -> Value {
-    let offered = crate::tools::task_tools::offered(server.config().task_tools, extension);
-    let mut tools = crate::tools::task_tools::listed(server, offered);
+pub(super) fn handle(server: &Shared, extension: bool) -> Value {
+    let offered = crate::calls::plan::task_tools_offered(
+        server.config(),
+        crate::calls::plan::Wire::Stateless { extension },
+    );
+    let mut tools = crate::calls::task_tools::listed(server, offered);
     if offered {
-        tools.extend(crate::tools::task_tools::definitions(server));
+        tools.extend(crate::calls::task_tools::definitions(server));
     }
     v2026_07_28::cacheable(json!({ "tools": tools }))
 }

@@ -14,7 +14,7 @@
 //! (`task_cancel`), with the board link for people. The task lives on like any other.
 //!
 //! [`follow`] is the wait itself, shared with `task_wait`; the call that waits is
-//! [`crate::tools::budget`].
+//! [`crate::calls::budget`].
 
 use mcp_tasks_engine::{Caller, Engine, EngineError, Outcome, TaskEvent, TaskRecord};
 use mcp_tasks_protocol::codec::v2025_11_25;
@@ -26,9 +26,9 @@ use tokio::sync::{broadcast, mpsc};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use crate::server::Server;
+use crate::calls::heartbeat::Heartbeat;
 use crate::session::Session;
-use crate::tools::heartbeat::Heartbeat;
+use crate::shared::Shared;
 use mcp_tasks_protocol::{RequestId, RpcError};
 
 /// A plain call's way back to its client while it waits.
@@ -52,7 +52,7 @@ impl CallLink {
     /// The link of a call: its heartbeat when `params` carry a `progressToken` and the
     /// call has a stream to send it on.
     pub(crate) fn new(
-        server: &Server,
+        server: &Shared,
         session: Option<Arc<Session>>,
         stream: Option<mpsc::Sender<Value>>,
         params: &Value,
@@ -95,8 +95,7 @@ impl CallLink {
     fn can_ask(&self, method: &str, params: &Value) -> bool {
         match (&self.session, &self.stream) {
             (Some(session), Some(_)) => {
-                crate::mcp_reader::check_input(&session.client_capabilities(), method, params)
-                    .is_ok()
+                crate::answers::check_input(&session.client_capabilities(), method, params).is_ok()
             }
             _ => false,
         }
@@ -235,7 +234,7 @@ const REREAD: Duration = Duration::from_secs(5);
 /// task's progress goes to the call's `progressToken` (with heartbeats) and the
 /// questions the client can answer go to it on the call's stream.
 pub(crate) async fn follow(
-    server: &Server,
+    server: &Shared,
     link: &CallLink,
     id: &TaskId,
     caller: &Caller,
@@ -255,7 +254,7 @@ pub(crate) async fn follow(
         }
         if record.status == TaskStatus::InputRequired {
             if let (Some(session), Some(_)) = (&link.session, &link.stream) {
-                crate::questions::in_task::deliver(server, session, &record);
+                crate::questions::in_task::deliver(server.questions(), session, &record);
             }
             let unanswerable = record
                 .input_requests
@@ -310,18 +309,18 @@ pub(crate) async fn follow(
 /// Registers the call's stream as task `id`'s while the call waits on it (see
 /// [`attach`]); undone when dropped.
 pub(crate) struct Attached<'a> {
-    server: &'a Server,
+    server: &'a Shared,
     session: Option<&'a Arc<Session>>,
     task: TaskId,
 }
 
 /// Makes the call's stream task `id`'s while the call waits on it, so that the task's
 /// questions and log messages go there, without related-task `_meta` (see
-/// [`Server::attach_plain_wait`]). Call it before the work first runs.
-pub(crate) fn attach<'a>(server: &'a Server, link: &'a CallLink, id: &TaskId) -> Attached<'a> {
+/// [`crate::sessions::Sessions::attach_plain_wait`]). Call it before the work first runs.
+pub(crate) fn attach<'a>(server: &'a Shared, link: &'a CallLink, id: &TaskId) -> Attached<'a> {
     let session = match (&link.session, &link.stream) {
         (Some(session), Some(tx)) => {
-            server.attach_plain_wait(session, id, tx.clone());
+            server.sessions().attach_plain_wait(session, id, tx.clone());
             Some(session)
         }
         _ => None,
@@ -336,7 +335,9 @@ pub(crate) fn attach<'a>(server: &'a Server, link: &'a CallLink, id: &TaskId) ->
 impl Drop for Attached<'_> {
     fn drop(&mut self) {
         if let Some(session) = self.session {
-            self.server.detach_plain_wait(session, &self.task);
+            self.server
+                .sessions()
+                .detach_plain_wait(session, &self.task);
         }
     }
 }
@@ -351,7 +352,7 @@ impl Drop for Attached<'_> {
 /// (it speaks tasks, or the task tools are off) gets the handle flagged `isError`, since
 /// it cannot fit the schema (its text says plainly that nothing failed).
 pub(crate) fn handle(
-    server: &Server,
+    server: &Shared,
     link: &CallLink,
     record: &TaskRecord,
     tool: &str,
@@ -373,7 +374,7 @@ pub(crate) fn handle(
 
 /// What the model reads in a handle.
 fn handle_text(
-    server: &Server,
+    server: &Shared,
     link: &CallLink,
     record: &TaskRecord,
     tool: &str,
@@ -446,7 +447,7 @@ fn handle_text(
 /// Where people answer questions assigned to them through this server, as a phrase
 /// ("on the task board or in Slack"): [`crate::ServerConfig::people_channels`], else
 /// the task board when one is served. `None`: nowhere (a stdio server).
-pub(crate) fn people_channels(server: &Server) -> Option<String> {
+pub(crate) fn people_channels(server: &Shared) -> Option<String> {
     let config = server.config();
     let mut channels = config.people_channels.clone();
     if channels.is_empty() && config.board_url.is_some() {
@@ -461,7 +462,7 @@ pub(crate) fn people_channels(server: &Server) -> Option<String> {
 }
 
 /// The task's page on the board, when one is served.
-pub(crate) fn board_link(server: &Server, id: &TaskId) -> Option<String> {
+pub(crate) fn board_link(server: &Shared, id: &TaskId) -> Option<String> {
     server
         .config()
         .board_url

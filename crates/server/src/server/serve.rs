@@ -4,12 +4,12 @@
 #[cfg(feature = "http")]
 use tokio::net::{TcpListener, ToSocketAddrs};
 
-#[cfg(any(feature = "http", feature = "stdio"))]
-use crate::builder::BuildError;
 #[cfg(feature = "http")]
 use crate::drain::drain_signal;
 #[cfg(feature = "stdio")]
 use crate::drain::ShutdownSignals;
+#[cfg(any(feature = "http", feature = "stdio"))]
+use crate::server::builder::BuildError;
 use crate::server::Server;
 #[cfg(feature = "http")]
 use crate::transport::http;

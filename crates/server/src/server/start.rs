@@ -1,5 +1,5 @@
 //! Starting a [`Server`]: starts the engine with what it needs to know of this server
-//! (the MCP reader, how to re-run resumable tools, where task logs go, the metrics),
+//! (the MCP results policy, how to re-run resumable tools, where task logs go, the metrics),
 //! registers external pollers, starts routing engine events to sessions, and the
 //! idle-session sweep.
 
@@ -9,17 +9,16 @@ use mcp_tasks_engine::{
 };
 use mcp_tasks_store::TaskStore;
 use serde_json::Value;
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, OnceLock, Weak};
+use std::sync::{Arc, OnceLock, Weak};
 use tokio_util::sync::CancellationToken;
 
-use crate::questions::outgoing::Outgoing;
-use crate::server::{Server, ServerConfig, ServerInner};
+use super::{Server, ServerConfig};
+use crate::shared::{Shared, SharedInner};
 use crate::tools::registry::ToolRegistry;
 
 impl Server {
     /// Starts a server: the engine on `store` with everything it is to know of this
-    /// server (the MCP reader, how to re-run resumable tools, where task logs go, the
+    /// server (the MCP results policy, how to re-run resumable tools, where task logs go, the
     /// metrics, then `observers`: other parties told of every task change, such as the
     /// board's webhooks), the tools' external pollers, the routing of engine events to
     /// sessions and the idle-session sweep. The engine's maintenance stops with
@@ -44,14 +43,14 @@ impl Server {
         // Task spans are registry roots traced as children of their request.
         crate::ops::telemetry::link_task_spans();
         // The hooks reach the server, which exists only once the engine does.
-        let me: Arc<OnceLock<Weak<ServerInner>>> = Arc::default();
+        let me: Arc<OnceLock<Weak<SharedInner>>> = Arc::default();
         let metrics: Arc<crate::ops::metrics::Metrics> = Arc::default();
         // The resumer may be asked while the engine starts (it takes over the tasks of
         // a dead process of this host at once), before the server exists: it then
         // finds the tools in this registry.
         let tools = Arc::new(tools);
         let mut hooks = EngineHooks::default()
-            .reader(Arc::new(crate::mcp_reader::McpReader))
+            .reader(Arc::new(crate::mcp_results::McpResults))
             .resumer(resumer(
                 Arc::clone(&me),
                 Arc::clone(&tools),
@@ -75,46 +74,31 @@ impl Server {
                 engine.register_external(tool.name(), spec.poller.clone());
             }
         }
-        let server = Server {
-            inner: Arc::new(ServerInner {
-                durations: Default::default(),
-                engine,
-                tools: std::sync::RwLock::new(tools),
-                passthrough: std::sync::RwLock::new(None),
-                readiness: std::sync::RwLock::new(Vec::new()),
-                metrics,
-                config,
-                sessions: Mutex::new(HashMap::new()),
-                outgoing: Outgoing::default(),
-                plain_waits: Default::default(),
-                shutdown: CancellationToken::new(),
-            }),
-        };
-        let _ = me.set(Arc::downgrade(&server.inner));
+        let shared = Shared::new(engine, tools, config, metrics);
+        let _ = me.set(Arc::downgrade(&shared.inner));
         tokio::spawn(crate::notify::routing::route_events(
-            Arc::downgrade(&server.inner),
-            server.inner.engine.subscribe(),
-            server.inner.shutdown.clone(),
+            Arc::downgrade(shared.questions()),
+            shared.engine().subscribe(),
+            shared.shutdown_token(),
         ));
-        let engine = server.inner.engine.clone();
-        let stop = server.inner.shutdown.clone();
+        let engine = shared.engine().clone();
+        let stop = shared.shutdown_token();
         tokio::spawn(async move {
             stop.cancelled().await;
             engine.shutdown().await;
         });
-        let idle_timeout = server
-            .inner
-            .config
+        let idle_timeout = shared
+            .config()
             .session_idle_timeout
             .filter(|t| !t.is_zero());
         if let Some(timeout) = idle_timeout {
             tokio::spawn(forget_idle_sessions(
-                Arc::downgrade(&server.inner),
+                Arc::downgrade(&shared.inner),
                 timeout,
-                server.inner.shutdown.clone(),
+                shared.shutdown_token(),
             ));
         }
-        Ok(server)
+        Ok(Server { shared })
     }
 }
 
@@ -127,20 +111,14 @@ impl Server {
 /// approval is pending, and one that is not is not run twice (see
 /// `approvals::gate`).
 fn resumer(
-    me: Arc<OnceLock<Weak<ServerInner>>>,
+    me: Arc<OnceLock<Weak<SharedInner>>>,
     initial: Arc<ToolRegistry>,
     approvals: crate::approvals::Approvals,
 ) -> Resumer {
     Arc::new(move |record| {
         let name = record.request.name()?;
         let tool = match me.get() {
-            Some(weak) => weak
-                .upgrade()?
-                .tools
-                .read()
-                .unwrap_or_else(|p| p.into_inner())
-                .get(&name)?
-                .clone(),
+            Some(weak) => weak.upgrade()?.tools.read().get(&name)?.clone(),
             None => initial.get(&name)?.clone(),
         };
         let args = match record.request.field("arguments") {
@@ -160,24 +138,24 @@ fn resumer(
         }
         let retry = tool.retry();
         Some(
-            Resumption::new(move |ctx| crate::tools::call::work_of(&tool, args, ctx))
+            Resumption::new(move |ctx| crate::calls::call::work_of(&tool, args, ctx))
                 .with_retry(retry),
         )
     })
 }
 
 /// Sends task logs to the sessions that should see them.
-fn log_router(me: Arc<OnceLock<Weak<ServerInner>>>) -> LogRouter {
+fn log_router(me: Arc<OnceLock<Weak<SharedInner>>>) -> LogRouter {
     Arc::new(move |log| {
         if let Some(inner) = me.get().and_then(Weak::upgrade) {
-            crate::notify::routing::deliver_log(&Server { inner }, log);
+            crate::notify::routing::deliver_log(&inner.sessions, log);
         }
     })
 }
 
 /// Tells the task window how long each completed task ran (see
-/// [`crate::tools::durations`]), so that a tool that became quick waits it again.
-fn durations_observer(me: Arc<OnceLock<Weak<ServerInner>>>) -> TransitionObserver {
+/// [`crate::shared::durations`]), so that a tool that became quick waits it again.
+fn durations_observer(me: Arc<OnceLock<Weak<SharedInner>>>) -> TransitionObserver {
     Arc::new(move |record| {
         if record.status != mcp_tasks_protocol::TaskStatus::Completed {
             return;
@@ -197,18 +175,11 @@ fn durations_observer(me: Arc<OnceLock<Weak<ServerInner>>>) -> TransitionObserve
 
 /// Counts every task change in the metrics, by tool (`other` for unknown names).
 #[cfg(feature = "metrics")]
-fn metrics_observer(me: Arc<OnceLock<Weak<ServerInner>>>) -> TransitionObserver {
+fn metrics_observer(me: Arc<OnceLock<Weak<SharedInner>>>) -> TransitionObserver {
     Arc::new(move |record| {
         if let Some(inner) = me.get().and_then(Weak::upgrade) {
             let name = record.request.name();
-            let known = name.filter(|n| {
-                inner
-                    .tools
-                    .read()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .get(n)
-                    .is_some()
-            });
+            let known = name.filter(|n| inner.tools.read().get(n).is_some());
             let tool = known.map_or_else(|| "other".to_string(), String::from);
             inner.metrics.observe_task(record, tool);
         }
@@ -220,7 +191,7 @@ fn metrics_observer(me: Arc<OnceLock<Weak<ServerInner>>>) -> TransitionObserver 
 /// replica used within `timeout` are deleted (a shared session alive on another
 /// replica is kept by that replica's sweep).
 async fn forget_idle_sessions(
-    server: std::sync::Weak<ServerInner>,
+    server: std::sync::Weak<SharedInner>,
     timeout: std::time::Duration,
     shutdown: CancellationToken,
 ) {
@@ -240,13 +211,7 @@ async fn forget_idle_sessions(
         };
         // Tokio's clock, as sessions record their use: paused time drives this sweep.
         let now = tokio::time::Instant::now();
-        let (forgotten, alive) = {
-            let mut sessions = server.sessions.lock().unwrap_or_else(|p| p.into_inner());
-            let before = sessions.len();
-            sessions.retain(|_, s| !s.is_idle(now, timeout));
-            let alive: Vec<String> = sessions.keys().cloned().collect();
-            (before - sessions.len(), alive)
-        };
+        let (forgotten, alive) = server.sessions.forget_idle(now, timeout);
         if forgotten > 0 {
             tracing::info!(forgotten, "forgot sessions idle for {timeout:?}");
         }

@@ -2,7 +2,7 @@
 //! `task_list`, the way back to a task for clients that speak no tasks.
 //!
 //! A host without tasks gets a *handle* when a plain call outlives the sync budget
-//! (see `tools::plain`); with these tools its model waits for the result, reads the
+//! (see `calls::plain`); with these tools its model waits for the result, reads the
 //! progress and the open questions (with their forms), answers a question the host
 //! cannot show, cancels, and finds a task again whose id it lost. They are offered per
 //! [`TaskTools`] and obey owner binding exactly as `tasks/*` do: another principal's
@@ -16,8 +16,9 @@ use serde_json::{json, Map, Value};
 use std::time::Duration;
 use tokio::time::Instant;
 
-use crate::server::{Server, TaskTools, DEFAULT_SYNC_BUDGET};
-use crate::tools::plain::{follow, status_json, CallLink, Followed, Waiting};
+use crate::calls::plain::{follow, status_json, CallLink, Followed, Waiting};
+use crate::config::{TaskTools, DEFAULT_SYNC_BUDGET};
+use crate::shared::Shared;
 
 pub use crate::tools::task_tool_names::{
     is_task_tool, NAMES, TASK_ANSWER, TASK_CANCEL, TASK_LIST, TASK_STATUS, TASK_WAIT,
@@ -40,14 +41,14 @@ pub(crate) fn offered(mode: TaskTools, speaks_tasks: bool) -> bool {
 /// is offered the task tools.
 ///
 /// Such a client gets no tool's `outputSchema`. Why: a plain call of it that outlives
-/// the sync budget answers with a handle (see `tools::plain`), which cannot be the
+/// the sync budget answers with a handle (see `calls::plain`), which cannot be the
 /// tool's structured output; the SDK clients refuse a result that is not an error and
 /// lacks the structured content an advertised schema promises, so with the schema the
 /// handle would have to be an error, which hosts paint red and models call again. The
 /// tool's own structured result comes with `task_wait` (and with the call itself when
 /// it ends within the budget), unvalidated but unchanged. Clients that speak tasks
 /// still get the schema: their long calls become tasks, never handles.
-pub(crate) fn listed(server: &Server, task_tools: bool) -> Vec<Value> {
+pub(crate) fn listed(server: &Shared, task_tools: bool) -> Vec<Value> {
     server
         .tools()
         .iter()
@@ -63,7 +64,7 @@ pub(crate) fn listed(server: &Server, task_tools: bool) -> Vec<Value> {
 
 /// The longest a `task_wait` waits: the sync budget, or its default when the budget
 /// is off.
-fn wait_cap(server: &Server) -> Duration {
+fn wait_cap(server: &Shared) -> Duration {
     match server.config().sync_budget {
         d if d.is_zero() => DEFAULT_SYNC_BUDGET,
         d => d,
@@ -71,7 +72,7 @@ fn wait_cap(server: &Server) -> Duration {
 }
 
 /// The task tools' definitions, for `tools/list`.
-pub(crate) fn definitions(server: &Server) -> Vec<Value> {
+pub(crate) fn definitions(server: &Shared) -> Vec<Value> {
     let cap = wait_cap(server).as_secs_f64();
     let task_id = json!({
         "type": "string",
@@ -142,7 +143,7 @@ pub(crate) fn definitions(server: &Server) -> Vec<Value> {
 /// # Errors
 /// `-32602` for arguments that do not fit the tool's schema.
 pub(crate) async fn call(
-    server: &Server,
+    server: &Shared,
     link: &CallLink,
     caller: &Caller,
     name: &str,
@@ -201,7 +202,7 @@ fn not_found(id: &TaskId) -> Value {
 }
 
 /// A task's status as a tool result, with `lead` in front of the summary.
-fn status_result(server: &Server, record: &mcp_tasks_engine::TaskRecord, lead: &str) -> Value {
+fn status_result(server: &Shared, record: &mcp_tasks_engine::TaskRecord, lead: &str) -> Value {
     let structured = status_json(server.engine(), record);
     let mut text = format!(
         "{lead}\nTask {}: {}",
@@ -225,7 +226,7 @@ fn status_result(server: &Server, record: &mcp_tasks_engine::TaskRecord, lead: &
             text.push_str(&format!("\nAsk the user, then call task_answer with {{\"taskId\": \"{}\", \"answers\": {{\"<key>\": {{<the form's fields>}}}}}}.", record.id));
         }
     }
-    if let Some(link) = crate::tools::plain::board_link(server, &record.id) {
+    if let Some(link) = crate::calls::plain::board_link(server, &record.id) {
         text.push_str(&format!("\nTask board: {link}"));
     }
     result(text, structured, false)
@@ -246,7 +247,7 @@ fn engine_error(id: &TaskId, e: EngineError) -> Result<Value, RpcError> {
 }
 
 async fn wait(
-    server: &Server,
+    server: &Shared,
     link: &CallLink,
     caller: &Caller,
     id: &TaskId,
@@ -267,7 +268,7 @@ async fn wait(
     };
     let deadline = Instant::now() + wanted;
     let events = server.engine().subscribe();
-    let _attached = crate::tools::plain::attach(server, link, id);
+    let _attached = crate::calls::plain::attach(server, link, id);
     Some(
         match follow(server, link, id, caller, deadline, events).await {
             Followed::Ended(record) => Ok(ended(server, &record)),
@@ -291,7 +292,7 @@ async fn wait(
 
 /// The answer of `task_wait` for a task that ended: the tool's own result when it
 /// completed, else what went wrong.
-fn ended(server: &Server, record: &mcp_tasks_engine::TaskRecord) -> Value {
+fn ended(server: &Shared, record: &mcp_tasks_engine::TaskRecord) -> Value {
     let related = mcp_tasks_protocol::codec::v2025_11_25::related_task(record.id.as_str());
     match record.outcome.as_deref() {
         Some(Outcome::Result { value }) => {
@@ -325,7 +326,7 @@ fn ended(server: &Server, record: &mcp_tasks_engine::TaskRecord) -> Value {
     }
 }
 
-async fn status(server: &Server, caller: &Caller, id: &TaskId) -> Result<Value, RpcError> {
+async fn status(server: &Shared, caller: &Caller, id: &TaskId) -> Result<Value, RpcError> {
     match server.engine().get(id, caller).await {
         Ok(record) => {
             let lead = if record.status.is_terminal() {
@@ -340,7 +341,7 @@ async fn status(server: &Server, caller: &Caller, id: &TaskId) -> Result<Value, 
 }
 
 async fn answer(
-    server: &Server,
+    server: &Shared,
     caller: &Caller,
     id: &TaskId,
     args: &Map<String, Value>,
@@ -426,7 +427,7 @@ fn as_answer(method: &str, given: &Value) -> Value {
     given.clone()
 }
 
-async fn cancel(server: &Server, caller: &Caller, id: &TaskId) -> Result<Value, RpcError> {
+async fn cancel(server: &Shared, caller: &Caller, id: &TaskId) -> Result<Value, RpcError> {
     match server.engine().cancel(id, caller).await {
         Ok(record) => Ok(status_result(server, &record, "The task is cancelled.")),
         Err(e) => engine_error(id, e),
@@ -434,7 +435,7 @@ async fn cancel(server: &Server, caller: &Caller, id: &TaskId) -> Result<Value, 
 }
 
 async fn list(
-    server: &Server,
+    server: &Shared,
     caller: &Caller,
     args: &Map<String, Value>,
 ) -> Result<Value, RpcError> {

@@ -8,12 +8,13 @@
 //! while progress arrives. A tool that works quietly for a minute must not look dead.
 
 use mcp_tasks_engine::Progress;
+use parking_lot::Mutex;
 use serde_json::Value;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::time::Instant;
 
-use crate::notify::messages::progress_notification;
+use crate::messages::progress_notification;
 
 /// Sends one notification on the call's stream; false when it could not be queued.
 pub(crate) type Send = Arc<dyn Fn(Value) -> bool + std::marker::Send + Sync>;
@@ -83,7 +84,7 @@ impl Heartbeat {
     /// Notes a progress report someone else sent (the event router, for a call that
     /// runs as a task): the next heartbeat is due an interval after it.
     pub(crate) fn note(&self, p: &Progress) {
-        let mut last = self.last.lock().unwrap_or_else(|e| e.into_inner());
+        let mut last = self.last.lock();
         last.at = Instant::now();
         last.progress = last.progress.max(p.progress);
         if p.total.is_some() {
@@ -93,7 +94,7 @@ impl Heartbeat {
 
     /// When the next heartbeat is due if nothing else is sent before.
     pub(crate) fn due_at(&self) -> Instant {
-        self.last.lock().unwrap_or_else(|e| e.into_inner()).at + self.interval
+        self.last.lock().at + self.interval
     }
 
     /// Sends a heartbeat now when one is due: the progress a step past the last, and a
@@ -101,7 +102,7 @@ impl Heartbeat {
     pub(crate) fn beat_if_due(&self, status: Option<&str>) {
         let now = Instant::now();
         let p = {
-            let mut last = self.last.lock().unwrap_or_else(|e| e.into_inner());
+            let mut last = self.last.lock();
             if now < last.at + self.interval {
                 return;
             }
@@ -143,7 +144,7 @@ mod tests {
         let sink = Arc::clone(&seen);
         (
             Arc::new(move |v| {
-                sink.lock().unwrap().push(v);
+                sink.lock().push(v);
                 true
             }),
             seen,
@@ -159,7 +160,7 @@ mod tests {
         tokio::time::sleep(Duration::from_secs(35)).await;
         stop.cancel();
         ticker.await.unwrap();
-        let seen = seen.lock().unwrap();
+        let seen = seen.lock();
         assert_eq!(seen.len(), 3, "{seen:?}");
         let values: Vec<f64> = seen
             .iter()
@@ -185,14 +186,10 @@ mod tests {
         });
         tokio::time::sleep(Duration::from_secs(8)).await;
         beat.beat_if_due(Some("step 3"));
-        assert_eq!(
-            seen.lock().unwrap().len(),
-            1,
-            "not due yet: the tool spoke 8 s ago"
-        );
+        assert_eq!(seen.lock().len(), 1, "not due yet: the tool spoke 8 s ago");
         tokio::time::sleep(Duration::from_secs(2)).await;
         beat.beat_if_due(Some("step 3"));
-        let seen = seen.lock().unwrap();
+        let seen = seen.lock();
         assert_eq!(seen.len(), 2);
         let p = &seen[1]["params"];
         assert!(p["progress"].as_f64().unwrap() > 3.0);

@@ -21,6 +21,7 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 use crate::tools::registry::{Tool, ToolRegistry, ToolResult};
+use crate::tools::typed::to_outcome;
 
 /// The tool called `name`, or the error every wire answers for an unknown one.
 ///
@@ -32,18 +33,6 @@ pub(crate) fn find(tools: &ToolRegistry, name: &str) -> Result<Tool, RpcError> {
             "unknown tool '{name}': call tools/list to see the tools this server offers"
         ))
     })
-}
-
-/// A tool's answer as a task outcome: its result, or the protocol error it returned.
-pub(crate) fn to_outcome(result: Result<Value, RpcError>) -> Outcome {
-    match result {
-        Ok(value) => Outcome::Result { value },
-        Err(e) => Outcome::Error {
-            code: e.code,
-            message: e.message,
-            data: e.data,
-        },
-    }
 }
 
 /// The work of a task running `tool`: its handler's future ending in the outcome, in

@@ -1,4 +1,4 @@
-//! Running a plain call under the sync budget (see [`crate::tools::plain`]): the call
+//! Running a plain call under the sync budget (see [`crate::calls::plain`]): the call
 //! waits on its task until the result, the budget's end (the handle), a question the
 //! client cannot answer on this call (the handle, or on the 2026-07-28 wire the
 //! input-required round), or the client's cancellation.
@@ -9,22 +9,22 @@ use serde_json::{Map, Value};
 use tokio::sync::broadcast;
 use tokio::time::Instant;
 
-use crate::error_map::to_rpc;
-use crate::server::Server;
-use crate::tools::call::Answers;
-use crate::tools::plain::{
+use crate::calls::call::Answers;
+use crate::calls::plain::{
     attach, follow, forward_progress, handle, no_outcome, ordinary, withdraw_questions, CallLink,
     Followed, Waiting,
 };
+use crate::error_map::to_rpc;
+use crate::shared::Shared;
 use crate::tools::registry::Tool;
 
-/// Runs `tool` for a plain call under the sync budget (see [`crate::tools::plain`]). `None`:
+/// Runs `tool` for a plain call under the sync budget (see [`crate::calls::plain`]). `None`:
 /// the client cancelled the call, and no response is sent. Before the call became a
 /// task its work stops with it. After, a cancellation because the host timed out
 /// leaves the task running (that is what the budget is for: `task_list` finds it
 /// again); any other cancellation (a person pressed stop) cancels the task.
 pub(crate) async fn run_with_budget(
-    server: &Server,
+    server: &Shared,
     link: &CallLink,
     tool: Tool,
     args: Map<String, Value>,
@@ -39,7 +39,7 @@ pub(crate) async fn run_with_budget(
     let name = tool.name().to_string();
     let window = server.task_window(&tool, budget);
     let caller = params.caller.clone();
-    let provisional = match crate::tools::call::start(engine, tool, args, params, answers) {
+    let provisional = match crate::calls::call::start(engine, tool, args, params, answers) {
         Ok(p) => p,
         Err(e) => return Some(Err(to_rpc(e))),
     };
@@ -95,7 +95,7 @@ pub(crate) type AskInReply<'a> = dyn Fn(&TaskRecord) -> Option<Value> + Send + S
 /// [`run_with_budget`] does once the call became a task: for a later call that goes
 /// on waiting for the same task after answering its questions.
 pub(crate) async fn resume(
-    server: &Server,
+    server: &Shared,
     link: &CallLink,
     waited: &Waited<'_>,
     events: broadcast::Receiver<TaskEvent>,
@@ -108,7 +108,7 @@ pub(crate) async fn resume(
 /// The end of a plain call whose work became a task: its result, the handle, the
 /// input-required round (`asks`), or, when the client cancelled, nothing.
 async fn wait_out(
-    server: &Server,
+    server: &Shared,
     link: &CallLink,
     waited: &Waited<'_>,
     deadline: Instant,

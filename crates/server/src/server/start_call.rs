@@ -10,10 +10,10 @@ use mcp_tasks_protocol::methods::TOOLS_CALL;
 use mcp_tasks_protocol::RpcError;
 use serde_json::{json, Value};
 
+use super::Server;
+use crate::calls::call::{create_task, find, Answers};
 use crate::error_map::to_rpc;
-use crate::tools::call::{create_task, find, Answers};
 use crate::tools::registry::TaskSupport;
-use crate::Server;
 
 impl Server {
     /// Starts `params` (the params of a `tools/call`: `name`, `arguments`, `_meta`) as a

@@ -22,7 +22,7 @@ use mcp_tasks_engine::EngineConfig;
 use mcp_tasks_store::TaskStore;
 use std::sync::Arc;
 
-use crate::server::{Server, ServerConfig};
+use super::{Server, ServerConfig};
 use crate::tools::registry::{RegistryError, Tool, ToolRegistry};
 
 /// Why a server could not be built or served.

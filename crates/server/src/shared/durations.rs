@@ -10,8 +10,8 @@
 //!
 //! [`Tool::expected_duration`]: crate::Tool::expected_duration
 
+use parking_lot::Mutex;
 use std::collections::HashMap;
-use std::sync::Mutex;
 use std::time::Duration;
 
 use crate::tools::registry::Tool;
@@ -36,10 +36,6 @@ pub struct ToolDurations {
 }
 
 impl ToolDurations {
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Recent>> {
-        self.recent.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
     /// The window a call of `tool` waits now: `window`, or zero when the tool is
     /// known to run longer (declared, or learned).
     pub fn window_for(&self, tool: &Tool, window: Duration) -> Duration {
@@ -58,7 +54,8 @@ impl ToolDurations {
 
     /// Whether `tool`'s recent calls all outlasted the window (it skips it).
     pub fn runs_long(&self, tool: &str) -> bool {
-        self.lock()
+        self.recent
+            .lock()
             .get(tool)
             .is_some_and(|r| r.long_in_a_row >= LEARNED_AFTER)
     }
@@ -71,7 +68,7 @@ impl ToolDurations {
         if ran >= window {
             return;
         }
-        if let Some(r) = self.lock().get_mut(tool) {
+        if let Some(r) = self.recent.lock().get_mut(tool) {
             *r = Recent::default();
         }
     }
@@ -80,7 +77,7 @@ impl ToolDurations {
     /// (`ended_inline`), or outlasted it. Calls that skipped the window are not
     /// recorded (they say nothing about it).
     pub fn observe(&self, tool: &str, ended_inline: bool) {
-        let mut recent = self.lock();
+        let mut recent = self.recent.lock();
         if recent.len() >= MOST_TOOLS && !recent.contains_key(tool) {
             return;
         }
