@@ -4,8 +4,9 @@
 
 use futures::future::BoxFuture;
 use mcp_tasks_protocol::LoggingLevel;
+use parking_lot::Mutex;
 use serde_json::Value;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use crate::input::InputError;
 
@@ -62,7 +63,7 @@ pub(super) fn steady(sink: ProgressSink) -> ProgressSink {
     let last = Mutex::new((0.0_f64, None::<f64>, false));
     Arc::new(move |mut p: Progress| {
         {
-            let mut l = last.lock().unwrap_or_else(|e| e.into_inner());
+            let mut l = last.lock();
             if p.progress.is_nan() {
                 if l.2 {
                     return;
@@ -99,7 +100,7 @@ mod tests {
         let ctx = TaskContextParts::detached(
             CancellationToken::new(),
             Some(Arc::new(move |p: Progress| {
-                sink.lock().unwrap().push((p.progress, p.total, p.message));
+                sink.lock().push((p.progress, p.total, p.message));
             })),
         )
         .build();
@@ -115,7 +116,7 @@ mod tests {
         ctx.set_status_message("3 of 4 done").await;
         ctx.report_progress(4.0, Some(4.0), None);
         ctx.set_status_message("4 of 4 done").await;
-        let seen = seen.lock().unwrap().clone();
+        let seen = seen.lock().clone();
         assert_eq!(
             seen,
             vec![
@@ -132,7 +133,7 @@ mod tests {
         let (ctx, seen) = recording();
         ctx.set_status_message("fetching").await;
         ctx.set_status_message("parsing").await;
-        let seen = seen.lock().unwrap().clone();
+        let seen = seen.lock().clone();
         assert_eq!(
             seen,
             vec![

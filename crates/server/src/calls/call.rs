@@ -20,20 +20,8 @@ use serde_json::{Map, Value};
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
-use crate::tools::registry::{Tool, ToolRegistry, ToolResult};
+use crate::tools::registry::{Tool, ToolResult};
 use crate::tools::typed::to_outcome;
-
-/// The tool called `name`, or the error every wire answers for an unknown one.
-///
-/// # Errors
-/// `-32602` naming the tool and saying where the list of tools is.
-pub(crate) fn find(tools: &ToolRegistry, name: &str) -> Result<Tool, RpcError> {
-    tools.get(name).cloned().ok_or_else(|| {
-        RpcError::invalid_params(format!(
-            "unknown tool '{name}': call tools/list to see the tools this server offers"
-        ))
-    })
-}
 
 /// The work of a task running `tool`: its handler's future ending in the outcome, in
 /// one box when the tool has it so (see [`Tool::from_fn`]).

@@ -12,12 +12,12 @@ use mcp_tasks_protocol::RpcError;
 use serde_json::{json, Map, Value};
 use std::time::Duration;
 
-use crate::calls::call::{find, Answers};
+use crate::calls::call::Answers;
 use crate::calls::task_tools;
 use crate::config::ServerConfig;
 use crate::error_map::missing_extension;
 use crate::shared::Shared;
-use crate::tools::registry::{TaskSupport, Tool};
+use crate::tools::registry::{TaskSupport, Tool, ToolRegistry};
 
 /// The arguments of a `tools/call`.
 pub(crate) type Args = Map<String, Value>;
@@ -115,6 +115,18 @@ pub(crate) enum CallPlan {
         /// The preflight answers the request carried (none on 2025-11-25).
         answers: Args,
     },
+}
+
+/// The tool called `name`, or the error every wire answers for an unknown one.
+///
+/// # Errors
+/// `-32602` naming the tool and saying where the list of tools is.
+pub(crate) fn find(tools: &ToolRegistry, name: &str) -> Result<Tool, RpcError> {
+    tools.get(name).cloned().ok_or_else(|| {
+        RpcError::invalid_params(format!(
+            "unknown tool '{name}': call tools/list to see the tools this server offers"
+        ))
+    })
 }
 
 /// Decides what the `tools/call` with `params` on `wire` becomes. The one place that

@@ -11,7 +11,8 @@ use mcp_tasks_protocol::RpcError;
 use serde_json::{json, Value};
 
 use super::Server;
-use crate::calls::call::{create_task, find, Answers};
+use crate::calls::call::{create_task, Answers};
+use crate::calls::plan::find;
 use crate::error_map::to_rpc;
 use crate::tools::registry::TaskSupport;
 

@@ -570,5 +570,4 @@ fn is_task_error(e: &RpcError) -> bool {
 }
 
 #[cfg(test)]
-#[path = "task_tests.rs"]
 mod tests;

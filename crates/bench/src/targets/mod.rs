@@ -490,5 +490,4 @@ fn first_wire(figures: &[Figure], target: &str, scenario: Scenario) -> Option<St
 }
 
 #[cfg(test)]
-#[path = "targets_tests.rs"]
 mod tests;
