@@ -248,6 +248,12 @@ fn is_url(word: &str) -> bool {
     word.starts_with("http://") || word.starts_with("https://")
 }
 
+/// Whether `word` looks like a tool argument (`key=value`) rather than a name or a URL.
+fn looks_like_arg(word: &str) -> bool {
+    word.split_once('=')
+        .is_some_and(|(key, _)| !key.is_empty() && !key.contains('/') && !key.contains(':'))
+}
+
 /// Splits `[URL] NAME… [-- COMMAND ARGS…]` into a target and the remaining
 /// positionals, `names` of which the command expects after the target. With a command
 /// after `--`, every positional is kept; else an http(s) URL first is the target, and
@@ -270,6 +276,20 @@ pub fn target(
     }
     match positionals.split_first() {
         Some((url, rest)) if is_url(url) => Ok((Target::Http(url.clone()), rest.to_vec())),
+        // `call greet name=Ada`: an argument written as a positional word, not a URL and
+        // a tool; say how arguments are given rather than that `greet` is no URL.
+        Some((tool, rest)) if names > 0 && rest.first().is_some_and(|w| looks_like_arg(w)) => {
+            let args: Vec<String> = rest
+                .iter()
+                .map(|w| format!("--arg {w}"))
+                .collect::<Vec<_>>();
+            Err(format!(
+                "'{}' looks like an argument of the tool: give each as --arg KEY=VALUE, \
+                 e.g. mcp-tasks call {tool} {}",
+                rest[0],
+                args.join(" ")
+            ))
+        }
         Some((other, rest)) if names == 0 || (rest.len() >= names && !rest.is_empty()) => {
             Err(format!(
                 "'{other}' is not a server URL: give an http:// or https:// URL (e.g. \
@@ -327,5 +347,12 @@ mod tests {
         let e = target(&s(&["localhost:8080/mcp", "greet"]), &[], 1).unwrap_err();
         assert!(e.contains("http://localhost:8080/mcp"), "{e}");
         assert!(target(&s(&["localhost:8080/mcp"]), &[], 0).is_err());
+        // An argument written as a word after the tool: how to give it, not "no URL".
+        let e = target(&s(&["slow_compute", "seconds=1"]), &[], 1).unwrap_err();
+        assert!(
+            e.contains("--arg KEY=VALUE") && e.contains("call slow_compute --arg seconds=1"),
+            "{e}"
+        );
+        assert!(!e.contains("not a server URL"), "{e}");
     }
 }
