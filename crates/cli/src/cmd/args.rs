@@ -279,10 +279,7 @@ pub fn target(
         // `call greet name=Ada`: an argument written as a positional word, not a URL and
         // a tool; say how arguments are given rather than that `greet` is no URL.
         Some((tool, rest)) if names > 0 && rest.first().is_some_and(|w| looks_like_arg(w)) => {
-            let args: Vec<String> = rest
-                .iter()
-                .map(|w| format!("--arg {w}"))
-                .collect::<Vec<_>>();
+            let args: Vec<String> = rest.iter().map(|w| format!("--arg {w}")).collect();
             Err(format!(
                 "'{}' looks like an argument of the tool: give each as --arg KEY=VALUE, \
                  e.g. mcp-tasks call {tool} {}",

@@ -105,7 +105,7 @@ struct ToolSpec {
     needs_task: bool,
     /// Set for a call held for people before it runs (an approval): the longest
     /// time it may wait for them (`Duration::MAX`: as long as its task may live). Its
-    /// task's TTL is raised to cover that wait (see `tools::call`).
+    /// task's TTL is raised to cover that wait (see `calls::call::held_ttl`).
     held_for: Option<std::time::Duration>,
     /// How long a call typically runs, when the tool says (see
     /// [`Tool::expected_duration`]).
