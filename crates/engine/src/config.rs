@@ -49,6 +49,12 @@ pub const DEFAULT_INPUT_TIMEOUT: Duration = Duration::from_secs(10 * 60);
 /// deadline still comes first.
 pub const MAX_SETTLE_BEFORE_EXPIRY: Duration = Duration::from_secs(60 * 60);
 
+/// How long a task that expired while it still waited for an answer stays readable,
+/// failed ("nobody answered"), once the expiry sweeper settled it: an hour, the
+/// longest settling time of a task whose process ran. Only tasks that no process ran
+/// over their last stretch get there (every server was down).
+pub const SETTLED_READABLE_FOR: Duration = MAX_SETTLE_BEFORE_EXPIRY;
+
 /// How long before a task with `ttl` expires an unanswered question fails it: a tenth
 /// of the TTL, at most [`MAX_SETTLE_BEFORE_EXPIRY`]. The task stays readable, failed,
 /// for that long.

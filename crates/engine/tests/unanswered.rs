@@ -269,3 +269,97 @@ async fn later_question_deadline_gives_way_memory() {
 async fn later_question_deadline_gives_way_sqlite() {
     a_later_deadline_of_the_question_gives_way_to_the_task_s_end("sqlite").await;
 }
+
+/// No server ran over the task's last stretch (every process down): the record
+/// expired while it still waited for an answer. The next engine's sweeper must not
+/// delete it silently: it fails it ("nobody answered") and keeps it readable for
+/// `SETTLED_READABLE_FOR`, on wall-clock time. Without leases the start-up fails an
+/// earlier process's tasks as interrupted: this one must still read as unanswered.
+async fn an_expired_waiting_task_found_by_the_sweeper_is_settled(backend: &str, leases: bool) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store(backend, dir.path()).await;
+    let now = chrono::Utc::now();
+    let mut rec = mcp_tasks_store::suite::record(
+        "owner-a",
+        Some("session-a"),
+        mcp_tasks_store::suite::truncate_ms(now - chrono::Duration::minutes(20)),
+    );
+    rec.runner = Some("a-process-long-gone".into());
+    rec.ttl = Some(TTL);
+    rec.expires_at = rec
+        .created_at
+        .checked_add_signed(chrono::Duration::minutes(10));
+    store.create(&rec).await.unwrap();
+    let mut asking = mcp_tasks_store::TransitionParams::to(
+        rec.id.clone(),
+        TaskStatus::InputRequired,
+        rec.created_at + chrono::Duration::seconds(1),
+    );
+    let mut questions = mcp_tasks_store::InputRequests::new();
+    questions.insert(
+        "approve".into(),
+        serde_json::from_value(serde_json::json!({
+            "method": "elicitation/create",
+            "params": {"message": "deploy?", "requestedSchema": {"type": "object"}}
+        }))
+        .unwrap(),
+    );
+    asking = asking.questions(questions);
+    store.transition(&asking).await.unwrap();
+
+    let engine = Engine::start(
+        store.clone(),
+        EngineConfig {
+            sweep_interval: Duration::from_millis(20),
+            lease_ttl: if leases { config().lease_ttl } else { None },
+            ..config()
+        },
+        EngineHooks::default(),
+    )
+    .await
+    .unwrap();
+    let mut activity = engine.activity();
+    let seen = activity.borrow().sweeps;
+    activity.wait_for(|a| a.sweeps > seen).await.unwrap();
+    let read = engine.get(&rec.id, &caller()).await.unwrap();
+    assert_eq!(read.status, TaskStatus::Failed, "{backend}");
+    let message = read.status_message.clone().unwrap_or_default();
+    assert!(
+        message.contains("Nobody answered before the task's time ran out")
+            && message.contains("stays readable until"),
+        "{backend}: {message}"
+    );
+    assert!(
+        matches!(
+            read.outcome.as_deref(),
+            Some(Outcome::Failed {
+                failure: Failure::InputTimedOut,
+                ..
+            })
+        ),
+        "{backend}: {:?}",
+        read.outcome
+    );
+    let readable_for = read.expires_at.unwrap() - chrono::Utc::now();
+    let hour = chrono::Duration::from_std(mcp_tasks_engine::config::SETTLED_READABLE_FOR).unwrap();
+    assert!(
+        readable_for > hour - chrono::Duration::minutes(1) && readable_for <= hour,
+        "{backend}: readable for {readable_for}"
+    );
+    engine.shutdown().await;
+}
+
+#[tokio::test]
+async fn expired_waiting_task_is_settled_by_the_sweeper_memory() {
+    an_expired_waiting_task_found_by_the_sweeper_is_settled("memory", true).await;
+}
+
+#[tokio::test]
+async fn expired_waiting_task_is_settled_by_the_sweeper_sqlite() {
+    an_expired_waiting_task_found_by_the_sweeper_is_settled("sqlite", true).await;
+}
+
+#[tokio::test]
+async fn expired_waiting_task_is_settled_at_a_start_without_leases_memory() {
+    an_expired_waiting_task_found_by_the_sweeper_is_settled("memory", false).await;
+}

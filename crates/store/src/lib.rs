@@ -82,8 +82,8 @@ pub use postgres::PgStore;
 pub use record::{
     Answerer, Assignment, ClaimExpiredParams, ClaimLeaseParams, DeadlineOutcome, ExpiredTask,
     Failure, FieldChange, InputRequest, InputRequests, ListPage, ListParams, Outcome,
-    QuestionDeadline, RenewLeaseParams, StoredJob, TaskQuery, TaskRecord, TimelineEntry,
-    TransitionParams,
+    QuestionDeadline, RenewLeaseParams, SettleExpiredParams, StoredJob, TaskQuery, TaskRecord,
+    TimelineEntry, TransitionParams,
 };
 pub use request::RequestJson;
 pub use runner::{ReleaseLeasesParams, RunnerRecord};

@@ -26,7 +26,7 @@ use crate::delivery::{
 use crate::error::StoreError;
 use crate::record::{
     ClaimExpiredParams, ClaimLeaseParams, ExpiredTask, ListPage, ListParams, Outcome,
-    RenewLeaseParams, TaskQuery, TaskRecord, TimelineEntry, TransitionParams,
+    RenewLeaseParams, SettleExpiredParams, TaskQuery, TaskRecord, TimelineEntry, TransitionParams,
 };
 use crate::session::{SessionRecord, SessionStore};
 use crate::{TaskStore, TRACE_TARGET};
@@ -220,6 +220,14 @@ impl TaskStore for ObservedStore {
             .inner
             .fail_orphaned(current_runner, status_message, error, now);
         self.run("fail_orphaned", TASKS, call).await
+    }
+
+    async fn settle_expired_waiting(
+        &self,
+        params: &SettleExpiredParams,
+    ) -> Result<Vec<TaskId>, StoreError> {
+        let call = self.inner.settle_expired_waiting(params);
+        self.run("settle_expired_waiting", TASKS, call).await
     }
 
     async fn claim_lease(&self, params: &ClaimLeaseParams) -> Result<TaskRecord, StoreError> {

@@ -9,7 +9,7 @@ use crate::observed::StoreObserver;
 use crate::pending::PendingCreate;
 use crate::record::{
     ClaimExpiredParams, ClaimLeaseParams, ExpiredTask, ListPage, ListParams, Outcome,
-    RenewLeaseParams, TaskQuery, TaskRecord, TimelineEntry, TransitionParams,
+    RenewLeaseParams, SettleExpiredParams, TaskQuery, TaskRecord, TimelineEntry, TransitionParams,
 };
 use crate::runner::{ReleaseLeasesParams, RunnerRecord};
 use crate::session::SessionStore;
@@ -107,6 +107,32 @@ pub trait TaskStore: Send + Sync + std::fmt::Debug {
         now: DateTime<Utc>,
         limit: usize,
     ) -> Result<Vec<ExpiredTask>, StoreError>;
+
+    /// Settles records that expired while they waited for an answer: up to
+    /// `params.limit` records still `input_required` whose `expires_at <= now` become
+    /// `failed` with the given status message and outcome (their questions dropped, a
+    /// [`TimelineEntry`] written as for any status change) and expire at
+    /// `readable_until` instead, returning their ids.
+    ///
+    /// Why: a question is normally settled by the process that runs its task shortly
+    /// before the task expires, with an outcome the client can read. When no process
+    /// ran then (every server down over the task's last stretch), the expiry sweeper
+    /// calls this before [`delete_expired`](TaskStore::delete_expired), so that an
+    /// approval nobody decided still ends as "nobody decided", never as a silently
+    /// deleted record.
+    ///
+    /// The default settles nothing: a store without it deletes such records at their
+    /// expiry, as stores did before it existed.
+    ///
+    /// # Errors
+    /// [`StoreError::Backend`] on I/O failure.
+    async fn settle_expired_waiting(
+        &self,
+        params: &SettleExpiredParams,
+    ) -> Result<Vec<TaskId>, StoreError> {
+        let _ = params;
+        Ok(Vec::new())
+    }
 
     /// Moves every non-terminal record whose `runner` is not `current_runner` to
     /// `failed` with `status_message` and `error`, returning how many. Called at start-up

@@ -283,6 +283,8 @@ impl Engine {
 /// Fails the tasks an earlier process left non-terminal on a store only this process
 /// uses (without leases nobody else can be running them).
 async fn fail_orphans(core: &Core) -> Result<(), EngineError> {
+    // A question that outlived its task is unanswered, not interrupted.
+    crate::maintenance::expiry::settle_expired_unanswered(core, crate::config::SWEEP_BATCH).await;
     let failed = core
         .store
         .fail_orphaned(

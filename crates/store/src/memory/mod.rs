@@ -32,7 +32,7 @@ use crate::delivery::DeliveryOutbox;
 use crate::error::StoreError;
 use crate::record::{
     ClaimExpiredParams, ClaimLeaseParams, ExpiredTask, ListPage, ListParams, Outcome,
-    RenewLeaseParams, TaskQuery, TaskRecord, TimelineEntry, TransitionParams,
+    RenewLeaseParams, SettleExpiredParams, TaskQuery, TaskRecord, TimelineEntry, TransitionParams,
 };
 use crate::TaskStore;
 use async_trait::async_trait;
@@ -186,6 +186,42 @@ impl TaskStore for MemoryStore {
         drop(inner);
         self.announce(&ids);
         Ok(expired)
+    }
+
+    async fn settle_expired_waiting(
+        &self,
+        params: &SettleExpiredParams,
+    ) -> Result<Vec<TaskId>, StoreError> {
+        let mut inner = self.inner.lock();
+        let waiting: Vec<(DateTime<Utc>, TaskId)> = inner
+            .expiry
+            .iter()
+            .take_while(|(at, _)| *at <= params.now)
+            .filter(|(_, id)| {
+                inner
+                    .record(id)
+                    .is_some_and(|r| r.status == TaskStatus::InputRequired)
+            })
+            .take(params.limit)
+            .cloned()
+            .collect();
+        for (expired_at, id) in &waiting {
+            // `apply` moves no ordering index: the expiry index moves here.
+            inner.expiry.remove(&(*expired_at, id.clone()));
+            inner.expiry.insert((params.readable_until, id.clone()));
+            inner.apply(id, params.now, |r| {
+                r.status = TaskStatus::Failed;
+                r.status_message = Some(params.status_message.clone());
+                r.outcome = Some(Box::new(params.error.clone()));
+                r.input_requests.clear();
+                r.last_updated_at = params.now;
+                r.expires_at = Some(params.readable_until);
+            });
+        }
+        drop(inner);
+        let settled: Vec<TaskId> = waiting.into_iter().map(|(_, id)| id).collect();
+        self.announce(&settled);
+        Ok(settled)
     }
 
     async fn fail_orphaned(

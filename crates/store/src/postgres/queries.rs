@@ -28,6 +28,7 @@ pub(super) static STATEMENTS: LazyLock<Statements> = LazyLock::new(|| {
              = to_jsonb(CAST(?6 AS TEXT))",
         delete_expired: DELETE_EXPIRED,
         fail_orphaned: FAIL_ORPHANED,
+        settle_expired_waiting: SETTLE_EXPIRED_WAITING,
         claim_expired: CLAIM_EXPIRED,
         claim_deliveries: CLAIM_DELIVERIES,
     })
@@ -40,6 +41,17 @@ const DELETE_EXPIRED: &str = "WITH doomed AS (\
      ORDER BY expires_at LIMIT $2 FOR UPDATE SKIP LOCKED) \
      DELETE FROM tasks t USING doomed WHERE t.id = doomed.id \
      RETURNING t.id, t.status, t.external";
+
+/// [`Dialect::settle_expired_waiting`]: $1 now, $2 status message, $3 outcome JSON,
+/// $4 readable until, $5 limit. Rows another replica's sweep has locked are skipped, so
+/// each task is settled (and reported) once.
+const SETTLE_EXPIRED_WAITING: &str = "WITH waiting AS (\
+     SELECT id FROM tasks WHERE status = 'input_required' \
+     AND expires_at IS NOT NULL AND expires_at <= $1 \
+     ORDER BY expires_at LIMIT $5 FOR UPDATE SKIP LOCKED) \
+     UPDATE tasks t SET status = 'failed', status_message = $2, outcome = $3, \
+     input_requests = '{}', last_updated_at = $1, version = t.version + 1, expires_at = $4 \
+     FROM waiting WHERE t.id = waiting.id RETURNING t.id";
 
 /// [`Dialect::fail_orphaned`]: $1 current runner, $2 status message, $3 outcome JSON,
 /// $4 now. Rows locked by a concurrent writer are left to it (they are being changed

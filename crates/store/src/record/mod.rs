@@ -14,7 +14,8 @@ pub use input::{
     Answerer, Assignment, DeadlineOutcome, InputRequest, InputRequests, QuestionDeadline,
 };
 pub use params::{
-    ClaimExpiredParams, ClaimLeaseParams, ListPage, ListParams, RenewLeaseParams, TaskQuery,
+    ClaimExpiredParams, ClaimLeaseParams, ListPage, ListParams, RenewLeaseParams,
+    SettleExpiredParams, TaskQuery,
 };
 
 use crate::request::RequestJson;

@@ -47,6 +47,22 @@ pub struct ClaimExpiredParams {
     pub limit: usize,
 }
 
+/// Settles tasks that expired while waiting for an answer; see
+/// [`crate::TaskStore::settle_expired_waiting`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct SettleExpiredParams {
+    /// Records still `input_required` with `expires_at <= now` are settled.
+    pub now: DateTime<Utc>,
+    /// Their new status message (what happened and what to do).
+    pub status_message: String,
+    /// Their outcome (a failure the client reads).
+    pub error: super::Outcome,
+    /// Their new expiry: how long the outcome stays readable.
+    pub readable_until: DateTime<Utc>,
+    /// At most this many tasks per call, so one call stays short.
+    pub limit: usize,
+}
+
 /// What to list.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ListParams {

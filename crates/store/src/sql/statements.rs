@@ -65,6 +65,10 @@ pub(crate) struct Dialect {
     /// (a lease that has not passed, or a runner that is alive) and that waits on no external job (no process holds those). ?1 current runner,
     /// ?2 status message, ?3 outcome JSON, ?4 now.
     pub(crate) fail_orphaned: &'static str,
+    /// Fails up to ?5 records still `input_required` whose expiry passed at ?1 (now),
+    /// oldest expiry first: status message ?2, outcome JSON ?3, no questions left, and
+    /// a new expiry ?4 so that the outcome stays readable; returns their `id`s.
+    pub(crate) settle_expired_waiting: &'static str,
     /// Takes over up to ?4 running, visible records without an external job whose
     /// lease expired at ?3 (now) and whose runner is not alive, oldest lease first, returning them. ?1 runner,
     /// ?2 until.
@@ -114,6 +118,8 @@ pub(crate) struct Statements {
     pub(crate) delete_expired: &'static str,
     /// See [`Dialect::fail_orphaned`].
     pub(crate) fail_orphaned: &'static str,
+    /// See [`Dialect::settle_expired_waiting`].
+    pub(crate) settle_expired_waiting: &'static str,
     /// See [`Dialect::claim_expired`].
     pub(crate) claim_expired: &'static str,
     /// A task's timeline, oldest first. ?1 id.
@@ -249,6 +255,7 @@ impl Statements {
             renew_lease: dialect.numbered(RENEW_LEASE),
             delete_expired: dialect.delete_expired,
             fail_orphaned: dialect.fail_orphaned,
+            settle_expired_waiting: dialect.settle_expired_waiting,
             claim_expired: dialect.claim_expired,
             timeline: dialect.numbered(TIMELINE),
             board_all: dialect.numbered(&board(dialect, "")),

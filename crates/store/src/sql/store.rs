@@ -11,7 +11,7 @@ use crate::error::StoreError;
 use crate::explain;
 use crate::record::{
     ClaimExpiredParams, ClaimLeaseParams, ExpiredTask, ListPage, ListParams, Outcome,
-    RenewLeaseParams, TaskQuery, TaskRecord, TimelineEntry, TransitionParams,
+    RenewLeaseParams, SettleExpiredParams, TaskQuery, TaskRecord, TimelineEntry, TransitionParams,
 };
 use chrono::{DateTime, Utc};
 use mcp_tasks_protocol::{TaskId, TaskStatus};
@@ -213,6 +213,22 @@ pub(crate) async fn delete_expired<B: Backend>(
         .bind(i64::try_from(limit).unwrap_or(i64::MAX));
     let rows = db.fetch_all(call).await?;
     rows.iter().map(row_to_expired).collect()
+}
+
+pub(crate) async fn settle_expired_waiting<B: Backend>(
+    db: &B,
+    params: &SettleExpiredParams,
+) -> Result<Vec<TaskId>, StoreError> {
+    let call = Call::new(db.statements().settle_expired_waiting)
+        .bind(params.now)
+        .bind(params.status_message.as_str())
+        .bind(to_json(&params.error)?)
+        .bind(params.readable_until)
+        .bind(i64::try_from(params.limit).unwrap_or(i64::MAX));
+    let rows = db.fetch_all(call).await?;
+    rows.iter()
+        .map(|row| Ok(TaskId::from_string(row.text("id")?)))
+        .collect()
 }
 
 pub(crate) async fn fail_orphaned(

@@ -15,7 +15,7 @@ use crate::observed::StoreObserver;
 use crate::pending::PendingCreate;
 use crate::record::{
     ClaimExpiredParams, ClaimLeaseParams, ExpiredTask, ListPage, ListParams, Outcome,
-    RenewLeaseParams, TaskQuery, TaskRecord, TimelineEntry, TransitionParams,
+    RenewLeaseParams, SettleExpiredParams, TaskQuery, TaskRecord, TimelineEntry, TransitionParams,
 };
 use crate::runner::{ReleaseLeasesParams, RunnerRecord};
 use crate::session::SessionStore;
@@ -78,6 +78,22 @@ impl<B: Backend + std::fmt::Debug> TaskStore for B {
                 })
             },
         )
+        .await
+    }
+
+    async fn settle_expired_waiting(
+        &self,
+        params: &SettleExpiredParams,
+    ) -> Result<Vec<TaskId>, StoreError> {
+        // Which tasks is known once changed; the move after tells whoever caches them
+        // (a cached copy still reads as expired until then).
+        self.guard_write(Touches::Tasks(Vec::new()), params, |db, params| {
+            Box::pin(async move {
+                let settled = store::settle_expired_waiting(db, params).await?;
+                db.moved(settled.iter());
+                Ok(settled)
+            })
+        })
         .await
     }
 

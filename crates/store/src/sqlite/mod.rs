@@ -237,7 +237,7 @@ mod tests {
     async fn every_query_uses_an_index() {
         let store = SqliteStore::open("sqlite::memory:").await.unwrap();
         let s = &*STATEMENTS;
-        let cases: [(&str, &str); 24] = [
+        let cases: [(&str, &str); 25] = [
             (&s.get, "USING INDEX sqlite_autoindex_tasks_1"),
             (&s.transition, "USING INDEX sqlite_autoindex_tasks_1"),
             (&s.list_by_owner, "USING INDEX tasks_owner_created"),
@@ -248,6 +248,7 @@ mod tests {
             (s.delete_expired, "USING INDEX tasks_expires_at"),
             // tasks_active or tasks_status_expires: either searches by status.
             (s.fail_orphaned, "(status=?)"),
+            (s.settle_expired_waiting, "USING INDEX tasks_status_expires"),
             (&s.claim_lease, "USING INDEX sqlite_autoindex_tasks_1"),
             (&s.renew_lease, "USING INDEX sqlite_autoindex_tasks_1"),
             (s.claim_expired, "USING INDEX tasks_lease_until"),

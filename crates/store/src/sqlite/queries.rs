@@ -27,6 +27,7 @@ pub(super) static STATEMENTS: LazyLock<Statements> = LazyLock::new(|| {
              AND json_extract(request, '$.name') = ?6",
         delete_expired: DELETE_EXPIRED,
         fail_orphaned: FAIL_ORPHANED,
+        settle_expired_waiting: SETTLE_EXPIRED_WAITING,
         claim_expired: CLAIM_EXPIRED,
         claim_deliveries: CLAIM_DELIVERIES,
     })
@@ -36,6 +37,15 @@ pub(super) static STATEMENTS: LazyLock<Statements> = LazyLock::new(|| {
 const DELETE_EXPIRED: &str = "DELETE FROM tasks WHERE id IN (\
      SELECT id FROM tasks WHERE expires_at IS NOT NULL AND expires_at <= ?1 \
      ORDER BY expires_at LIMIT ?2) RETURNING id, status, external";
+
+/// [`Dialect::settle_expired_waiting`]: ?1 now, ?2 status message, ?3 outcome JSON,
+/// ?4 readable until, ?5 limit. The covering `tasks_status_expires` index finds them.
+const SETTLE_EXPIRED_WAITING: &str = "UPDATE tasks SET status = 'failed', \
+     status_message = ?2, outcome = ?3, input_requests = '{}', last_updated_at = ?1, \
+     version = version + 1, expires_at = ?4 WHERE id IN (\
+     SELECT id FROM tasks WHERE status = 'input_required' \
+     AND expires_at IS NOT NULL AND expires_at <= ?1 \
+     ORDER BY expires_at LIMIT ?5) RETURNING id";
 
 /// [`Dialect::fail_orphaned`]: ?1 current runner, ?2 status message, ?3 outcome JSON,
 /// ?4 now.

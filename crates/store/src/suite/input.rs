@@ -119,3 +119,79 @@ pub async fn ending_a_wait_drops_its_message(store: Arc<dyn TaskStore>) {
     let r = store.transition(&finished).await.unwrap();
     assert_eq!(r.status_message.as_deref(), Some("all done"));
 }
+
+/// A record that expired while still `input_required` (no process ran to settle it) is
+/// settled, not deleted: `failed` with the given message and outcome, its questions
+/// dropped, a timeline entry for `failed`, and readable until the new expiry; so the
+/// next `delete_expired` leaves it. A record that expired in another status, and one
+/// still waiting that has not expired, are left alone; a second call settles nothing.
+pub async fn expired_waiting_records_are_settled_not_deleted(store: Arc<dyn TaskStore>) {
+    let waiting = |ttl_ms: i64| {
+        let mut rec = record("alice", None, base_time());
+        rec.ttl = Some(std::time::Duration::from_millis(ttl_ms as u64));
+        rec.expires_at = Some(at(ttl_ms));
+        rec
+    };
+    let expired = waiting(1_000);
+    let later = waiting(50_000);
+    let working = waiting(1_000);
+    for rec in [&expired, &later, &working] {
+        store.create(rec).await.unwrap();
+    }
+    for rec in [&expired, &later] {
+        let asking = to_status(&rec.id, TaskStatus::InputRequired, at(10)).questions(one("q1"));
+        store.transition(&asking).await.unwrap();
+    }
+    let error = Outcome::failed(crate::Failure::InputTimedOut, "nobody answered");
+    let params = crate::SettleExpiredParams {
+        now: at(2_000),
+        status_message: "nobody answered".into(),
+        error: error.clone(),
+        readable_until: at(100_000),
+        limit: 10,
+    };
+    let settled = store.settle_expired_waiting(&params).await.unwrap();
+    assert_eq!(settled, vec![expired.id.clone()]);
+    let got = store
+        .get(&expired.id, at(2_001))
+        .await
+        .unwrap()
+        .expect("readable");
+    assert_eq!(got.status, TaskStatus::Failed);
+    assert_eq!(got.status_message.as_deref(), Some("nobody answered"));
+    assert_eq!(got.outcome.as_deref(), Some(&error));
+    assert!(got.input_requests.is_empty());
+    assert_eq!(got.expires_at, Some(at(100_000)));
+    let last = store.timeline(&expired.id).await.unwrap();
+    assert_eq!(last.last().map(|e| e.status), Some(TaskStatus::Failed));
+
+    // The sweep after deletes the working one only; the still-waiting one is untouched.
+    let gone: Vec<_> = store
+        .delete_expired(at(2_001), 10)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|e| e.id)
+        .collect();
+    assert_eq!(gone, vec![working.id.clone()]);
+    let still = store.get(&later.id, at(2_001)).await.unwrap().unwrap();
+    assert_eq!(still.status, TaskStatus::InputRequired);
+    assert!(store
+        .settle_expired_waiting(&params)
+        .await
+        .unwrap()
+        .is_empty());
+    // Readable until the new expiry, then deleted like any other (with `later`, which
+    // expired meanwhile and was not settled: `delete_expired` alone deletes whatever
+    // expired; settling first is the sweeper's order).
+    assert!(store.get(&expired.id, at(100_000)).await.unwrap().is_none());
+    let gone: Vec<_> = store
+        .delete_expired(at(100_000), 10)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|e| e.id)
+        .collect();
+    assert!(gone.contains(&expired.id), "{gone:?}");
+    assert_eq!(gone.len(), 2);
+}

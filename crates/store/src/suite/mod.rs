@@ -61,8 +61,8 @@ pub use external::{
     external_job_round_trips, fail_orphaned_skips_external_jobs,
 };
 pub use input::{
-    ending_a_wait_drops_its_message, fail_orphaned_clears_input_requests,
-    input_requests_are_stored_replaced_and_kept,
+    ending_a_wait_drops_its_message, expired_waiting_records_are_settled_not_deleted,
+    fail_orphaned_clears_input_requests, input_requests_are_stored_replaced_and_kept,
 };
 pub use journal::{
     journal_is_deleted_with_the_task, journal_records_steps_once_in_order,
@@ -124,6 +124,7 @@ macro_rules! store_suite {
             message_only_update_keeps_status,
             input_requests_are_stored_replaced_and_kept,
             fail_orphaned_clears_input_requests,
+            expired_waiting_records_are_settled_not_deleted,
             cancel_vs_complete_race_has_one_winner,
             compare_and_set_race_has_one_winner,
             list_filters_by_owner_and_session_and_pages_by_keyset,
