@@ -404,8 +404,25 @@ pub(crate) async fn logout(
         Err(refused) => return page(refused.status, error_page(&refused.message)),
     };
     tracing::info!(target: "mcp_tasks::audit", event = "board_logout", via = if viewer.via_oidc { "oidc" } else { "token" }, principal = %viewer.caller.principal, "board logout");
-    let mut response =
-        Redirect::to(&crate::oidc_pages::after_logout(&board, &viewer).await).into_response();
+    let target = crate::oidc_pages::after_logout(&board, &viewer).await;
+    let mut response = if target.starts_with("/board") {
+        Redirect::to(&target).into_response()
+    } else {
+        // The provider's end-session page: a page of ours moves on to it, as the
+        // board's `form-action 'self'` forbids a form's redirect to another site.
+        let target = escape(&target);
+        page(
+            StatusCode::OK,
+            shell(
+                "Signed out · Task board",
+                &format!(
+                    "<main class=\"narrow\"><h1>Signed out of the board</h1>\
+                     <p><a id=\"continue\" href=\"{target}\">Sign out at the identity provider too</a></p></main>"
+                ),
+                &format!("<meta http-equiv=\"refresh\" content=\"0;url={target}\">\n"),
+            ),
+        )
+    };
     if let Ok(cookie) = HeaderValue::from_str(&board.logout_cookie(&viewer)) {
         response.headers_mut().insert(header::SET_COOKIE, cookie);
     }

@@ -123,9 +123,26 @@ impl OAuthVerifier {
             .await?
             .verify(token, &self.issuer, &self.audience, self.config.leeway)
             .await?;
-        let mut identity = self.config.claims.identity(&claims)?;
+        let mut identity = self.identity_of(&claims)?;
         identity.scopes = Some(scopes_in(&claims));
         Ok(identity)
+    }
+
+    /// The identity of an access token's claims; a token with no `sub` (a client
+    /// credentials grant: a program, not a person) is named `client:{client_id}`, so
+    /// it can never pass for a person.
+    fn identity_of(&self, claims: &Value) -> Result<Identity, AuthError> {
+        match self.config.claims.identity(claims) {
+            Ok(identity) => Ok(identity),
+            Err(e) => match claims["client_id"].as_str() {
+                Some(client)
+                    if self.config.claims.principal == "sub" && claims.get("sub").is_none() =>
+                {
+                    Ok(Identity::named(format!("client:{client}")))
+                }
+                _ => Err(e),
+            },
+        }
     }
 
     async fn introspect(&self, token: &str, how: &Introspection) -> Result<Identity, AuthError> {
@@ -207,7 +224,7 @@ impl OAuthVerifier {
                 self.audience
             )));
         }
-        let mut identity = self.config.claims.identity(body)?;
+        let mut identity = self.identity_of(body)?;
         identity.scopes = Some(scopes_in(body));
         Ok(identity)
     }
