@@ -47,6 +47,7 @@ mod list_html;
 mod live;
 pub mod notify;
 pub mod oidc;
+#[cfg(feature = "oidc")]
 mod oidc_pages;
 mod pages;
 mod people;

@@ -1,64 +1,8 @@
-//! The pages of signing in with an identity provider: the "Sign in with NAME" button,
+//! The pages of signing in with an identity provider (feature `oidc`):
 //! `/board/oidc/start` (off to the provider, with `state`, `nonce` and a PKCE
 //! verifier kept in a short-lived signed cookie), `/board/oidc/callback` (back, the
-//! code exchanged, the session cookie set), sign-out through the provider, and the
-//! pages a person meets when something goes wrong. Without the `oidc` feature only
-//! the fallbacks remain (no button, logout to the login page).
-
-use axum::http::Uri;
-
-use crate::html::escape;
-use crate::viewer::Viewer;
-use crate::Board;
-
-/// The login page's "Sign in with NAME" button (empty without a provider).
-pub(crate) fn sign_in_button(board: &Board, next: &str) -> String {
-    if !cfg!(feature = "oidc") {
-        return String::new();
-    }
-    let Some(oidc) = &board.config().oidc else {
-        return String::new();
-    };
-    let start = match next {
-        "/board" => "/board/oidc/start".to_string(),
-        next => format!(
-            "/board/oidc/start?{}",
-            serde_urlencoded::to_string([("next", next)]).unwrap_or_default()
-        ),
-    };
-    format!(
-        "<p><a class=\"button primary\" id=\"sso\" href=\"{}\">Sign in with {}</a></p>",
-        escape(&start),
-        escape(&oidc.name)
-    )
-}
-
-/// Where a person whose session ended goes: straight to the provider when token login
-/// is off (signing in again there renews the session and reads the groups again),
-/// else the login page.
-pub(crate) fn renew_or_login(board: &Board, uri: &Uri) -> String {
-    let login = crate::pages::login_for(uri);
-    if cfg!(feature = "oidc") && board.config().oidc.is_some() && !board.config().token_login {
-        login.replacen("/board/login", "/board/oidc/start", 1)
-    } else {
-        login
-    }
-}
-
-/// Where logging out sends `viewer`: the provider's end-session endpoint when they
-/// signed in there and it offers one, else the login page.
-pub(crate) async fn after_logout(board: &Board, viewer: &Viewer) -> String {
-    #[cfg(feature = "oidc")]
-    if viewer.via_oidc {
-        if let Some(rp) = &board.inner.oidc {
-            if let Some(url) = rp.end_session_url().await {
-                return url;
-            }
-        }
-    }
-    let _ = (board, viewer);
-    "/board/login".to_string()
-}
+//! code exchanged, the session cookie set), and the pages a person meets when
+//! something goes wrong. The login page's button and sign-out are in `pages`.
 
 #[cfg(feature = "oidc")]
 pub(crate) use flow::{callback, start};

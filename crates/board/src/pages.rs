@@ -12,7 +12,7 @@ use crate::api::{detail_json, list_page, ListQuery};
 use crate::detail_html;
 use crate::html::escape;
 use crate::list_html;
-use crate::viewer::Refused;
+use crate::viewer::{Refused, Viewer};
 use crate::Board;
 
 const BOARD_JS: &str = include_str!("../assets/board.js");
@@ -133,7 +133,7 @@ async fn render(
         Err(refused) if refused.status == StatusCode::UNAUTHORIZED => {
             // Without token login, straight to the identity provider: signing in
             // again there is how a session is renewed (and its groups read again).
-            return Redirect::to(&crate::oidc_pages::renew_or_login(board, uri)).into_response();
+            return Redirect::to(&renew_or_login(board, uri)).into_response();
         }
         Err(refused) => return page(refused.status, error_page(&refused.message)),
     };
@@ -264,6 +264,55 @@ async fn render(
     page(StatusCode::OK, shell("Tasks · mcp-tasks", &body, &meta))
 }
 
+/// The login page's "Sign in with NAME" button (empty without a provider).
+pub(crate) fn sign_in_button(board: &Board, next: &str) -> String {
+    if !cfg!(feature = "oidc") {
+        return String::new();
+    }
+    let Some(oidc) = &board.config().oidc else {
+        return String::new();
+    };
+    let start = match next {
+        "/board" => "/board/oidc/start".to_string(),
+        next => format!(
+            "/board/oidc/start?{}",
+            serde_urlencoded::to_string([("next", next)]).unwrap_or_default()
+        ),
+    };
+    format!(
+        "<p><a class=\"button primary\" id=\"sso\" href=\"{}\">Sign in with {}</a></p>",
+        escape(&start),
+        escape(&oidc.name)
+    )
+}
+
+/// Where a person whose session ended goes: straight to the provider when token login
+/// is off (signing in again there renews the session and reads the groups again),
+/// else the login page.
+pub(crate) fn renew_or_login(board: &Board, uri: &Uri) -> String {
+    let login = login_for(uri);
+    if cfg!(feature = "oidc") && board.config().oidc.is_some() && !board.config().token_login {
+        login.replacen("/board/login", "/board/oidc/start", 1)
+    } else {
+        login
+    }
+}
+
+/// Where logging out sends `viewer`: the provider's end-session endpoint when they
+/// signed in there and it offers one, else the login page.
+pub(crate) async fn after_logout(board: &Board, viewer: &Viewer) -> String {
+    #[cfg(feature = "oidc")]
+    if viewer.via_oidc {
+        if let Some(rp) = &board.inner.oidc {
+            if let Some(url) = rp.end_session_url().await {
+                return url;
+            }
+        }
+    }
+    let _ = (board, viewer);
+    "/board/login".to_string()
+}
+
 pub(crate) fn error_page(message: &str) -> String {
     shell(
         "Task board",
@@ -284,7 +333,7 @@ fn login_page(
     let problem = problem
         .map(|p| format!("<p class=\"error\" role=\"alert\">{}</p>", escape(p)))
         .unwrap_or_default();
-    let sso = crate::oidc_pages::sign_in_button(board, after_login(next));
+    let sso = sign_in_button(board, after_login(next));
     let next = match after_login(next) {
         "/board" => String::new(),
         back => format!(
@@ -404,7 +453,7 @@ pub(crate) async fn logout(
         Err(refused) => return page(refused.status, error_page(&refused.message)),
     };
     tracing::info!(target: "mcp_tasks::audit", event = "board_logout", via = if viewer.via_oidc { "oidc" } else { "token" }, principal = %viewer.caller.principal, "board logout");
-    let target = crate::oidc_pages::after_logout(&board, &viewer).await;
+    let target = after_logout(&board, &viewer).await;
     let mut response = if target.starts_with("/board") {
         Redirect::to(&target).into_response()
     } else {

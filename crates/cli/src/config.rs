@@ -482,7 +482,7 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
         .map_err(|e| format!("'{s}' is not a duration like 30s, 10m or 1h: {e}"))
 }
 
-pub(crate) mod opt_duration {
+mod opt_duration {
     use serde::{Deserialize, Deserializer};
     use std::time::Duration;
 

@@ -7,7 +7,24 @@ use serde::Deserialize;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::config::opt_duration;
+/// Durations written as "30s", "10m" (the config file's other durations use the same
+/// words; kept here so that this module does not reach back into `config`).
+mod opt_duration {
+    use serde::{Deserialize, Deserializer};
+    use std::time::Duration;
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
+        let s: Option<String> = Option::deserialize(d)?;
+        s.map(|s| {
+            humantime::parse_duration(&s).map_err(|e| {
+                serde::de::Error::custom(format!(
+                    "'{s}' is not a duration like 30s, 10m or 1h: {e}"
+                ))
+            })
+        })
+        .transpose()
+    }
+}
 
 /// A client secret: from a file (relative to the config file) or an environment
 /// variable, never written in the config itself.

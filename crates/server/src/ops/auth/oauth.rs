@@ -49,6 +49,9 @@ pub struct OAuthConfig {
     pub leeway: Duration,
 }
 
+/// An introspection answer and until when it is reused, by the token's SHA-256.
+type Cached = (Result<Identity, AuthError>, Instant);
+
 /// Checks OAuth access tokens for this server (see the module documentation).
 pub struct OAuthVerifier {
     config: OAuthConfig,
@@ -57,7 +60,7 @@ pub struct OAuthVerifier {
     http: reqwest::Client,
     jwks: tokio::sync::OnceCell<RemoteJwks>,
     introspection_endpoint: tokio::sync::OnceCell<String>,
-    answers: Mutex<HashMap<[u8; 32], (Result<Identity, AuthError>, Instant)>>,
+    answers: Mutex<HashMap<[u8; 32], Cached>>,
 }
 
 impl fmt::Debug for OAuthVerifier {
