@@ -49,6 +49,9 @@ python3 tests/chaos/chaos.py --duration 45
 step "task board: Debian's Chromium driven by Playwright for Python"
 bash tests/board/run.sh
 
+step "identity: a real OpenID provider (oidc-provider, pinned): board sign-in in Chromium, the TypeScript SDK's OAuth flow, refused tokens"
+bash tests/identity/run.sh
+
 step "packaging: cargo publish --dry-run of every crate, in dependency order (not verified by a build: see docs/packaging.md)"
 cargo publish --dry-run --workspace --no-verify --allow-dirty
 

@@ -20,6 +20,8 @@
 //! | `view` | tasks as the page shows them: summaries, details, questions |
 //! | `answer` | a person's answer checked against the question and turned into the engine's answer |
 //! | `live` | changes of tasks fanned out to the pages over SSE |
+//! | [`oidc`] | signing in with an OpenID Connect provider (feature `oidc`): code flow with PKCE, ID token through the issuer's JWKS, groups |
+//! | `oidc_pages` | the sign-in button, the provider's round trip, sign-out there, the pages of a failed sign-in |
 //! | `links` | signed one-time answer links (approve / reject) that webhook events carry |
 //! | `link_pages` | the confirmation page and the answer behind such a link |
 //! | [`notify`] | webhooks: events to people when a task needs them, durable and retried |
@@ -44,6 +46,9 @@ mod links;
 mod list_html;
 mod live;
 pub mod notify;
+pub mod oidc;
+#[cfg(feature = "oidc")]
+mod oidc_pages;
 mod pages;
 mod people;
 mod rerun;
@@ -63,6 +68,7 @@ pub use notify::{
     default_sink_name, Notifier, NotifyConfig, NotifyFormat, NotifyOn, NotifySink,
     PreparedNotifier, WebhookSecret,
 };
+pub use oidc::{OidcConfig, TokenAuth};
 pub use slack::{PreparedSlack, Slack, SlackConfig};
 
 /// The path the board is served under.
@@ -90,6 +96,12 @@ pub struct BoardConfig {
     /// The Slack app whose interactions the board takes at
     /// [`slack::INTERACTIONS_PATH`]; `None`: no Slack app.
     pub slack: Option<Slack>,
+    /// People sign in with this OpenID Connect provider (`[board.oidc]`, feature
+    /// `oidc`); `None`: token login only.
+    pub oidc: Option<OidcConfig>,
+    /// Whether the login page also takes a pasted token (for people who use the CLI);
+    /// `false` leaves only the identity provider.
+    pub token_login: bool,
 }
 
 impl Default for BoardConfig {
@@ -101,6 +113,8 @@ impl Default for BoardConfig {
             secret: None,
             answer_links: None,
             slack: None,
+            oidc: None,
+            token_login: true,
         }
     }
 }
@@ -117,6 +131,8 @@ struct Inner {
     config: BoardConfig,
     keys: viewer::Keys,
     live: live::Live,
+    #[cfg(feature = "oidc")]
+    oidc: Option<oidc::Rp>,
 }
 
 impl Board {
@@ -127,12 +143,22 @@ impl Board {
     pub fn new(server: Server, config: BoardConfig) -> Self {
         let keys = viewer::Keys::new(config.secret.as_ref().map(|s| s.expose().as_slice()));
         let live = live::Live::start(&server);
+        #[cfg(feature = "oidc")]
+        let oidc = config.oidc.clone().map(oidc::Rp::new);
+        #[cfg(not(feature = "oidc"))]
+        if config.oidc.is_some() {
+            tracing::warn!(
+                "[board.oidc] is ignored: this build of the board has no 'oidc' feature"
+            );
+        }
         Board {
             inner: Arc::new(Inner {
                 server,
                 config,
                 keys,
                 live,
+                #[cfg(feature = "oidc")]
+                oidc,
             }),
         }
     }
@@ -142,7 +168,12 @@ impl Board {
     /// beside MCP's router
     /// ([`mcp_tasks_server::Server::serve_http_with`]).
     pub fn router(&self) -> Router {
-        Router::new()
+        let router = Router::new();
+        #[cfg(feature = "oidc")]
+        let router = router
+            .route("/board/oidc/start", get(oidc_pages::start))
+            .route("/board/oidc/callback", get(oidc_pages::callback));
+        router
             // The server's root says where things are: the board.
             .route(
                 "/",

@@ -12,7 +12,7 @@ use crate::api::{detail_json, list_page, ListQuery};
 use crate::detail_html;
 use crate::html::escape;
 use crate::list_html;
-use crate::viewer::Refused;
+use crate::viewer::{Refused, Viewer};
 use crate::Board;
 
 const BOARD_JS: &str = include_str!("../assets/board.js");
@@ -26,7 +26,7 @@ pub(crate) const ICON_SVG: &str = include_str!("../assets/icon.svg");
 /// from this server, images also inline (results may carry base64 images), no framing.
 const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
 
-fn page(status: StatusCode, html: String) -> Response {
+pub(crate) fn page(status: StatusCode, html: String) -> Response {
     let mut response = (status, Html(html)).into_response();
     let headers = response.headers_mut();
     headers.insert(
@@ -47,7 +47,7 @@ fn page(status: StatusCode, html: String) -> Response {
     response
 }
 
-fn shell(title: &str, body: &str, meta: &str) -> String {
+pub(crate) fn shell(title: &str, body: &str, meta: &str) -> String {
     format!(
         "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n{meta}\
@@ -93,7 +93,7 @@ pub(crate) async fn task_page(
 /// Where the login page sends a person back to once logged in: the board page they
 /// asked for (`next`), when it is one of the board's own pages; else the list. Only a
 /// path under `/board` is followed, so a crafted link cannot send anyone elsewhere.
-fn after_login(next: Option<&str>) -> &str {
+pub(crate) fn after_login(next: Option<&str>) -> &str {
     match next {
         Some(next)
             if (next == "/board" || next.starts_with("/board/") || next.starts_with("/board?"))
@@ -109,7 +109,7 @@ fn after_login(next: Option<&str>) -> &str {
 }
 
 /// The login page's address that brings a person back to `uri` afterwards.
-fn login_for(uri: &Uri) -> String {
+pub(crate) fn login_for(uri: &Uri) -> String {
     let back = uri.path_and_query().map_or("/board", |p| p.as_str());
     match serde_urlencoded::to_string([("next", back)]) {
         Ok(query) if after_login(Some(back)) != "/board" => format!("/board/login?{query}"),
@@ -131,7 +131,9 @@ async fn render(
         // Logged out: the login page, which brings the person back here afterwards
         // (a notification's link to a task lands on that task, not on the list).
         Err(refused) if refused.status == StatusCode::UNAUTHORIZED => {
-            return Redirect::to(&login_for(uri)).into_response()
+            // Without token login, straight to the identity provider: signing in
+            // again there is how a session is renewed (and its groups read again).
+            return Redirect::to(&renew_or_login(board, uri)).into_response();
         }
         Err(refused) => return page(refused.status, error_page(&refused.message)),
     };
@@ -262,7 +264,56 @@ async fn render(
     page(StatusCode::OK, shell("Tasks · mcp-tasks", &body, &meta))
 }
 
-fn error_page(message: &str) -> String {
+/// The login page's "Sign in with NAME" button (empty without a provider).
+pub(crate) fn sign_in_button(board: &Board, next: &str) -> String {
+    if !cfg!(feature = "oidc") {
+        return String::new();
+    }
+    let Some(oidc) = &board.config().oidc else {
+        return String::new();
+    };
+    let start = match next {
+        "/board" => "/board/oidc/start".to_string(),
+        next => format!(
+            "/board/oidc/start?{}",
+            serde_urlencoded::to_string([("next", next)]).unwrap_or_default()
+        ),
+    };
+    format!(
+        "<p><a class=\"button primary\" id=\"sso\" href=\"{}\">Sign in with {}</a></p>",
+        escape(&start),
+        escape(&oidc.name)
+    )
+}
+
+/// Where a person whose session ended goes: straight to the provider when token login
+/// is off (signing in again there renews the session and reads the groups again),
+/// else the login page.
+pub(crate) fn renew_or_login(board: &Board, uri: &Uri) -> String {
+    let login = login_for(uri);
+    if cfg!(feature = "oidc") && board.config().oidc.is_some() && !board.config().token_login {
+        login.replacen("/board/login", "/board/oidc/start", 1)
+    } else {
+        login
+    }
+}
+
+/// Where logging out sends `viewer`: the provider's end-session endpoint when they
+/// signed in there and it offers one, else the login page.
+pub(crate) async fn after_logout(board: &Board, viewer: &Viewer) -> String {
+    #[cfg(feature = "oidc")]
+    if viewer.via_oidc {
+        if let Some(rp) = &board.inner.oidc {
+            if let Some(url) = rp.end_session_url().await {
+                return url;
+            }
+        }
+    }
+    let _ = (board, viewer);
+    "/board/login".to_string()
+}
+
+pub(crate) fn error_page(message: &str) -> String {
     shell(
         "Task board",
         &format!(
@@ -273,10 +324,16 @@ fn error_page(message: &str) -> String {
     )
 }
 
-fn login_page(status: StatusCode, problem: Option<&str>, next: Option<&str>) -> Response {
+fn login_page(
+    board: &Board,
+    status: StatusCode,
+    problem: Option<&str>,
+    next: Option<&str>,
+) -> Response {
     let problem = problem
         .map(|p| format!("<p class=\"error\" role=\"alert\">{}</p>", escape(p)))
         .unwrap_or_default();
+    let sso = sign_in_button(board, after_login(next));
     let next = match after_login(next) {
         "/board" => String::new(),
         back => format!(
@@ -284,15 +341,21 @@ fn login_page(status: StatusCode, problem: Option<&str>, next: Option<&str>) -> 
             escape(back)
         ),
     };
-    let body = format!(
-        "<main class=\"narrow\"><h1>Task board</h1>{problem}\
-         <form method=\"post\" action=\"/board/login\" id=\"login\">{next}\
-         <label for=\"token\">Token (or bearer JWT)</label>\
-         <input type=\"password\" name=\"token\" id=\"token\" autocomplete=\"off\" required autofocus>\
-         <button type=\"submit\">Log in</button></form>\
-         <p class=\"hint\">Paste the token you use with this server. It is checked once; the \
-         browser keeps only a signed session cookie.</p></main>"
-    );
+    let token_form = if board.config().token_login {
+        format!(
+            "<form method=\"post\" action=\"/board/login\" id=\"login\">{next}\
+             <label for=\"token\">Token (or bearer JWT)</label>\
+             <input type=\"password\" name=\"token\" id=\"token\" autocomplete=\"off\" required{autofocus}>\
+             <button type=\"submit\">Log in</button></form>\
+             <p class=\"hint\">Paste the token you use with this server. It is checked once; the \
+             browser keeps only a signed session cookie.</p>",
+            autofocus = if sso.is_empty() { " autofocus" } else { "" }
+        )
+    } else {
+        String::new()
+    };
+    let body =
+        format!("<main class=\"narrow\"><h1>Task board</h1>{problem}{sso}{token_form}</main>");
     page(status, shell("Log in · Task board", &body, ""))
 }
 
@@ -304,7 +367,7 @@ pub(crate) async fn login_form(
     if !board.needs_login() {
         return Redirect::to(after_login(back.next.as_deref())).into_response();
     }
-    login_page(StatusCode::OK, None, back.next.as_deref())
+    login_page(&board, StatusCode::OK, None, back.next.as_deref())
 }
 
 /// The page to go back to after logging in (`?next=`).
@@ -336,11 +399,22 @@ pub(crate) async fn login(
     if !board.needs_login() {
         return Redirect::to(back).into_response();
     }
-    match board.authenticate(&form.token) {
-        Ok(principal) => {
-            tracing::info!(target: "mcp_tasks::audit", event = "board_login", principal = %principal, "board login");
+    if !board.config().token_login {
+        return login_page(
+            &board,
+            StatusCode::FORBIDDEN,
+            Some("Token login is off on this board: sign in with your identity provider."),
+            form.next.as_deref(),
+        );
+    }
+    match board.authenticate(&form.token).await {
+        Ok(identity) => {
+            let principal = identity.principal;
+            tracing::info!(target: "mcp_tasks::audit", event = "board_login", via = "token", principal = %principal, "board login");
             let mut response = Redirect::to(back).into_response();
-            if let Ok(cookie) = HeaderValue::from_str(&board.login_cookie(&principal)) {
+            if let Ok(cookie) =
+                HeaderValue::from_str(&board.login_cookie_with(&principal, identity.groups, false))
+            {
                 response.headers_mut().insert(header::SET_COOKIE, cookie);
             }
             response
@@ -348,6 +422,7 @@ pub(crate) async fn login(
         Err(reason) => {
             tracing::info!(target: "mcp_tasks::audit", event = "board_login_refused", reason = %reason, "board login refused");
             login_page(
+                &board,
                 StatusCode::UNAUTHORIZED,
                 Some(&format!("That token was not accepted ({reason}).")),
                 form.next.as_deref(),
@@ -377,7 +452,26 @@ pub(crate) async fn logout(
         Ok(viewer) => viewer,
         Err(refused) => return page(refused.status, error_page(&refused.message)),
     };
-    let mut response = Redirect::to("/board/login").into_response();
+    tracing::info!(target: "mcp_tasks::audit", event = "board_logout", via = if viewer.via_oidc { "oidc" } else { "token" }, principal = %viewer.caller.principal, "board logout");
+    let target = after_logout(&board, &viewer).await;
+    let mut response = if target.starts_with("/board") {
+        Redirect::to(&target).into_response()
+    } else {
+        // The provider's end-session page: a page of ours moves on to it, as the
+        // board's `form-action 'self'` forbids a form's redirect to another site.
+        let target = escape(&target);
+        page(
+            StatusCode::OK,
+            shell(
+                "Signed out · Task board",
+                &format!(
+                    "<main class=\"narrow\"><h1>Signed out of the board</h1>\
+                     <p><a id=\"continue\" href=\"{target}\">Sign out at the identity provider too</a></p></main>"
+                ),
+                &format!("<meta http-equiv=\"refresh\" content=\"0;url={target}\">\n"),
+            ),
+        )
+    };
     if let Ok(cookie) = HeaderValue::from_str(&board.logout_cookie(&viewer)) {
         response.headers_mut().insert(header::SET_COOKIE, cookie);
     }

@@ -83,6 +83,30 @@ impl Keys {
         mac
     }
 
+    /// `value` as JSON with its signature for `purpose`, in a cookie-safe string.
+    pub(crate) fn seal(&self, purpose: &[u8], value: &impl Serialize) -> String {
+        let body = serde_json::to_vec(value).unwrap_or_default();
+        let mac = self.mac(purpose, &body).finalize().into_bytes();
+        format!(
+            "{}.{}",
+            URL_SAFE_NO_PAD.encode(&body),
+            URL_SAFE_NO_PAD.encode(mac)
+        )
+    }
+
+    /// What [`Keys::seal`] sealed for `purpose`, if the signature holds.
+    pub(crate) fn open<T: serde::de::DeserializeOwned>(
+        &self,
+        purpose: &[u8],
+        sealed: &str,
+    ) -> Option<T> {
+        let (body, signature) = sealed.split_once('.')?;
+        let body = URL_SAFE_NO_PAD.decode(body).ok()?;
+        let signature = URL_SAFE_NO_PAD.decode(signature).ok()?;
+        self.mac(purpose, &body).verify_slice(&signature).ok()?;
+        serde_json::from_slice(&body).ok()
+    }
+
     fn sign(&self, data: &[u8]) -> Vec<u8> {
         self.mac(b"session", data).finalize().into_bytes().to_vec()
     }
@@ -117,6 +141,12 @@ struct Claims {
     e: i64,
     /// Random per login: the CSRF token is derived from it.
     n: String,
+    /// Groups the identity provider named at sign-in (added to `[groups]`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    g: Vec<String>,
+    /// Signed in through OpenID Connect (sign-out then goes to the provider too).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    o: bool,
 }
 
 /// The person looking at the board.
@@ -130,6 +160,8 @@ pub(crate) struct Viewer {
     pub(crate) logged_in: bool,
     /// The login's nonce and expiry, to revoke it on logout.
     session: Option<(String, i64)>,
+    /// Whether they signed in through the identity provider.
+    pub(crate) via_oidc: bool,
 }
 
 /// Why a request gets no board: the status and the message a person reads.
@@ -175,9 +207,10 @@ impl Board {
         viewer.caller.operator && self.needs_login()
     }
 
-    /// Whether the board asks people to log in (authentication is configured).
+    /// Whether the board asks people to log in (authentication is configured, or
+    /// people sign in with an identity provider).
     pub(crate) fn needs_login(&self) -> bool {
-        self.server().config().auth.is_enabled()
+        self.server().config().auth.is_enabled() || self.config().oidc.is_some()
     }
 
     /// The engine caller for a person known by `principal` (logged in, or named by a
@@ -201,6 +234,7 @@ impl Board {
                 csrf: self.inner.keys.csrf(LOCAL_VIEWER),
                 logged_in: false,
                 session: None,
+                via_oidc: false,
             });
         }
         let claims = cookie(headers, COOKIE)
@@ -211,12 +245,18 @@ impl Board {
                     "not logged in (or the login expired): log in at /board/login",
                 )
             })?;
-        let caller = self.person_caller(&claims.p);
+        let mut caller = self.person_caller(&claims.p);
+        for group in claims.g {
+            if !caller.groups.contains(&group) {
+                caller.groups.push(group);
+            }
+        }
         Ok(Viewer {
             caller,
             csrf: self.inner.keys.csrf(&claims.n),
             logged_in: true,
             session: Some((claims.n, claims.e)),
+            via_oidc: claims.o,
         })
     }
 
@@ -283,8 +323,14 @@ impl Board {
         }
     }
 
-    /// A `Set-Cookie` value logging `principal` in.
-    pub(crate) fn login_cookie(&self, principal: &str) -> String {
+    /// A `Set-Cookie` value logging `principal` in, with the `groups` an identity
+    /// provider named (`oidc`: signed in through it).
+    pub(crate) fn login_cookie_with(
+        &self,
+        principal: &str,
+        groups: Vec<String>,
+        oidc: bool,
+    ) -> String {
         let ttl = self.config().session_ttl.as_secs().max(60);
         let mut nonce = [0u8; 16];
         rand::thread_rng().fill_bytes(&mut nonce);
@@ -292,6 +338,8 @@ impl Board {
             p: principal.to_string(),
             e: chrono::Utc::now().timestamp() + i64::try_from(ttl).unwrap_or(i64::MAX / 2),
             n: hex::encode(nonce),
+            g: groups,
+            o: oidc,
         };
         let body = serde_json::to_vec(&claims).unwrap_or_default();
         let value = format!(
@@ -311,6 +359,14 @@ impl Board {
             self.inner.keys.revoke(nonce, *expires);
         }
         format!("{COOKIE}=; Max-Age=0{}", self.cookie_attributes())
+    }
+
+    /// Whether cookies get `Secure` (the public URL is https).
+    pub(crate) fn https(&self) -> bool {
+        self.config()
+            .public_url
+            .as_deref()
+            .is_some_and(|u| u.starts_with("https://"))
     }
 
     fn cookie_attributes(&self) -> &'static str {
@@ -338,26 +394,34 @@ impl Board {
         (live && !self.inner.keys.is_revoked(&claims.n)).then_some(claims)
     }
 
-    /// Checks a pasted token (or bearer JWT) the way `/mcp` checks a bearer token.
-    pub(crate) fn authenticate(&self, token: &str) -> Result<String, String> {
-        use mcp_tasks_server::auth::AuthMode;
-        match &self.server().config().auth {
-            AuthMode::Off => Ok(LOCAL_VIEWER.to_string()),
-            AuthMode::Optional(a) | AuthMode::Required(a) => {
+    /// Checks a pasted token (or bearer JWT, or OAuth access token) the way `/mcp`
+    /// checks a bearer token.
+    pub(crate) async fn authenticate(
+        &self,
+        token: &str,
+    ) -> Result<mcp_tasks_server::auth::Identity, String> {
+        use mcp_tasks_server::auth::Identity;
+        match self.server().config().auth.authenticator() {
+            None if self.config().oidc.is_some() => Err(format!(
+                "this server takes no tokens: sign in with {}",
+                self.config().oidc.as_ref().map_or("", |o| o.name.as_str())
+            )),
+            None => Ok(Identity::named(LOCAL_VIEWER)),
+            Some(a) => {
                 let token = token.trim();
                 let token = token
                     .strip_prefix("Bearer ")
                     .or_else(|| token.strip_prefix("bearer "))
                     .unwrap_or(token)
                     .trim();
-                a.authenticate(token).map_err(|e| e.0)
+                a.identify(token).await.map_err(|e| e.0)
             }
         }
     }
 }
 
 /// The value of cookie `name` in the request's `Cookie` headers.
-fn cookie<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
+pub(crate) fn cookie<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
     headers
         .get_all(header::COOKIE)
         .iter()

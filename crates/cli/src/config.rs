@@ -38,6 +38,8 @@ pub struct ConfigFile {
     pub groups: std::collections::BTreeMap<String, Vec<String>>,
     /// `[slack]`: questions posted to Slack, answered with its buttons.
     pub slack: Option<SlackSection>,
+    /// `[oauth]`: MCP clients bring OAuth access tokens (docs/identity.md).
+    pub oauth: Option<crate::config_identity::OAuthSection>,
 }
 
 /// One `[[upstream]]` entry: the gateway's configuration; in a build without the
@@ -88,6 +90,14 @@ pub struct BoardSection {
     /// Tasks may ask what their client cannot answer; people answer on the board.
     #[serde(default)]
     pub takes_questions: bool,
+    /// How long a board login lasts (default 12h); a person removed at the identity
+    /// provider keeps access at most this long.
+    #[serde(default, with = "opt_duration")]
+    // A build without the board has no logins.
+    #[cfg_attr(not(feature = "board"), allow(dead_code))]
+    pub session_ttl: Option<Duration>,
+    /// `[board.oidc]`: people sign in with an OpenID Connect provider.
+    pub oidc: Option<crate::config_identity::OidcSection>,
 }
 
 /// `[[notify]]`: one webhook.
@@ -327,9 +337,12 @@ impl ConfigFile {
             board: !self.board.operators.is_empty()
                 || self.board.public_url.is_some()
                 || self.board.secret_file.is_some()
-                || self.board.takes_questions,
+                || self.board.takes_questions
+                || self.board.session_ttl.is_some(),
             notify: !self.notify.is_empty(),
             slack: self.slack.is_some(),
+            oidc: self.board.oidc.is_some(),
+            oauth: self.oauth.is_some(),
         }
     }
 
@@ -373,6 +386,12 @@ impl ConfigFile {
             if secret.is_relative() {
                 cfg.board.secret_file = Some(base.join(secret));
             }
+        }
+        if let Some(oidc) = &mut cfg.board.oidc {
+            oidc.secret.resolve(base);
+        }
+        if let Some(oauth) = &mut cfg.oauth {
+            oauth.secret.resolve(base);
         }
         if let Some(slack) = &mut cfg.slack {
             for file in [&mut slack.signing_secret_file, &mut slack.bot_token_file] {

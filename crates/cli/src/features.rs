@@ -18,6 +18,8 @@ pub struct Built {
     pub gateway: bool,
     /// `[[tools]]` (the `command-tools` feature).
     pub command_tools: bool,
+    /// `[board.oidc]` and `[oauth]` (the `oidc` feature).
+    pub oidc: bool,
 }
 
 impl Built {
@@ -26,6 +28,7 @@ impl Built {
         board: cfg!(feature = "board"),
         gateway: cfg!(feature = "gateway"),
         command_tools: cfg!(feature = "command-tools"),
+        oidc: cfg!(feature = "oidc"),
     };
 }
 
@@ -50,6 +53,10 @@ pub struct Uses {
     pub notify: bool,
     /// `[slack]`.
     pub slack: bool,
+    /// `[board.oidc]`.
+    pub oidc: bool,
+    /// `[oauth]`.
+    pub oauth: bool,
 }
 
 /// Refuses the first section a config file `uses` that needs a feature `built` lacks.
@@ -68,6 +75,9 @@ pub fn refuse_missing(uses: Uses, built: Built) -> Result<()> {
         (uses.board, built.board, "[board]", "board"),
         (uses.notify, built.board, "[[notify]]", "board"),
         (uses.slack, built.board, "[slack]", "board"),
+        (uses.oidc, built.board, "[board.oidc]", "board"),
+        (uses.oidc, built.oidc, "[board.oidc]", "oidc"),
+        (uses.oauth, built.oidc, "[oauth]", "oidc"),
     ];
     match needs.into_iter().find(|(used, has, _, _)| *used && !*has) {
         Some((_, _, section, feature)) => Err(missing(section, feature)),
@@ -83,6 +93,7 @@ mod tests {
         board: false,
         gateway: false,
         command_tools: false,
+        oidc: false,
     };
 
     /// What a build without the feature says (the same function the smaller builds run
@@ -134,6 +145,14 @@ mod tests {
                 "[slack]",
                 "board",
             ),
+            (
+                Uses {
+                    oauth: true,
+                    ..Uses::default()
+                },
+                "[oauth]",
+                "oidc",
+            ),
         ] {
             let err = refuse_missing(uses, NOTHING)
                 .expect_err(section)
@@ -150,11 +169,14 @@ mod tests {
             board: true,
             notify: true,
             slack: true,
+            oidc: true,
+            oauth: true,
         };
         let all = Built {
             board: true,
             gateway: true,
             command_tools: true,
+            oidc: true,
         };
         refuse_missing(every, all).expect("a build with every feature");
         refuse_missing(Uses::default(), NOTHING).expect("nothing optional used");

@@ -8,7 +8,8 @@
     feature = "command-tools",
     feature = "bench",
     feature = "otel",
-    feature = "jwt"
+    feature = "jwt",
+    feature = "oidc"
 )))]
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
@@ -73,6 +74,16 @@ fn a_section_of_a_missing_feature_stops_the_start_by_name() {
         (
             "[[notify]]\nurl = 'http://127.0.0.1:9/hook'\n",
             "[[notify]]",
+            "board",
+        ),
+        (
+            "[oauth]\nresource = 'http://127.0.0.1:9/mcp'\nauthorization_servers = ['http://127.0.0.1:9']\n",
+            "[oauth]",
+            "oidc",
+        ),
+        (
+            "[board.oidc]\nissuer = 'http://127.0.0.1:9'\nclient_id = 'board'\n",
+            "[board.oidc]",
             "board",
         ),
     ] {

@@ -55,6 +55,14 @@ pub fn router(server: impl AsRef<Shared>, path: &str) -> Router {
         .route("/healthz", get(super::health::healthz))
         .route("/readyz", get(super::health::readyz))
         .route("/metrics", get(super::health::metrics))
+        .route(
+            crate::ops::auth::resource::WELL_KNOWN,
+            get(protected_resource),
+        )
+        .route(
+            &format!("{}{path}", crate::ops::auth::resource::WELL_KNOWN),
+            get(protected_resource),
+        )
         .with_state(server)
 }
 
@@ -165,16 +173,28 @@ impl IntoResponse for Refusal {
 }
 
 /// The authenticated subject of a request: `None` when auth is off, or optional and no
-/// token was sent.
-fn authenticate(server: &Shared, headers: &HeaderMap) -> Result<Option<String>, Refusal> {
-    let authenticator = match &server.config().auth {
-        AuthMode::Off => return Ok(None),
-        AuthMode::Optional(a) | AuthMode::Required(a) => a,
+/// token was sent. With OAuth access tokens ([`AuthMode::resource_metadata`]) a 401
+/// names the Protected Resource Metadata, and a token without a required scope gets 403
+/// `insufficient_scope`. Each refused token is an audit event with its reason (and the
+/// principal it claims, unverified, when it names one); the token itself is never logged.
+async fn authenticate(server: &Shared, headers: &HeaderMap) -> Result<Option<String>, Refusal> {
+    let auth = &server.config().auth;
+    let Some(authenticator) = auth.authenticator() else {
+        return Ok(None);
+    };
+    let metadata = auth.resource_metadata();
+    let unauthorized = |message: String, invalid_token: bool| match metadata {
+        Some(m) => Refusal {
+            status: StatusCode::UNAUTHORIZED,
+            challenge: Some(m.challenge(invalid_token.then_some(message.as_str()))),
+            message,
+        },
+        None => Refusal::unauthorized(message, invalid_token),
     };
     let Some(value) = headers.get(header::AUTHORIZATION) else {
-        return match server.config().auth {
-            AuthMode::Required(_) => Err(Refusal::unauthorized(
-                "authentication required: send 'Authorization: Bearer <token>'",
+        return match auth {
+            AuthMode::Required(_) => Err(unauthorized(
+                "authentication required: send 'Authorization: Bearer <token>'".into(),
                 false,
             )),
             _ => Ok(None),
@@ -190,12 +210,68 @@ fn authenticate(server: &Shared, headers: &HeaderMap) -> Result<Option<String>, 
         .map(str::trim)
         .filter(|t| !t.is_empty())
         .ok_or_else(|| {
-            Refusal::unauthorized("the Authorization header must be 'Bearer <token>'", true)
+            unauthorized(
+                "the Authorization header must be 'Bearer <token>'".into(),
+                true,
+            )
         })?;
-    authenticator
-        .authenticate(token)
-        .map(Some)
-        .map_err(|e| Refusal::unauthorized(e.0, true))
+    let identity = match authenticator.identify(token).await {
+        Ok(identity) => identity,
+        Err(e) => {
+            let claimed = crate::ops::auth::claimed_principal(token);
+            tracing::info!(
+                target: "mcp_tasks::audit",
+                event = "token_refused",
+                principal = claimed.as_deref().unwrap_or("-"),
+                reason = %e.0,
+                "bearer token refused"
+            );
+            return Err(unauthorized(e.0, true));
+        }
+    };
+    if let (Some(m), Some(granted)) = (metadata, identity.scopes.as_ref()) {
+        let missing = m.missing_scopes(granted);
+        if !missing.is_empty() {
+            let reason = format!(
+                "the token lacks the scope {} this server requires: ask the authorization server for it",
+                missing.join(" ")
+            );
+            tracing::info!(
+                target: "mcp_tasks::audit",
+                event = "token_refused",
+                principal = %identity.principal,
+                reason = %reason,
+                "bearer token refused"
+            );
+            return Err(Refusal {
+                status: StatusCode::FORBIDDEN,
+                message: reason,
+                challenge: Some(m.insufficient_scope()),
+            });
+        }
+    }
+    Ok(Some(identity.principal))
+}
+
+/// `GET /.well-known/oauth-protected-resource[/mcp]`: the Protected Resource Metadata
+/// (RFC 9728) when the server takes OAuth access tokens; 404 otherwise.
+async fn protected_resource(State(server): State<Shared>) -> Response {
+    match server.config().auth.resource_metadata() {
+        Some(m) => {
+            let mut r = json_response(StatusCode::OK, &m.document());
+            // Hosts running in a browser (the MCP Inspector) read it across origins.
+            r.headers_mut().insert(
+                header::ACCESS_CONTROL_ALLOW_ORIGIN,
+                HeaderValue::from_static("*"),
+            );
+            r
+        }
+        None => error_response(
+            StatusCode::NOT_FOUND,
+            INVALID_REQUEST,
+            "this server takes no OAuth access tokens (no [oauth] configured)".into(),
+        ),
+    }
 }
 
 /// Checks `Host` against the allowed names when configured (DNS-rebinding defence).
@@ -266,7 +342,7 @@ async fn admit(
 ) -> Result<(Option<String>, Option<Arc<Session>>), Refusal> {
     check_origin(server, headers)?;
     check_host(server, headers)?;
-    let subject = authenticate(server, headers)?;
+    let subject = authenticate(server, headers).await?;
     if !needs_session {
         return Ok((subject, None));
     }

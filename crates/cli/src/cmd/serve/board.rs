@@ -263,6 +263,12 @@ impl Started {
         let mut config = args.board.board_config(file)?;
         config.answer_links = Some(self.links);
         config.slack = self.slack;
+        let (oidc, token_login) = super::identity::board_oidc(file, &root)?;
+        config.oidc = oidc;
+        config.token_login = token_login;
+        if let Some(ttl) = file.board.session_ttl {
+            config.session_ttl = ttl;
+        }
         super::logging::announce(args.log_format, "task board at", &format!("{root}/board"));
         Ok(mcp_tasks_board::Board::new(server.clone(), config).router())
     }

@@ -27,6 +27,11 @@ mod gateway;
 #[cfg(not(feature = "gateway"))]
 #[path = "gateway_off.rs"]
 mod gateway;
+#[cfg(feature = "oidc")]
+mod identity;
+#[cfg(not(feature = "oidc"))]
+#[path = "identity_off.rs"]
+mod identity;
 mod logging;
 #[cfg(feature = "otel")]
 mod otlp;
@@ -389,7 +394,7 @@ async fn serve(args: ServeArgs, extra: Vec<crate::config::UpstreamEntry>) -> Res
         .clone()
         .or_else(|| s.listen.clone())
         .unwrap_or_else(|| DEFAULT_LISTEN.to_string());
-    let auth = settings::auth_mode(&args, s)?;
+    let auth = identity::auth_mode(&args, &file)?;
     let mut server_config = settings::server_config(&args, s, &listen, auth.clone());
     server_config.approvals =
         mcp_tasks_server::approvals::Approvals::new(file.approval.clone(), file.groups.clone())
@@ -496,7 +501,7 @@ async fn serve(args: ServeArgs, extra: Vec<crate::config::UpstreamEntry>) -> Res
         &args,
         &file,
         listener.as_ref().map(|(_, a)| *a),
-        auth.is_enabled(),
+        auth.is_enabled() || identity::board_sign_in(&file),
     )?;
     let mut engine_config = engine_config;
     engine_config.people_answer_questions = board.people_answer_questions();
