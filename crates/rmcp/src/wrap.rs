@@ -6,7 +6,7 @@
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CancelTaskParams, CancelledNotificationParam,
     CompleteRequestParams, CompleteResult, CustomNotification, CustomRequest, CustomResult,
-    DiscoverResult, GetPromptRequestParams, GetPromptResponse, GetSkillRequestParams,
+    DiscoverResult, ErrorCode, GetPromptRequestParams, GetPromptResponse, GetSkillRequestParams,
     GetSkillResult, GetTaskParams, GetTaskResult, InitializeRequestParams, InitializeResult,
     ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListSkillsResult,
     ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ProtocolVersion,
@@ -210,7 +210,12 @@ impl<H: ServerHandler + Send + Sync> ServerHandler for Durable<H> {
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         let mut tools = self.tasks.tools(&context).await?;
-        let theirs = self.inner.list_tools(request, context).await?;
+        // A handler without tools of its own answers -32601 (rmcp's default when its
+        // capabilities have no `tools`): it adds none.
+        let theirs = match self.inner.list_tools(request, context).await {
+            Err(e) if e.code == ErrorCode::METHOD_NOT_FOUND => ListToolsResult::default(),
+            other => other?,
+        };
         for tool in theirs.tools {
             if self.tasks.knows_tool(&tool.name) {
                 tracing::warn!(tool = %tool.name, "the wrapped handler's tool has the name of a durable tool; only the durable one is listed and called");

@@ -215,6 +215,7 @@ async fn on_2026_07_28_the_question_is_asked_inside_the_task() {
     the_wrapped_server_is_kept(&client).await;
     let tools = names(&client.tools().await.unwrap());
     assert!(!tools.contains(&"task_wait".to_string()), "{tools:?}");
+    assert!(tools.contains(&"own_tool".to_string()), "{tools:?}");
 
     let handle = client
         .call_tool_as_task("ask", json!({}), TaskOptions::default())
