@@ -1,12 +1,12 @@
 //! # mcp-tasks-rmcp
 //!
 //! Durable MCP Tasks for servers written with [rmcp](https://docs.rs/rmcp), the
-//! official Rust SDK. Keep rmcp's transport and handler; hand your tools and the
-//! task requests to [`DurableTasks`], and they run on the mcp-tasks engine and store:
-//! tasks kept in SQLite or PostgreSQL (they outlive the process and its sessions),
-//! a `TaskContext` inside every tool (status messages, progress, typed questions,
-//! journaled steps, cancellation), and the task board and webhooks reading the same
-//! records.
+//! official Rust SDK. Keep your rmcp server whole (transport, resources, prompts,
+//! completions, logging, its own tools and `serverInfo`) and add tools that run on the
+//! mcp-tasks engine and store: tasks kept in SQLite or PostgreSQL (they outlive the
+//! process and its sessions), a `TaskContext` inside every tool (status messages,
+//! progress, typed questions, journaled steps, cancellation), and the task board and
+//! webhooks reading the same records.
 //!
 //! ```no_run
 //! # use std::sync::Arc;
@@ -21,15 +21,25 @@
 //!     "hello".to_string()
 //! }
 //!
+//! /// The rmcp server you already have (resources, prompts, ...).
+//! #[derive(Clone)]
+//! struct Mine;
+//! impl rmcp::ServerHandler for Mine {}
+//!
 //! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
 //! let server = Server::builder()
 //!     .store_url("sqlite://./tasks.db")
-//!     .tool(Tool::from_fn("hello", "Says hello.", hello).task_support(TaskSupport::Optional))
+//!     .tool(
+//!         Tool::from_fn("hello", "Says hello.", hello)
+//!             .task_support(TaskSupport::Optional)
+//!             // Run again after a restart instead of failing (safe to repeat).
+//!             .resumable(),
+//!     )
 //!     .build()
 //!     .await?;
-//! let tasks = DurableTasks::new(server);
+//! let handler = DurableTasks::new(server).wrap(Mine);
 //! let mcp = StreamableHttpService::new(
-//!     move || Ok(tasks.clone()),
+//!     move || Ok(handler.clone()),
 //!     Arc::new(LocalSessionManager::default()),
 //!     StreamableHttpServerConfig::default(),
 //! );
@@ -38,41 +48,45 @@
 //! # Ok(()) }
 //! ```
 //!
+//! A *resumable* tool's task, cut off by a restart or a crash, runs again as its next
+//! attempt when a server on the same store starts (and a question it waited on can be
+//! answered then); without it such a task fails, since the engine cannot know whether
+//! the tool is safe to repeat.
+//!
 //! ## What goes where
 //!
 //! rmcp decodes each request, checks the client's capabilities and the Tasks
-//! extension, and calls its [`ServerHandler`]. [`DurableTasks`] implements that trait:
+//! extension, and calls its [`ServerHandler`]. [`DurableTasks`] implements that trait
+//! for tools and tasks; [`Durable`] (from [`DurableTasks::wrap`]) hands everything else
+//! to your handler and merges the tool lists.
 //!
 //! | rmcp request | answered by |
 //! |---|---|
-//! | `tools/list` | the tools of the `Server` (its `ToolRegistry`) |
-//! | `tools/call` | the server's `tools/call` of the 2026-07-28 wire: a `CreateTaskResult` when the client declared `io.modelcontextprotocol/tasks` and the tool allows a task, else the result (or an `InputRequiredResult` round for a tool's preflight questions) |
+//! | `tools/list` | the tools of the `Server` (its `ToolRegistry`), then the wrapped handler's |
+//! | `tools/call` | for one of ours, the server's `tools/call`: on 2026-07-28 a `CreateTaskResult` when the client declared `io.modelcontextprotocol/tasks` and the server makes the call a task, else the result (or an `InputRequiredResult` round); before 2026-07-28 a plain call whose questions go out as `elicitation/create` |
 //! | `tasks/get` | `Engine::get`, as a `DetailedTask` (status message, outstanding `inputRequests`, the inlined result or error) |
 //! | `tasks/update` | `Engine::answer_input`: the answers wake the questions the tool is waiting on |
 //! | `tasks/cancel` | `Engine::cancel` |
 //!
-//! Each call goes through `mcp_tasks_server::wire::v2026_07_28::handle`, the same code
-//! our own Streamable HTTP transport runs for that wire, so an rmcp server and an
-//! mcp-tasks server answer a request identically: same records, same principal checks,
-//! same errors, same metrics and request spans. rmcp's own
+//! A request of a 2026-07-28 client goes through
+//! `mcp_tasks_server::wire::v2026_07_28::handle`, and one of an older session through
+//! our 2025-11-25 wire (`Server::handle`, in an mcp-tasks session mirroring the rmcp
+//! session): the code our own transports run, so an rmcp server and an mcp-tasks server
+//! answer a request identically: same records, same principal checks, same errors, same
+//! metrics and request spans. rmcp's own
 //! [`TaskManager`](rmcp::task_manager::TaskManager) is not used.
-//!
-//! Already have a handler with prompts and resources of your own? Keep it, hold a
-//! `DurableTasks` in it, and forward the five methods ([`DurableTasks::tools`],
-//! [`DurableTasks::call`], [`DurableTasks::get`], [`DurableTasks::update`],
-//! [`DurableTasks::cancel`]); [`DurableTasks::knows_tool`] tells which calls are its.
 //!
 //! ## What rmcp's wire does not carry
 //!
-//! rmcp 3.11 speaks tasks only as the 2026-07-28 Tasks extension (SEP-2663): there is
-//! no `tasks/list` and no `tasks/result` on it (rmcp's `ClientRequest` has no such
-//! variants; results are inlined in `tasks/get`), so neither is answered here; the
-//! board and the engine still list tasks. A task created on a 2025-11-25 session
-//! (`params.task`) is not possible either: rmcp's `CallToolRequestParams` has no
-//! `task` field, so such a call runs as a plain call. Status notifications
-//! (`notifications/tasks`) cannot be pushed: rmcp's `subscriptions/listen` sink
-//! refuses them, so clients poll `tasks/get` (status message included). The crate's
-//! README gives rmcp's file and line for each.
+//! rmcp 3.11 speaks tasks only as the 2026-07-28 Tasks extension (SEP-2663). A task
+//! asked for on a 2025-11-25 session (`params.task`) is not possible: rmcp's model has
+//! no 2025-11-25 `tasks` capability on either side and no `task` field in
+//! `CallToolRequestParams`, so such a call runs as a plain call under the server's
+//! sync budget, and a task it becomes is followed with the task tools (`task_wait`,
+//! ...), listed to such clients. Status notifications (`notifications/tasks`) cannot
+//! be pushed: rmcp's `subscriptions/listen` sink refuses them, so clients poll
+//! `tasks/get` (status message included). The crate's README gives rmcp's file and
+//! line for each.
 //!
 //! ## The board and webhooks
 //!
@@ -87,11 +101,11 @@
 //! ## Who owns a task
 //!
 //! A task belongs to the principal that created it. rmcp authenticates nothing by
-//! itself, so by default every caller is the same anonymous principal (as on our own
-//! server without authentication). Put your authentication in front of rmcp's service
-//! and name the principal with [`DurableTasks::with_principal`] (for instance from a
-//! header in the request's `http::request::Parts`, which rmcp's HTTP transport puts
-//! in [`RequestContext::extensions`]).
+//! itself, so by default every caller is anonymous (as on our own server without
+//! authentication). Put your authentication in front of rmcp's service and name the
+//! principal with [`DurableTasks::with_principal`] (for instance from a header in the
+//! request's `http::request::Parts`, which rmcp's HTTP transport puts in
+//! [`RequestContext::extensions`]).
 #![deny(missing_docs)]
 
 mod convert;
