@@ -165,7 +165,8 @@ type Exchange = std::pin::Pin<
 /// numbers its own); a notification is sent and forgotten.
 async fn to_client(context: &RequestContext<RoleServer>, message: Value) -> Option<Exchange> {
     let method = message.get("method").and_then(Value::as_str)?.to_string();
-    let body = json!({ "method": method, "params": message.get("params").cloned().unwrap_or(json!({})) });
+    let body =
+        json!({ "method": method, "params": message.get("params").cloned().unwrap_or(json!({})) });
     match message.get("id") {
         Some(id) => {
             let our_id: RequestId = match serde_json::from_value(id.clone()) {
@@ -189,10 +190,7 @@ async fn to_client(context: &RequestContext<RoleServer>, message: Value) -> Opti
             // Sent now, in this task (the originating request is task-local in rmcp);
             // only the wait for the answer is deferred.
             let sent = peer
-                .send_request_with_option(
-                    request,
-                    rmcp::service::PeerRequestOptions::no_options(),
-                )
+                .send_request_with_option(request, rmcp::service::PeerRequestOptions::no_options())
                 .await;
             Some(Box::pin(async move {
                 let answer = match sent {

@@ -15,8 +15,8 @@ use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, GetPromptRequestParams,
     GetPromptResponse, GetPromptResult, Implementation, ListPromptsResult, ListResourcesResult,
     ListToolsResult, PaginatedRequestParams, Prompt, PromptMessage, ReadResourceRequestParams,
-    ReadResourceResponse, ReadResourceResult, Resource, ResourceContents, Role,
-    ServerCapabilities, ServerConfig, Tool as RmcpTool,
+    ReadResourceResponse, ReadResourceResult, Resource, ResourceContents, Role, ServerCapabilities,
+    ServerConfig, Tool as RmcpTool,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -176,11 +176,11 @@ async fn the_wrapped_server_is_kept(client: &Client) {
         .request("prompts/get", json!({"name": "greet"}))
         .await
         .unwrap();
-    assert_eq!(prompt["messages"][0]["content"]["text"], "hello", "{prompt}");
-    let own: Value = client
-        .call_tool("own_tool", json!({}))
-        .await
-        .unwrap();
+    assert_eq!(
+        prompt["messages"][0]["content"]["text"], "hello",
+        "{prompt}"
+    );
+    let own: Value = client.call_tool("own_tool", json!({})).await.unwrap();
     assert_eq!(
         own["content"][0]["text"], "own_tool answered by its own server",
         "{own}"

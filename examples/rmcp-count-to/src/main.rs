@@ -12,10 +12,10 @@
 use mcp_tasks::prelude::*;
 use mcp_tasks_rmcp::DurableTasks;
 use rmcp::model::{
-    GetPromptRequestParams, GetPromptResponse, GetPromptResult, Implementation,
-    ListPromptsResult, ListResourcesResult, PaginatedRequestParams, Prompt, PromptMessage,
-    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource,
-    ResourceContents, Role, ServerCapabilities, ServerConfig,
+    GetPromptRequestParams, GetPromptResponse, GetPromptResult, Implementation, ListPromptsResult,
+    ListResourcesResult, PaginatedRequestParams, Prompt, PromptMessage, ReadResourceRequestParams,
+    ReadResourceResponse, ReadResourceResult, Resource, ResourceContents, Role, ServerCapabilities,
+    ServerConfig,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -82,8 +82,10 @@ impl ServerHandler for Counter {
             .enable_resources()
             .enable_prompts()
             .build();
-        ServerConfig::new(capabilities)
-            .with_server_info(Implementation::new("rmcp-count-to", env!("CARGO_PKG_VERSION")))
+        ServerConfig::new(capabilities).with_server_info(Implementation::new(
+            "rmcp-count-to",
+            env!("CARGO_PKG_VERSION"),
+        ))
     }
 
     async fn list_resources(
