@@ -488,7 +488,7 @@ for client in ts py; do
 done
 
 # ---------------------------------------------------------------- the rmcp bridge
-# examples/rmcp-count-to (a workspace member: built debug into target/debug) on a free port,
+# examples/rmcp-count-to (a workspace member, debug, target/debug) on a free port,
 # tasks in memory, a fresh server per client; the SDK clients speak 2025-11-25, where the
 # bridge asks count_to's question as elicitation/create through rmcp's peer.
 run_rmcp_bridge() {
@@ -499,6 +499,7 @@ run_rmcp_bridge() {
     py) peer "server" "mcp client (Python SDK), rmcp bridge (examples/rmcp-count-to, rmcp $RMCP_VERSION)" "$PY_MCP_VERSION" "2025-11-25"
         cmd=(env PYTHONDONTWRITEBYTECODE=1 "$WORK/venv/bin/python" "$HERE/rmcp_bridge.py") ;;
   esac
+  # Built every run (a no-op when fresh), so a stale binary never passes for this checkout.
   if ! (cd "$ROOT" && cargo build --quiet -p example-rmcp-count-to >&2) || [ ! -x "$bridge" ]; then
     echo "FAIL [$label] building examples/rmcp-count-to failed"
     record "$label" 0 1
