@@ -258,3 +258,28 @@ async fn a_question_asked_before_a_restart_is_answered_after_it() {
     second.shutdown();
     serving.abort();
 }
+
+#[tokio::test]
+async fn on_2025_11_25_a_client_that_cannot_answer_gets_the_handle() {
+    let (server, url, serving) = serve("memory:").await;
+    // No elicitation handler: the client declares no elicitation capability.
+    let client = Client::builder()
+        .wire(WirePreference::V2025_11_25)
+        .connect(&Target::Http(url))
+        .await
+        .unwrap();
+    let handle = client.call_tool("ask", json!({})).await.unwrap();
+    let text = handle["content"][0]["text"].as_str().unwrap_or_default();
+    assert_ne!(handle["isError"], true, "{handle}");
+    assert!(
+        text.contains("task_wait"),
+        "the handle names the task tools: {handle}"
+    );
+    // The task tools see the task waiting for its answer.
+    let status = client.call_tool("task_list", json!({})).await.unwrap();
+    let listed = status["content"][0]["text"].as_str().unwrap_or_default();
+    assert!(listed.contains("input_required"), "{status}");
+    client.close().await;
+    server.shutdown();
+    serving.abort();
+}
