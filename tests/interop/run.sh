@@ -17,6 +17,10 @@
 #                                         # INTEROP_ONLY=ts drops fastmcp-tasks, =py drops everything)
 #   INTEROP_ONLY=ext-tasks                # only the Tasks extension client package (ext_tasks.mjs)
 #   INTEROP_EXT_TASKS=0                   # skip it (it runs with every full or INTEROP_ONLY=ts run)
+#   INTEROP_RMCP_BRIDGE=0                 # skip the rmcp bridge runs (examples/rmcp-count-to, an
+#                                         # rmcp server with durable tools added by mcp-tasks-rmcp,
+#                                         # with the TypeScript and Python SDK clients on
+#                                         # 2025-11-25: rmcp_bridge.mjs/.py; with full, ts and py runs)
 #
 # Installs (idempotent, into <repo>/target/interop):
 #   node/   @modelcontextprotocol/sdk (TypeScript SDK client) and
@@ -228,7 +232,7 @@ fi
 # The ESM clients resolve '@modelcontextprotocol/sdk' from their own directory, so they run
 # from copies placed beside node_modules (refreshed on every run), with the common.mjs they
 # import.
-{ [ "$ONLY" = py ] || [ "$ONLY" = ext-tasks ] || [ "$ONLY" = rust ]; } || cp "$HERE/common.mjs" "$HERE/client.mjs" "$HERE/hitl.mjs" "$HERE/gateway.mjs" "$HERE/hosts.mjs" "$WORK/node/"
+{ [ "$ONLY" = py ] || [ "$ONLY" = ext-tasks ] || [ "$ONLY" = rust ]; } || cp "$HERE/common.mjs" "$HERE/client.mjs" "$HERE/hitl.mjs" "$HERE/gateway.mjs" "$HERE/hosts.mjs" "$HERE/rmcp_bridge.mjs" "$WORK/node/"
 [ "$EXT_TASKS" = 0 ] || cp "$HERE/ext_tasks.mjs" "$WORK/ext-tasks/"
 
 # ---------------------------------------------------------------- server lifecycle
@@ -482,6 +486,38 @@ for client in ts py; do
     done
   done
 done
+
+# ---------------------------------------------------------------- the rmcp bridge
+# examples/rmcp-count-to (a workspace member, debug, target/debug) on a free port,
+# tasks in memory, a fresh server per client; the SDK clients speak 2025-11-25, where the
+# bridge asks count_to's question as elicitation/create through rmcp's peer.
+run_rmcp_bridge() {
+  local client="$1" label="$client-rmcp-bridge-http" bridge="$ROOT/target/debug/example-rmcp-count-to" cmd
+  case "$client" in
+    ts) peer "server" "@modelcontextprotocol/sdk client (TypeScript SDK), rmcp bridge (examples/rmcp-count-to, rmcp $RMCP_VERSION)" "$TS_SDK_VERSION" "2025-11-25"
+        cmd=(node "$WORK/node/rmcp_bridge.mjs") ;;
+    py) peer "server" "mcp client (Python SDK), rmcp bridge (examples/rmcp-count-to, rmcp $RMCP_VERSION)" "$PY_MCP_VERSION" "2025-11-25"
+        cmd=(env PYTHONDONTWRITEBYTECODE=1 "$WORK/venv/bin/python" "$HERE/rmcp_bridge.py") ;;
+  esac
+  # Built every run (a no-op when fresh), so a stale binary never passes for this checkout.
+  if ! (cd "$ROOT" && cargo build --quiet -p example-rmcp-count-to >&2) || [ ! -x "$bridge" ]; then
+    echo "FAIL [$label] building examples/rmcp-count-to failed"
+    record "$label" 0 1
+    return
+  fi
+  if start_http_server "$label" "$bridge" --listen 127.0.0.1:0 --store memory:; then
+    run_client "$label" "${cmd[@]}" --url "$URL"
+    stop_server
+  else
+    echo "FAIL [$label] server did not start"
+    record "$label" 0 1
+  fi
+}
+if [ "${INTEROP_RMCP_BRIDGE:-1}" != 0 ]; then
+  for client in ts py; do
+    if [ -z "$ONLY" ] || [ "$ONLY" = "$client" ]; then run_rmcp_bridge "$client"; fi
+  done
+fi
 
 # ---------------------------------------------------------------- our client, their servers
 if { [ -z "$ONLY" ] || [ "$ONLY" = ts ]; } && [ "$OUR_CLIENT_RUNS" = 1 ]; then

@@ -1,12 +1,12 @@
 //! # mcp-tasks-rmcp
 //!
 //! Durable MCP Tasks for servers written with [rmcp](https://docs.rs/rmcp), the
-//! official Rust SDK. Keep rmcp's transport and handler; hand your tools and the
-//! task requests to [`DurableTasks`], and they run on the mcp-tasks engine and store:
-//! tasks kept in SQLite or PostgreSQL (they outlive the process and its sessions),
-//! a `TaskContext` inside every tool (status messages, progress, typed questions,
-//! journaled steps, cancellation), and the task board and webhooks reading the same
-//! records.
+//! official Rust SDK. Keep your rmcp server whole (transport, resources, prompts,
+//! completions, logging, its own tools and `serverInfo`) and add tools that run on the
+//! mcp-tasks engine and store: tasks kept in SQLite or PostgreSQL (they outlive the
+//! process and its sessions), a `TaskContext` inside every tool (status messages,
+//! progress, typed questions, journaled steps, cancellation), and the task board and
+//! webhooks reading the same records.
 //!
 //! ```no_run
 //! # use std::sync::Arc;
@@ -21,15 +21,25 @@
 //!     "hello".to_string()
 //! }
 //!
+//! /// The rmcp server you already have (resources, prompts, ...).
+//! #[derive(Clone)]
+//! struct Mine;
+//! impl rmcp::ServerHandler for Mine {}
+//!
 //! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
 //! let server = Server::builder()
 //!     .store_url("sqlite://./tasks.db")
-//!     .tool(Tool::from_fn("hello", "Says hello.", hello).task_support(TaskSupport::Optional))
+//!     .tool(
+//!         Tool::from_fn("hello", "Says hello.", hello)
+//!             .task_support(TaskSupport::Optional)
+//!             // Run again after a restart instead of failing (safe to repeat).
+//!             .resumable(),
+//!     )
 //!     .build()
 //!     .await?;
-//! let tasks = DurableTasks::new(server);
+//! let handler = DurableTasks::new(server).wrap(Mine);
 //! let mcp = StreamableHttpService::new(
-//!     move || Ok(tasks.clone()),
+//!     move || Ok(handler.clone()),
 //!     Arc::new(LocalSessionManager::default()),
 //!     StreamableHttpServerConfig::default(),
 //! );
@@ -38,41 +48,45 @@
 //! # Ok(()) }
 //! ```
 //!
+//! A *resumable* tool's task, cut off by a restart or a crash, runs again as its next
+//! attempt when a server on the same store starts (and a question it waited on can be
+//! answered then); without it such a task fails, since the engine cannot know whether
+//! the tool is safe to repeat.
+//!
 //! ## What goes where
 //!
 //! rmcp decodes each request, checks the client's capabilities and the Tasks
-//! extension, and calls its [`ServerHandler`]. [`DurableTasks`] implements that trait:
+//! extension, and calls its [`ServerHandler`]. [`DurableTasks`] implements that trait
+//! for tools and tasks; [`Durable`] (from [`DurableTasks::wrap`]) hands everything else
+//! to your handler and merges the tool lists.
 //!
 //! | rmcp request | answered by |
 //! |---|---|
-//! | `tools/list` | the tools of the `Server` (its `ToolRegistry`) |
-//! | `tools/call` | the server's `tools/call` of the 2026-07-28 wire: a `CreateTaskResult` when the client declared `io.modelcontextprotocol/tasks` and the tool allows a task, else the result (or an `InputRequiredResult` round for a tool's preflight questions) |
+//! | `tools/list` | the tools of the `Server` (its `ToolRegistry`), then the wrapped handler's |
+//! | `tools/call` | for one of ours, the server's `tools/call`: on 2026-07-28 a `CreateTaskResult` when the client declared `io.modelcontextprotocol/tasks` and the server makes the call a task, else the result (or an `InputRequiredResult` round); before 2026-07-28 a plain call whose questions go out as `elicitation/create` |
 //! | `tasks/get` | `Engine::get`, as a `DetailedTask` (status message, outstanding `inputRequests`, the inlined result or error) |
 //! | `tasks/update` | `Engine::answer_input`: the answers wake the questions the tool is waiting on |
 //! | `tasks/cancel` | `Engine::cancel` |
 //!
-//! Each call goes through `mcp_tasks_server::wire::v2026_07_28::handle`, the same code
-//! our own Streamable HTTP transport runs for that wire, so an rmcp server and an
-//! mcp-tasks server answer a request identically: same records, same principal checks,
-//! same errors, same metrics and request spans. rmcp's own
+//! A request of a 2026-07-28 client goes through
+//! `mcp_tasks_server::wire::v2026_07_28::handle`, and one of an older session through
+//! our 2025-11-25 wire (`Server::handle`, in an mcp-tasks session mirroring the rmcp
+//! session): the code our own transports run, so an rmcp server and an mcp-tasks server
+//! answer a request identically: same records, same principal checks, same errors, same
+//! metrics and request spans. rmcp's own
 //! [`TaskManager`](rmcp::task_manager::TaskManager) is not used.
-//!
-//! Already have a handler with prompts and resources of your own? Keep it, hold a
-//! `DurableTasks` in it, and forward the five methods ([`DurableTasks::tools`],
-//! [`DurableTasks::call`], [`DurableTasks::get`], [`DurableTasks::update`],
-//! [`DurableTasks::cancel`]); [`DurableTasks::knows_tool`] tells which calls are its.
 //!
 //! ## What rmcp's wire does not carry
 //!
-//! rmcp 3.11 speaks tasks only as the 2026-07-28 Tasks extension (SEP-2663): there is
-//! no `tasks/list` and no `tasks/result` on it (rmcp's `ClientRequest` has no such
-//! variants; results are inlined in `tasks/get`), so neither is answered here; the
-//! board and the engine still list tasks. A task created on a 2025-11-25 session
-//! (`params.task`) is not possible either: rmcp's `CallToolRequestParams` has no
-//! `task` field, so such a call runs as a plain call. Status notifications
-//! (`notifications/tasks`) cannot be pushed: rmcp's `subscriptions/listen` sink
-//! refuses them, so clients poll `tasks/get` (status message included). The crate's
-//! README gives rmcp's file and line for each.
+//! rmcp 3.11 speaks tasks only as the 2026-07-28 Tasks extension (SEP-2663). A task
+//! asked for on a 2025-11-25 session (`params.task`) is not possible: rmcp's model has
+//! no 2025-11-25 `tasks` capability on either side and no `task` field in
+//! `CallToolRequestParams`, so such a call runs as a plain call under the server's
+//! sync budget, and a task it becomes is followed with the task tools (`task_wait`,
+//! ...), listed to such clients. Status notifications (`notifications/tasks`) cannot
+//! be pushed: rmcp's `subscriptions/listen` sink refuses them, so clients poll
+//! `tasks/get` (status message included). The crate's README gives rmcp's file and
+//! line for each.
 //!
 //! ## The board and webhooks
 //!
@@ -87,26 +101,31 @@
 //! ## Who owns a task
 //!
 //! A task belongs to the principal that created it. rmcp authenticates nothing by
-//! itself, so by default every caller is the same anonymous principal (as on our own
-//! server without authentication). Put your authentication in front of rmcp's service
-//! and name the principal with [`DurableTasks::with_principal`] (for instance from a
-//! header in the request's `http::request::Parts`, which rmcp's HTTP transport puts
-//! in [`RequestContext::extensions`]).
+//! itself, so by default every caller is anonymous (as on our own server without
+//! authentication). Put your authentication in front of rmcp's service and name the
+//! principal with [`DurableTasks::with_principal`] (for instance from a header in the
+//! request's `http::request::Parts`, which rmcp's HTTP transport puts in
+//! [`RequestContext::extensions`]).
 #![deny(missing_docs)]
 
 mod convert;
+mod legacy;
+mod wrap;
+
+pub use wrap::Durable;
 
 use mcp_tasks_protocol::codec::{META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION};
 use mcp_tasks_protocol::jsonrpc::RequestId;
 use mcp_tasks_protocol::{methods as m, version};
 use mcp_tasks_server::wire::v2026_07_28::{self as wire, RoutingHeaders};
-use mcp_tasks_server::Server;
+use mcp_tasks_server::{task_tools, Server};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CancelTaskParams, GetTaskParams, GetTaskResult,
+    CallToolRequestParams, CallToolResponse, CancelTaskParams, CancelledNotificationParam,
+    CustomRequest, CustomResult, ErrorCode, GetTaskParams, GetTaskResult, Implementation,
     ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
     UpdateTaskParams,
 };
-use rmcp::service::{RequestContext, RoleServer};
+use rmcp::service::{NotificationContext, RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler};
 use serde_json::{json, Map, Value};
 use std::sync::Arc;
@@ -116,13 +135,28 @@ use std::sync::Arc;
 pub type Principal = Arc<dyn Fn(&RequestContext<RoleServer>) -> Option<String> + Send + Sync>;
 
 /// An rmcp [`ServerHandler`] whose tools and task requests are answered by an
-/// mcp-tasks [`Server`]: its engine, store and tools. Cheap to clone (clones share the
-/// server), as rmcp's HTTP service makes one handler per session.
-#[derive(Clone)]
+/// mcp-tasks [`Server`]: its engine, store and tools. Cheap to clone: clones share
+/// the server, and each clone is the handler of one rmcp session (rmcp's HTTP service
+/// asks its factory for one per session), so a clone starts with no session state of
+/// its own (the mirror of a session before 2026-07-28, see the crate's docs).
 pub struct DurableTasks {
     server: Server,
     info: ServerConfig,
     principal: Option<Principal>,
+    /// The mcp-tasks session mirroring this rmcp session, once a request on a
+    /// version before 2026-07-28 came.
+    legacy: Arc<legacy::Slot>,
+}
+
+impl Clone for DurableTasks {
+    fn clone(&self) -> Self {
+        DurableTasks {
+            server: self.server.clone(),
+            info: self.info.clone(),
+            principal: self.principal.clone(),
+            legacy: Arc::default(),
+        }
+    }
 }
 
 impl std::fmt::Debug for DurableTasks {
@@ -136,18 +170,33 @@ impl std::fmt::Debug for DurableTasks {
 
 impl DurableTasks {
     /// A handler over `server` (built with `Server::builder()` or `Server::start`; its
-    /// engine is already running). It announces tools and the Tasks extension; change
-    /// what it says of itself with [`DurableTasks::with_info`].
+    /// engine is already running). It announces tools and the Tasks extension, and
+    /// the server's own name, version and instructions (`Server::builder().name(..)`);
+    /// change what it says of itself with [`DurableTasks::with_info`], or keep a
+    /// handler of your own and its `serverInfo` with [`DurableTasks::wrap`].
     pub fn new(server: Server) -> Self {
         let capabilities = ServerCapabilities::builder()
             .enable_tools()
             .enable_tasks()
             .build();
+        let config = server.config();
+        let mut info = ServerConfig::new(capabilities)
+            .with_server_info(Implementation::new(&config.name, &config.version));
+        info.instructions.clone_from(&config.instructions);
         DurableTasks {
             server,
-            info: ServerConfig::new(capabilities),
+            info,
             principal: None,
+            legacy: Arc::default(),
         }
+    }
+
+    /// Keeps `handler`, an rmcp server of your own, whole: its resources, prompts,
+    /// completions, logging, subscriptions, its own tools, `initialize` and
+    /// `serverInfo` stay its, and this handler adds its tools and the tasks (see
+    /// [`Durable`]). Serve the result as you served `handler`.
+    pub fn wrap<H: ServerHandler>(self, handler: H) -> Durable<H> {
+        Durable::new(self, handler)
     }
 
     /// What `initialize` and `server/discover` answer (name, version, instructions,
@@ -175,10 +224,12 @@ impl DurableTasks {
         &self.server
     }
 
-    /// Whether `name` is one of this handler's tools: a handler of your own forwards
-    /// those calls to [`DurableTasks::call`] and answers the rest itself.
+    /// Whether `name` is one of this handler's tools (the server's, or a task tool:
+    /// `task_wait`, `task_status`, `task_answer`, `task_cancel`, `task_list`): a
+    /// handler of your own forwards those calls to [`DurableTasks::call`] and answers
+    /// the rest itself ([`Durable`] does so).
     pub fn knows_tool(&self, name: &str) -> bool {
-        self.server.tools().get(name).is_some()
+        self.server.tools().get(name).is_some() || task_tools::is_task_tool(name)
     }
 
     /// `tools/list`: the server's tools as rmcp [`Tool`]s.
@@ -190,16 +241,22 @@ impl DurableTasks {
         &self,
         context: &RequestContext<RoleServer>,
     ) -> Result<Vec<Tool>, ErrorData> {
-        let result = self
-            .dispatch(m::TOOLS_LIST, None, json!({}), context)
-            .await?;
+        let result = if legacy::is_legacy(context) {
+            self.legacy(m::TOOLS_LIST, json!({}), context).await?
+        } else {
+            self.dispatch(m::TOOLS_LIST, None, json!({}), context)
+                .await?
+        };
         let tools = result.get("tools").cloned().unwrap_or(json!([]));
         convert::read(tools, "the tool list")
     }
 
     /// `tools/call`: runs the tool on the engine, as a task when the client declared
     /// the Tasks extension and the tool allows one. A plain call stops when rmcp
-    /// cancels the request.
+    /// cancels the request. On a session before 2026-07-28 the call runs through our
+    /// 2025-11-25 wire: the tool's questions go to the client as `elicitation/create`
+    /// (or `sampling/createMessage`) through rmcp's peer, and an `optional` task tool
+    /// runs under the server's sync budget (its result, or a handle for the task tools).
     ///
     /// # Errors
     /// As our server's `tools/call`: unknown tool or invalid arguments (`-32602`), a
@@ -211,6 +268,10 @@ impl DurableTasks {
     ) -> Result<CallToolResponse, ErrorData> {
         let name = request.name.to_string();
         let params = convert::params(&request)?;
+        if legacy::is_legacy(context) {
+            let result = self.legacy(m::TOOLS_CALL, params, context).await?;
+            return convert::call_response(result);
+        }
         let result = tokio::select! {
             r = self.dispatch(m::TOOLS_CALL, Some(&name), params, context) => r?,
             () = context.ct.cancelled() => {
@@ -273,6 +334,59 @@ impl DurableTasks {
             .map(drop)
     }
 
+    /// A request rmcp has no type for (`on_custom_request`). On a session before
+    /// 2026-07-28, `tasks/result` and `tasks/list` of the 2025-11-25 wire are answered
+    /// (for the tasks that plain calls became under the sync budget; rmcp cannot
+    /// carry `params.task`, so a client cannot ask for a task itself). `None`: not
+    /// one of ours (a [`Durable`] hands it to the wrapped handler).
+    ///
+    /// # Errors
+    /// As our server's `tasks/result` and `tasks/list`.
+    pub async fn custom(
+        &self,
+        request: &CustomRequest,
+        context: &RequestContext<RoleServer>,
+    ) -> Option<Result<CustomResult, ErrorData>> {
+        if !legacy::is_legacy(context)
+            || !matches!(request.method.as_str(), m::TASKS_RESULT | m::TASKS_LIST)
+        {
+            return None;
+        }
+        let params = request.params.clone().unwrap_or_else(|| json!({}));
+        Some(
+            self.legacy(&request.method, params, context)
+                .await
+                .map(CustomResult),
+        )
+    }
+
+    /// Hands the client's `notifications/cancelled` (with its reason) to the request
+    /// it names, on a session before 2026-07-28 (on 2026-07-28 rmcp's cancellation
+    /// token of the request is enough).
+    pub fn cancelled(&self, notification: &CancelledNotificationParam) {
+        if let Some(id) = notification
+            .request_id
+            .as_ref()
+            .and_then(|id| serde_json::to_value(id).ok())
+            .and_then(|v| serde_json::from_value::<RequestId>(v).ok())
+        {
+            self.legacy.cancel(&id, notification.reason.as_deref());
+        }
+    }
+
+    /// Runs one request of a session before 2026-07-28 through our 2025-11-25 wire
+    /// (see the `legacy` module).
+    async fn legacy(
+        &self,
+        method: &str,
+        params: Value,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<Value, ErrorData> {
+        let params = legacy::with_meta(params, context);
+        let subject = self.principal.as_ref().and_then(|p| p(context));
+        legacy::request(&self.server, &self.legacy, subject, method, params, context).await
+    }
+
     /// Runs one request through our 2026-07-28 wire: `params` with the protocol
     /// version and the client's capabilities (as rmcp read them, from the request's
     /// `_meta` or the session's `initialize`) in its `_meta`, routing headers that
@@ -305,15 +419,20 @@ impl DurableTasks {
             name: name.map(str::to_string),
             protocol_version: None,
         };
-        let id = serde_json::to_value(&context.id)
-            .ok()
-            .and_then(|v| serde_json::from_value::<RequestId>(v).ok())
-            .unwrap_or(RequestId::Number(0));
+        let id = request_id(context);
         let subject = self.principal.as_ref().and_then(|p| p(context));
         let (_, response) =
             wire::handle(&self.server, subject, &headers, &id, method, params).await;
         convert::response(response)
     }
+}
+
+/// The request's JSON-RPC id, as our wire types it.
+pub(crate) fn request_id(context: &RequestContext<RoleServer>) -> RequestId {
+    serde_json::to_value(&context.id)
+        .ok()
+        .and_then(|v| serde_json::from_value::<RequestId>(v).ok())
+        .unwrap_or(RequestId::Number(0))
 }
 
 impl ServerHandler for DurableTasks {
@@ -359,5 +478,28 @@ impl ServerHandler for DurableTasks {
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
         self.cancel(request, &context).await
+    }
+
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, ErrorData> {
+        match self.custom(&request, &context).await {
+            Some(answer) => answer,
+            None => Err(ErrorData::new(
+                ErrorCode::METHOD_NOT_FOUND,
+                format!("method not found: {}", request.method),
+                None,
+            )),
+        }
+    }
+
+    async fn on_cancelled(
+        &self,
+        notification: CancelledNotificationParam,
+        _context: NotificationContext<RoleServer>,
+    ) {
+        self.cancelled(&notification);
     }
 }

@@ -3,7 +3,9 @@
 //! drive our own servers: the tool list, a plain `echo`, `count_to` as a task whose
 //! status lines show, whose half-way question is answered at the prompt (a
 //! pseudo-terminal) and whose result follows, and a second `count_to` started detached
-//! and cancelled.
+//! and cancelled; then the same call on the 2025-11-25 wire (`--wire 2025-11-25`,
+//! where rmcp carries no tasks): a plain call whose question comes as
+//! `elicitation/create` and is answered at the prompt.
 //!
 //! The CLI is the workspace's `mcp-tasks` binary: `cargo test --workspace` builds it
 //! (the CLI's own tests need it); `MCP_TASKS_CLI` names another. Outside CI a missing
@@ -32,7 +34,7 @@ impl Drop for Example {
 /// Starts the example on a free port and waits (at most a minute) for its address.
 fn start() -> Example {
     let mut child = Command::new(env!("CARGO_BIN_EXE_example-rmcp-count-to"))
-        .args(["--listen", "127.0.0.1:0"])
+        .args(["--listen", "127.0.0.1:0", "--store", "memory:"])
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -167,4 +169,20 @@ fn the_cli_session_of_our_own_servers_passes() {
     // `get` exits as the task ended: 3 for a cancelled task (docs/cli.md).
     assert_eq!(got.status.code(), Some(3), "{}", stderr(&got));
     assert_eq!(json_out(&got)["status"], "cancelled", "{}", stdout(&got));
+
+    // The same call on 2025-11-25: a plain call, its question as elicitation/create.
+    let mut args = args.to_vec();
+    args.extend(["--wire", "2025-11-25"]);
+    let mut p = rexpect::session::spawn_command(command(&bin, state, &args), Some(60_000))
+        .expect("spawn the CLI in a pty");
+    p.exp_string("Counted to 2. Go on?").unwrap();
+    p.exp_string("[y/n]").unwrap();
+    p.send_line("y").unwrap();
+    p.exp_string("counted to 4").unwrap();
+    p.exp_eof().unwrap();
+    let status = format!("{:?}", p.process().wait().unwrap());
+    assert!(
+        status.starts_with("Exited(") && status.ends_with(", 0)"),
+        "{status}"
+    );
 }
