@@ -77,6 +77,9 @@ impl OidcConfig {
 #[cfg(feature = "oidc")]
 pub(crate) use rp::*;
 
+#[cfg(all(test, feature = "oidc"))]
+mod tests;
+
 #[cfg(feature = "oidc")]
 mod rp {
     use super::{OidcConfig, TokenAuth};
@@ -107,6 +110,9 @@ mod rp {
         http: reqwest::Client,
         metadata: tokio::sync::OnceCell<ProviderMetadata>,
         jwks: tokio::sync::OnceCell<RemoteJwks>,
+        /// Least time between two JWKS fetches for an unknown key; `None`: the
+        /// default of [`RemoteJwks`].
+        refetch_interval: Option<std::time::Duration>,
     }
 
     /// The token endpoint's answer.
@@ -128,7 +134,16 @@ mod rp {
                 http,
                 metadata: tokio::sync::OnceCell::new(),
                 jwks: tokio::sync::OnceCell::new(),
+                refetch_interval: None,
             }
+        }
+
+        /// The same relying party, fetching the JWKS again for an unknown key at most
+        /// once per `interval` (tests rotate keys without waiting the default).
+        #[cfg(test)]
+        pub(crate) fn with_refetch_interval(mut self, interval: std::time::Duration) -> Self {
+            self.refetch_interval = Some(interval);
+            self
         }
 
         /// The provider's metadata.
@@ -155,7 +170,11 @@ mod rp {
                     let url = meta.jwks_uri.clone().ok_or_else(|| {
                         SignInError::ProviderDown("its metadata names no jwks_uri".into())
                     })?;
-                    Ok(RemoteJwks::new(url, self.http.clone()))
+                    let jwks = RemoteJwks::new(url, self.http.clone());
+                    Ok(match self.refetch_interval {
+                        Some(interval) => jwks.with_refetch_interval(interval),
+                        None => jwks,
+                    })
                 })
                 .await
         }

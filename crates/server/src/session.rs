@@ -30,6 +30,10 @@ pub struct Session {
     id: String,
     principal: String,
     authenticated: bool,
+    /// The groups of the principal as of the latest request (its token's groups claim
+    /// and `[groups]`): read again on every request, so a token minted after a change
+    /// at the identity provider counts at once.
+    groups: Mutex<Vec<String>>,
     negotiated: Mutex<Negotiated>,
     outbound: Mutex<Option<mpsc::Sender<Value>>>,
     in_flight: Mutex<HashMap<RequestId, CancellationToken>>,
@@ -73,6 +77,7 @@ impl Session {
             id,
             principal,
             authenticated,
+            groups: Mutex::new(Vec::new()),
             negotiated: Mutex::new(Negotiated::default()),
             outbound: Mutex::new(None),
             in_flight: Mutex::new(HashMap::new()),
@@ -149,8 +154,14 @@ impl Session {
             session: Some(self.id.clone()),
             authenticated: self.authenticated,
             operator: false,
-            groups: Vec::new(),
+            groups: self.groups.lock().clone(),
         }
+    }
+
+    /// Sets the groups the session's principal is in, for the requests that follow
+    /// (the HTTP transport calls it with each request's credentials).
+    pub fn set_groups(&self, groups: Vec<String>) {
+        *self.groups.lock() = groups;
     }
 
     /// The authenticated subject owning this session, if any.

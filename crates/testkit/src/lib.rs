@@ -7,6 +7,8 @@
 
 pub mod cli;
 pub mod docs;
+#[cfg(feature = "issuer")]
+pub mod issuer;
 pub mod peer_suite;
 pub mod peers;
 mod wait;

@@ -173,6 +173,19 @@ impl Shared {
         }
     }
 
+    /// The groups `principal` is in for the engine: those an identity provider named
+    /// (`provider`, from an access token's groups claim) and those of `[groups]` that
+    /// list the principal, once each. The board names a signed-in person the same way.
+    pub(crate) fn caller_groups(&self, principal: &str, provider: &[String]) -> Vec<String> {
+        let mut groups = provider.to_vec();
+        for group in self.inner.config.approvals.groups_of(principal) {
+            if !groups.contains(&group) {
+                groups.push(group);
+            }
+        }
+        groups
+    }
+
     /// Whether the `name` in `params` is a tool registered here (span names use only
     /// those).
     pub(crate) fn knows_tool(&self, params: &Value) -> bool {

@@ -32,7 +32,7 @@ use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 
-use crate::ops::auth::AuthMode;
+use crate::ops::auth::{AuthMode, Identity};
 use crate::session::{Session, OUTBOUND_CAPACITY};
 use crate::shared::Shared;
 use crate::wire::v2026_07_28::{self, RoutingHeaders};
@@ -172,12 +172,12 @@ impl IntoResponse for Refusal {
     }
 }
 
-/// The authenticated subject of a request: `None` when auth is off, or optional and no
-/// token was sent. With OAuth access tokens ([`AuthMode::resource_metadata`]) a 401
+/// Who sent a request (the principal and the groups its token names): `None` when auth
+/// is off, or optional and no token was sent. With OAuth access tokens ([`AuthMode::resource_metadata`]) a 401
 /// names the Protected Resource Metadata, and a token without a required scope gets 403
 /// `insufficient_scope`. Each refused token is an audit event with its reason (and the
 /// principal it claims, unverified, when it names one); the token itself is never logged.
-async fn authenticate(server: &Shared, headers: &HeaderMap) -> Result<Option<String>, Refusal> {
+async fn authenticate(server: &Shared, headers: &HeaderMap) -> Result<Option<Identity>, Refusal> {
     let auth = &server.config().auth;
     let Some(authenticator) = auth.authenticator() else {
         return Ok(None);
@@ -250,7 +250,7 @@ async fn authenticate(server: &Shared, headers: &HeaderMap) -> Result<Option<Str
             });
         }
     }
-    Ok(Some(identity.principal))
+    Ok(Some(identity))
 }
 
 /// `GET /.well-known/oauth-protected-resource[/mcp]`: the Protected Resource Metadata
@@ -339,30 +339,34 @@ async fn admit(
     server: &Shared,
     headers: &HeaderMap,
     needs_session: bool,
-) -> Result<(Option<String>, Option<Arc<Session>>), Refusal> {
+) -> Result<(Option<Identity>, Option<Arc<Session>>), Refusal> {
     check_origin(server, headers)?;
     check_host(server, headers)?;
-    let subject = authenticate(server, headers).await?;
+    let who = authenticate(server, headers).await?;
     if !needs_session {
-        return Ok((subject, None));
+        return Ok((who, None));
     }
-    let session = session_of(server, headers, subject.as_deref()).await?;
-    Ok((subject, Some(session)))
+    let session = session_of(server, headers, who.as_ref()).await?;
+    Ok((who, Some(session)))
 }
 
-/// The session a request names, checked to belong to the request's `subject` (already
-/// authenticated by [`admit`]).
+/// The session a request names, checked to belong to the request's identity `who`
+/// (already authenticated by [`admit`]); the session's caller takes the groups `who`
+/// is in now.
 async fn session_of(
     server: &Shared,
     headers: &HeaderMap,
-    subject: Option<&str>,
+    who: Option<&Identity>,
 ) -> Result<Arc<Session>, Refusal> {
     let session = find_session(server, headers).await?;
-    if session.subject() != subject {
+    if session.subject() != who.map(|w| w.principal.as_str()) {
         return Err(Refusal::new(
             StatusCode::FORBIDDEN,
             "this session belongs to another principal: send the token it was opened with",
         ));
+    }
+    if let Some(who) = who {
+        session.set_groups(server.caller_groups(&who.principal, &who.groups));
     }
     Ok(session)
 }
@@ -438,8 +442,8 @@ fn check_version_header(headers: &HeaderMap) -> Result<(), Refusal> {
 /// `POST /mcp`: admit the caller once, read the body, then hand the message to the
 /// stateless 2026-07-28 wire or to a session of the 2025-11-25 wire.
 async fn handle_post(State(server): State<Shared>, headers: HeaderMap, body: Body) -> Response {
-    let subject = match admit(&server, &headers, false).await {
-        Ok((subject, _)) => subject,
+    let who = match admit(&server, &headers, false).await {
+        Ok((who, _)) => who,
         Err(r) => return r.into_response(),
     };
     let bytes = match read_body(&server, body).await {
@@ -450,9 +454,9 @@ async fn handle_post(State(server): State<Shared>, headers: HeaderMap, body: Bod
         Ok(m) => m,
         Err(rejected) => return json_response(StatusCode::BAD_REQUEST, &rejected.to_response()),
     };
-    match handle_stateless(&server, subject, &headers, message).await {
+    match handle_stateless(&server, who, &headers, message).await {
         Ok(response) => response,
-        Err((subject, message)) => handle_in_session(&server, subject, &headers, message).await,
+        Err((who, message)) => handle_in_session(&server, who, &headers, message).await,
     }
 }
 
@@ -487,10 +491,10 @@ async fn read_body(server: &Shared, body: Body) -> Result<Bytes, Response> {
 /// request). Gives the message back when it belongs to a session instead.
 async fn handle_stateless(
     server: &Shared,
-    subject: Option<String>,
+    who: Option<Identity>,
     headers: &HeaderMap,
     message: Incoming,
-) -> Result<Response, (Option<String>, Incoming)> {
+) -> Result<Response, (Option<Identity>, Incoming)> {
     let header = |name: &str| {
         headers
             .get(name)
@@ -511,7 +515,7 @@ async fn handle_stateless(
             };
             if method == v2026_07_28::SUBSCRIPTIONS_LISTEN {
                 return Ok(
-                    match v2026_07_28::listen(server, subject, &routing, id, params.clone()).await {
+                    match v2026_07_28::listen_as(server, who, &routing, id, params.clone()).await {
                         Ok(rx) => sse_stream(server, rx),
                         Err((status, body)) => json_response(
                             StatusCode::from_u16(status).unwrap_or(StatusCode::OK),
@@ -521,14 +525,14 @@ async fn handle_stateless(
                 );
             }
             let (status, body) =
-                v2026_07_28::handle(server, subject, &routing, id, method, params.clone()).await;
+                v2026_07_28::handle_as(server, who, &routing, id, method, params.clone()).await;
             let status = StatusCode::from_u16(status).unwrap_or(StatusCode::OK);
             Ok(json_response(status, &body))
         }
         Incoming::Notification { method, params } if stateless(method, params) => {
             Ok(StatusCode::ACCEPTED.into_response())
         }
-        _ => Err((subject, message)),
+        _ => Err((who, message)),
     }
 }
 
@@ -536,15 +540,19 @@ async fn handle_stateless(
 /// else must name one; tool calls and `tasks/result` answer on SSE when accepted.
 async fn handle_in_session(
     server: &Shared,
-    subject: Option<String>,
+    who: Option<Identity>,
     headers: &HeaderMap,
     message: Incoming,
 ) -> Response {
     let is_initialize =
         matches!(&message, Incoming::Request { method, .. } if method == INITIALIZE);
     let session = if is_initialize {
-        match subject {
-            Some(subject) => server.sessions().open_subject(subject),
+        match who {
+            Some(who) => {
+                let session = server.sessions().open_subject(who.principal.clone());
+                session.set_groups(server.caller_groups(&who.principal, &who.groups));
+                session
+            }
             None => server.sessions().open(None),
         }
     } else {
@@ -552,7 +560,7 @@ async fn handle_in_session(
             return r.into_response();
         }
         // Origin, host and credentials were checked once, in `handle_post`.
-        match session_of(server, headers, subject.as_deref()).await {
+        match session_of(server, headers, who.as_ref()).await {
             Ok(s) => s,
             Err(r) => return r.into_response(),
         }

@@ -95,6 +95,30 @@ pub fn test_tools(flag: Arc<AtomicBool>, sleeps_started: Arc<AtomicUsize>) -> To
     .unwrap();
     let empty = json!({"type":"object"});
     r.register(
+        Tool::new(
+            "ask_ops",
+            "asks the group 'ops' (not the client) one question",
+            empty.clone(),
+            |_args, ctx| {
+                Box::pin(async move {
+                    let params = json!({"mode": "form", "message": "Go ahead?", "requestedSchema": {"type": "object", "properties": {"answer": {"type": "string"}}}});
+                    let ask = mcp_tasks_engine::Ask::new().assign_to(["ops"]);
+                    match ctx.request_input_with("elicitation/create", params, ask).await {
+                        Ok(a) => Ok(ToolResult::text(format!(
+                            "ops said: {}",
+                            a["content"]["answer"].as_str().unwrap_or("none")
+                        ))
+                        .into()),
+                        Err(e) => Ok(ToolResult::error(e.to_string()).into()),
+                    }
+                })
+            },
+        )
+        .unwrap()
+        .task_support(TaskSupport::Optional),
+    )
+    .unwrap();
+    r.register(
         Tool::new("ask", "asks the user one question", empty.clone(), move |_args, ctx| {
             let flag = flag2.clone();
             Box::pin(async move {

@@ -10,6 +10,8 @@ pub struct Stateless {
     pub http: reqwest::Client,
     pub url: String,
     pub next_id: i64,
+    /// Sent as `Authorization: Bearer` when set.
+    pub token: Option<String>,
 }
 
 impl Stateless {
@@ -18,6 +20,7 @@ impl Stateless {
             http: reqwest::Client::new(),
             url: url.to_string(),
             next_id: 1,
+            token: None,
         }
     }
 
@@ -59,6 +62,9 @@ impl Stateless {
             .header("mcp-method", method);
         if let Some(t) = target {
             req = req.header("mcp-name", t);
+        }
+        if let Some(token) = &self.token {
+            req = req.bearer_auth(token);
         }
         let resp = req
             .body(

@@ -10,6 +10,8 @@ use crate::error_map::to_rpc;
 use crate::session::Session;
 use crate::shared::Shared;
 
+/// The task for its owner, and for whoever one of its questions is assigned to (by
+/// principal or by group), as the board shows it to them.
 pub(super) async fn handle(
     server: &Shared,
     session: &Arc<Session>,
@@ -18,7 +20,7 @@ pub(super) async fn handle(
     let p: TaskIdParams = parse_params(TASKS_GET, params)?;
     let record = server
         .engine()
-        .get(&p.task_id, &session.caller())
+        .get_for_person(&p.task_id, &session.caller())
         .await
         .map_err(to_rpc)?;
     let mut result = v2025_11_25::task_result(&server.engine().view(&record));

@@ -29,6 +29,7 @@ use mcp_tasks_protocol::version;
 use serde_json::{json, Value};
 
 use crate::error_map::missing_extension;
+use crate::ops::auth::Identity;
 use crate::shared::Shared;
 
 pub use mcp_tasks_protocol::codec::{
@@ -66,10 +67,23 @@ pub(crate) struct Request<'a> {
 pub use mcp_tasks_protocol::methods::SUBSCRIPTIONS_LISTEN;
 
 /// Opens a `subscriptions/listen` stream: the messages to send as SSE, or the HTTP
-/// status and error response when the request is refused.
+/// status and error response when the request is refused. `subject` is the
+/// authenticated principal (`None`: anonymous); [`listen_as`] takes its groups too.
 pub async fn listen(
     server: &impl AsRef<Shared>,
     subject: Option<String>,
+    headers: &RoutingHeaders,
+    id: &RequestId,
+    params: Value,
+) -> Result<tokio::sync::mpsc::Receiver<Value>, (u16, Value)> {
+    listen_as(server, subject.map(Identity::named), headers, id, params).await
+}
+
+/// [`listen`] for an authenticated [`Identity`]: the caller is its principal, a member
+/// of its groups (an access token's groups claim) and of the `[groups]` that list it.
+pub async fn listen_as(
+    server: &impl AsRef<Shared>,
+    who: Option<Identity>,
     headers: &RoutingHeaders,
     id: &RequestId,
     params: Value,
@@ -79,21 +93,24 @@ pub async fn listen(
     headers
         .check(SUBSCRIPTIONS_LISTEN, &params)
         .map_err(refuse)?;
-    let req = request(server, subject, &params);
+    let req = request(server, who, &params);
     subscriptions_listen::start(req, id, &params)
         .await
         .map_err(refuse)
 }
 
-fn request<'a>(server: &'a Shared, subject: Option<String>, params: &Value) -> Request<'a> {
+fn request<'a>(server: &'a Shared, who: Option<Identity>, params: &Value) -> Request<'a> {
     let meta = params.get("_meta").cloned().unwrap_or(json!({}));
     let capabilities = meta
         .get(META_CLIENT_CAPABILITIES)
         .cloned()
         .unwrap_or(json!({}));
     let extension = v2026_07_28::declares_extension(&capabilities);
-    let caller = match subject {
-        Some(s) => Caller::authenticated(s, None),
+    let caller = match who {
+        Some(who) => {
+            let groups = server.caller_groups(&who.principal, &who.groups);
+            Caller::authenticated(who.principal, None).with_groups(groups)
+        }
         None => Caller::anonymous("stateless", None),
     };
     Request {
@@ -105,9 +122,33 @@ fn request<'a>(server: &'a Shared, subject: Option<String>, params: &Value) -> R
 }
 
 /// Handles one stateless request; returns the HTTP status and the JSON-RPC response.
+/// `subject` is the authenticated principal (`None`: anonymous); [`handle_as`] takes
+/// its groups too.
 pub async fn handle(
     server: &impl AsRef<Shared>,
     subject: Option<String>,
+    headers: &RoutingHeaders,
+    id: &RequestId,
+    method: &str,
+    params: Value,
+) -> (u16, Value) {
+    handle_as(
+        server,
+        subject.map(Identity::named),
+        headers,
+        id,
+        method,
+        params,
+    )
+    .await
+}
+
+/// [`handle`] for an authenticated [`Identity`]: the caller is its principal, a member
+/// of its groups (an access token's groups claim) and of the `[groups]` that list it,
+/// as the task board names a signed-in person.
+pub async fn handle_as(
+    server: &impl AsRef<Shared>,
+    who: Option<Identity>,
     headers: &RoutingHeaders,
     id: &RequestId,
     method: &str,
@@ -126,7 +167,7 @@ pub async fn handle(
         session: None, // no sessions on this wire
         known_tool: server.knows_tool(&params),
     });
-    let work = dispatch(server, subject, headers, method, params);
+    let work = dispatch(server, who, headers, method, params);
     let result = crate::wire::observe_request(server.metrics(), method, span, work).await;
     match result {
         Ok(v) => (200, jsonrpc::response(id, v)),
@@ -136,13 +177,13 @@ pub async fn handle(
 
 async fn dispatch(
     server: &Shared,
-    subject: Option<String>,
+    who: Option<Identity>,
     headers: &RoutingHeaders,
     method: &str,
     params: Value,
 ) -> Result<Value, RpcError> {
     headers.check(method, &params)?;
-    let req = request(server, subject, &params);
+    let req = request(server, who, &params);
     let extension = req.extension;
     match method {
         m::SERVER_DISCOVER => Ok(server_discover::handle(server)),

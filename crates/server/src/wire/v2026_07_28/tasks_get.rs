@@ -11,12 +11,14 @@ use super::Request;
 use crate::error_map::to_rpc;
 
 /// `tasks/get`: the task with its result, error or outstanding input requests inlined.
+/// Besides its owner, whoever one of its questions is assigned to (by principal or by
+/// group, as the board shows it to them) may read it.
 pub(super) async fn handle(req: &Request<'_>, params: &Value) -> Result<Value, RpcError> {
     let p: TaskIdParams = parse_params(TASKS_GET, params)?;
     let record = req
         .server
         .engine()
-        .get(&p.task_id, &req.caller)
+        .get_for_person(&p.task_id, &req.caller)
         .await
         .map_err(to_rpc)?;
     let mut result =

@@ -19,11 +19,16 @@ struct UpdateParams {
 }
 
 /// `tasks/update`: applies answers to outstanding input requests (each at most once;
-/// unknown or answered keys are ignored), before acknowledging.
+/// unknown or answered keys are ignored), before acknowledging. An assignee of a
+/// question (by principal or by group) may answer it on a task that is not theirs,
+/// unless only people may answer it (an approval: the board, a link or Slack).
 pub(super) async fn handle(req: &Request<'_>, params: &Value) -> Result<Value, RpcError> {
     let p: UpdateParams = parse_params(TASKS_UPDATE, params)?;
     let engine = req.server.engine();
-    engine.get(&p.task_id, &req.caller).await.map_err(to_rpc)?;
+    engine
+        .get_for_person(&p.task_id, &req.caller)
+        .await
+        .map_err(to_rpc)?;
     for (key, answer) in p.input_responses {
         let outcome = Outcome::Result { value: answer };
         match engine
