@@ -38,6 +38,20 @@ pub struct ConfigFile {
     pub groups: std::collections::BTreeMap<String, Vec<String>>,
     /// `[slack]`: questions posted to Slack, answered with its buttons.
     pub slack: Option<SlackSection>,
+    /// `[policy]`: Cedar policies every tools/call is authorized by (see
+    /// `docs/approvals.md`).
+    pub policy: Option<PolicySection>,
+}
+
+/// `[policy]`: where the Cedar policies are. The path is relative to the config file's
+/// folder.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+// Without the `policy` feature it is parsed only to be refused by name.
+#[cfg_attr(not(feature = "policy"), allow(dead_code))]
+pub struct PolicySection {
+    /// A folder of `*.cedar` files, all of which are read.
+    pub dir: PathBuf,
 }
 
 /// One `[[upstream]]` entry: the gateway's configuration; in a build without the
@@ -330,6 +344,7 @@ impl ConfigFile {
                 || self.board.takes_questions,
             notify: !self.notify.is_empty(),
             slack: self.slack.is_some(),
+            policy: self.policy.is_some(),
         }
     }
 
@@ -372,6 +387,11 @@ impl ConfigFile {
         if let Some(secret) = &cfg.board.secret_file {
             if secret.is_relative() {
                 cfg.board.secret_file = Some(base.join(secret));
+            }
+        }
+        if let Some(policy) = &mut cfg.policy {
+            if policy.dir.is_relative() {
+                policy.dir = base.join(&policy.dir);
             }
         }
         if let Some(slack) = &mut cfg.slack {

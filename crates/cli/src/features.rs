@@ -18,6 +18,8 @@ pub struct Built {
     pub gateway: bool,
     /// `[[tools]]` (the `command-tools` feature).
     pub command_tools: bool,
+    /// `[policy]` and `policy check` (the `policy` feature).
+    pub policy: bool,
 }
 
 impl Built {
@@ -26,6 +28,7 @@ impl Built {
         board: cfg!(feature = "board"),
         gateway: cfg!(feature = "gateway"),
         command_tools: cfg!(feature = "command-tools"),
+        policy: cfg!(feature = "policy"),
     };
 }
 
@@ -50,6 +53,8 @@ pub struct Uses {
     pub notify: bool,
     /// `[slack]`.
     pub slack: bool,
+    /// `[policy]`.
+    pub policy: bool,
 }
 
 /// Refuses the first section a config file `uses` that needs a feature `built` lacks.
@@ -68,6 +73,7 @@ pub fn refuse_missing(uses: Uses, built: Built) -> Result<()> {
         (uses.board, built.board, "[board]", "board"),
         (uses.notify, built.board, "[[notify]]", "board"),
         (uses.slack, built.board, "[slack]", "board"),
+        (uses.policy, built.policy, "[policy]", "policy"),
     ];
     match needs.into_iter().find(|(used, has, _, _)| *used && !*has) {
         Some((_, _, section, feature)) => Err(missing(section, feature)),
@@ -83,6 +89,7 @@ mod tests {
         board: false,
         gateway: false,
         command_tools: false,
+        policy: false,
     };
 
     /// What a build without the feature says (the same function the smaller builds run
@@ -134,6 +141,14 @@ mod tests {
                 "[slack]",
                 "board",
             ),
+            (
+                Uses {
+                    policy: true,
+                    ..Uses::default()
+                },
+                "[policy]",
+                "policy",
+            ),
         ] {
             let err = refuse_missing(uses, NOTHING)
                 .expect_err(section)
@@ -150,11 +165,13 @@ mod tests {
             board: true,
             notify: true,
             slack: true,
+            policy: true,
         };
         let all = Built {
             board: true,
             gateway: true,
             command_tools: true,
+            policy: true,
         };
         refuse_missing(every, all).expect("a build with every feature");
         refuse_missing(Uses::default(), NOTHING).expect("nothing optional used");

@@ -207,3 +207,26 @@ async fn approve(
         }
     }
 }
+
+/// `tool` replaced by one that ends its call with the tool error `message` and runs
+/// nothing (a held call whose approval cannot be asked again).
+pub(super) fn refused(tool: Tool, message: String) -> Tool {
+    let message = Arc::new(message);
+    let said = Arc::clone(&message);
+    let handler: ToolHandler = Arc::new(move |_args, _ctx| {
+        let message = Arc::clone(&said);
+        Box::pin(async move { Ok(ToolResult::error(message.as_str()).into_value()) })
+    });
+    let external = tool.external_spec().map(|_| {
+        let wrapped: ExternalStart = Arc::new(move |_args, _ctx| {
+            let message = Arc::clone(&message);
+            Box::pin(async move {
+                Err(Outcome::Result {
+                    value: ToolResult::error(message.as_str()).into_value(),
+                })
+            })
+        });
+        wrapped
+    });
+    tool.rewired(handler, external)
+}
