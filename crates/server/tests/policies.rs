@@ -211,8 +211,7 @@ async fn groups_the_caller_comes_with_count() {
             json!({"name": "sleep", "arguments": {"ms": 1, "secret": "s"}}),
         )
         .await
-        .err()
-        .expect("refused");
+        .expect_err("refused");
     assert_eq!(refused.code, FORBIDDEN_BY_POLICY);
     assert!(
         refused.message.contains("contractors-no-secrets"),

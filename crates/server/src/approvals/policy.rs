@@ -96,6 +96,19 @@ impl Policies {
     /// problem: Cedar's own parse message with the file, line and column, a duplicate
     /// `@id`, or an approval annotation that cannot work.
     pub fn load_dir(dir: &Path, groups: &BTreeMap<String, Vec<String>>) -> Result<Self, String> {
+        Self::load_dir_with(dir, Some(groups))
+    }
+
+    /// [`Policies::load_dir`] where the groups may be unknown (`None`: `mcp-tasks
+    /// policy check` without a config file); then an approval's quorum is not checked
+    /// against its approvers.
+    ///
+    /// # Errors
+    /// As [`Policies::load_dir`].
+    pub fn load_dir_with(
+        dir: &Path,
+        groups: Option<&BTreeMap<String, Vec<String>>>,
+    ) -> Result<Self, String> {
         let entries = std::fs::read_dir(dir).map_err(|e| {
             format!(
                 "[policy] dir = \"{}\" cannot be read ({e}); name the folder of your *.cedar files",
@@ -120,7 +133,7 @@ impl Policies {
                 .map_err(|e| format!("{}: cannot be read: {e}", path.display()))?;
             sources.push((path.display().to_string(), text));
         }
-        Self::from_sources(&sources, groups)
+        Self::from_sources_with(&sources, groups)
     }
 
     /// Parses policies from `(file name, text)` pairs, as [`Policies::load_dir`] does.
@@ -130,6 +143,18 @@ impl Policies {
     pub fn from_sources(
         sources: &[(String, String)],
         groups: &BTreeMap<String, Vec<String>>,
+    ) -> Result<Self, String> {
+        Self::from_sources_with(sources, Some(groups))
+    }
+
+    /// [`Policies::from_sources`] where the groups may be unknown (see
+    /// [`Policies::load_dir_with`]).
+    ///
+    /// # Errors
+    /// As [`Policies::load_dir`].
+    pub fn from_sources_with(
+        sources: &[(String, String)],
+        groups: Option<&BTreeMap<String, Vec<String>>>,
     ) -> Result<Self, String> {
         let mut set = PolicySet::new();
         let mut approvals = HashMap::new();
@@ -223,13 +248,15 @@ impl Policies {
         };
         let (request, entities) = match request(principal, groups, tool, args) {
             Ok(r) => r,
-            Err(e) => return denied(
-                Vec::new(),
-                format!(
+            Err(e) => {
+                return denied(
+                    Vec::new(),
+                    format!(
                     "the call of {tool} could not be put to the policies ({e}), so it is refused"
                 ),
-                Vec::new(),
-            ),
+                    Vec::new(),
+                )
+            }
         };
         let response = Authorizer::new().is_authorized(&request, &self.set, &entities);
         let mut deciding: Vec<String> = response
@@ -393,7 +420,7 @@ fn line_col(text: &str, offset: usize) -> (usize, usize) {
 fn approval_rule(
     policy: &Policy,
     id: &str,
-    groups: &BTreeMap<String, Vec<String>>,
+    groups: Option<&BTreeMap<String, Vec<String>>>,
 ) -> Result<Option<CompiledRule>, String> {
     let note = |key: &str| policy.annotation(key).map(str::trim);
     let Some(message) = note("approval") else {
@@ -461,7 +488,7 @@ fn approval_rule(
         allow_edit,
         message: Some(message.to_string()).filter(|m| !m.is_empty()),
     };
-    rule.compile(groups)
+    rule.compile_with(groups)
         .map(Some)
         .map_err(|e| translate(&e, id))
 }
