@@ -41,6 +41,36 @@ pub struct ConfigFile {
     /// `[policy]`: Cedar policies every tools/call is authorized by (see
     /// `docs/approvals.md`).
     pub policy: Option<PolicySection>,
+    /// `[email]`: mail to the people questions and approvals are assigned to (see
+    /// `docs/email.md`).
+    pub email: Option<EmailSection>,
+    /// `[people]`: principal to email address, for `[email]`.
+    #[serde(default)]
+    pub people: std::collections::BTreeMap<String, String>,
+}
+
+/// `[email]`: the SMTP server mails go through. The password file's path is relative
+/// to the config file's folder.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+// Without the `email` feature it is parsed only to be refused by name.
+#[cfg_attr(not(feature = "email"), allow(dead_code))]
+pub struct EmailSection {
+    /// The SMTP server's host name.
+    pub host: String,
+    /// Its port; default by `tls`: 465 implicit, 587 starttls, 25 none.
+    pub port: Option<u16>,
+    /// `implicit` (default), `starttls` or `none`.
+    #[serde(default)]
+    pub tls: Option<String>,
+    /// The user to log in as.
+    pub user: Option<String>,
+    /// A file holding the password.
+    pub password_file: Option<PathBuf>,
+    /// An environment variable holding the password.
+    pub password_env: Option<String>,
+    /// The `From` mailbox: `"mcp-tasks <tasks@example.com>"`.
+    pub from: String,
 }
 
 /// `[policy]`: where the Cedar policies are. The path is relative to the config file's
@@ -345,6 +375,7 @@ impl ConfigFile {
             notify: !self.notify.is_empty(),
             slack: self.slack.is_some(),
             policy: self.policy.is_some(),
+            email: self.email.is_some(),
         }
     }
 
@@ -387,6 +418,11 @@ impl ConfigFile {
         if let Some(secret) = &cfg.board.secret_file {
             if secret.is_relative() {
                 cfg.board.secret_file = Some(base.join(secret));
+            }
+        }
+        if let Some(file) = cfg.email.as_mut().and_then(|e| e.password_file.as_mut()) {
+            if file.is_relative() {
+                *file = base.join(&*file);
             }
         }
         if let Some(policy) = &mut cfg.policy {

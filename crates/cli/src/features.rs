@@ -20,6 +20,8 @@ pub struct Built {
     pub command_tools: bool,
     /// `[policy]` and `policy check` (the `policy` feature).
     pub policy: bool,
+    /// `[email]` (the `email` feature).
+    pub email: bool,
 }
 
 impl Built {
@@ -29,6 +31,7 @@ impl Built {
         gateway: cfg!(feature = "gateway"),
         command_tools: cfg!(feature = "command-tools"),
         policy: cfg!(feature = "policy"),
+        email: cfg!(feature = "email"),
     };
 }
 
@@ -55,6 +58,8 @@ pub struct Uses {
     pub slack: bool,
     /// `[policy]`.
     pub policy: bool,
+    /// `[email]`.
+    pub email: bool,
 }
 
 /// Refuses the first section a config file `uses` that needs a feature `built` lacks.
@@ -74,6 +79,7 @@ pub fn refuse_missing(uses: Uses, built: Built) -> Result<()> {
         (uses.notify, built.board, "[[notify]]", "board"),
         (uses.slack, built.board, "[slack]", "board"),
         (uses.policy, built.policy, "[policy]", "policy"),
+        (uses.email, built.email, "[email]", "email"),
     ];
     match needs.into_iter().find(|(used, has, _, _)| *used && !*has) {
         Some((_, _, section, feature)) => Err(missing(section, feature)),
@@ -90,6 +96,7 @@ mod tests {
         gateway: false,
         command_tools: false,
         policy: false,
+        email: false,
     };
 
     /// What a build without the feature says (the same function the smaller builds run
@@ -149,6 +156,14 @@ mod tests {
                 "[policy]",
                 "policy",
             ),
+            (
+                Uses {
+                    email: true,
+                    ..Uses::default()
+                },
+                "[email]",
+                "email",
+            ),
         ] {
             let err = refuse_missing(uses, NOTHING)
                 .expect_err(section)
@@ -166,12 +181,14 @@ mod tests {
             notify: true,
             slack: true,
             policy: true,
+            email: true,
         };
         let all = Built {
             board: true,
             gateway: true,
             command_tools: true,
             policy: true,
+            email: true,
         };
         refuse_missing(every, all).expect("a build with every feature");
         refuse_missing(Uses::default(), NOTHING).expect("nothing optional used");

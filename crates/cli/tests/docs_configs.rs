@@ -79,11 +79,15 @@ fn cases() -> Vec<Case> {
             .collect();
         // Cedar policies a `[policy] dir` reads: a ```cedar block whose first line is
         // `// file: policies/NAME.cedar`.
-        beside.extend(code_blocks(&text).into_iter().filter_map(|(_, info, body)| {
-            let first = body.first()?.trim();
-            let name = first.strip_prefix(CEDAR_FILE)?;
-            (info == "cedar").then(|| (name.trim().to_string(), body[1..].join("\n")))
-        }));
+        beside.extend(
+            code_blocks(&text)
+                .into_iter()
+                .filter_map(|(_, info, body)| {
+                    let first = body.first()?.trim();
+                    let name = first.strip_prefix(CEDAR_FILE)?;
+                    (info == "cedar").then(|| (name.trim().to_string(), body[1..].join("\n")))
+                }),
+        );
         for (line, _, body) in &blocks {
             let first = body.first().map_or("", |l| l.trim());
             // Fragments, other files, and Cargo manifests of the library guide.

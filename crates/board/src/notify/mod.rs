@@ -199,6 +199,10 @@ pub struct NotifyConfig {
     /// [`BoardConfig::answer_links`](crate::BoardConfig::answer_links)); sinks with
     /// `answer_links` need it and a `public_url`.
     pub answer_links: Option<crate::AnswerLinks>,
+    /// Mail to the people questions and approvals are assigned to (`[email]`); its
+    /// deliveries share the outbox and its retries.
+    #[cfg(feature = "email")]
+    pub email: Option<crate::email::EmailConfig>,
 }
 
 impl Default for NotifyConfig {
@@ -211,16 +215,36 @@ impl Default for NotifyConfig {
             give_up_after: Duration::from_secs(24 * 3600),
             request_timeout: Duration::from_secs(10),
             answer_links: None,
+            #[cfg(feature = "email")]
+            email: None,
         }
     }
 }
 
 impl NotifyConfig {
+    /// Whether mail is configured (`[email]`).
+    pub fn mails(&self) -> bool {
+        #[cfg(feature = "email")]
+        return self.email.is_some();
+        #[cfg(not(feature = "email"))]
+        false
+    }
+
+    /// Whether some sink, or mail, wants to hear of `on`: mail is sent while a
+    /// question waits and when a task ends.
+    pub(crate) fn wants(&self, on: NotifyOn) -> bool {
+        self.mails() || self.sinks.iter().any(|s| s.on.contains(&on))
+    }
+
     /// Checks every sink: a usable URL, at least one event, unique names.
     ///
     /// # Errors
     /// A message naming the sink and what to change.
     pub fn check(&self) -> Result<(), String> {
+        #[cfg(feature = "email")]
+        if let Some(email) = &self.email {
+            email.check()?;
+        }
         let mut names = std::collections::HashSet::new();
         for sink in &self.sinks {
             let url = sink.url.expose();

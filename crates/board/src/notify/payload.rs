@@ -54,6 +54,7 @@ fn answers(
         task: record.id.as_str(),
         assignee: sink.assignee.as_deref(),
         ttl: sink.answer_link_ttl,
+        channel: None,
     };
     record
         .input_requests
