@@ -46,6 +46,8 @@ pub struct ConfigFile {
     pub email: Option<EmailSection>,
     /// `[people]`: principal to email address, for `[email]`.
     #[serde(default)]
+    // Read by `[email]` only.
+    #[cfg_attr(not(feature = "email"), allow(dead_code))]
     pub people: std::collections::BTreeMap<String, String>,
 }
 

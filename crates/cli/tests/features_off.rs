@@ -76,6 +76,11 @@ fn a_section_of_a_missing_feature_stops_the_start_by_name() {
             "board",
         ),
         ("[policy]\ndir = 'policies'\n", "[policy]", "policy"),
+        (
+            "[email]\nhost = 'smtp.example.com'\nfrom = 'a@example.com'\n",
+            "[email]",
+            "email",
+        ),
     ] {
         refused(&serve(dir.path(), Some(text), &[]), section, feature);
     }
