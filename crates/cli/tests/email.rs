@@ -313,3 +313,86 @@ bob = "bob@example.com"
         bob["headers"]["Message-ID"]
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_escalation_is_mailed_to_both_the_old_and_the_new_approvers() {
+    let Some(python) = smtp_python() else { return };
+    let smtp = Smtp::start(&python, 0);
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("tokens.toml"),
+        "\"tok-carol\" = \"carol\"\n",
+    )
+    .unwrap();
+    let config = dir.path().join("tasks.toml");
+    std::fs::write(
+        &config,
+        format!(
+            r#"
+[server]
+auth_tokens = "tokens.toml"
+
+[board]
+public_url = "{PUBLIC}"
+
+[[approval]]
+tool = "deploy"
+approvers = ["alice"]
+deadline = "1s"
+on_timeout = "escalate"
+escalate_to = ["dave"]
+
+[email]
+host = "127.0.0.1"
+port = {port}
+tls = "none"
+from = "tasks@example.com"
+
+[people]
+alice = "alice@example.com"
+dave = "dave@example.com"
+"#,
+            port = smtp.port
+        ),
+    )
+    .unwrap();
+    let server = spawn_listening(&[
+        "serve",
+        "--demo",
+        "--log",
+        "warn",
+        "--listen",
+        "127.0.0.1:0",
+        "--database",
+        "memory:",
+        "--config",
+        config.to_str().unwrap(),
+    ]);
+    let mut carol = Ext::new(&server.url, Some("tok-carol"));
+    let task = carol
+        .start("deploy", json!({"service": "web", "env": "prod"}))
+        .await;
+    let id8: String = task.chars().take(8).collect();
+    let subject = format!("[mcp-tasks] deploy (task {id8})");
+    let first = smtp.mail_to("alice@example.com", &subject).await;
+    // Nobody decided within a second: alice is told, in her thread, and dave is asked.
+    let told = smtp
+        .mail_to("alice@example.com", &format!("Re: {subject}"))
+        .await;
+    assert_eq!(
+        told["headers"]["In-Reply-To"],
+        first["headers"]["Message-ID"]
+    );
+    let said = part(&told, "text/plain");
+    assert!(
+        said.contains("by its deadline, so it was escalated to dave. You no longer need"),
+        "{said}"
+    );
+    let dave = smtp.mail_to("dave@example.com", &subject).await;
+    let text = part(&dave, "text/plain");
+    assert!(text.starts_with("Escalated to you:"), "{text}");
+    assert!(
+        text.contains("Approve: https://tasks.example.com/board/answer/"),
+        "{text}"
+    );
+}

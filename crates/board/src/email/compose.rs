@@ -85,6 +85,42 @@ pub(crate) fn mails(
         }
         found
     };
+    // An approval round nobody decided by its deadline and that was escalated: its
+    // people are told who is asked now (the new round's people get their own mail).
+    let now_asked: Vec<String> = record
+        .input_requests
+        .values()
+        .filter(|r| r.is_outstanding())
+        .filter_map(|r| r.assignment.as_ref())
+        .flat_map(|a| a.to.iter().cloned())
+        .collect();
+    for (key, q, people) in &people_of {
+        // Told once the next round is asked (a later change of the task, if not yet).
+        if now_asked.is_empty() {
+            break;
+        }
+        let escalated = matches!(q.answer.as_ref(), Some(mcp_tasks_engine::Outcome::Result { value })
+            if value["decision"] == "escalate" && value["answeredBy"]["via"] == "deadline");
+        if !escalated {
+            continue;
+        }
+        for person in people {
+            let Some(to) = address(person) else { continue };
+            let (text, html) = escalated_body(record, q, &now_asked, places);
+            out.push(Mail {
+                key: format!("{}:{key}:escalated:email:{person}", record.id),
+                payload: thread.payload(
+                    &to,
+                    person,
+                    &format!("{key}.escalated"),
+                    false,
+                    first.get(person),
+                    text,
+                    html,
+                ),
+            });
+        }
+    }
     if record.status == TaskStatus::InputRequired {
         for (key, q, people) in &people_of {
             if !q.is_outstanding() {
@@ -302,6 +338,40 @@ fn question_body(
             html.push_str("<p>Answer it on the task board.</p>\n");
         }
     }
+    if let Some(board) = &board {
+        text.push_str(&format!("Open the task on the board: {board}\n"));
+        html.push_str(&format!(
+            "<p><a href=\"{}\">Open the task on the board</a></p>\n",
+            escape(board)
+        ));
+    }
+    html.push_str("</body></html>\n");
+    (text, html)
+}
+
+/// Text and HTML of the mail telling an approval's people that nobody decided by its
+/// deadline and who is asked now.
+fn escalated_body(
+    record: &TaskRecord,
+    q: &InputRequest,
+    now_asked: &[String],
+    places: Places<'_>,
+) -> (String, String) {
+    let tool = tool_of(record);
+    let line = format!(
+        "Nobody decided \"{}\" by its deadline, so it was escalated to {}. You no longer need to answer it.",
+        question_text(&q.method, &q.params),
+        now_asked.join(", ")
+    );
+    let board = places
+        .public_url
+        .map(|url| Board::task_link(url, record.id.as_str()));
+    let mut text = format!("Task {tool}: {line}\n");
+    let mut html = format!(
+        "<!doctype html><html><body style=\"font-family:sans-serif\">\n<p>Task {}: {}</p>\n",
+        escape(&tool),
+        escape(&line)
+    );
     if let Some(board) = &board {
         text.push_str(&format!("Open the task on the board: {board}\n"));
         html.push_str(&format!(
