@@ -24,6 +24,7 @@ mod command_template;
 #[cfg(feature = "command-tools")]
 mod command_tool;
 mod config;
+mod config_people;
 mod demo;
 mod demo_form;
 mod demo_input;

@@ -14,10 +14,16 @@
 //! | `rules` | the configured rules, checked and compiled |
 //! | `gate` | the tool behind the gate: rounds of votes, then the tool |
 //! | `policy` | Cedar policies (`[policy]`, feature `policy`): permit, forbid, permit with approval |
+//! | `cedar` | the Cedar request of a call, and Cedar's parse errors with their place |
+//! | `annotations` | an `@approval` permit's annotations as the rule they stand for |
 //!
 //! What an approval's answer must look like, and how it reads, is with every other
 //! question's answer in [`crate::answers`] (re-exported here).
 
+#[cfg(feature = "policy")]
+mod annotations;
+#[cfg(feature = "policy")]
+mod cedar;
 mod gate;
 #[cfg(feature = "policy")]
 mod policy;
@@ -138,7 +144,7 @@ impl Approvals {
             .try_for_each(|r| r.rule.check_max_ttl(max_ttl))?;
         #[cfg(feature = "policy")]
         if let Some(p) = &self.policies {
-            policy::check_max_ttl(p, max_ttl)?;
+            annotations::check_max_ttl(p.approval_rules(), max_ttl)?;
         }
         Ok(())
     }

@@ -14,30 +14,16 @@
 //! `@allow_edit` are the rule's keys); `@id` names a policy, `@reason` is what the
 //! agent reads when a `forbid` refuses its call.
 
-use cedar_policy::{
-    Authorizer, Context, Decision, Effect, Entities, Entity, EntityId, EntityTypeName, EntityUid,
-    Policy, PolicyId, PolicySet, Request, RestrictedExpression,
-};
+use cedar_policy::{Authorizer, Decision, Policy, PolicyId, PolicySet};
 use serde_json::{Map, Value};
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 use std::str::FromStr;
 use std::sync::Arc;
-use std::time::Duration;
 
-use super::rules::{ApprovalRule, CompiledRule, OnTimeout};
-
-/// The annotations a `permit` may carry to hold the call for approval, and the one a
-/// `forbid` may carry to explain itself; any other annotation is the author's own and
-/// is left alone.
-const APPROVAL_KEYS: [&str; 6] = [
-    "approvers",
-    "quorum",
-    "deadline",
-    "on_timeout",
-    "escalate_to",
-    "allow_edit",
-];
+use super::annotations::approval_rule;
+use super::cedar::{parse_error, request};
+use super::rules::{ApprovalRule, CompiledRule};
 
 /// A folder's Cedar policies, parsed and checked: what [`Policies::decide`] asks.
 pub struct Policies {
@@ -224,6 +210,11 @@ impl Policies {
         !self.approvals.is_empty()
     }
 
+    /// The approval rules of the `@approval` permits, by policy id.
+    pub(crate) fn approval_rules(&self) -> impl Iterator<Item = (&String, &Arc<CompiledRule>)> {
+        self.approvals.iter()
+    }
+
     /// The approval rule of the `@approval` permit `id` (a held call's, read again
     /// after a restart).
     pub(crate) fn approval_of(&self, id: &str) -> Option<Arc<CompiledRule>> {
@@ -331,196 +322,11 @@ impl Policies {
     }
 }
 
-/// The Cedar request and entities for one call.
-fn request(
-    principal: &str,
-    groups: &[String],
-    tool: &str,
-    args: &Map<String, Value>,
-) -> Result<(Request, Entities), String> {
-    let uid = |ty: &str, id: &str| -> Result<EntityUid, String> {
-        let ty = EntityTypeName::from_str(ty).map_err(|e| e.to_string())?;
-        Ok(EntityUid::from_type_name_and_id(ty, EntityId::new(id)))
-    };
-    let group_uids = groups
-        .iter()
-        .map(|g| uid("Group", g))
-        .collect::<Result<HashSet<_>, _>>()?;
-    let user = uid("User", principal)?;
-    let mut entities: Vec<Entity> = group_uids
-        .iter()
-        .map(|g| Entity::new_no_attrs(g.clone(), HashSet::new()))
-        .collect();
-    entities.push(Entity::new_no_attrs(user.clone(), group_uids));
-    let resource = uid("Tool", tool)?;
-    entities.push(Entity::new_no_attrs(resource.clone(), HashSet::new()));
-    let arguments = to_cedar(&Value::Object(args.clone()))
-        .unwrap_or_else(|| RestrictedExpression::new_set(Vec::new()));
-    let context =
-        Context::from_pairs([("arguments".to_string(), arguments)]).map_err(|e| e.to_string())?;
-    let request = Request::new(user, uid("Action", "call")?, resource, context, None)
-        .map_err(|e| e.to_string())?;
-    let entities = Entities::from_entities(entities, None).map_err(|e| e.to_string())?;
-    Ok((request, entities))
-}
-
-/// A JSON value as a Cedar value built directly (never read as Cedar's JSON, so an
-/// argument spelt `__entity` is only a string): whole numbers as `Long`, other numbers
-/// as their decimal text, arrays as sets, `null` left out.
-fn to_cedar(value: &Value) -> Option<RestrictedExpression> {
-    Some(match value {
-        Value::Null => return None,
-        Value::Bool(b) => RestrictedExpression::new_bool(*b),
-        Value::Number(n) => match n.as_i64() {
-            Some(i) => RestrictedExpression::new_long(i),
-            None => RestrictedExpression::new_string(n.to_string()),
-        },
-        Value::String(s) => RestrictedExpression::new_string(s.clone()),
-        Value::Array(items) => RestrictedExpression::new_set(items.iter().filter_map(to_cedar)),
-        Value::Object(fields) => RestrictedExpression::new_record(
-            fields
-                .iter()
-                .filter_map(|(k, v)| to_cedar(v).map(|v| (k.clone(), v))),
-        )
-        .ok()?,
-    })
-}
-
-/// Cedar's own message for a file that does not parse, with its place: `FILE:LINE:COL:
-/// message (help)`, one line per error.
-fn parse_error(file: &str, text: &str, errors: &cedar_policy::ParseErrors) -> String {
-    use miette::Diagnostic;
-    errors
-        .iter()
-        .map(|e| {
-            let place = e
-                .labels()
-                .and_then(|mut labels| labels.next())
-                .map(|l| line_col(text, l.offset()))
-                .map_or_else(|| file.to_string(), |(l, c)| format!("{file}:{l}:{c}"));
-            let help = e
-                .help()
-                .map(|h| format!(" (help: {h})"))
-                .unwrap_or_default();
-            format!("{place}: {e}{help}")
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
-/// The 1-based line and column of byte `offset` in `text`.
-fn line_col(text: &str, offset: usize) -> (usize, usize) {
-    let before = &text[..offset.min(text.len())];
-    let line = before.matches('\n').count() + 1;
-    let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
-    (line, col)
-}
-
-/// The approval rule an `@approval` permit stands for; `None` for any other policy.
-fn approval_rule(
-    policy: &Policy,
-    id: &str,
-    groups: Option<&BTreeMap<String, Vec<String>>>,
-) -> Result<Option<CompiledRule>, String> {
-    let note = |key: &str| policy.annotation(key).map(str::trim);
-    let Some(message) = note("approval") else {
-        if let Some(key) = APPROVAL_KEYS.iter().find(|k| note(k).is_some()) {
-            return Err(format!(
-                "@{key} belongs to a permit that asks for approval: add @approval(\"what the approvers read\")"
-            ));
-        }
-        return Ok(None);
-    };
-    if policy.effect() == Effect::Forbid {
-        return Err(
-            "@approval is for a permit (a forbid refuses; it cannot be approved)".to_string(),
-        );
-    }
-    let list = |key: &str| -> Vec<String> {
-        note(key)
-            .unwrap_or_default()
-            .split(',')
-            .map(str::trim)
-            .filter(|s| !s.is_empty())
-            .map(str::to_string)
-            .collect()
-    };
-    let required = match note("quorum") {
-        None => 1,
-        Some(q) => q.parse::<usize>().map_err(|_| {
-            format!("@quorum(\"{q}\") is not a number of people; write e.g. @quorum(\"2\")")
-        })?,
-    };
-    let deadline = note("deadline")
-        .map(|d| {
-            humantime::parse_duration(d).map_err(|e| {
-                format!("@deadline(\"{d}\") is not a duration ({e}); write e.g. @deadline(\"30m\")")
-            })
-        })
-        .transpose()?;
-    let on_timeout = match note("on_timeout") {
-        None | Some("reject") => OnTimeout::Reject,
-        Some("approve") => OnTimeout::Approve,
-        Some("escalate") => OnTimeout::Escalate,
-        Some(other) => {
-            return Err(format!(
-                "@on_timeout(\"{other}\") is not one of reject, approve, escalate"
-            ))
-        }
-    };
-    let allow_edit = match note("allow_edit") {
-        None | Some("false") => false,
-        Some("true") => true,
-        Some(other) => {
-            return Err(format!(
-                "@allow_edit(\"{other}\") is not \"true\" or \"false\""
-            ))
-        }
-    };
-    let rule = ApprovalRule {
-        tool: "*".to_string(),
-        when: Vec::new(),
-        approvers: list("approvers"),
-        required,
-        deadline,
-        on_timeout,
-        escalate_to: list("escalate_to"),
-        allow_edit,
-        message: Some(message.to_string()).filter(|m| !m.is_empty()),
-    };
-    rule.compile_with(groups)
-        .map(Some)
-        .map_err(|e| translate(&e, id))
-}
-
-/// A rule's start-time message in the annotations' words.
-fn translate(message: &str, id: &str) -> String {
-    message
-        .replace("[[approval]] for tool '*': ", "")
-        .replace("'approvers'", "@approvers")
-        .replace("'required'", "@quorum")
-        .replace("on_timeout = \"escalate\"", "@on_timeout(\"escalate\")")
-        .replace("'escalate_to'", "@escalate_to")
-        .replace("'deadline'", "@deadline")
-        .replace("on_timeout is not", "@on_timeout is not")
-        .replace("[[approval]]", &format!("policy '{id}'"))
-}
-
-/// The longest an `@approval` permit lets a call wait, checked against `max_ttl`.
-pub(crate) fn check_max_ttl(policies: &Policies, max_ttl: Duration) -> Result<(), String> {
-    for (id, rule) in &policies.approvals {
-        rule.rule.check_max_ttl(max_ttl).map_err(|e| {
-            let e = e.replace("[[approval]] for tool '*'", &format!("policy '{id}'"));
-            e.replace("deadline = ", "@deadline ")
-        })?;
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+    use std::time::Duration;
 
     fn groups() -> BTreeMap<String, Vec<String>> {
         BTreeMap::from([
@@ -632,5 +438,20 @@ forbid(principal in Group::"interns", action, resource == Tool::"deploy");
             .err()
             .unwrap();
         assert!(e.contains("used twice"), "{e}");
+    }
+
+    #[test]
+    fn an_approval_longer_than_max_ttl_is_refused_naming_the_policy() {
+        let p = load(
+            "@id(\"slow\")\n@approval(\"\")\n@approvers(\"ops\")\n@deadline(\"2d\")\npermit(principal, action, resource);",
+        )
+        .unwrap();
+        let e = super::super::annotations::check_max_ttl(
+            p.approval_rules(),
+            Duration::from_secs(24 * 3600),
+        )
+        .unwrap_err();
+        assert!(e.contains("policy 'slow'") && e.contains("max_ttl"), "{e}");
+        assert!(e.contains("@deadline \"2days\""), "{e}");
     }
 }
