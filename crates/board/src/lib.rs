@@ -38,6 +38,8 @@ mod answer;
 mod api;
 mod console;
 mod detail_html;
+#[cfg(feature = "email")]
+pub mod email;
 mod failures;
 mod html;
 mod inbox;

@@ -196,7 +196,7 @@ pub(crate) async fn answer(
     match board
         .server()
         .engine()
-        .answer_input_as(&id, &claims.k, answer, &caller, "link")
+        .answer_input_as(&id, &claims.k, answer, &caller, claims.via())
         .await
     {
         Ok(true) => {}
@@ -208,6 +208,7 @@ pub(crate) async fn answer(
         event = "board_action",
         action = %format!("answer:{}", claims.d.verb().to_ascii_lowercase()),
         channel = "answer_link",
+        via = claims.via(),
         task_id = %id,
         actor = %caller.principal,
         owner = %record.owner,

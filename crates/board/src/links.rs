@@ -66,6 +66,22 @@ pub(crate) struct Claims {
     pub(crate) d: Decision,
     /// Expiry, Unix seconds.
     pub(crate) e: i64,
+    /// The channel the link was sent through (`email`, `teams`), recorded as the
+    /// answer's `via`; `None`: a webhook's link (`link`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) c: Option<String>,
+}
+
+impl Claims {
+    /// The channel an answer through this link is recorded under: `email` or `teams`
+    /// for a link sent there, `link` for any other.
+    pub(crate) fn via(&self) -> &'static str {
+        match self.c.as_deref() {
+            Some("email") => "email",
+            Some("teams") => "teams",
+            _ => "link",
+        }
+    }
 }
 
 /// Why a token is refused before the task is looked at.
@@ -169,6 +185,7 @@ impl AnswerLinks {
             task,
             assignee,
             ttl,
+            channel,
         } = *recipient;
         approval_content(&request.method, &request.params)?;
         let ttl = chrono::Duration::from_std(ttl.unwrap_or(self.default_ttl))
@@ -182,6 +199,7 @@ impl AnswerLinks {
                 w: assignee.map(str::to_string),
                 d,
                 e: expires.timestamp(),
+                c: channel.map(str::to_string),
             };
             format!(
                 "{}/board/answer/{}",
@@ -213,6 +231,8 @@ pub(crate) struct Recipient<'a> {
     pub(crate) assignee: Option<&'a str>,
     /// The sink's link life; `None`: [`AnswerLinks::default_ttl`].
     pub(crate) ttl: Option<Duration>,
+    /// The channel the links are sent through (`email`, `teams`); `None`: a webhook.
+    pub(crate) channel: Option<&'a str>,
 }
 
 /// A question's identity as asked: 16 hex digits of the SHA-256 of its method and
@@ -296,6 +316,7 @@ mod tests {
             w: Some("alice".into()),
             d: Decision::Approve,
             e: Utc::now().timestamp() + 60,
+            c: None,
         }
     }
 
@@ -352,6 +373,7 @@ mod tests {
             task: "task",
             assignee: Some("alice"),
             ttl: None,
+            channel: None,
         };
         let entry = links
             .for_question(&recipient, "q1", &request, Utc::now())

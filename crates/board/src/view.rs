@@ -268,6 +268,8 @@ pub(crate) fn question(key: &str, method: &str, params: &Value) -> Value {
                 "approvedBy",
                 "allowEdit",
                 "escalated",
+                "argumentsHash",
+                "changed",
             ] {
                 copy(&mut q, field);
             }

@@ -9,6 +9,8 @@ use serde::Deserialize;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+pub use crate::config_people::{EmailSection, PolicySection, SlackSection};
+
 /// The whole file.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -40,6 +42,17 @@ pub struct ConfigFile {
     pub slack: Option<SlackSection>,
     /// `[oauth]`: MCP clients bring OAuth access tokens (docs/identity.md).
     pub oauth: Option<crate::config_identity::OAuthSection>,
+    /// `[policy]`: Cedar policies every tools/call is authorized by (see
+    /// `docs/approvals.md`).
+    pub policy: Option<PolicySection>,
+    /// `[email]`: mail to the people questions and approvals are assigned to (see
+    /// `docs/email.md`).
+    pub email: Option<EmailSection>,
+    /// `[people]`: principal to email address, for `[email]`.
+    #[serde(default)]
+    // Read by `[email]` only.
+    #[cfg_attr(not(feature = "email"), allow(dead_code))]
+    pub people: std::collections::BTreeMap<String, String>,
 }
 
 /// One `[[upstream]]` entry: the gateway's configuration; in a build without the
@@ -50,26 +63,6 @@ pub type UpstreamEntry = mcp_tasks_gateway::UpstreamConfig;
 /// One `[[upstream]]` entry, as written (this build has no `gateway` feature).
 #[cfg(not(feature = "gateway"))]
 pub type UpstreamEntry = toml::Table;
-
-/// `[slack]`: the Slack app (see docs/slack.md). File paths are relative to the config
-/// file's folder.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-// Without the `board` feature it is parsed only to be refused by name.
-#[cfg_attr(not(feature = "board"), allow(dead_code))]
-pub struct SlackSection {
-    /// A file holding the app's Signing Secret.
-    pub signing_secret_file: PathBuf,
-    /// A file holding the bot's OAuth token (`xoxb-…`).
-    pub bot_token_file: PathBuf,
-    /// The channel questions are posted to (an id, or a name the bot is in).
-    pub channel: String,
-    /// Slack user ids and the principal each answers as.
-    #[serde(default)]
-    pub users: std::collections::BTreeMap<String, String>,
-    /// The Web API's address (default `https://slack.com/api`).
-    pub api_base_url: Option<String>,
-}
 
 /// `[board]`: the same settings as the board's `serve` flags.
 #[derive(Debug, Default, Deserialize)]
@@ -343,6 +336,8 @@ impl ConfigFile {
             slack: self.slack.is_some(),
             oidc: self.board.oidc.is_some(),
             oauth: self.oauth.is_some(),
+            policy: self.policy.is_some(),
+            email: self.email.is_some(),
         }
     }
 
@@ -392,6 +387,16 @@ impl ConfigFile {
         }
         if let Some(oauth) = &mut cfg.oauth {
             oauth.secret.resolve(base);
+        }
+        if let Some(file) = cfg.email.as_mut().and_then(|e| e.password_file.as_mut()) {
+            if file.is_relative() {
+                *file = base.join(&*file);
+            }
+        }
+        if let Some(policy) = &mut cfg.policy {
+            if policy.dir.is_relative() {
+                policy.dir = base.join(&policy.dir);
+            }
         }
         if let Some(slack) = &mut cfg.slack {
             for file in [&mut slack.signing_secret_file, &mut slack.bot_token_file] {

@@ -20,6 +20,10 @@ pub struct Built {
     pub command_tools: bool,
     /// `[board.oidc]` and `[oauth]` (the `oidc` feature).
     pub oidc: bool,
+    /// `[policy]` and `policy check` (the `policy` feature).
+    pub policy: bool,
+    /// `[email]` (the `email` feature).
+    pub email: bool,
 }
 
 impl Built {
@@ -29,6 +33,8 @@ impl Built {
         gateway: cfg!(feature = "gateway"),
         command_tools: cfg!(feature = "command-tools"),
         oidc: cfg!(feature = "oidc"),
+        policy: cfg!(feature = "policy"),
+        email: cfg!(feature = "email"),
     };
 }
 
@@ -57,6 +63,10 @@ pub struct Uses {
     pub oidc: bool,
     /// `[oauth]`.
     pub oauth: bool,
+    /// `[policy]`.
+    pub policy: bool,
+    /// `[email]`.
+    pub email: bool,
 }
 
 /// Refuses the first section a config file `uses` that needs a feature `built` lacks.
@@ -78,6 +88,8 @@ pub fn refuse_missing(uses: Uses, built: Built) -> Result<()> {
         (uses.oidc, built.board, "[board.oidc]", "board"),
         (uses.oidc, built.oidc, "[board.oidc]", "oidc"),
         (uses.oauth, built.oidc, "[oauth]", "oidc"),
+        (uses.policy, built.policy, "[policy]", "policy"),
+        (uses.email, built.email, "[email]", "email"),
     ];
     match needs.into_iter().find(|(used, has, _, _)| *used && !*has) {
         Some((_, _, section, feature)) => Err(missing(section, feature)),
@@ -94,6 +106,8 @@ mod tests {
         gateway: false,
         command_tools: false,
         oidc: false,
+        policy: false,
+        email: false,
     };
 
     /// What a build without the feature says (the same function the smaller builds run
@@ -153,6 +167,22 @@ mod tests {
                 "[oauth]",
                 "oidc",
             ),
+            (
+                Uses {
+                    policy: true,
+                    ..Uses::default()
+                },
+                "[policy]",
+                "policy",
+            ),
+            (
+                Uses {
+                    email: true,
+                    ..Uses::default()
+                },
+                "[email]",
+                "email",
+            ),
         ] {
             let err = refuse_missing(uses, NOTHING)
                 .expect_err(section)
@@ -171,12 +201,16 @@ mod tests {
             slack: true,
             oidc: true,
             oauth: true,
+            policy: true,
+            email: true,
         };
         let all = Built {
             board: true,
             gateway: true,
             command_tools: true,
             oidc: true,
+            policy: true,
+            email: true,
         };
         refuse_missing(every, all).expect("a build with every feature");
         refuse_missing(Uses::default(), NOTHING).expect("nothing optional used");

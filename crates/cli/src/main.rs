@@ -25,6 +25,7 @@ mod command_template;
 mod command_tool;
 mod config;
 mod config_identity;
+mod config_people;
 mod demo;
 mod demo_form;
 mod demo_input;
@@ -73,6 +74,10 @@ enum Command {
     Bench(bench::BenchArgs),
     #[command(flatten)]
     Client(cmd::ClientCommand),
+    /// Cedar policies: `mcp-tasks policy check --policies DIR --principal alice
+    /// --tool deploy --args '{...}'` says what a call would meet.
+    #[command(subcommand)]
+    Policy(cmd::policy::PolicyCommand),
     /// Print a shell completion script: `mcp-tasks completions bash >
     /// /etc/bash_completion.d/mcp-tasks` (zsh: into a folder on $fpath as _mcp-tasks;
     /// fish: ~/.config/fish/completions/mcp-tasks.fish).
@@ -129,6 +134,7 @@ fn main() -> ExitCode {
             Command::Wrap(args) => cmd::serve::wrap::run(args).await,
             Command::Bench(args) => bench::run(args).await.map_err(Into::into),
             Command::Client(c) => c.run().await,
+            Command::Policy(p) => p.run(),
             Command::Completions { .. } | Command::Man { .. } => Ok(()),
         }
     });

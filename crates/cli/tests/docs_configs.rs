@@ -25,6 +25,9 @@ use std::time::Duration;
 /// it is a file the page's configs name beside themselves.
 const NOT_A_CONFIG_FILE: &str = "# not a whole config file";
 
+/// The first line of a Cedar policy file a page's config reads, before its path.
+const CEDAR_FILE: &str = "// file:";
+
 /// How long a config may take to start: an upstream that does not answer holds the
 /// start for the gateway's startup wait (20 s) before the server serves without it.
 const START_WITHIN: Duration = Duration::from_secs(60);
@@ -66,7 +69,7 @@ fn cases() -> Vec<Case> {
             .into_iter()
             .filter(|(_, info, _)| info == "toml")
             .collect();
-        let beside: Vec<(String, String)> = blocks
+        let mut beside: Vec<(String, String)> = blocks
             .iter()
             .filter_map(|(_, _, body)| {
                 let first = body.first()?.trim();
@@ -74,6 +77,17 @@ fn cases() -> Vec<Case> {
                 Some((name.trim().to_string(), body[1..].join("\n")))
             })
             .collect();
+        // Cedar policies a `[policy] dir` reads: a ```cedar block whose first line is
+        // `// file: policies/NAME.cedar`.
+        beside.extend(
+            code_blocks(&text)
+                .into_iter()
+                .filter_map(|(_, info, body)| {
+                    let first = body.first()?.trim();
+                    let name = first.strip_prefix(CEDAR_FILE)?;
+                    (info == "cedar").then(|| (name.trim().to_string(), body[1..].join("\n")))
+                }),
+        );
         for (line, _, body) in &blocks {
             let first = body.first().map_or("", |l| l.trim());
             // Fragments, other files, and Cargo manifests of the library guide.
@@ -145,7 +159,11 @@ fn start(case: &Case) -> Result<(), String> {
     let config = dir.path().join("tasks.toml");
     std::fs::write(&config, &case.text).unwrap();
     for (name, body) in &case.beside {
-        std::fs::write(dir.path().join(name), body).unwrap();
+        let path = dir.path().join(name);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).unwrap();
+        }
+        std::fs::write(path, body).unwrap();
     }
     let parsed: toml::Value = toml::from_str(&case.text).map_err(|e| e.to_string())?;
     make_missing_files(dir.path(), &parsed);

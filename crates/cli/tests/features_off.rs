@@ -86,6 +86,12 @@ fn a_section_of_a_missing_feature_stops_the_start_by_name() {
             "[board.oidc]",
             "board",
         ),
+        ("[policy]\ndir = 'policies'\n", "[policy]", "policy"),
+        (
+            "[email]\nhost = 'smtp.example.com'\nfrom = 'a@example.com'\n",
+            "[email]",
+            "email",
+        ),
     ] {
         refused(&serve(dir.path(), Some(text), &[]), section, feature);
     }
@@ -127,6 +133,14 @@ fn a_flag_or_subcommand_of_a_missing_feature_is_refused_by_name() {
         &run_in(dir.path(), &["wrap", "--", "some-server"]),
         "`mcp-tasks wrap`",
         "gateway",
+    );
+    refused(
+        &run_in(
+            dir.path(),
+            &["policy", "check", "--principal", "a", "--tool", "t"],
+        ),
+        "`mcp-tasks policy check`",
+        "policy",
     );
     refused(
         &run_in(dir.path(), &["bench", "--tasks", "10"]),

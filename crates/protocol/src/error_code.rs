@@ -28,6 +28,10 @@ pub const REQUEST_TIMEOUT: i64 = -32001;
 pub const HEADER_MISMATCH: i64 = -32020;
 /// Tasks extension: the client did not declare a capability the call needs.
 pub const MISSING_CAPABILITY: i64 = -32021;
+/// A `tools/call` the server's Cedar policies refuse: a `forbid` applies, or no
+/// `permit` does. `data` names the deciding policies (`policies`) and the `reason`.
+/// Server-defined range.
+pub const FORBIDDEN_BY_POLICY: i64 = -32030;
 /// 2026-07-28 stateless wire: the request names a protocol version this server does
 /// not speak.
 pub const UNSUPPORTED_VERSION: i64 = -32022;

@@ -15,16 +15,19 @@
 //! | `payload` | the bodies: our JSON event and Slack's `text` |
 //! | `sender` | the outbox loop: enqueue on transitions, claim, post, retry |
 //! | `sign` | Standard Webhooks headers: `webhook-id`, `webhook-timestamp`, `webhook-signature` |
+//! | `teams` | the Adaptive Card a Teams Workflows webhook posts |
 
 mod payload;
 mod sender;
 mod sign;
+mod teams;
 
 use mcp_tasks_protocol::{Secret, TaskStatus};
 use std::time::Duration;
 
 pub use sender::{Notifier, PreparedNotifier};
 pub use sign::WebhookSecret;
+pub use teams::CARD_VERSION as TEAMS_CARD_VERSION;
 
 /// The request headers of Standard Webhooks, which every delivery carries (a
 /// sink's own `headers` may not set them).
@@ -106,6 +109,9 @@ pub enum NotifyFormat {
     Json,
     /// Slack's incoming-webhook shape: `{"text": ...}` with a link to the board.
     Slack,
+    /// A Microsoft Teams Workflows webhook: a message with an Adaptive Card (version
+    /// 1.5), its buttons opening the answer links and the board.
+    Teams,
 }
 
 impl std::str::FromStr for NotifyFormat {
@@ -115,8 +121,9 @@ impl std::str::FromStr for NotifyFormat {
         match s {
             "json" => Ok(NotifyFormat::Json),
             "slack" => Ok(NotifyFormat::Slack),
+            "teams" => Ok(NotifyFormat::Teams),
             other => Err(format!(
-                "unknown notification format '{other}': use json or slack"
+                "unknown notification format '{other}': use json, slack or teams"
             )),
         }
     }
@@ -199,6 +206,10 @@ pub struct NotifyConfig {
     /// [`BoardConfig::answer_links`](crate::BoardConfig::answer_links)); sinks with
     /// `answer_links` need it and a `public_url`.
     pub answer_links: Option<crate::AnswerLinks>,
+    /// Mail to the people questions and approvals are assigned to (`[email]`); its
+    /// deliveries share the outbox and its retries.
+    #[cfg(feature = "email")]
+    pub email: Option<crate::email::EmailConfig>,
 }
 
 impl Default for NotifyConfig {
@@ -211,16 +222,36 @@ impl Default for NotifyConfig {
             give_up_after: Duration::from_secs(24 * 3600),
             request_timeout: Duration::from_secs(10),
             answer_links: None,
+            #[cfg(feature = "email")]
+            email: None,
         }
     }
 }
 
 impl NotifyConfig {
+    /// Whether mail is configured (`[email]`).
+    pub fn mails(&self) -> bool {
+        #[cfg(feature = "email")]
+        return self.email.is_some();
+        #[cfg(not(feature = "email"))]
+        false
+    }
+
+    /// Whether some sink, or mail, wants to hear of `on`: mail is sent while a
+    /// question waits and when a task ends.
+    pub(crate) fn wants(&self, on: NotifyOn) -> bool {
+        self.mails() || self.sinks.iter().any(|s| s.on.contains(&on))
+    }
+
     /// Checks every sink: a usable URL, at least one event, unique names.
     ///
     /// # Errors
     /// A message naming the sink and what to change.
     pub fn check(&self) -> Result<(), String> {
+        #[cfg(feature = "email")]
+        if let Some(email) = &self.email {
+            email.check()?;
+        }
         let mut names = std::collections::HashSet::new();
         for sink in &self.sinks {
             let url = sink.url.expose();

@@ -54,6 +54,8 @@ fn answers(
         task: record.id.as_str(),
         assignee: sink.assignee.as_deref(),
         ttl: sink.answer_link_ttl,
+        // A button in Teams records its answer as given there.
+        channel: (sink.format == NotifyFormat::Teams).then_some("teams"),
     };
     record
         .input_requests
@@ -96,6 +98,9 @@ pub(crate) fn body(
         NotifyFormat::Slack => json!({
             "text": slack_text(record, tool_error.as_deref(), &questions, link.as_deref(), &answers)
         }),
+        NotifyFormat::Teams => {
+            super::teams::message(record, tool_error.as_deref(), &answers, link.as_deref())
+        }
     }
 }
 

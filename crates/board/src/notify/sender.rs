@@ -42,6 +42,8 @@ pub struct PreparedNotifier {
     /// The sinks; `None` when there are none (nothing to start).
     config: Option<Arc<NotifyConfig>>,
     http: reqwest::Client,
+    #[cfg(feature = "email")]
+    mailer: Option<crate::email::Mailer>,
     queue: mpsc::UnboundedSender<TaskRecord>,
     changes: mpsc::UnboundedReceiver<TaskRecord>,
     wake: Arc<Notify>,
@@ -70,9 +72,19 @@ impl Notifier {
             .build()
             .map_err(|e| format!("building the webhook HTTP client: {e}"))?;
         let (queue, changes) = mpsc::unbounded_channel::<TaskRecord>();
+        #[cfg(feature = "email")]
+        let mailer = config
+            .email
+            .as_ref()
+            .map(|e| {
+                crate::email::Mailer::new(e, config.request_timeout.max(Duration::from_secs(30)))
+            })
+            .transpose()?;
         Ok(PreparedNotifier {
-            config: (!config.sinks.is_empty()).then(|| Arc::new(config)),
+            config: (!config.sinks.is_empty() || config.mails()).then(|| Arc::new(config)),
             http,
+            #[cfg(feature = "email")]
+            mailer,
             queue,
             changes,
             wake: Arc::new(Notify::new()),
@@ -93,8 +105,7 @@ impl PreparedNotifier {
         let wanted = Arc::clone(self.config.as_ref()?);
         let queue = self.queue.clone();
         Some(Arc::new(move |record: &TaskRecord| {
-            let wants = NotifyOn::of_record(record)
-                .is_some_and(|on| wanted.sinks.iter().any(|s| s.on.contains(&on)));
+            let wants = NotifyOn::of_record(record).is_some_and(|on| wanted.wants(on));
             if wants {
                 let _ = queue.send(record.clone());
             }
@@ -112,6 +123,8 @@ impl PreparedNotifier {
         let PreparedNotifier {
             config,
             http,
+            #[cfg(feature = "email")]
+            mailer,
             queue,
             changes,
             wake,
@@ -131,18 +144,28 @@ impl PreparedNotifier {
         }
         let stop = server.shutdown_token();
         tokio::spawn(catch_up(Arc::clone(&store), Arc::clone(&config), queue));
+        // The people a question's assignees stand for ([groups] expanded).
+        let people = server.clone();
+        let expand: Expand =
+            Arc::new(move |names: &[String]| people.config().approvals.people(names));
         tokio::spawn(enqueue_loop(
             Arc::clone(&store),
             Arc::clone(&config),
             changes,
             Arc::clone(&wake),
+            expand,
         ));
         let runner = format!("notifier-{}", mcp_tasks_protocol::TaskId::generate());
         let counted = server.clone();
         let count: AttemptCounter = Arc::new(move |sink: &str, result: &'static str| {
             counted.count_webhook_attempt(sink, result)
         });
-        tokio::spawn(send_loop(store, config, http, wake, runner, stop, count));
+        let senders = Senders {
+            http,
+            #[cfg(feature = "email")]
+            mailer,
+        };
+        tokio::spawn(send_loop(store, config, senders, wake, runner, stop, count));
         Ok(notifier)
     }
 }
@@ -154,12 +177,19 @@ async fn enqueue_loop(
     config: Arc<NotifyConfig>,
     mut changes: mpsc::UnboundedReceiver<TaskRecord>,
     wake: Arc<Notify>,
+    expand: Expand,
 ) {
     // `PreparedNotifier::start` checked that there is one.
     let Some(outbox) = store.outbox() else {
         return;
     };
     while let Some(record) = changes.recv().await {
+        // Mail is keyed by question and person, not by the task's version: a question
+        // handed to other people (an escalation) is news although the status stays.
+        #[cfg(feature = "email")]
+        enqueue_mails(outbox, &config, &record, &expand).await;
+        #[cfg(not(feature = "email"))]
+        let _ = &expand;
         let entered = match store.timeline(&record.id).await {
             Ok(timeline) => timeline
                 .iter()
@@ -195,6 +225,35 @@ async fn enqueue_loop(
     }
 }
 
+/// The people a list of principals and groups stands for.
+type Expand = Arc<dyn Fn(&[String]) -> Vec<String> + Send + Sync>;
+
+/// Writes the mails `record` makes into the outbox (each once, by its key).
+#[cfg(feature = "email")]
+async fn enqueue_mails(
+    outbox: &dyn mcp_tasks_store::DeliveryOutbox,
+    config: &NotifyConfig,
+    record: &TaskRecord,
+    expand: &Expand,
+) {
+    let Some(email) = &config.email else { return };
+    let places = crate::email::compose::Places {
+        public_url: config.public_url.as_deref(),
+        links: config.answer_links.as_ref(),
+    };
+    for mail in crate::email::mails(record, email, places, expand.as_ref(), Utc::now()) {
+        let delivery = NewDelivery {
+            key: mail.key,
+            sink: crate::email::EMAIL_SINK.to_string(),
+            payload: mail.payload.to_string(),
+            created_at: Utc::now(),
+        };
+        if let Err(e) = outbox.enqueue_delivery(&delivery).await {
+            tracing::warn!(task_id = %record.id, error = %e, "email: storing the mail failed; not sent");
+        }
+    }
+}
+
 /// Queues again, once at start, the event of every task that waits for a person and
 /// of every task that ended in the last [`CATCH_UP_ENDED`]: a process that crashed
 /// between a task's change and the writing of its delivery left the event unwritten,
@@ -208,10 +267,20 @@ async fn catch_up(
     let now = Utc::now();
     // A tool error is a `failed` event of a `completed` task: sinks for failures need
     // the completed tasks looked at too (the queue routes each record by its event).
+    let mail = config.mails().then_some(
+        [
+            NotifyOn::InputRequired,
+            NotifyOn::Failed,
+            NotifyOn::Completed,
+            NotifyOn::Cancelled,
+        ]
+        .into_iter(),
+    );
     let mut wanted: Vec<TaskStatus> = config
         .sinks
         .iter()
         .flat_map(|s| s.on.iter().copied())
+        .chain(mail.into_iter().flatten())
         .flat_map(|on| match on {
             NotifyOn::Failed => vec![TaskStatus::Failed, TaskStatus::Completed],
             on => vec![on.status()],
@@ -262,10 +331,17 @@ type AttemptCounter = Arc<dyn Fn(&str, &'static str) + Send + Sync>;
 
 /// Claims due deliveries, posts them, records the result; sleeps until woken, a retry
 /// falls due, or the idle recheck.
+/// What deliveries are sent with: HTTP for webhooks, SMTP for mail.
+struct Senders {
+    http: reqwest::Client,
+    #[cfg(feature = "email")]
+    mailer: Option<crate::email::Mailer>,
+}
+
 async fn send_loop(
     store: Arc<dyn TaskStore>,
     config: Arc<NotifyConfig>,
-    http: reqwest::Client,
+    senders: Senders,
     wake: Arc<Notify>,
     runner: String,
     stop: CancellationToken,
@@ -299,7 +375,7 @@ async fn send_loop(
         let busy = claimed.len() == CLAIM_BATCH;
         // All at once: each claim covers one POST's time, not a queue of them.
         let attempts = claimed.iter().map(|delivery| async {
-            let result = post(&http, &config, delivery).await;
+            let result = deliver(&senders, &config, delivery).await;
             let name = match &result {
                 DeliveryResult::Delivered { .. } => "delivered",
                 DeliveryResult::Retry { .. } => "retry",
@@ -329,6 +405,52 @@ async fn send_loop(
             _ = wake.notified() => {}
             _ = tokio::time::sleep(wait) => {}
         }
+    }
+}
+
+/// Sends one delivery (a mail, or a webhook's POST) and says what happens next.
+async fn deliver(senders: &Senders, config: &NotifyConfig, delivery: &Delivery) -> DeliveryResult {
+    #[cfg(feature = "email")]
+    if delivery.sink == crate::email::EMAIL_SINK {
+        if let Some(mailer) = &senders.mailer {
+            return mail(mailer, config, delivery).await;
+        }
+    }
+    post(&senders.http, config, delivery).await
+}
+
+/// Sends one mail and says what happens next: retried like a webhook, given up at once
+/// when the mail server refuses it for good.
+#[cfg(feature = "email")]
+async fn mail(
+    mailer: &crate::email::Mailer,
+    config: &NotifyConfig,
+    delivery: &Delivery,
+) -> DeliveryResult {
+    use crate::email::SendError;
+    let now = Utc::now();
+    let error = match mailer.send(&delivery.payload).await {
+        Ok(()) => {
+            tracing::debug!(key = %delivery.key, "email sent");
+            return DeliveryResult::Delivered { at: now };
+        }
+        Err(SendError::GiveUp(error)) => {
+            tracing::warn!(key = %delivery.key, %error, "email given up");
+            return DeliveryResult::GaveUp { at: now, error };
+        }
+        Err(SendError::Retry(error)) => error,
+    };
+    let age = (now - delivery.created_at).to_std().unwrap_or_default();
+    if age >= config.give_up_after {
+        tracing::warn!(key = %delivery.key, %error, attempts = delivery.attempts, "email given up");
+        return DeliveryResult::GaveUp { at: now, error };
+    }
+    let backoff = backoff(config, delivery.attempts);
+    tracing::info!(key = %delivery.key, %error, attempts = delivery.attempts, retry_in = ?backoff, "email failed; will retry");
+    DeliveryResult::Retry {
+        next_attempt_at: now
+            + chrono::Duration::from_std(backoff).unwrap_or(chrono::Duration::seconds(60)),
+        error,
     }
 }
 

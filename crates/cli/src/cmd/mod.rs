@@ -19,6 +19,7 @@ mod follow;
 pub mod get;
 pub mod list;
 mod output;
+pub mod policy;
 mod prompt;
 pub mod serve;
 mod terminal;

@@ -94,6 +94,9 @@ async fn approve(
     let mut approvers = rule.approvers.clone();
     let mut approved_by: Vec<String> = Vec::new();
     let mut escalated = false;
+    // Who changed the arguments last, and from what: the approvals given before were
+    // for other arguments and no longer count.
+    let mut changed: Option<Value> = None;
     loop {
         let message = rule
             .message
@@ -115,6 +118,12 @@ async fn approve(
         if !not_by.is_empty() {
             params["ranAgainBy"] = json!(not_by);
         }
+        // Each round is for these exact arguments: a signed link fingerprints the
+        // params, so a link sent for other arguments is refused.
+        params["argumentsHash"] = json!(arguments_hash(&args));
+        if let Some(changed) = &changed {
+            params["changed"] = changed.clone();
+        }
         let mut ask = Ask::new()
             .assign_to(approvers.clone())
             .only_assignees()
@@ -131,8 +140,13 @@ async fn approve(
             });
             ask = ask.deadline(after, DeadlineOutcome::Answer { value: at_deadline });
         }
+        let new_approval = changed
+            .as_ref()
+            .and_then(|c| c["by"].as_str())
+            .map(|by| format!("arguments changed by {by}, a new approval: "))
+            .unwrap_or_default();
         ctx.set_status_message(format!(
-            "waiting for approval by {} ({} of {} given)",
+            "{new_approval}waiting for approval by {} ({} of {} given)",
             approvers.join(", "),
             approved_by.len(),
             rule.required
@@ -162,6 +176,18 @@ async fn approve(
                     .and_then(Value::as_object)
                     .filter(|_| rule.allow_edit)
                 {
+                    if arguments_hash(edited) != arguments_hash(&args) && !at_deadline {
+                        // Other arguments are a new approval: the votes so far were
+                        // for the old ones; the person who changed them approves the
+                        // new ones.
+                        changed = Some(json!({
+                            "by": by,
+                            "from": args,
+                            "fromHash": arguments_hash(&args),
+                            "votesDropped": approved_by,
+                        }));
+                        approved_by.clear();
+                    }
                     args = edited.clone();
                 }
                 if at_deadline {
@@ -205,5 +231,93 @@ async fn approve(
                 )).into());
             }
         }
+    }
+}
+
+/// `tool` replaced by one that ends its call with the tool error `message` and runs
+/// nothing (a held call whose approval cannot be asked again).
+pub(super) fn refused(tool: Tool, message: String) -> Tool {
+    let message = Arc::new(message);
+    let said = Arc::clone(&message);
+    let handler: ToolHandler = Arc::new(move |_args, _ctx| {
+        let message = Arc::clone(&said);
+        Box::pin(async move { Ok(ToolResult::error(message.as_str()).into_value()) })
+    });
+    let external = tool.external_spec().map(|_| {
+        let wrapped: ExternalStart = Arc::new(move |_args, _ctx| {
+            let message = Arc::clone(&message);
+            Box::pin(async move {
+                Err(Outcome::Result {
+                    value: ToolResult::error(message.as_str()).into_value(),
+                })
+            })
+        });
+        wrapped
+    });
+    tool.rewired(handler, external)
+}
+
+/// The SHA-256 (hex) of `args` as canonical JSON (object keys sorted at every level, no
+/// whitespace): what an approval is bound to.
+pub(crate) fn arguments_hash(args: &Map<String, Value>) -> String {
+    use sha2::{Digest, Sha256};
+    let mut text = String::new();
+    canonical(&Value::Object(args.clone()), &mut text);
+    hex_of(&Sha256::digest(text.as_bytes()))
+}
+
+fn hex_of(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// `value` as JSON with the keys of every object sorted.
+fn canonical(value: &Value, out: &mut String) {
+    match value {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            out.push('{');
+            for (i, k) in keys.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&Value::String(k.clone()).to_string());
+                out.push(':');
+                canonical(&map[k], out);
+            }
+            out.push('}');
+        }
+        Value::Array(items) => {
+            out.push('[');
+            for (i, v) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                canonical(v, out);
+            }
+            out.push(']');
+        }
+        other => out.push_str(&other.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_hash_is_of_canonical_json() {
+        let a = json!({"b": 1, "a": {"y": [1, 2], "x": "s"}});
+        let b = json!({"a": {"x": "s", "y": [1, 2]}, "b": 1});
+        let (Value::Object(a), Value::Object(b)) = (a, b) else {
+            unreachable!()
+        };
+        assert_eq!(arguments_hash(&a), arguments_hash(&b));
+        let mut c = a.clone();
+        c.insert("b".into(), json!(2));
+        assert_ne!(arguments_hash(&a), arguments_hash(&c));
+        let mut text = String::new();
+        canonical(&Value::Object(b), &mut text);
+        assert_eq!(text, r#"{"a":{"x":"s","y":[1,2]},"b":1}"#);
     }
 }

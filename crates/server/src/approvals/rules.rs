@@ -116,6 +116,15 @@ impl ApprovalRule {
         &self,
         groups: &BTreeMap<String, Vec<String>>,
     ) -> Result<CompiledRule, String> {
+        self.compile_with(Some(groups))
+    }
+
+    /// [`ApprovalRule::compile`]; with `groups` unknown (`None`: `mcp-tasks policy
+    /// check` without a config file) the quorum is not checked against the approvers.
+    pub(crate) fn compile_with(
+        &self,
+        groups: Option<&BTreeMap<String, Vec<String>>>,
+    ) -> Result<CompiledRule, String> {
         let name = &self.tool;
         let problem = |p: String| format!("[[approval]] for tool '{name}': {p}");
         if name.trim().is_empty() {
@@ -131,8 +140,10 @@ impl ApprovalRule {
         if self.required == 0 {
             return Err(problem("'required' must be at least 1".into()));
         }
-        let people = expand(&self.approvers, groups);
-        if self.required > people.len() {
+        let people = groups
+            .map(|g| expand(&self.approvers, g))
+            .unwrap_or_default();
+        if groups.is_some() && self.required > people.len() {
             return Err(problem(format!(
                 "'required' is {} but the approvers are only {} distinct people ({})",
                 self.required,

@@ -12,6 +12,8 @@ use mcp_tasks_protocol::RpcError;
 use serde_json::{json, Map, Value};
 use std::time::Duration;
 
+use mcp_tasks_engine::Caller;
+
 use crate::calls::call::Answers;
 use crate::calls::task_tools;
 use crate::config::ServerConfig;
@@ -129,22 +131,30 @@ pub(crate) fn find(tools: &ToolRegistry, name: &str) -> Result<Tool, RpcError> {
     })
 }
 
-/// Decides what the `tools/call` with `params` on `wire` becomes. The one place that
-/// does: find the tool, check its task support and arguments, put it behind its
-/// approval gate, read its preflight answers, choose.
+/// Decides what the `tools/call` with `params` on `wire` by `caller` becomes. The one
+/// place that does: find the tool, check its task support and arguments, authorize it
+/// (Cedar policies) and put it behind its approval gate, read its preflight answers,
+/// choose. A call held by an approval policy gets the policy's id in `params`' `_meta`
+/// (stored with its task).
 ///
 /// # Errors
+/// `-32030` for a call the policies refuse, naming the deciding policies.
 /// What the caller must fix, in each wire's terms: `-32602` for an unknown tool,
 /// invalid arguments or a refused preflight answer; on 2025-11-25 `-32601` for a
 /// `required` tool called without `task` or a `forbidden` one with it; on
 /// 2026-07-28 `-32021` for a `required` tool without the extension.
-pub(crate) fn plan(shared: &Shared, wire: Wire, params: &Value) -> Result<CallPlan, RpcError> {
+pub(crate) fn plan(
+    shared: &Shared,
+    wire: Wire,
+    caller: &Caller,
+    params: &mut Value,
+) -> Result<CallPlan, RpcError> {
     match wire {
         Wire::Session {
             speaks_tasks,
             declares_tasks,
-        } => plan_session(shared, speaks_tasks, declares_tasks, params),
-        Wire::Stateless { extension } => plan_stateless(shared, extension, params),
+        } => plan_session(shared, speaks_tasks, declares_tasks, caller, params),
+        Wire::Stateless { extension } => plan_stateless(shared, extension, caller, params),
     }
 }
 
@@ -189,7 +199,8 @@ fn plan_session(
     shared: &Shared,
     speaks_tasks: bool,
     declares_tasks: bool,
-    params: &Value,
+    caller: &Caller,
+    params: &mut Value,
 ) -> Result<CallPlan, RpcError> {
     let config = shared.config();
     let wire = Wire::Session {
@@ -246,7 +257,7 @@ fn plan_session(
     }
     let args = p.arguments.unwrap_or_default();
     tool.validate(&Value::Object(args.clone()))?;
-    let tool = config.approvals.gate(tool, &args);
+    let tool = config.approvals.admit(tool, &args, caller, params)?;
     Ok(match task {
         Some(meta) => CallPlan::Task {
             tool,
@@ -268,7 +279,12 @@ fn plan_session(
 }
 
 /// The 2026-07-28 decision.
-fn plan_stateless(shared: &Shared, extension: bool, params: &Value) -> Result<CallPlan, RpcError> {
+fn plan_stateless(
+    shared: &Shared,
+    extension: bool,
+    caller: &Caller,
+    params: &mut Value,
+) -> Result<CallPlan, RpcError> {
     let config = shared.config();
     let p: CallToolParams = parse_params(TOOLS_CALL, params)?;
     let task_tools = task_tools_offered(config, Wire::Stateless { extension });
@@ -284,7 +300,8 @@ fn plan_stateless(shared: &Shared, extension: bool, params: &Value) -> Result<Ca
     }
     let args = p.arguments.unwrap_or_default();
     tool.validate(&Value::Object(args.clone()))?;
-    let tool = config.approvals.gate(tool, &args);
+    let tool = config.approvals.admit(tool, &args, caller, params)?;
+    let params = &*params;
 
     // The input-required round of a plain call whose tool asked mid-call: the call
     // comes back with the answers and the state naming its task (a call no task holds
@@ -427,8 +444,13 @@ mod tests {
     const EXTENSION: Wire = Wire::Stateless { extension: true };
     const STATELESS: Wire = Wire::Stateless { extension: false };
 
-    fn decide(server: &Server, wire: Wire, params: Value) -> Result<CallPlan, RpcError> {
-        plan(server.as_ref(), wire, &params)
+    fn decide(server: &Server, wire: Wire, mut params: Value) -> Result<CallPlan, RpcError> {
+        plan(
+            server.as_ref(),
+            wire,
+            &Caller::anonymous("test", None),
+            &mut params,
+        )
     }
 
     fn name_of(plan: &CallPlan) -> &'static str {

@@ -125,14 +125,13 @@ fn resumer(
             Some(Value::Object(args)) => args,
             _ => Default::default(),
         };
-        // Who ran the call again still may not approve it after a restart.
-        let not_by = crate::approvals::ran_again_by(
-            &record
-                .request
-                .field("_meta")
-                .map_or(Value::Null, |meta| serde_json::json!({ "_meta": meta })),
-        );
-        let tool = approvals.gate_except(tool, &args, not_by);
+        // Who ran the call again still may not approve it after a restart, and a call
+        // an approval policy held waits for the same policy's approval.
+        let request = record
+            .request
+            .field("_meta")
+            .map_or(Value::Null, |meta| serde_json::json!({ "_meta": meta }));
+        let tool = approvals.resumed(tool, &args, &request);
         if !tool.is_resumable() && !tool.needs_task() {
             return None;
         }

@@ -85,8 +85,10 @@ impl Server {
             }
             params["_meta"][crate::approvals::RAN_AGAIN_BY_META] = json!(by);
         }
-        let not_by = crate::approvals::ran_again_by(&params);
-        let tool = self.config().approvals.gate_except(tool, &args, not_by);
+        let tool = self
+            .config()
+            .approvals
+            .admit(tool, &args, &caller, &mut params)?;
         let requested_ttl = tool.ttl();
         create_task(
             self.engine(),

@@ -117,7 +117,8 @@ impl BoardArgs {
                 answer_link_ttl: entry.answer_link_ttl,
             });
         }
-        let wants_links = sinks.iter().any(|s| s.answer_links);
+        // Mail carries answer links too.
+        let wants_links = sinks.iter().any(|s| s.answer_links) || file.email.is_some();
         if wants_links && links.ephemeral {
             tracing::warn!(
                 "answer links in webhook events are signed with a key made at start: they stop working when this process ends, and other replicas refuse them; set --board-secret-file (the same file on every replica) to keep them"
@@ -129,6 +130,13 @@ impl BoardArgs {
             answer_links: wants_links.then(|| links.clone()),
             ..NotifyConfig::default()
         };
+        #[cfg(feature = "email")]
+        if let Some(section) = &file.email {
+            if config.public_url.is_none() {
+                anyhow::bail!("[email] needs the board's public address (public_url under [board], or --public-url): every mail links to the task and carries its Approve / Reject links");
+            }
+            config.email = Some(email_config(section, file)?);
+        }
         if let Some(retry) = self.notify_retry {
             config.retry_initial = retry;
         }
@@ -152,6 +160,8 @@ pub struct Prepared {
     slack: Option<mcp_tasks_board::PreparedSlack>,
     /// Whether webhooks send signed answer links.
     links_sent: bool,
+    /// Whether people are mailed their questions.
+    mails: bool,
 }
 
 /// Prepares the board's part of `serve`.
@@ -172,9 +182,14 @@ pub fn prepare(
     // One key for the answer links the notifier signs and the board checks.
     let links = args.board.answer_links(file)?;
     let notify = args.board.notify_config(file, &links)?;
-    let links_sent = notify.answer_links.is_some();
-    if !notify.sinks.is_empty() {
-        tracing::info!(webhooks = notify.sinks.len(), "notifications on");
+    let links_sent = notify.sinks.iter().any(|s| s.answer_links);
+    let mails = notify.mails();
+    if !notify.sinks.is_empty() || mails {
+        tracing::info!(
+            webhooks = notify.sinks.len(),
+            email = mails,
+            "notifications on"
+        );
     }
     let notifier = mcp_tasks_board::Notifier::prepare(notify).map_err(|e| anyhow::anyhow!(e))?;
     let slack = slack_app(file, root.clone())?;
@@ -185,6 +200,7 @@ pub fn prepare(
         notifier,
         slack,
         links_sent,
+        mails,
     })
 }
 
@@ -207,6 +223,9 @@ impl Prepared {
         }
         if self.links_sent {
             channels.push("through the signed link in their notification".to_string());
+        }
+        if self.mails {
+            channels.push("by email".to_string());
         }
         channels
     }
@@ -365,6 +384,59 @@ pub fn slack_config(file: &ConfigFile, public_url: Option<String>) -> Result<Opt
     };
     config.check().map_err(|e| anyhow::anyhow!(e))?;
     Ok(Some(config))
+}
+
+/// `[email]` and `[people]` as the notifier takes them; the password read from its
+/// file or variable.
+#[cfg(feature = "email")]
+fn email_config(
+    section: &crate::config::EmailSection,
+    file: &ConfigFile,
+) -> Result<mcp_tasks_board::email::EmailConfig> {
+    use mcp_tasks_board::email::{EmailConfig, EmailTls, PeopleTable};
+    let tls: EmailTls = section
+        .tls
+        .as_deref()
+        .map(str::parse)
+        .transpose()
+        .map_err(|e: String| anyhow::anyhow!("[email]: {e}"))?
+        .unwrap_or_default();
+    let port = section.port.unwrap_or(match tls {
+        EmailTls::Implicit => 465,
+        EmailTls::Starttls => 587,
+        EmailTls::None => 25,
+    });
+    let password = match (&section.password_file, &section.password_env) {
+        (Some(_), Some(_)) => {
+            anyhow::bail!("[email]: give the password once: password_file or password_env")
+        }
+        (Some(path), None) => {
+            let text = std::fs::read_to_string(path).with_context(|| {
+                format!("[email]: reading the password file {}", path.display())
+            })?;
+            Some(Secret::new(text.trim_end_matches(['\r', '\n']).to_string()))
+        }
+        (None, Some(var)) => Some(Secret::new(std::env::var(var).with_context(|| {
+            format!("[email]: password_env names {var}, which is not set")
+        })?)),
+        (None, None) => None,
+    };
+    if file.people.is_empty() {
+        tracing::warn!(
+            "[email] is configured but [people] lists nobody's address: nobody is mailed"
+        );
+    }
+    let config = EmailConfig {
+        host: section.host.trim().to_string(),
+        port,
+        tls,
+        user: section.user.clone(),
+        password,
+        from: section.from.clone(),
+        people: std::sync::Arc::new(PeopleTable(file.people.clone())),
+    };
+    config.check().map_err(|e| anyhow::anyhow!(e))?;
+    Ok(config)
 }
 
 /// The Standard Webhooks secrets of a `[[notify]]` entry: those written in `secrets`,

@@ -400,13 +400,26 @@ async fn serve(args: ServeArgs, extra: Vec<crate::config::UpstreamEntry>) -> Res
         mcp_tasks_server::approvals::Approvals::new(file.approval.clone(), file.groups.clone())
             .map_err(|e| anyhow::anyhow!("{e}"))
             .with_context(|| "reading the approval rules of the config file".to_string())?;
+    #[cfg(feature = "policy")]
+    if let Some(policy) = &file.policy {
+        let policies = mcp_tasks_server::approvals::Policies::load_dir(&policy.dir, &file.groups)
+            .map_err(|e| anyhow::anyhow!("{e}"))
+            .with_context(|| {
+                format!(
+                    "reading the Cedar policies of [policy] dir = \"{}\"",
+                    policy.dir.display()
+                )
+            })?;
+        tracing::info!(policies = policies.len(), dir = %policy.dir.display(), "every tools/call is authorized by the Cedar policies");
+        server_config.approvals = server_config.approvals.with_policies(policies);
+    }
     // A plain call's input-required round may come back to any replica, or to this
     // server after a restart: its requestState is sealed under a key derived from the
     // board secret, which replicas already share (without one: random per process).
     server_config.request_state_key = args.board.board_secret(&file)?;
     if args.stdio && !server_config.approvals.is_empty() {
         anyhow::bail!(
-            "the config file has [[approval]] rules, but over --stdio nobody can approve a call: stdio serves no task board, and Slack and signed answer links answer through the board. \
+            "the config file has [[approval]] rules (or @approval policies), but over --stdio nobody can approve a call: stdio serves no task board, and Slack and signed answer links answer through the board. \
              Serve over HTTP (without --stdio) with the board on and authentication for the approvers (--auth-tokens or --jwt-jwks), and point the host at its /mcp URL; or remove the [[approval]] rules"
         );
     }
@@ -513,7 +526,7 @@ async fn serve(args: ServeArgs, extra: Vec<crate::config::UpstreamEntry>) -> Res
     server_config.people_channels = board.people_channels();
     if !server_config.approvals.is_empty() && server_config.people_channels.is_empty() {
         anyhow::bail!(
-            "the config file has [[approval]] rules, but the task board is not served, so nobody can approve a call (Slack and signed answer links answer through the board too). \
+            "the config file has [[approval]] rules (or @approval policies), but the task board is not served, so nobody can approve a call (Slack and signed answer links answer through the board too). \
              Turn the board on (drop --no-board or [board] disabled; without authentication it is served on loopback addresses only), or remove the [[approval]] rules"
         );
     }

@@ -28,10 +28,11 @@ pub(super) async fn handle(
     server: &Shared,
     session: &Arc<Session>,
     id: &RequestId,
-    params: Value,
+    mut params: Value,
     stream: Option<mpsc::Sender<Value>>,
 ) -> Option<Result<Value, RpcError>> {
-    let planned = match plan(server, wire_of(session), &params) {
+    let caller = session.caller();
+    let planned = match plan(server, wire_of(session), &caller, &mut params) {
         Ok(p) => p,
         Err(e) => return Some(Err(e)),
     };

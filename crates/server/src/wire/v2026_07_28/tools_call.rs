@@ -23,7 +23,11 @@ pub(super) async fn handle(req: &Request<'_>, params: &Value) -> Result<Value, R
     let wire = Wire::Stateless {
         extension: req.extension,
     };
-    match plan(req.server, wire, params)? {
+    // The plan may write into the params (the approval policy holding the call).
+    let mut planned_params = params.clone();
+    let planned = plan(req.server, wire, &req.caller, &mut planned_params)?;
+    let params = &planned_params;
+    match planned {
         CallPlan::TaskTool { name, args } => {
             let link = CallLink::new(
                 req.server,
