@@ -84,6 +84,8 @@ impl Keys {
     }
 
     /// `value` as JSON with its signature for `purpose`, in a cookie-safe string.
+    // Used by the sign-in through a provider only (feature `oidc`).
+    #[cfg_attr(not(feature = "oidc"), allow(dead_code))]
     pub(crate) fn seal(&self, purpose: &[u8], value: &impl Serialize) -> String {
         let body = serde_json::to_vec(value).unwrap_or_default();
         let mac = self.mac(purpose, &body).finalize().into_bytes();
@@ -95,6 +97,8 @@ impl Keys {
     }
 
     /// What [`Keys::seal`] sealed for `purpose`, if the signature holds.
+    // Used by the sign-in through a provider only (feature `oidc`).
+    #[cfg_attr(not(feature = "oidc"), allow(dead_code))]
     pub(crate) fn open<T: serde::de::DeserializeOwned>(
         &self,
         purpose: &[u8],
@@ -220,8 +224,17 @@ impl Board {
     pub fn person_caller(&self, principal: &str) -> Caller {
         let mut caller = Caller::authenticated(principal, None)
             .with_groups(self.server().config().approvals.groups_of(principal));
-        caller.operator = self.config().operators.iter().any(|o| o == principal);
+        caller.operator = self.is_operator(principal, &caller.groups);
         caller
+    }
+
+    /// Whether `principal`, a member of `groups`, is an operator: `operators` may name
+    /// principals and groups alike (`[groups]`, or the identity provider's groups).
+    fn is_operator(&self, principal: &str, groups: &[String]) -> bool {
+        self.config()
+            .operators
+            .iter()
+            .any(|o| o == principal || groups.contains(o))
     }
 
     /// Who sent `headers`: checks Origin and Host like `/mcp`, then the session
@@ -251,6 +264,8 @@ impl Board {
                 caller.groups.push(group);
             }
         }
+        // The provider's groups may make the person an operator.
+        caller.operator = self.is_operator(&claims.p, &caller.groups);
         Ok(Viewer {
             caller,
             csrf: self.inner.keys.csrf(&claims.n),
@@ -362,6 +377,8 @@ impl Board {
     }
 
     /// Whether cookies get `Secure` (the public URL is https).
+    // Used by the sign-in through a provider only (feature `oidc`).
+    #[cfg_attr(not(feature = "oidc"), allow(dead_code))]
     pub(crate) fn https(&self) -> bool {
         self.config()
             .public_url

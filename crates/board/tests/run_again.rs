@@ -404,3 +404,20 @@ async fn whoever_ran_a_call_again_cannot_approve_it_and_whoever_decided_it_canno
         "{refused}"
     );
 }
+
+/// `operators` may name a group: dave, a member of `leads`, is an operator when
+/// `leads` is listed; bob, who is not, is not (issue 45: operators named by group).
+#[tokio::test]
+async fn an_operators_entry_may_name_a_group() {
+    let running = Running::start(&["leads"]).await;
+    let dave = running.login("tok-dave").await;
+    let bob = running.login("tok-bob").await;
+    assert_eq!(
+        running.get(&dave, "/board/api/me").await["operator"],
+        json!(true)
+    );
+    assert_eq!(
+        running.get(&bob, "/board/api/me").await["operator"],
+        json!(false)
+    );
+}
