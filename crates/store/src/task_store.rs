@@ -122,7 +122,8 @@ pub trait TaskStore: Send + Sync + std::fmt::Debug {
     /// deleted record.
     ///
     /// The default settles nothing: a store without it deletes such records at their
-    /// expiry, as stores did before it existed.
+    /// expiry, as stores did before it existed. The parity suite
+    /// (`expired_waiting_records_are_settled_not_deleted`) expects it implemented.
     ///
     /// # Errors
     /// [`StoreError::Backend`] on I/O failure.

@@ -22,8 +22,8 @@ use chrono::{DateTime, Utc};
 use mcp_tasks_protocol::{TaskId, TaskStatus};
 use mcp_tasks_store::{
     ChangeFeed, ClaimExpiredParams, ClaimLeaseParams, ExpiredTask, ListPage, ListParams,
-    MemoryStore, Outcome, RenewLeaseParams, StoreError, TaskQuery, TaskRecord, TaskStore,
-    TimelineEntry, TransitionParams,
+    MemoryStore, Outcome, RenewLeaseParams, SettleExpiredParams, StoreError, TaskQuery, TaskRecord,
+    TaskStore, TimelineEntry, TransitionParams,
 };
 use std::sync::{Arc, Mutex};
 
@@ -87,6 +87,17 @@ impl TaskStore for JournalStore {
             self.note(format!("expire {}", gone.id));
         }
         Ok(expired)
+    }
+
+    async fn settle_expired_waiting(
+        &self,
+        params: &SettleExpiredParams,
+    ) -> Result<Vec<TaskId>, StoreError> {
+        let settled = self.records.settle_expired_waiting(params).await?;
+        for id in &settled {
+            self.note(format!("settle {id} (expired unanswered)"));
+        }
+        Ok(settled)
     }
 
     async fn fail_orphaned(
