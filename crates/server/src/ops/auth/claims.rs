@@ -56,6 +56,7 @@ pub(crate) fn groups_in(value: Option<&Value>) -> Vec<String> {
 
 /// The scopes of an access token: `scope` (a space-separated string, RFC 9068 and
 /// RFC 7662) or `scp` (an array or string, as Entra ID and Okta write it).
+#[cfg_attr(not(feature = "oauth"), allow(dead_code))]
 pub(crate) fn scopes_in(claims: &Value) -> Vec<String> {
     let mut scopes = groups_in(claims.get("scope"));
     scopes.extend(groups_in(claims.get("scp")));
