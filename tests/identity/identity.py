@@ -6,7 +6,10 @@
 - a person signs in to the board through the provider's own login and consent pages in
   Chromium and approves a held call as a member of a group only the provider knows;
 - a tampered ID token is refused with a page that says so; sign-out goes through the
-  provider's end-session page;
+  provider's end-session page with the sign-in's ID token as `id_token_hint`;
+- a session is renewed silently (`prompt=none`) after `refresh_after`, and a group the
+  provider took away is gone after it; a renewal the provider declines
+  (`login_required`) ends the session on the login page;
 - the TypeScript SDK client's OAuth flow (tests/identity/sdk.mjs) finds the
   authorization server from our metadata, gets a token and runs a task.
 
@@ -61,9 +64,10 @@ class Provider:
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         self.issuer = json.loads(self.process.stdout.readline())["issuer"]
 
-    def configure(self, board_root, resource):
+    def configure(self, board_roots, resources):
         self.process.stdin.write(json.dumps(
-            {"boardRoot": board_root, "resource": resource, "hostRedirect": HOST_REDIRECT}) + "\n")
+            {"boardRoots": board_roots, "resources": resources,
+             "hostRedirect": HOST_REDIRECT}) + "\n")
         self.process.stdin.flush()
         assert json.loads(self.process.stdout.readline()) == {"ready": True}
 
@@ -103,11 +107,11 @@ class Provider:
 class Server:
     """`mcp-tasks serve --demo` with [oauth], [board.oidc] and an [[approval]] rule."""
 
-    def __init__(self, binary, folder, port, issuer):
+    def __init__(self, binary, folder, port, issuer, refresh_after="10m"):
         self.base = f"http://127.0.0.1:{port}"
         with open(os.path.join(folder, "board-client-secret"), "w") as f:
             f.write(BOARD_SECRET)
-        path = os.path.join(folder, "identity.toml")
+        path = os.path.join(folder, f"identity-{port}.toml")
         with open(path, "w") as f:
             f.write(f"""
 [server]
@@ -124,6 +128,7 @@ client_id = "board"
 client_secret_file = "board-client-secret"
 scopes = ["openid", "email", "profile", "groups"]
 token_login = false
+refresh_after = "{refresh_after}"
 
 [oauth]
 resource = "{self.base}/mcp"
@@ -218,6 +223,87 @@ def sign_in(browser, base, login):
 PROVIDER = None
 
 
+def me(page, base):
+    """`/board/api/me` with the page's cookies: (status, body)."""
+    response = page.request.get(f"{base}/board/api/me")
+    return response.status, response.json()
+
+
+def until_due(page, base):
+    """Waits (bounded) until the server says the page's sign-in is due for renewal."""
+    deadline = time.monotonic() + WAIT_MS / 1000
+    while time.monotonic() < deadline:
+        status, body = me(page, base)
+        if status == 401:
+            assert body.get("renew") is True, body
+            return
+        time.sleep(0.1)
+    raise AssertionError("the sign-in never came due for renewal")
+
+
+def renewal(browser, provider, server):
+    """`refresh_after = "5s"`: a group the provider takes away is gone after the
+    silent renewal, with no page shown; a renewal the provider declines ends the
+    session on the login page."""
+    base = server.base
+    caller = Mcp(base, provider.token({"grant_type": "client_credentials",
+                                       "scope": "mcp:tools", "resource": f"{base}/mcp"}))
+    task = caller.start("deploy", {"service": "api", "env": "prod"})
+    ana = sign_in(browser, base, "ana")
+    expect(ana).to_have_url(f"{base}/board")
+    status, body = me(ana, base)
+    assert status == 200 and "release-managers" in body["groups"], (status, body)
+    ana.goto(f"{base}/board/tasks/{task}")
+    expect(ana.locator("#detail-id")).to_have_text(task)
+    expect(ana.locator("#detail-pane section.question")
+           .get_by_role("button", name="Approve", exact=True)).to_be_visible()
+    try:
+        provider.hook("groups", {"account": "ana", "groups": []})
+        until_due(ana, base)
+        # Seen from the page: its stale session's API call answers 401 and it reloads,
+        # and the reload goes to the provider and back without a page of its own.
+        visited = []
+        ana.on("framenavigated", lambda frame: visited.append(frame.url))
+        ana.goto(f"{base}/board/tasks/{task}")
+        # Back on the board, signed in: the task that asked her group is no longer
+        # hers to see.
+        expect(ana.locator("#detail-pane")).to_contain_text("no such task")
+        expect(ana.locator(".who")).to_contain_text("ana")
+        # Only committed pages are seen: the provider's redirects are not, its code
+        # arriving at our callback is, and none of its login or consent pages.
+        assert any("/board/oidc/callback?code=" in url for url in visited), visited
+        assert not any("/interaction/" in url for url in visited), visited
+        status, body = me(ana, base)
+        assert status == 200 and body["principal"] == "ana", (status, body)
+        assert "release-managers" not in body["groups"], body
+        check("a silent renewal (prompt=none) reads the groups again: once the provider took her group away, ana no longer sees the approval it gave her")
+
+        # The same board cookies in a browser without the provider's session: the
+        # provider answers login_required, and the session ends on the login page.
+        board_cookies = [c for c in ana.context.cookies(f"{base}/board/")
+                         if c["name"].startswith("mcp_tasks_")]
+        assert any(c["name"] == "mcp_tasks_idt" for c in board_cookies), board_cookies
+        elsewhere = browser.new_context()
+        offline(elsewhere)
+        elsewhere.add_cookies(board_cookies)
+        page = elsewhere.new_page()
+        page.set_default_timeout(WAIT_MS)
+        until_due(page, base)
+        page.goto(f"{base}/board")
+        expect(page).to_have_url(re.compile(re.escape(f"{base}/board/oidc/callback")))
+        expect(page.locator(".error")).to_contain_text("Your session has ended")
+        expect(page.locator(".error")).to_contain_text("login_required")
+        status, _ = me(page, base)
+        assert status == 401, status
+        left = elsewhere.cookies(f"{base}/board/")
+        assert not any(c["name"] in ("mcp_tasks_board", "mcp_tasks_idt") for c in left), left
+        elsewhere.close()
+        check("a renewal the provider declines (login_required) ends the session on the login page, which says why")
+    finally:
+        provider.hook("groups", {"account": "ana", "groups": ["release-managers"]})
+        ana.context.close()
+
+
 def offline(context):
     """Only loopback: the provider's pages import a web font the test must not fetch."""
     context.route(re.compile(r"^https?://(?!127\.0\.0\.1[:/])"), lambda route: route.abort())
@@ -234,11 +320,16 @@ def main():
     os.makedirs(args.shots, exist_ok=True)
     folder = tempfile.mkdtemp(prefix="identity-")
     PROVIDER = provider = Provider(args.work)
-    port = free_port()
+    port, renew_port = free_port(), free_port()
     base = f"http://127.0.0.1:{port}"
     resource = f"{base}/mcp"
-    provider.configure(base, resource)
+    renew_base = f"http://127.0.0.1:{renew_port}"
+    provider.configure([base, renew_base], [resource, f"{renew_base}/mcp"])
     server = Server(os.path.abspath(args.bin), folder, port, provider.issuer)
+    # A second board whose sign-ins are renewed after five seconds (long enough that a
+    # slow machine does not renew between two steps that expect the same session).
+    renewing = Server(os.path.abspath(args.bin), folder, renew_port, provider.issuer,
+                      refresh_after="5s")
     failed = False
     try:
         # The protected resource's metadata, and the challenge that names it.
@@ -326,10 +417,13 @@ def main():
             ana.goto(f"{base}/board")
             ana.click("#logout button")
             expect(ana).to_have_url(re.compile("^" + re.escape(provider.issuer)))
+            assert "id_token_hint=" in ana.url, ana.url
             ana.get_by_role("button", name=re.compile("sign me out|Yes", re.I)).first.click()
             expect(ana).to_have_url(re.compile(re.escape(f"{base}/board/login")))
             expect(ana.locator("#sso")).to_have_text("Sign in with Test IdP")
-            check("sign-out ends the board session and goes through the provider's end-session page")
+            check("sign-out ends the board session and goes through the provider's end-session page with id_token_hint")
+
+            renewal(browser, provider, renewing)
 
             # A tampered ID token: the board refuses with a page saying why.
             provider.hook("tamper?on=1")
@@ -369,6 +463,9 @@ def main():
             raise AssertionError("the SDK client's OAuth flow failed")
         check("the TypeScript SDK client discovers the provider from our metadata, signs in, and runs a task")
 
+        renew_log = "".join(renewing.log)
+        assert "board_session_renewed" in renew_log and "board_session_ended" in renew_log, \
+            renew_log[-2000:]
         log = "".join(server.log)
         for secret in (BOARD_SECRET, INTROSPECTOR_SECRET, opaque, revoked, expired):
             assert secret not in log, "a secret or token is in the server's log"
@@ -382,6 +479,7 @@ def main():
         raise
     finally:
         server.stop()
+        renewing.stop()
         provider.stop()
         print(f"{len(CHECKS)} passed, {1 if failed else 0} failed")
 

@@ -10,7 +10,8 @@
 // PKCE), `minter` (client credentials: JWTs for another audience, opaque tokens for
 // ours), `introspector` (mcp-tasks' introspection credentials).
 // Test hooks under /__test/: `tamper` (flip the next ID tokens' payload), `sign` (a JWT
-// signed with the provider's own key or with a key it does not publish).
+// signed with the provider's own key or with a key it does not publish), `groups`
+// (change an account's groups: the next tokens carry the new ones).
 import http from 'node:http';
 import crypto from 'node:crypto';
 import readline from 'node:readline';
@@ -73,6 +74,10 @@ function testHook(req, res) {
     if (url.pathname === '/__test/tamper') {
       tamper = url.searchParams.get('on') === '1';
       res.end(JSON.stringify({ tamper }));
+    } else if (url.pathname === '/__test/groups') {
+      const { account, groups } = JSON.parse(body);
+      GROUPS[account] = groups;
+      res.end(JSON.stringify({ account, groups }));
     } else if (url.pathname === '/__test/sign') {
       const { key, claims } = JSON.parse(body);
       const token = key === 'provider'
@@ -86,14 +91,14 @@ function testHook(req, res) {
   });
 }
 
-function build(issuer, { boardRoot, resource, hostRedirect }) {
+function build(issuer, { boardRoots, resources, hostRedirect }) {
   const provider = new Provider(issuer, {
     clients: [
       {
         client_id: 'board',
         client_secret: SECRETS.board,
-        redirect_uris: [`${boardRoot}/board/oidc/callback`],
-        post_logout_redirect_uris: [`${boardRoot}/board/login`],
+        redirect_uris: boardRoots.map((root) => `${root}/board/oidc/callback`),
+        post_logout_redirect_uris: boardRoots.map((root) => `${root}/board/login`),
         grant_types: ['authorization_code'],
         response_types: ['code'],
         token_endpoint_auth_method: 'client_secret_basic',
@@ -153,10 +158,10 @@ function build(issuer, { boardRoot, resource, hostRedirect }) {
         defaultResource: () => undefined,
         useGrantedResource: () => true,
         getResourceServerInfo(ctx, indicator, client) {
-          if (indicator !== resource && indicator !== 'urn:test:another-server') {
+          if (!resources.includes(indicator) && indicator !== 'urn:test:another-server') {
             throw new Error(`unknown resource ${indicator}`);
           }
-          const opaque = indicator === resource && client.clientId === 'minter';
+          const opaque = resources.includes(indicator) && client.clientId === 'minter';
           return {
             scope: 'mcp:tools',
             audience: indicator,

@@ -80,7 +80,9 @@ async function api(path, options) {
   }
   const response = await fetch(path, init);
   if (response.status === 401) {
-    window.location.assign("/board/login");
+    // Signed out, or a sign-in due for renewal: the page load renews it at the
+    // identity provider (silently) or goes to the login page, and comes back here.
+    window.location.reload();
     throw new Error("not logged in");
   }
   let body = {};
@@ -218,7 +220,16 @@ function showLive(text, bad) {
 function connectLive() {
   const source = new EventSource("/board/api/events");
   source.addEventListener("open", () => showLive("live"));
-  source.addEventListener("error", () => showLive("reconnecting…", true));
+  source.addEventListener("error", () => {
+    showLive("reconnecting…", true);
+    // Closed for good (the server refused the stream, as when the session ended or is
+    // due for renewal): ask who is looking, which reloads the page on 401, else retry.
+    if (source.readyState === EventSource.CLOSED) {
+      api("/board/api/me")
+        .then(() => setTimeout(connectLive, 3000))
+        .catch(() => {});
+    }
+  });
   source.addEventListener("task", (event) => {
     const task = JSON.parse(event.data);
     const empty = document.querySelector("#tasks tr.empty");

@@ -59,6 +59,9 @@ pub(crate) async fn me(State(board): State<Board>, headers: HeaderMap) -> Respon
     match board.viewer(&headers) {
         Ok(viewer) => Json(json!({
             "principal": viewer.caller.principal,
+            // The groups approvals and operators are matched against: the provider's
+            // (read at sign-in and at each renewal) and `[groups]`'.
+            "groups": viewer.caller.groups,
             "operator": viewer.caller.operator,
             "loggedIn": viewer.logged_in,
             "csrf": viewer.csrf,

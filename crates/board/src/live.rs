@@ -161,8 +161,26 @@ pub(crate) async fn events(State(board): State<Board>, headers: HeaderMap) -> Re
     };
     let caller = viewer.caller;
     let signed_in = board.needs_login();
-    // Open pages end with the server, so that a graceful shutdown is not held open.
-    let stop = board.server().shutdown_token().cancelled_owned();
+    // Open pages end with the server, so that a graceful shutdown is not held open; a
+    // signed-in viewer's stream ends when their session does or is due for renewal
+    // (the page then asks again and is renewed or sent to sign in), so that a person
+    // removed from a group stops seeing what it showed them.
+    let shutdown = board.server().shutdown_token().cancelled_owned();
+    let left = viewer.valid_until.map(|until| {
+        let secs = until.saturating_sub(chrono::Utc::now().timestamp()).max(0);
+        Duration::from_secs(u64::try_from(secs).unwrap_or(0))
+    });
+    let stop = async move {
+        match left {
+            Some(left) => {
+                tokio::select! {
+                    () = shutdown => {}
+                    () = tokio::time::sleep(left) => {}
+                }
+            }
+            None => shutdown.await,
+        }
+    };
     let stream = BroadcastStream::new(board.inner.live.events.subscribe())
         .filter_map(move |item| {
             let event = match item {

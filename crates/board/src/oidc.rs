@@ -18,6 +18,12 @@ pub enum TokenAuth {
     Post,
 }
 
+/// How long a sign-in through the provider is trusted before it is renewed silently,
+/// unless `refresh_after` says otherwise: ten minutes, so that a person removed from a
+/// group at the provider loses what the group gave them within that time, at the cost
+/// of one invisible round trip to the provider every ten minutes of use.
+pub const DEFAULT_REFRESH_AFTER: Duration = Duration::from_secs(600);
+
 /// `[board.oidc]`: the identity provider people sign in with.
 #[derive(Debug, Clone)]
 pub struct OidcConfig {
@@ -45,6 +51,12 @@ pub struct OidcConfig {
     pub post_logout_redirect_uri: String,
     /// Clock skew allowed on the ID token's `exp`, `iat` and `nbf`.
     pub leeway: Duration,
+    /// How long a sign-in is trusted before the board asks the provider again,
+    /// silently (`prompt=none`): the person's groups are read again then, and a person
+    /// the provider no longer signs in is sent to the login page. This is how long a
+    /// person removed from a group (or from the provider) keeps what it gave them.
+    /// `Duration::ZERO`: never before `session_ttl`.
+    pub refresh_after: Duration,
 }
 
 impl OidcConfig {
@@ -70,6 +82,7 @@ impl OidcConfig {
             redirect_uri: format!("{root}/board/oidc/callback"),
             post_logout_redirect_uri: format!("{root}/board/login"),
             leeway: Duration::from_secs(60),
+            refresh_after: DEFAULT_REFRESH_AFTER,
         }
     }
 }
@@ -113,6 +126,22 @@ mod rp {
         /// Least time between two JWKS fetches for an unknown key; `None`: the
         /// default of [`RemoteJwks`].
         refetch_interval: Option<std::time::Duration>,
+    }
+
+    /// A silent sign-in (`prompt=none`): renewing a session without a page.
+    #[derive(Debug, Clone, Copy)]
+    pub(crate) struct Silent<'a> {
+        /// The ID token of the sign-in being renewed, when the browser still has it.
+        pub(crate) id_token_hint: Option<&'a str>,
+    }
+
+    /// A finished sign-in.
+    #[derive(Debug)]
+    pub(crate) struct SignedIn {
+        /// Who signed in, with the provider's groups.
+        pub(crate) identity: Identity,
+        /// The verified ID token.
+        pub(crate) id_token: String,
     }
 
     /// The token endpoint's answer.
@@ -185,6 +214,7 @@ mod rp {
             state: &str,
             nonce: &str,
             challenge: &str,
+            silent: Option<Silent<'_>>,
         ) -> Result<String, SignInError> {
             let meta = self.metadata().await?;
             let endpoint = meta.authorization_endpoint.as_deref().unwrap_or_default();
@@ -194,28 +224,40 @@ mod rp {
                     scopes.push(s.clone());
                 }
             }
-            let query = serde_urlencoded::to_string([
+            let scope = scopes.join(" ");
+            let mut params = vec![
                 ("response_type", "code"),
                 ("client_id", self.config.client_id.as_str()),
                 ("redirect_uri", self.config.redirect_uri.as_str()),
-                ("scope", scopes.join(" ").as_str()),
+                ("scope", scope.as_str()),
                 ("state", state),
                 ("nonce", nonce),
                 ("code_challenge", challenge),
                 ("code_challenge_method", "S256"),
-            ])
-            .unwrap_or_default();
+            ];
+            if let Some(silent) = silent {
+                // OpenID Connect Core 3.1.2.1: no page for the person; the provider
+                // answers `login_required` (or `interaction_required`) when it cannot
+                // sign them in without one.
+                params.push(("prompt", "none"));
+                if let Some(hint) = silent.id_token_hint {
+                    params.push(("id_token_hint", hint));
+                }
+            }
+            let query = serde_urlencoded::to_string(&params).unwrap_or_default();
             let sep = if endpoint.contains('?') { '&' } else { '?' };
             Ok(format!("{endpoint}{sep}{query}"))
         }
 
-        /// Exchanges `code` and checks the ID token: the person it names, with groups.
+        /// Exchanges `code` and checks the ID token: the person it names, with groups,
+        /// and the ID token itself (sign-out and silent renewal send it back as
+        /// `id_token_hint`).
         pub(crate) async fn finish(
             &self,
             code: &str,
             verifier: &str,
             nonce: &str,
-        ) -> Result<Identity, SignInError> {
+        ) -> Result<SignedIn, SignInError> {
             let meta = self.metadata().await?;
             let endpoint = meta.token_endpoint.as_deref().unwrap_or_default();
             let mut form = vec![
@@ -312,9 +354,10 @@ mod rp {
                 principal: self.config.principal_claim.clone(),
                 groups: self.config.groups_claim.clone(),
             };
-            names
+            let identity = names
                 .identity(&claims)
-                .map_err(|_| SignInError::NoPrincipal(self.config.principal_claim.clone()))
+                .map_err(|_| SignInError::NoPrincipal(self.config.principal_claim.clone()))?;
+            Ok(SignedIn { identity, id_token })
         }
 
         async fn userinfo(&self, url: &str, access_token: &str) -> Option<Value> {
@@ -333,18 +376,23 @@ mod rp {
             response.json().await.ok()
         }
 
-        /// Where sign-out goes at the provider, when it offers RP-initiated logout.
-        pub(crate) async fn end_session_url(&self) -> Option<String> {
+        /// Where sign-out goes at the provider, when it offers RP-initiated logout;
+        /// `id_token_hint` is the ID token of the sign-in (Okta requires it, others use
+        /// it to skip asking which account to sign out).
+        pub(crate) async fn end_session_url(&self, id_token_hint: Option<&str>) -> Option<String> {
             let meta = self.metadata().await.ok()?;
             let endpoint = meta.end_session_endpoint.as_deref()?;
-            let query = serde_urlencoded::to_string([
+            let mut params = vec![
                 ("client_id", self.config.client_id.as_str()),
                 (
                     "post_logout_redirect_uri",
                     self.config.post_logout_redirect_uri.as_str(),
                 ),
-            ])
-            .ok()?;
+            ];
+            if let Some(hint) = id_token_hint {
+                params.push(("id_token_hint", hint));
+            }
+            let query = serde_urlencoded::to_string(&params).ok()?;
             let sep = if endpoint.contains('?') { '&' } else { '?' };
             Some(format!("{endpoint}{sep}{query}"))
         }

@@ -20,8 +20,9 @@ mod flow {
     use subtle::ConstantTimeEq;
 
     use crate::html::escape;
-    use crate::oidc::SignInError;
+    use crate::oidc::{SignInError, SignedIn, Silent};
     use crate::pages::{after_login, link_page};
+    use crate::viewer::ID_TOKEN_COOKIE;
     use crate::Board;
 
     /// The cookie that carries one sign-in attempt to the callback.
@@ -44,6 +45,9 @@ mod flow {
         b: String,
         /// Expiry, Unix seconds.
         e: i64,
+        /// A silent renewal (`prompt=none`) rather than a sign-in with pages.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        q: bool,
     }
 
     fn random() -> String {
@@ -120,14 +124,18 @@ mod flow {
         problem(board, status, title, &what, &todo)
     }
 
-    /// `?next=` of the start.
+    /// `?next=` of the start, and `renew=1` for a silent renewal.
     #[derive(Debug, Deserialize)]
     pub(crate) struct Start {
         #[serde(default)]
         next: Option<String>,
+        #[serde(default)]
+        renew: Option<String>,
     }
 
-    /// `GET /board/oidc/start`: off to the provider's sign-in page.
+    /// `GET /board/oidc/start`: off to the provider's sign-in page, or (`renew=1`,
+    /// where a page whose session is due for renewal sends the person) to its
+    /// authorization endpoint with `prompt=none`, which comes straight back.
     pub(crate) async fn start(
         State(board): State<Board>,
         headers: HeaderMap,
@@ -139,16 +147,22 @@ mod flow {
         let Some(rp) = &board.inner.oidc else {
             return Redirect::to("/board/login").into_response();
         };
+        let silent = start.renew.as_deref().is_some_and(|r| r == "1");
         let attempt = Attempt {
             s: random(),
             n: random(),
             v: random(),
             b: after_login(start.next.as_deref()).to_string(),
             e: chrono::Utc::now().timestamp() + ATTEMPT_TTL,
+            q: silent,
         };
         let challenge = URL_SAFE_NO_PAD.encode(Sha256::digest(attempt.v.as_bytes()));
+        let silent = silent.then(|| Silent {
+            id_token_hint: crate::viewer::cookie(&headers, ID_TOKEN_COOKIE)
+                .filter(|t| !t.is_empty()),
+        });
         let url = match rp
-            .authorization_url(&attempt.s, &attempt.n, &challenge)
+            .authorization_url(&attempt.s, &attempt.n, &challenge, silent)
             .await
         {
             Ok(url) => url,
@@ -214,6 +228,9 @@ mod flow {
             );
         }
         if let Some(error) = back.error {
+            if attempt.q && SILENT_REFUSALS.contains(&error.as_str()) {
+                return renewal_refused(&board, &attempt, &error);
+            }
             let what = match error.as_str() {
                 "access_denied" => "Access was declined at the identity provider.".to_string(),
                 _ => format!(
@@ -231,13 +248,13 @@ mod flow {
                 SignInError::Refused("the identity provider sent no code".into()),
             );
         };
-        let identity = match rp.finish(&code, &attempt.v, &attempt.n).await {
-            Ok(identity) => identity,
+        let SignedIn { identity, id_token } = match rp.finish(&code, &attempt.v, &attempt.n).await {
+            Ok(signed) => signed,
             Err(e) => return sign_in_problem(&board, e),
         };
         tracing::info!(
             target: "mcp_tasks::audit",
-            event = "board_login",
+            event = if attempt.q { "board_session_renewed" } else { "board_login" },
             via = "oidc",
             principal = %identity.principal,
             groups = %identity.groups.join(","),
@@ -264,8 +281,55 @@ mod flow {
         if let Ok(v) = HeaderValue::from_str(&cookie) {
             headers.append(header::SET_COOKIE, v);
         }
+        if let Ok(v) = HeaderValue::from_str(&board.id_token_cookie(Some(&id_token))) {
+            headers.append(header::SET_COOKIE, v);
+        }
         if let Ok(v) = HeaderValue::from_str(&attempt_cookie(&board, "", 0)) {
             headers.append(header::SET_COOKIE, v);
+        }
+        response
+    }
+
+    /// The errors with which a provider declines a silent sign-in (OpenID Connect Core
+    /// 3.1.2.6): the person must see one of its pages, so the session ends here.
+    const SILENT_REFUSALS: [&str; 4] = [
+        "login_required",
+        "interaction_required",
+        "consent_required",
+        "account_selection_required",
+    ];
+
+    /// A silent renewal the provider declined: the session ends (its cookies cleared)
+    /// and the person lands on the login page, which says why and brings them back.
+    fn renewal_refused(board: &Board, attempt: &Attempt, error: &str) -> Response {
+        tracing::info!(
+            target: "mcp_tasks::audit",
+            event = "board_session_ended",
+            via = "oidc",
+            reason = %error,
+            "board session not renewed: the identity provider asks the person to sign in"
+        );
+        let name = board
+            .config()
+            .oidc
+            .as_ref()
+            .map_or("your identity provider", |o| o.name.as_str());
+        let notice = format!("Your session has ended: {name} asks you to sign in again ({error}).");
+        let mut response = crate::pages::login_page(
+            board,
+            StatusCode::UNAUTHORIZED,
+            Some(&notice),
+            Some(&attempt.b),
+        );
+        let headers = response.headers_mut();
+        for cookie in [
+            board.ended_session_cookie(),
+            board.id_token_cookie(None),
+            attempt_cookie(board, "", 0),
+        ] {
+            if let Ok(v) = HeaderValue::from_str(&cookie) {
+                headers.append(header::SET_COOKIE, v);
+            }
         }
         response
     }

@@ -131,9 +131,10 @@ async fn render(
         // Logged out: the login page, which brings the person back here afterwards
         // (a notification's link to a task lands on that task, not on the list).
         Err(refused) if refused.status == StatusCode::UNAUTHORIZED => {
-            // Without token login, straight to the identity provider: signing in
-            // again there is how a session is renewed (and its groups read again).
-            return Redirect::to(&renew_or_login(board, uri)).into_response();
+            // A sign-in due for renewal goes to the provider silently (the groups
+            // read again); without token login, a person signed out goes straight to
+            // the provider's sign-in page.
+            return Redirect::to(&renew_or_login(board, uri, refused.renew)).into_response();
         }
         Err(refused) => return page(refused.status, error_page(&refused.message)),
     };
@@ -286,12 +287,19 @@ pub(crate) fn sign_in_button(board: &Board, next: &str) -> String {
     )
 }
 
-/// Where a person whose session ended goes: straight to the provider when token login
-/// is off (signing in again there renews the session and reads the groups again),
-/// else the login page.
-pub(crate) fn renew_or_login(board: &Board, uri: &Uri) -> String {
+/// Where a person without a usable session goes: a sign-in due for renewal to the
+/// provider silently (`renew`: `prompt=none`, back at once with the groups read again,
+/// or to the login page if the provider wants the person to sign in); a person signed
+/// out straight to the provider's sign-in page when token login is off; else the login
+/// page.
+pub(crate) fn renew_or_login(board: &Board, uri: &Uri, renew: bool) -> String {
     let login = login_for(uri);
-    if cfg!(feature = "oidc") && board.config().oidc.is_some() && !board.config().token_login {
+    let oidc = cfg!(feature = "oidc") && board.config().oidc.is_some();
+    if oidc && renew {
+        let start = login.replacen("/board/login", "/board/oidc/start", 1);
+        let sep = if start.contains('?') { '&' } else { '?' };
+        format!("{start}{sep}renew=1")
+    } else if oidc && !board.config().token_login {
         login.replacen("/board/login", "/board/oidc/start", 1)
     } else {
         login
@@ -299,17 +307,20 @@ pub(crate) fn renew_or_login(board: &Board, uri: &Uri) -> String {
 }
 
 /// Where logging out sends `viewer`: the provider's end-session endpoint when they
-/// signed in there and it offers one, else the login page.
-pub(crate) async fn after_logout(board: &Board, viewer: &Viewer) -> String {
+/// signed in there and it offers one (with the sign-in's ID token as `id_token_hint`
+/// when the browser kept it), else the login page.
+pub(crate) async fn after_logout(board: &Board, viewer: &Viewer, headers: &HeaderMap) -> String {
     #[cfg(feature = "oidc")]
     if viewer.via_oidc {
         if let Some(rp) = &board.inner.oidc {
-            if let Some(url) = rp.end_session_url().await {
+            let hint = crate::viewer::cookie(headers, crate::viewer::ID_TOKEN_COOKIE)
+                .filter(|t| !t.is_empty());
+            if let Some(url) = rp.end_session_url(hint).await {
                 return url;
             }
         }
     }
-    let _ = (board, viewer);
+    let _ = (board, viewer, headers);
     "/board/login".to_string()
 }
 
@@ -324,7 +335,7 @@ pub(crate) fn error_page(message: &str) -> String {
     )
 }
 
-fn login_page(
+pub(crate) fn login_page(
     board: &Board,
     status: StatusCode,
     problem: Option<&str>,
@@ -453,7 +464,7 @@ pub(crate) async fn logout(
         Err(refused) => return page(refused.status, error_page(&refused.message)),
     };
     tracing::info!(target: "mcp_tasks::audit", event = "board_logout", via = if viewer.via_oidc { "oidc" } else { "token" }, principal = %viewer.caller.principal, "board logout");
-    let target = after_logout(&board, &viewer).await;
+    let target = after_logout(&board, &viewer, &headers).await;
     let mut response = if target.starts_with("/board") {
         Redirect::to(&target).into_response()
     } else {
@@ -474,6 +485,11 @@ pub(crate) async fn logout(
     };
     if let Ok(cookie) = HeaderValue::from_str(&board.logout_cookie(&viewer)) {
         response.headers_mut().insert(header::SET_COOKIE, cookie);
+    }
+    if viewer.via_oidc {
+        if let Ok(cookie) = HeaderValue::from_str(&board.id_token_cookie(None)) {
+            response.headers_mut().append(header::SET_COOKIE, cookie);
+        }
     }
     response
 }

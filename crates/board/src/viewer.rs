@@ -25,6 +25,12 @@ use crate::Board;
 
 /// The session cookie's name.
 pub(crate) const COOKIE: &str = "mcp_tasks_board";
+/// The cookie keeping the ID token of a sign-in through the provider, sent back to it
+/// as `id_token_hint` at sign-out (Okta requires it) and at silent renewal.
+pub(crate) const ID_TOKEN_COOKIE: &str = "mcp_tasks_idt";
+/// The longest ID token kept: a browser keeps cookies up to about 4 KB; a longer token
+/// (hundreds of groups in it) is not kept, and sign-out then goes without the hint.
+const ID_TOKEN_COOKIE_MAX: usize = 3800;
 /// The header a page sends its CSRF token in on every state-changing request.
 pub(crate) const CSRF_HEADER: &str = "x-csrf-token";
 /// Who the viewer is when the board is served without authentication (loopback only).
@@ -151,6 +157,14 @@ struct Claims {
     /// Signed in through OpenID Connect (sign-out then goes to the provider too).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     o: bool,
+    /// When the sign-in must be renewed at the provider (Unix seconds; 0: never before
+    /// the expiry): past it, pages renew silently and the API answers 401.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    r: i64,
+}
+
+fn is_zero(n: &i64) -> bool {
+    *n == 0
 }
 
 /// The person looking at the board.
@@ -166,6 +180,9 @@ pub(crate) struct Viewer {
     session: Option<(String, i64)>,
     /// Whether they signed in through the identity provider.
     pub(crate) via_oidc: bool,
+    /// Until when (Unix seconds) what this viewer may see holds: the session's expiry,
+    /// or its renewal at the provider if that comes first. `None`: no login.
+    pub(crate) valid_until: Option<i64>,
 }
 
 /// Why a request gets no board: the status and the message a person reads.
@@ -173,6 +190,9 @@ pub(crate) struct Viewer {
 pub(crate) struct Refused {
     pub(crate) status: StatusCode,
     pub(crate) message: String,
+    /// The person is signed in, but the sign-in is due for renewal at the identity
+    /// provider: a page goes there silently, the API answers 401 and the page reloads.
+    pub(crate) renew: bool,
 }
 
 impl Refused {
@@ -180,6 +200,17 @@ impl Refused {
         Refused {
             status,
             message: message.into(),
+            renew: false,
+        }
+    }
+
+    /// The answer to a request whose sign-in is due for renewal.
+    pub(crate) fn renew() -> Self {
+        Refused {
+            status: StatusCode::UNAUTHORIZED,
+            message: "your sign-in is due for renewal at the identity provider: reload the page"
+                .into(),
+            renew: true,
         }
     }
 
@@ -195,11 +226,12 @@ impl Refused {
 
 impl IntoResponse for Refused {
     fn into_response(self) -> Response {
-        (
-            self.status,
-            axum::Json(serde_json::json!({ "error": self.message })),
-        )
-            .into_response()
+        let body = if self.renew {
+            serde_json::json!({ "error": self.message, "renew": true })
+        } else {
+            serde_json::json!({ "error": self.message })
+        };
+        (self.status, axum::Json(body)).into_response()
     }
 }
 
@@ -248,6 +280,7 @@ impl Board {
                 logged_in: false,
                 session: None,
                 via_oidc: false,
+                valid_until: None,
             });
         }
         let claims = cookie(headers, COOKIE)
@@ -258,6 +291,9 @@ impl Board {
                     "not logged in (or the login expired): log in at /board/login",
                 )
             })?;
+        if claims.r != 0 && claims.r <= chrono::Utc::now().timestamp() {
+            return Err(Refused::renew());
+        }
         let mut caller = self.person_caller(&claims.p);
         for group in claims.g {
             if !caller.groups.contains(&group) {
@@ -270,6 +306,11 @@ impl Board {
             caller,
             csrf: self.inner.keys.csrf(&claims.n),
             logged_in: true,
+            valid_until: Some(if claims.r != 0 {
+                claims.r.min(claims.e)
+            } else {
+                claims.e
+            }),
             session: Some((claims.n, claims.e)),
             via_oidc: claims.o,
         })
@@ -349,12 +390,27 @@ impl Board {
         let ttl = self.config().session_ttl.as_secs().max(60);
         let mut nonce = [0u8; 16];
         rand::thread_rng().fill_bytes(&mut nonce);
+        let now = chrono::Utc::now().timestamp();
+        let expires = now + i64::try_from(ttl).unwrap_or(i64::MAX / 2);
+        // A sign-in through the provider is asked again after `refresh_after` (the
+        // groups read anew), unless the session ends first.
+        let refresh = self
+            .config()
+            .oidc
+            .as_ref()
+            .filter(|_| oidc)
+            .map_or(0, |o| o.refresh_after.as_secs());
+        let renew = match i64::try_from(refresh) {
+            Ok(secs) if secs > 0 && now + secs < expires => now + secs,
+            _ => 0,
+        };
         let claims = Claims {
             p: principal.to_string(),
-            e: chrono::Utc::now().timestamp() + i64::try_from(ttl).unwrap_or(i64::MAX / 2),
+            e: expires,
             n: hex::encode(nonce),
             g: groups,
             o: oidc,
+            r: renew,
         };
         let body = serde_json::to_vec(&claims).unwrap_or_default();
         let value = format!(
@@ -374,6 +430,34 @@ impl Board {
             self.inner.keys.revoke(nonce, *expires);
         }
         format!("{COOKIE}=; Max-Age=0{}", self.cookie_attributes())
+    }
+
+    /// A `Set-Cookie` value ending a session whose renewal the provider refused (its
+    /// cookie, being stale, opens nothing; this removes it from the browser).
+    // Used by the sign-in through a provider only (feature `oidc`).
+    #[cfg_attr(not(feature = "oidc"), allow(dead_code))]
+    pub(crate) fn ended_session_cookie(&self) -> String {
+        format!("{COOKIE}=; Max-Age=0{}", self.cookie_attributes())
+    }
+
+    /// A `Set-Cookie` value keeping (or, with `None`, removing) the ID token of a
+    /// sign-in through the provider, for as long as the session lives.
+    pub(crate) fn id_token_cookie(&self, id_token: Option<&str>) -> String {
+        match id_token {
+            Some(token)
+                if token.len() <= ID_TOKEN_COOKIE_MAX
+                    && token
+                        .bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b)) =>
+            {
+                let ttl = self.config().session_ttl.as_secs().max(60);
+                format!(
+                    "{ID_TOKEN_COOKIE}={token}; Max-Age={ttl}{}",
+                    self.cookie_attributes()
+                )
+            }
+            _ => format!("{ID_TOKEN_COOKIE}=; Max-Age=0{}", self.cookie_attributes()),
+        }
     }
 
     /// Whether cookies get `Secure` (the public URL is https).
@@ -448,6 +532,9 @@ pub(crate) fn cookie<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> 
         .find(|(k, _)| *k == name)
         .map(|(_, v)| v)
 }
+
+#[cfg(all(test, feature = "oidc"))]
+mod renewal_tests;
 
 #[cfg(test)]
 mod tests {

@@ -111,6 +111,11 @@ pub struct OidcSection {
     /// Clock skew allowed on the ID token (default 60s).
     #[serde(default, with = "opt_duration")]
     pub leeway: Option<Duration>,
+    /// How long a sign-in is trusted before the board asks the provider again,
+    /// silently (default 10m; "0s": not before `session_ttl`). The groups are read
+    /// again then, and a person the provider no longer signs in is sent to sign in.
+    #[serde(default, with = "opt_duration")]
+    pub refresh_after: Option<Duration>,
 }
 
 /// `[oauth]`: this server as an OAuth protected resource (the MCP authorization spec).

@@ -32,7 +32,13 @@ async fn sign_in(rp: &Rp, issuer: &TestIssuer, token: String) -> Result<String, 
     issuer.next_id_token(token);
     rp.finish("a-code", "a-verifier", NONCE)
         .await
-        .map(|identity| format!("{} {}", identity.principal, identity.groups.join(",")))
+        .map(|signed| {
+            format!(
+                "{} {}",
+                signed.identity.principal,
+                signed.identity.groups.join(",")
+            )
+        })
 }
 
 fn bad_token(result: Result<String, SignInError>) -> String {

@@ -138,6 +138,16 @@ pub fn board_oidc(
     if let Some(leeway) = section.leeway {
         config.leeway = leeway;
     }
+    if let Some(refresh_after) = section.refresh_after {
+        // A renewal is a round trip through the provider: one shorter than a few
+        // seconds could come due again before the page it returns to has loaded.
+        if !refresh_after.is_zero() && refresh_after < Duration::from_secs(5) {
+            anyhow::bail!(
+                "[board.oidc]: refresh_after must be at least 5s (or \"0s\" to renew only when the session ends)"
+            );
+        }
+        config.refresh_after = refresh_after;
+    }
     tracing::info!(issuer = %config.issuer, redirect_uri = %config.redirect_uri, "board sign-in with OpenID Connect");
     Ok((Some(config), section.token_login.unwrap_or(true)))
 }
@@ -145,4 +155,34 @@ pub fn board_oidc(
 /// Whether `[board.oidc]` is configured (the board then has a login of its own).
 pub fn board_sign_in(file: &ConfigFile) -> bool {
     file.board.oidc.is_some()
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+
+    fn oidc(extra: &str) -> Result<Option<mcp_tasks_board::OidcConfig>> {
+        let file = ConfigFile::parse(&format!(
+            "[board.oidc]\nissuer = \"https://idp.example/\"\nclient_id = \"board\"\n{extra}"
+        ))
+        .unwrap();
+        board_oidc(&file, "https://tasks.example").map(|(config, _)| config)
+    }
+
+    #[test]
+    fn refresh_after_defaults_to_ten_minutes_and_may_be_off_but_not_a_loop() {
+        let config = oidc("").unwrap().unwrap();
+        assert_eq!(config.refresh_after, Duration::from_secs(600));
+        assert_eq!(
+            config.redirect_uri,
+            "https://tasks.example/board/oidc/callback"
+        );
+        let off = oidc("refresh_after = \"0s\"").unwrap().unwrap();
+        assert!(off.refresh_after.is_zero());
+        let hour = oidc("refresh_after = \"1h\"").unwrap().unwrap();
+        assert_eq!(hour.refresh_after, Duration::from_secs(3600));
+        let error = oidc("refresh_after = \"2s\"").unwrap_err().to_string();
+        assert!(error.contains("at least 5s"), "{error}");
+    }
 }
