@@ -15,7 +15,8 @@
 //! | journal | cost of one journaled step (`pipeline` of instant steps) on SQLite and PostgreSQL |
 //!
 //! `mcp-tasks bench soak` ([`soak`]) is another run: PostgreSQL under time (tasks
-//! created, answered and expired for an hour), then the tables' dead tuples and sizes.
+//! created, answered and expired for an hour), then the tables' dead tuples and sizes,
+//! at the end and over time (a snapshot every `--snapshot-every`).
 //!
 //! Our servers are measured on one or both task wires (`--wires`), the wire being a
 //! column of the table. Every figure runs `--repeat` times (retained: once) and is

@@ -2,8 +2,9 @@
 //! a few seconds against the test server (`MCP_TASKS_TEST_PG_URL`, in a schema of its
 //! own; skipped without it, except under CI) must create tasks, answer some, see the
 //! others expire and be swept, and read PostgreSQL's statistics of every table, with
-//! no error. It fails when expiry or the statistics query breaks. No timing is
-//! asserted: CI machines vary.
+//! no error, and once a second its snapshots (each table's statistics and the
+//! interval's latency) and the verdict on the sizes. It fails when expiry, the
+//! statistics query or the snapshots break. No timing is asserted: CI machines vary.
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
 use mcp_tasks_store::suite::postgres::{test_url, TestSchema};
@@ -34,6 +35,8 @@ async fn short_soak_creates_answers_expires_and_reads_the_tables() {
                 "2s",
                 "--connections",
                 "4",
+                "--snapshot-every",
+                "1s",
                 "--json",
             ])
             .output()
@@ -114,6 +117,51 @@ async fn short_soak_creates_answers_expires_and_reads_the_tables() {
             || tasks["autovacuum_count"].as_i64().unwrap() > 0,
         "{tasks}"
     );
+
+    // Over time: a snapshot every second of the 4 s window (the last one as it closed),
+    // each with every table's statistics and the latency of its own interval.
+    let snapshots = report["snapshots"].as_array().expect("snapshots");
+    assert_eq!(snapshots.len(), 4, "{report}");
+    let ends: Vec<f64> = snapshots
+        .iter()
+        .map(|s| s["to_s"].as_f64().unwrap())
+        .collect();
+    assert_eq!(ends, [1.0, 2.0, 3.0, 4.0], "{report}");
+    let with_rows_and_latency = snapshots
+        .iter()
+        .filter(|s| {
+            s["stats_error"].is_null()
+                && s["tables"].as_array().is_some_and(|t| {
+                    t.iter().any(|t| {
+                        t["table"] == "tasks" && t["total_bytes"].as_i64().is_some_and(|b| b > 0)
+                    })
+                })
+                && s["create_latency"]["p99_us"].as_f64().is_some()
+                && s["answer_latency"]["p99_us"].as_f64().is_some()
+                && s["rate"].as_f64().is_some_and(|r| r > 0.0)
+        })
+        .count();
+    assert!(with_rows_and_latency >= 2, "{report}");
+    // The intervals split the run: their creations and answers add up to its own.
+    let sum = |k: &str| {
+        snapshots
+            .iter()
+            .map(|s| s[k].as_u64().unwrap())
+            .sum::<u64>()
+    };
+    assert_eq!(sum("created"), n("created"), "{report}");
+    assert_eq!(sum("answered"), n("answered"), "{report}");
+    assert_eq!(sum("errors"), n("errors"), "{report}");
+    // The verdict compares the snapshot at a third of the window (2 s) with the last.
+    let verdict = &report["size_verdict"];
+    assert_eq!(verdict["from_s"].as_f64(), Some(2.0), "{report}");
+    assert_eq!(verdict["to_s"].as_f64(), Some(4.0), "{report}");
+    assert!(
+        verdict["from_bytes"].as_i64().is_some_and(|b| b > 0),
+        "{report}"
+    );
+    assert!(verdict["growth_pct"].as_f64().is_some(), "{report}");
+    assert!(verdict["levels_off"].is_boolean(), "{report}");
 }
 
 /// The documented one-hour command uses real flags of `bench soak`.

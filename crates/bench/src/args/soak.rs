@@ -8,9 +8,10 @@ use std::time::Duration;
 /// --duration, create tasks at --rate with the demo tool `confirm_delete` (one question
 /// each); answer the question of an --answer share of them and let the others wait
 /// until their --ttl runs out, so that the expiry sweeper deletes them during the run.
-/// Autovacuum is left as the database has it. At the end, print the achieved rate,
+/// Autovacuum is left as the database has it. Every --snapshot-every, read the tables'
+/// statistics and the latency of that interval. At the end, print the achieved rate,
 /// errors, latency, and what PostgreSQL says of every mcp-tasks table: live and dead
-/// tuples, autovacuum runs, table and index sizes.
+/// tuples, autovacuum runs, table and index sizes, and how they developed over time.
 #[derive(Debug, Clone, Args)]
 pub struct SoakArgs {
     /// The PostgreSQL database to soak (passed to `mcp-tasks serve --database`); its
@@ -32,6 +33,14 @@ pub struct SoakArgs {
     /// waits this long, then its task expires and the sweeper deletes it.
     #[arg(long, value_parser = parse_long_duration, default_value = "30s")]
     pub ttl: Duration,
+
+    /// How often, during the creation window, to read every table's statistics and
+    /// the latency, rate and errors of the interval since the last reading (and once
+    /// more as the window closes): the report's "over time" rows, from which it judges
+    /// whether the sizes level off. `10s`, `10m`; at least 1s (PostgreSQL flushes its
+    /// counters about once a second).
+    #[arg(long, value_parser = parse_long_duration, default_value = "10m")]
+    pub snapshot_every: Duration,
 
     /// Share of tasks whose question is answered (the task then completes); the rest
     /// expire unanswered.
@@ -72,6 +81,12 @@ impl SoakArgs {
         }
         if self.connections == 0 {
             return Err("--connections must be at least 1".into());
+        }
+        if self.snapshot_every < Duration::from_secs(1) {
+            return Err(
+                "--snapshot-every must be at least 1s (PostgreSQL's counters move about once a second)"
+                    .into(),
+            );
         }
         if self.ttl < Duration::from_secs(1) {
             return Err("--ttl must be at least 1s (the server's shortest retention)".into());

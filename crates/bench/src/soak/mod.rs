@@ -3,12 +3,19 @@
 //! default): each a `confirm_delete` that asks one question; some are answered and
 //! complete, the others wait until their ttl runs out and the expiry sweeper deletes
 //! them, all during the run, so the tables see inserts, updates and deletes at a steady
-//! pace with autovacuum at the database's settings. At the end: achieved rate, errors,
-//! latency, and PostgreSQL's dead tuples, autovacuum runs and sizes of every table.
+//! pace with autovacuum at the database's settings. Every `--snapshot-every` (and as
+//! the creation window closes) PostgreSQL's statistics are read, and the interval's
+//! latency, rate and errors go with them. At the end: achieved rate, errors, latency,
+//! PostgreSQL's dead tuples, autovacuum runs and sizes of every table, and the same
+//! over time with a verdict on whether the sizes level off.
 //!
 //! Files: [`crate::args::soak`] (flags), this file (the load: an open-loop schedule over
-//! `--connections` sessions), [`report`] (what is printed).
+//! `--connections` sessions), [`intervals`] (timed requests split by interval),
+//! [`over_time`] (the readings, snapshots and the size verdict), [`report`] (what is
+//! printed).
 
+pub mod intervals;
+pub mod over_time;
 pub mod report;
 
 use std::collections::VecDeque;
@@ -26,7 +33,8 @@ use crate::pg_stats::{table_stats, TableStats};
 use crate::plan::{Database, Launch, Target};
 use crate::process::{our_server_program, usage};
 use crate::server::Server;
-use crate::stats::Latencies;
+use intervals::{latencies, snapshot_times, Finished, Timed};
+use over_time::{read_over_time, size_verdict, Reading, Snapshot};
 use report::SoakReport;
 
 /// After its ttl, how long an expired task may still be readable before it counts as
@@ -83,43 +91,41 @@ async fn soak(args: &SoakArgs) -> Result<SoakReport, BenchError> {
     extra.extend(args.serve_arg.iter().cloned());
     let mut server = Server::start(&target, &extra).await?;
     eprintln!(
-        "soak: {} tasks/s for {:.0} s on PostgreSQL, ttl {:.0} s, {:.0}% answered, {} connections",
+        "soak: {} tasks/s for {:.0} s on PostgreSQL, ttl {:.0} s, {:.0}% answered, {} connections, snapshots every {:.0} s",
         args.rate,
         args.duration.as_secs_f64(),
         args.ttl.as_secs_f64(),
         args.answer * 100.0,
-        args.connections
+        args.connections,
+        args.snapshot_every.as_secs_f64()
     );
     let cpu0 = server.pid.and_then(usage).map(|u| u.cpu_s);
-    // The tables under load: read as the creation window closes, while about
-    // rate x ttl tasks are live and the churn is at its steadiest.
-    let under_load = {
-        let (url, window) = (args.postgres_url.clone(), args.duration);
-        tokio::spawn(async move {
-            tokio::time::sleep(window).await;
-            table_stats(&url).await
-        })
-    };
     let result = load(args, &server.endpoint).await;
     let cpu1 = server.pid.and_then(usage).map(|u| u.cpu_s);
     let rss = server.rss();
     let result = result.map_err(|e| server.explain(e));
     server.stop().await;
-    let tally = result?;
+    let Ran {
+        mut tally,
+        readings,
+    } = result?;
     let tables = settled_stats(&args.postgres_url, tally.swept).await?;
-    let tables_under_load = match under_load.await {
-        Ok(Ok(t)) => t,
-        Ok(Err(e)) => {
-            return Err(BenchError::Server(format!(
-                "reading PostgreSQL's statistics under load: {e}"
-            )))
+    // A failed reading is an error of its interval (the run went on without it).
+    for r in &readings {
+        if let Err(e) = &r.tables {
+            tally.error_at(r.at, e.clone());
         }
-        Err(e) => {
-            return Err(BenchError::Server(format!(
-                "the statistics reader died: {e}"
-            )))
-        }
-    };
+    }
+    // The tables under load: the last reading, as the creation window closed, while
+    // about rate x ttl tasks were live and the churn was at its steadiest.
+    let tables_under_load = readings
+        .last()
+        .and_then(|r| r.tables.as_ref().ok())
+        .cloned()
+        .unwrap_or_default();
+    let ends: Vec<Duration> = readings.iter().map(|r| r.at).collect();
+    let snapshots = Snapshot::pair(readings, intervals::intervals(&tally.timed, &ends));
+    let size_verdict = size_verdict(&snapshots, args.duration);
     let created = tally.created;
     Ok(SoakReport {
         kind: "soak",
@@ -135,8 +141,8 @@ async fn soak(args: &SoakArgs) -> Result<SoakReport, BenchError> {
         unchecked: tally.left.saturating_sub(tally.swept + tally.late),
         errors: tally.errors,
         first_errors: tally.first_errors,
-        create_latency: tally.create_lat.summary(),
-        answer_latency: tally.answer_lat.summary(),
+        create_latency: latencies(&tally.timed.creates).summary(),
+        answer_latency: latencies(&tally.timed.answers).summary(),
         server_cpu_us_per_task: match (cpu0, cpu1) {
             (Some(a), Some(b)) if created > 0 => Some((b - a) * 1e6 / created as f64),
             _ => None,
@@ -144,6 +150,9 @@ async fn soak(args: &SoakArgs) -> Result<SoakReport, BenchError> {
         server_rss_bytes: rss,
         tables_under_load,
         tables,
+        snapshot_every_s: args.snapshot_every.as_secs_f64(),
+        snapshots,
+        size_verdict,
     })
 }
 
@@ -169,8 +178,9 @@ async fn settled_stats(url: &str, swept: u64) -> Result<Vec<TableStats>, BenchEr
 }
 
 /// What one worker counted.
-#[derive(Default)]
 struct Tally {
+    /// The start of the creation window, from which events are timed.
+    start: Instant,
     created: u64,
     answered: u64,
     left: u64,
@@ -178,13 +188,37 @@ struct Tally {
     late: u64,
     errors: u64,
     first_errors: Vec<String>,
-    create_lat: Latencies,
-    answer_lat: Latencies,
+    /// Latencies and errors with their times, for the whole run and its intervals.
+    timed: Timed,
 }
 
 impl Tally {
+    fn new(start: Instant) -> Self {
+        Tally {
+            start,
+            created: 0,
+            answered: 0,
+            left: 0,
+            swept: 0,
+            late: 0,
+            errors: 0,
+            first_errors: Vec::new(),
+            timed: Timed::default(),
+        }
+    }
+
+    /// Now, from the start of the creation window.
+    fn now(&self) -> Duration {
+        Instant::now().saturating_duration_since(self.start)
+    }
+
     fn error(&mut self, what: String) {
+        self.error_at(self.now(), what);
+    }
+
+    fn error_at(&mut self, at: Duration, what: String) {
         self.errors += 1;
+        self.timed.errors.push(at);
         if self.first_errors.len() < KEPT_ERRORS {
             self.first_errors.push(what);
         }
@@ -202,8 +236,7 @@ impl Tally {
                 self.first_errors.push(e);
             }
         }
-        self.create_lat.merge(o.create_lat);
-        self.answer_lat.merge(o.answer_lat);
+        self.timed.merge(o.timed);
     }
 }
 
@@ -226,10 +259,17 @@ struct Shared {
     ttl: Duration,
 }
 
+/// What the load returns: the workers' tally and the statistics read during it.
+struct Ran {
+    tally: Tally,
+    readings: Vec<Reading>,
+}
+
 /// The open-loop schedule: ticket k is due at start + k / rate; each worker takes the
 /// next ticket, waits for it, creates one task and, between tickets, checks the tasks
-/// it left to expire. After the window each worker checks its remaining ones.
-async fn load(args: &SoakArgs, endpoint: &Endpoint) -> Result<Tally, BenchError> {
+/// it left to expire. After the window each worker checks its remaining ones. Beside
+/// them, the statistics are read at every snapshot time from the same start.
+async fn load(args: &SoakArgs, endpoint: &Endpoint) -> Result<Ran, BenchError> {
     let opts = SessionOptions {
         wire: Wire::V2026_07_28,
         declare_tasks: true,
@@ -251,23 +291,38 @@ async fn load(args: &SoakArgs, endpoint: &Endpoint) -> Result<Tally, BenchError>
         answer_per_mille: (args.answer * 1000.0).round() as u64,
         ttl: args.ttl,
     });
+    let reader = tokio::spawn(read_over_time(
+        args.postgres_url.clone(),
+        start,
+        snapshot_times(args.duration, args.snapshot_every),
+    ));
     let mut set = JoinSet::new();
     for conn in conns {
         set.spawn(worker(conn, shared.clone()));
     }
-    let mut total = Tally::default();
+    let mut total = Tally::new(start);
     while let Some(joined) = set.join_next().await {
         match joined {
             Ok(t) => total.merge(t),
             Err(e) => total.error(format!("a soak worker died: {e}")),
         }
     }
-    Ok(total)
+    let readings = match reader.await {
+        Ok(r) => r,
+        Err(e) => {
+            total.error(format!("the statistics reader died: {e}"));
+            Vec::new()
+        }
+    };
+    Ok(Ran {
+        tally: total,
+        readings,
+    })
 }
 
 async fn worker(conn: McpConn, shared: Arc<Shared>) -> Tally {
     let mut conn = conn;
-    let mut tally = Tally::default();
+    let mut tally = Tally::new(shared.start);
     let mut expiring: VecDeque<Expiring> = VecDeque::new();
     loop {
         let k = shared.next.fetch_add(1, Ordering::Relaxed);
@@ -328,13 +383,18 @@ async fn one_task(
             return;
         }
     };
-    tally.create_lat.record(t0.elapsed());
+    let took = t0.elapsed();
+    tally.timed.creates.push(Finished {
+        at: tally.now(),
+        took,
+    });
     tally.created += 1;
     if answers(k, shared.answer_per_mille) {
         match answer(conn, &id).await {
             Ok(took) => {
                 tally.answered += 1;
-                tally.answer_lat.record(took);
+                let at = tally.now();
+                tally.timed.answers.push(Finished { at, took });
             }
             Err(e) => {
                 tally.error(format!("answering task {id}: {e}"));

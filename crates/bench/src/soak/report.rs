@@ -1,8 +1,9 @@
 //! What a soak run found: the client's counts and latencies and PostgreSQL's table
-//! statistics, as tables for people or one JSON object.
+//! statistics, at two moments and over time, as tables for people or one JSON object.
 
 use serde::Serialize;
 
+use super::over_time::{at_label, tables_of_interest, SizeVerdict, Snapshot};
 use crate::pg_stats::TableStats;
 use crate::report::num;
 use crate::stats::LatencySummary;
@@ -51,6 +52,14 @@ pub struct SoakReport {
     pub tables_under_load: Vec<TableStats>,
     /// The same at the end, once every task left has expired and been swept.
     pub tables: Vec<TableStats>,
+    /// `--snapshot-every`, seconds.
+    pub snapshot_every_s: f64,
+    /// The readings during the creation window (every `--snapshot-every` and as it
+    /// closed), each with the figures of the interval that ended at it.
+    pub snapshots: Vec<Snapshot>,
+    /// Whether the main tables' sizes levelled off; `None` without two snapshots to
+    /// compare.
+    pub size_verdict: Option<SizeVerdict>,
 }
 
 /// A count: exact below 100, with thousands separators above.
@@ -129,6 +138,7 @@ impl SoakReport {
             out.push('\n');
             out.push_str(&tables_table(when, tables));
         }
+        out.push_str(&self.over_time());
         for e in &self.first_errors {
             out.push_str(&format!("\nerror: {e}"));
         }
@@ -137,6 +147,89 @@ impl SoakReport {
         }
         out
     }
+}
+
+impl SoakReport {
+    /// The "over time" section: one row per snapshot with the interval's rate, errors
+    /// and latency; then, for each table of interest, its rows and sizes per snapshot;
+    /// then the verdict on the sizes.
+    fn over_time(&self) -> String {
+        let lat = |l: &Option<LatencySummary>| match l {
+            Some(l) => format!("{} / {}", ms(l.p50_us), ms(l.p99_us)),
+            None => "-".into(),
+        };
+        let mut out = String::new();
+        if self.snapshots.is_empty() {
+            return out;
+        }
+        out.push_str(
+            "\n| over time (interval up to) | created | rate | errors | create p50 / p99 | answer p50 / p99 |\n\
+             |---|--:|--:|--:|--:|--:|\n",
+        );
+        for s in &self.snapshots {
+            let i = &s.interval;
+            out.push_str(&format!(
+                "| {} | {} | {}/s | {} | {} | {} |\n",
+                at_label(s),
+                count(i.created as i64),
+                num(i.rate),
+                count(i.errors as i64),
+                lat(&i.create_latency),
+                lat(&i.answer_latency),
+            ));
+        }
+        for name in tables_of_interest(&self.snapshots) {
+            out.push_str(&format!(
+                "\n| {name} over time | live | dead | autovacuums | table | indexes | total |\n\
+                 |---|--:|--:|--:|--:|--:|--:|\n"
+            ));
+            for s in &self.snapshots {
+                match s.tables.iter().find(|t| t.table == name) {
+                    Some(t) => out.push_str(&format!(
+                        "| {} | {} | {} | {} | {} | {} | {} |\n",
+                        at_label(s),
+                        count(t.live_tuples),
+                        count(t.dead_tuples),
+                        t.autovacuum_count,
+                        bytes(t.table_bytes),
+                        bytes(t.index_bytes),
+                        bytes(t.total_bytes),
+                    )),
+                    None => out.push_str(&format!("| {} | - | - | - | - | - | - |\n", at_label(s))),
+                }
+            }
+        }
+        out.push('\n');
+        out.push_str(&verdict_line(self.size_verdict.as_ref()));
+        out.push('\n');
+        out
+    }
+}
+
+/// The verdict as one line: the sizes compared, the growth and what it means.
+fn verdict_line(v: Option<&SizeVerdict>) -> String {
+    let Some(v) = v else {
+        return "sizes over time: too few snapshots to judge (it takes one at a third of the \
+                window or later and a later one: a shorter --snapshot-every)"
+            .into();
+    };
+    let at = |s: f64| super::over_time::label(std::time::Duration::from_secs_f64(s.max(0.0)));
+    format!(
+        "sizes over time: {} total size (tables, indexes, TOAST) {} at {}, {} at {}: \
+         {:+.1}%, {} (level: under {:.0}% growth from a third of the window to its end)",
+        v.tables.join(" + "),
+        bytes(v.from_bytes),
+        at(v.from_s),
+        bytes(v.to_bytes),
+        at(v.to_s),
+        v.growth_pct,
+        if v.levels_off {
+            "levels off"
+        } else {
+            "still growing"
+        },
+        v.threshold_pct,
+    )
 }
 
 /// One row per table; `when` heads the first column.
