@@ -122,8 +122,14 @@ async fn retained(
     let opts = session_options(plan, target.wire, true);
     let sessions = open_sessions(&server.endpoint, conns, &opts).await?;
     let rss0 = server.rss();
-    let (mut sessions, ids, run) =
-        create_tasks(sessions, n, &plan.tool, &plan.instant_args, server.pid).await?;
+    let (mut sessions, ids, run) = create_tasks(
+        sessions,
+        n,
+        &plan.tool,
+        &plan.instant_args,
+        server.pid.as_slice(),
+    )
+    .await?;
     if let Some(conn) = sessions.first_mut() {
         wait_completed(conn, &ids).await?;
     }

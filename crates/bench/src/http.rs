@@ -114,6 +114,12 @@ impl HttpConn {
         })
     }
 
+    /// The port of the server at the other end (0 when the socket cannot say): where
+    /// several servers listen on one host, it tells which one this connection reaches.
+    pub fn peer_port(&self) -> u16 {
+        self.stream.peer_addr().map_or(0, |a| a.port())
+    }
+
     /// Adds a header sent with every later request.
     pub fn add_header(&mut self, name: &str, value: &str) {
         self.head

@@ -90,7 +90,7 @@ async fn measure(
     ] {
         let mut window = plan.duration.max(MIN_WINDOW);
         let sessions = open_sessions(&server.endpoint, conns, &opts).await?;
-        let (_, mut run) = timed(sessions, &op, plan.warmup, window, server.pid).await?;
+        let (_, mut run) = timed(sessions, &op, plan.warmup, window, server.pid.as_slice()).await?;
         if run.ops == 0 {
             // A machine so busy that no pipeline ended in the window (it happens under a
             // parallel build): once more, with a window long enough for several.
@@ -100,7 +100,7 @@ async fn measure(
                 window.as_secs()
             );
             let sessions = open_sessions(&server.endpoint, conns, &opts).await?;
-            run = timed(sessions, &op, plan.warmup, window, server.pid)
+            run = timed(sessions, &op, plan.warmup, window, server.pid.as_slice())
                 .await?
                 .1;
         }

@@ -17,6 +17,9 @@
 //! `mcp-tasks bench soak` ([`soak`]) is another run: PostgreSQL under time (tasks
 //! created, answered and expired for an hour), then the tables' dead tuples and sizes,
 //! at the end and over time (a snapshot every `--snapshot-every`).
+//! `mcp-tasks bench replicas` ([`replicas`]) measures one PostgreSQL with one, two,
+//! three… replicas of our server: creations and gets per second, and the CPU per
+//! operation of each replica and of the database.
 //!
 //! Our servers are measured on one or both task wires (`--wires`), the wire being a
 //! column of the table. Every figure runs `--repeat` times (retained: once) and is
@@ -50,6 +53,7 @@ pub mod peer_targets;
 pub mod pg_stats;
 pub mod plan;
 pub mod process;
+pub mod replicas;
 pub mod report;
 pub mod run;
 pub mod server;
@@ -73,8 +77,10 @@ use crate::plan::{
 /// # Errors
 /// Bad flags, a server that cannot be started or reached, or a failed request.
 pub async fn run(args: BenchArgs) -> Result<(), BenchError> {
-    if let Some(BenchCommand::Soak(soak)) = args.command {
-        return soak::run(soak).await;
+    match args.command {
+        Some(BenchCommand::Soak(soak)) => return soak::run(soak).await,
+        Some(BenchCommand::Replicas(replicas)) => return replicas::run(replicas).await,
+        None => {}
     }
     let plan = Plan::from_args(args)?;
     let machine = machine::Machine::detect();

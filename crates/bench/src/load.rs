@@ -1,6 +1,7 @@
 //! Load drivers: C sessions in closed loops (each sends its next request when the
 //! previous one is answered), either for a fixed number of task creations or for a
-//! fixed time, measuring rate, latency and the CPU time both processes spent.
+//! fixed time, measuring rate, latency and the CPU time the processes spent: the
+//! bench's, each server's (one, or several replicas of one store) and the database's.
 
 use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -37,8 +38,14 @@ pub struct LoadRun {
     pub latencies: Latencies,
     /// `tasks/get` polls the measured operations sent (instant-task flows only).
     pub polls: u64,
-    /// Server CPU seconds spent in the window (local servers only).
+    /// Server CPU seconds spent in the window (local servers only); with several
+    /// servers (replicas), their sum.
     pub server_cpu_s: Option<f64>,
+    /// Each server's CPU seconds in the window, in the order their pids were given.
+    pub servers_cpu_s: Vec<Option<f64>>,
+    /// `tasks/get` requests ([`Op::GetAcross`]) that went to another server than the
+    /// one that created the task.
+    pub cross_replica: u64,
     /// Bench CPU seconds spent in the window.
     pub client_cpu_s: Option<f64>,
     /// CPU seconds other processes on the machine spent in the window (noise).
@@ -57,6 +64,15 @@ impl LoadRun {
     /// Server CPU microseconds per operation.
     pub fn server_cpu_us(&self) -> Option<f64> {
         per_op_us(self.server_cpu_s, self.ops)
+    }
+
+    /// Each server's CPU microseconds per operation (of all servers' operations), in
+    /// the order their pids were given.
+    pub fn servers_cpu_us(&self) -> Vec<Option<f64>> {
+        self.servers_cpu_s
+            .iter()
+            .map(|s| per_op_us(*s, self.ops))
+            .collect()
     }
 
     /// Database server CPU microseconds per operation.
@@ -92,6 +108,9 @@ pub enum Op {
     Ping,
     /// `tasks/get` of a random id from the list; each must still be live.
     Get(Arc<Vec<String>>),
+    /// As [`Op::Get`], on tasks created through several servers (replicas of one
+    /// store), counting the reads that reach another server than the creator.
+    GetAcross(Arc<LiveTasks>),
     /// Call a tool as a task that finishes at once, then wait for it to be done.
     TaskFlow {
         /// Tool name.
@@ -108,6 +127,16 @@ pub enum Op {
         /// Arguments (JSON object text).
         args: Arc<str>,
     },
+}
+
+/// Live tasks and the server each was created through (its port, see
+/// [`McpConn::server_port`]), index for index.
+#[derive(Debug, Clone, Default)]
+pub struct LiveTasks {
+    /// Task ids.
+    pub ids: Vec<String>,
+    /// The port of the server that created each.
+    pub creators: Vec<u16>,
 }
 
 /// How an instant-task flow learns that its task is done.
@@ -147,57 +176,95 @@ impl Rng {
     }
 }
 
-/// One operation; returns the `tasks/get` polls it sent.
-async fn run_op(conn: &mut McpConn, op: &Op, rng: &mut Rng) -> Result<u32, BenchError> {
+/// What one operation counted besides itself.
+#[derive(Debug, Clone, Copy, Default)]
+struct Counted {
+    /// `tasks/get` polls it sent.
+    polls: u32,
+    /// Whether it read a task through another server than its creator.
+    cross_replica: bool,
+}
+
+impl Counted {
+    fn polls(polls: u32) -> Self {
+        Counted {
+            polls,
+            cross_replica: false,
+        }
+    }
+}
+
+/// `tasks/get` of `id`, which must still be live.
+async fn get_live(conn: &mut McpConn, id: &str) -> Result<(), BenchError> {
+    match conn.get_task(id).await? {
+        Status::Live => Ok(()),
+        Status::Terminal => Err(BenchError::Rpc {
+            method: "tasks/get".into(),
+            message: format!(
+                "task {id} is already terminal; the get benchmark needs tasks that stay working (raise the tool's duration)"
+            ),
+        }),
+    }
+}
+
+/// One operation.
+async fn run_op(conn: &mut McpConn, op: &Op, rng: &mut Rng) -> Result<Counted, BenchError> {
     match op {
-        Op::Ping => conn.ping().await.map(|_| 0),
+        Op::Ping => conn.ping().await.map(|_| Counted::default()),
         Op::Get(ids) => {
             let id = &ids[rng.below(ids.len())];
-            match conn.get_task(id).await? {
-                Status::Live => Ok(0),
-                Status::Terminal => Err(BenchError::Rpc {
-                    method: "tasks/get".into(),
-                    message: format!(
-                        "task {id} is already terminal; the get benchmark needs tasks that stay working (raise the tool's duration)"
-                    ),
-                }),
-            }
+            get_live(conn, id).await.map(|_| Counted::default())
+        }
+        Op::GetAcross(live) => {
+            let i = rng.below(live.ids.len());
+            get_live(conn, &live.ids[i]).await?;
+            Ok(Counted {
+                polls: 0,
+                cross_replica: live.creators.get(i) != Some(&conn.server_port()),
+            })
         }
         Op::TaskFlow {
             tool,
             args,
             collect,
         } => match (conn.call_as_task(tool, args).await?, collect) {
-            (Created::Done, _) => Ok(0),
-            (Created::Task(id), Collect::Poll) => conn.poll_until_done(&id).await,
-            (Created::Task(id), Collect::Result) => conn.task_result(&id).await.map(|_| 0),
+            (Created::Done, _) => Ok(Counted::default()),
+            (Created::Task(id), Collect::Poll) => {
+                conn.poll_until_done(&id).await.map(Counted::polls)
+            }
+            (Created::Task(id), Collect::Result) => {
+                conn.task_result(&id).await.map(|_| Counted::default())
+            }
         },
-        Op::SyncCall { tool, args } => conn.call_sync(tool, args).await.map(|_| 0),
+        Op::SyncCall { tool, args } => conn.call_sync(tool, args).await.map(|_| Counted::default()),
     }
 }
 
-/// Samples server, bench and whole-machine CPU at the start and end of a window.
+/// Samples the servers', the bench's and the whole machine's CPU at the start and end
+/// of a window (and the watched database's, see [`watch_database`]).
 struct CpuWindow {
-    server_pid: Option<u32>,
-    server0: Option<f64>,
+    servers: Vec<u32>,
+    servers0: Vec<Option<f64>>,
     client0: Option<f64>,
     machine0: Option<f64>,
     database: Option<(u32, f64)>,
 }
 
-/// CPU seconds spent in a window by the server, the bench and everything else.
+/// CPU seconds spent in a window by the servers (each, and their sum), the bench, the
+/// database and everything else.
 struct CpuSpent {
     server: Option<f64>,
+    servers: Vec<Option<f64>>,
     client: Option<f64>,
     other: Option<f64>,
     database: Option<f64>,
 }
 
 impl CpuWindow {
-    fn open(server_pid: Option<u32>) -> Self {
+    fn open(servers: &[u32]) -> Self {
         CpuWindow {
-            server_pid,
-            server0: server_pid.and_then(usage).map(|u| u.cpu_s),
+            servers: servers.to_vec(),
+            servers0: servers.iter().map(|&p| usage(p).map(|u| u.cpu_s)).collect(),
             client0: own_usage().map(|u| u.cpu_s),
             machine0: machine_busy_s(),
             database: watched_database().and_then(|p| Some((p, tree_cpu_s(p)?))),
@@ -205,11 +272,21 @@ impl CpuWindow {
     }
 
     fn close(self) -> CpuSpent {
-        let server1 = self.server_pid.and_then(usage).map(|u| u.cpu_s);
+        let delta = |a: Option<f64>, b: Option<f64>| Some(b? - a?);
+        let servers: Vec<Option<f64>> = self
+            .servers
+            .iter()
+            .zip(&self.servers0)
+            .map(|(&p, &before)| delta(before, usage(p).map(|u| u.cpu_s)))
+            .collect();
         let client1 = own_usage().map(|u| u.cpu_s);
         let machine1 = machine_busy_s();
-        let delta = |a: Option<f64>, b: Option<f64>| Some(b? - a?);
-        let server = delta(self.server0, server1);
+        // The sum only when every server could be read (none: no figure).
+        let server = if servers.is_empty() {
+            None
+        } else {
+            servers.iter().copied().sum::<Option<f64>>()
+        };
         let client = delta(self.client0, client1);
         let database = self
             .database
@@ -218,6 +295,7 @@ impl CpuWindow {
             .map(|m| m - server.unwrap_or(0.0) - client.unwrap_or(0.0) - database.unwrap_or(0.0));
         CpuSpent {
             server,
+            servers,
             client,
             other,
             database,
@@ -225,25 +303,61 @@ impl CpuWindow {
     }
 }
 
-/// What one worker hands back: its session, latencies, operations and polls.
-type WorkerResult = Result<(McpConn, Latencies, u64, u64), BenchError>;
+/// What workers hand back: their sessions, latencies and counts.
+#[derive(Default)]
+struct Worked {
+    conns: Vec<McpConn>,
+    latencies: Latencies,
+    ops: u64,
+    polls: u64,
+    cross_replica: u64,
+}
 
-async fn join_workers(
-    mut set: JoinSet<WorkerResult>,
-) -> Result<(Vec<McpConn>, Latencies, u64, u64), BenchError> {
-    let mut conns = Vec::new();
-    let mut all = Latencies::default();
-    let mut ops = 0;
-    let mut polls = 0;
+impl Worked {
+    /// Counts one measured operation.
+    fn count(&mut self, c: Counted) {
+        self.ops += 1;
+        self.polls += u64::from(c.polls);
+        self.cross_replica += u64::from(c.cross_replica);
+    }
+
+    fn merge(&mut self, o: Worked) {
+        self.conns.extend(o.conns);
+        self.latencies.merge(o.latencies);
+        self.ops += o.ops;
+        self.polls += o.polls;
+        self.cross_replica += o.cross_replica;
+    }
+
+    /// The run these counts and `cpu` make, over `elapsed`.
+    fn run(self, elapsed: Duration, cpu: CpuSpent) -> (Vec<McpConn>, LoadRun) {
+        (
+            self.conns,
+            LoadRun {
+                ops: self.ops,
+                elapsed,
+                latencies: self.latencies,
+                polls: self.polls,
+                cross_replica: self.cross_replica,
+                server_cpu_s: cpu.server,
+                servers_cpu_s: cpu.servers,
+                client_cpu_s: cpu.client,
+                other_cpu_s: cpu.other,
+                database_cpu_s: cpu.database,
+            },
+        )
+    }
+}
+
+/// What one worker hands back.
+type WorkerResult = Result<Worked, BenchError>;
+
+async fn join_workers(mut set: JoinSet<WorkerResult>) -> Result<Worked, BenchError> {
+    let mut all = Worked::default();
     let mut first_error = None;
     while let Some(joined) = set.join_next().await {
         match joined {
-            Ok(Ok((conn, lat, n, p))) => {
-                conns.push(conn);
-                all.merge(lat);
-                ops += n;
-                polls += p;
-            }
+            Ok(Ok(w)) => all.merge(w),
             Ok(Err(e)) => {
                 first_error.get_or_insert(e);
             }
@@ -254,12 +368,14 @@ async fn join_workers(
     }
     match first_error {
         Some(e) => Err(e),
-        None => Ok((conns, all, ops, polls)),
+        None => Ok(all),
     }
 }
 
 /// Runs `op` on every session for `warmup + measure`, counting only operations that
-/// start inside the measured window. Returns the sessions for reuse.
+/// start inside the measured window. Returns the sessions for reuse (in no particular
+/// order). `servers` are the pids whose CPU is counted (none for a remote server;
+/// several for replicas).
 ///
 /// # Errors
 /// The first error any session met (the run stops being meaningful then).
@@ -268,7 +384,7 @@ pub async fn timed(
     op: &Op,
     warmup: Duration,
     measure: Duration,
-    server_pid: Option<u32>,
+    servers: &[u32],
 ) -> Result<(Vec<McpConn>, LoadRun), BenchError> {
     let start = Instant::now();
     let window_start = start + warmup;
@@ -279,42 +395,30 @@ pub async fn timed(
         set.spawn(async move {
             let mut rng =
                 Rng::new(0x5EED ^ ((i as u64 + 1) << 20) ^ start.elapsed().as_nanos() as u64);
-            let mut lat = Latencies::with_capacity(64 * 1024);
-            let mut ops = 0u64;
-            let mut polls = 0u64;
+            let mut w = Worked {
+                latencies: Latencies::with_capacity(64 * 1024),
+                ..Worked::default()
+            };
             loop {
                 let t0 = Instant::now();
                 if t0 >= end {
                     break;
                 }
-                let p = run_op(&mut conn, &op, &mut rng).await?;
+                let c = run_op(&mut conn, &op, &mut rng).await?;
                 if t0 >= window_start {
-                    lat.record(t0.elapsed());
-                    ops += 1;
-                    polls += u64::from(p);
+                    w.latencies.record(t0.elapsed());
+                    w.count(c);
                 }
             }
-            Ok((conn, lat, ops, polls))
+            w.conns.push(conn);
+            Ok(w)
         });
     }
     tokio::time::sleep_until(window_start.into()).await;
-    let cpu = CpuWindow::open(server_pid);
+    let cpu = CpuWindow::open(servers);
     tokio::time::sleep_until(end.into()).await;
     let cpu = cpu.close();
-    let (conns, latencies, ops, polls) = join_workers(set).await?;
-    Ok((
-        conns,
-        LoadRun {
-            ops,
-            elapsed: measure,
-            latencies,
-            polls,
-            server_cpu_s: cpu.server,
-            client_cpu_s: cpu.client,
-            other_cpu_s: cpu.other,
-            database_cpu_s: cpu.database,
-        },
-    ))
+    Ok(join_workers(set).await?.run(measure, cpu))
 }
 
 /// Creates `count` tasks of `tool` with `args` over all sessions; returns the sessions,
@@ -327,17 +431,36 @@ pub async fn create_tasks(
     count: usize,
     tool: &str,
     args: &str,
-    server_pid: Option<u32>,
+    servers: &[u32],
 ) -> Result<(Vec<McpConn>, Vec<String>, LoadRun), BenchError> {
+    let (conns, live, run) = create_live(conns, count, tool, args, servers).await?;
+    Ok((conns, live.ids, run))
+}
+
+/// [`create_tasks`], also saying which server created each task (the port of the
+/// session that created it): the sessions may reach several replicas.
+///
+/// # Errors
+/// The first error any session met.
+pub async fn create_live(
+    conns: Vec<McpConn>,
+    count: usize,
+    tool: &str,
+    args: &str,
+    servers: &[u32],
+) -> Result<(Vec<McpConn>, LiveTasks, LoadRun), BenchError> {
     let next = Arc::new(AtomicUsize::new(0));
-    let ids = Arc::new(parking_lot::Mutex::new(Vec::with_capacity(count)));
+    let live = Arc::new(parking_lot::Mutex::new(LiveTasks {
+        ids: Vec::with_capacity(count),
+        creators: Vec::with_capacity(count),
+    }));
     let tool: Arc<str> = tool.into();
     let args: Arc<str> = args.into();
-    let cpu = CpuWindow::open(server_pid);
+    let cpu = CpuWindow::open(servers);
     let start = Instant::now();
     let mut set = JoinSet::new();
     for mut conn in conns {
-        let (next, ids, tool, args) = (next.clone(), ids.clone(), tool.clone(), args.clone());
+        let (next, live, tool, args) = (next.clone(), live.clone(), tool.clone(), args.clone());
         set.spawn(async move {
             let mut lat = Latencies::with_capacity(count / 8 + 16);
             let mut mine = Vec::new();
@@ -346,29 +469,26 @@ pub async fn create_tasks(
                 mine.push(conn.create_task(&tool, &args).await?);
                 lat.record(t0.elapsed());
             }
-            let n = mine.len() as u64;
-            ids.lock().extend(mine);
-            Ok((conn, lat, n, 0))
+            let port = conn.server_port();
+            {
+                let mut live = live.lock();
+                live.creators.extend(std::iter::repeat_n(port, mine.len()));
+                live.ids.extend(mine);
+            }
+            Ok(Worked {
+                conns: vec![conn],
+                ops: lat.len() as u64,
+                latencies: lat,
+                ..Worked::default()
+            })
         });
     }
-    let (conns, latencies, ops, _) = join_workers(set).await?;
+    let worked = join_workers(set).await?;
     let elapsed = start.elapsed();
     let cpu = cpu.close();
-    let ids = std::mem::take(&mut *ids.lock());
-    Ok((
-        conns,
-        ids,
-        LoadRun {
-            ops,
-            elapsed,
-            latencies,
-            polls: 0,
-            server_cpu_s: cpu.server,
-            client_cpu_s: cpu.client,
-            other_cpu_s: cpu.other,
-            database_cpu_s: cpu.database,
-        },
-    ))
+    let live = std::mem::take(&mut *live.lock());
+    let (conns, run) = worked.run(elapsed, cpu);
+    Ok((conns, live, run))
 }
 
 #[cfg(test)]

@@ -1,7 +1,8 @@
 //! What PostgreSQL itself says about a database under measurement: the soak's table
 //! statistics ([`table_stats`]: dead and live tuples, autovacuum, sizes) and the
 //! checkpointer's pid ([`checkpointer_pid`], from which the figures count the
-//! database's CPU apart from the server's).
+//! database's CPU apart from the server's); and the empty schemas `bench replicas`
+//! gives each of its runs ([`create_schema`], [`drop_schema`]).
 //!
 //! These are the bench's own admin queries, not the store's: they read only
 //! PostgreSQL's statistics views and size functions (no table of the store is scanned,
@@ -113,6 +114,84 @@ pub async fn checkpointer_pid(url: &str) -> Result<Option<u32>, BenchError> {
     Ok(pid.and_then(|p| u32::try_from(p).ok()))
 }
 
+/// Creates the empty schema `name` (letters, digits and `_` only: it is not quoted) in
+/// `url`'s database, for a run of its own: replicas started on
+/// [`with_search_path`]`(url, name)` keep their tables there.
+///
+/// # Errors
+/// [`BenchError::Usage`] for another name; otherwise as [`table_stats`] (a role
+/// without the `CREATE` privilege on the database fails here).
+pub async fn create_schema(url: &str, name: &str) -> Result<(), BenchError> {
+    check_schema_name(name)?;
+    let mut conn = connect(url).await?;
+    sqlx::query(&format!("CREATE SCHEMA {name}"))
+        .execute(&mut conn)
+        .await
+        .map_err(|e| failed(&format!("creating schema {name}"), &e))?;
+    let _ = conn.close().await;
+    Ok(())
+}
+
+/// Drops the schema `name` and everything in it, if it exists.
+///
+/// # Errors
+/// As [`create_schema`].
+pub async fn drop_schema(url: &str, name: &str) -> Result<(), BenchError> {
+    check_schema_name(name)?;
+    let mut conn = connect(url).await?;
+    sqlx::query(&format!("DROP SCHEMA IF EXISTS {name} CASCADE"))
+        .execute(&mut conn)
+        .await
+        .map_err(|e| failed(&format!("dropping schema {name}"), &e))?;
+    let _ = conn.close().await;
+    Ok(())
+}
+
+/// `url` with `search_path` set to `schema` for every connection made with it: the
+/// `-c search_path=…` startup option, added to the URL's `options` parameter (after
+/// what it already holds: the last setting wins) or as a new one.
+pub fn with_search_path(url: &str, schema: &str) -> String {
+    let setting = format!("-c%20search_path%3D{schema}");
+    let (base, query) = match url.split_once('?') {
+        Some((b, q)) => (b, q),
+        None => (url, ""),
+    };
+    let mut found = false;
+    let mut params: Vec<String> = query
+        .split('&')
+        .filter(|p| !p.is_empty())
+        .map(|p| match p.strip_prefix("options=") {
+            Some(v) if !found => {
+                found = true;
+                format!("options={v}%20{setting}")
+            }
+            _ => p.to_string(),
+        })
+        .collect();
+    if !found {
+        params.push(format!("options={setting}"));
+    }
+    format!("{base}?{}", params.join("&"))
+}
+
+/// A schema name the bench may use unquoted.
+fn check_schema_name(name: &str) -> Result<(), BenchError> {
+    let ok = name
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_lowercase() || c == '_')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+    if ok {
+        Ok(())
+    } else {
+        Err(BenchError::Usage(format!(
+            "'{name}' is not a schema name the bench can use (lowercase letters, digits, _)"
+        )))
+    }
+}
+
 /// One connection to `url`, TLS as its parameters ask. The URL itself is never part of
 /// an error (it may hold a password).
 async fn connect(url: &str) -> Result<PgConnection, BenchError> {
@@ -129,4 +208,34 @@ async fn connect(url: &str) -> Result<PgConnection, BenchError> {
 /// A query or connection failure, saying what was being done.
 fn failed(doing: &str, e: &sqlx::Error) -> BenchError {
     BenchError::Server(format!("{doing}: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn search_path_joins_the_options_or_adds_them() {
+        assert_eq!(
+            with_search_path("postgres://u@h:5432/db", "s1"),
+            "postgres://u@h:5432/db?options=-c%20search_path%3Ds1"
+        );
+        assert_eq!(
+            with_search_path("postgres://u@h/db?sslmode=disable", "s1"),
+            "postgres://u@h/db?sslmode=disable&options=-c%20search_path%3Ds1"
+        );
+        assert_eq!(
+            with_search_path("postgres://u@h/db?options=-c%20search_path%3Dt&x=1", "s1"),
+            "postgres://u@h/db?options=-c%20search_path%3Dt%20-c%20search_path%3Ds1&x=1"
+        );
+    }
+
+    #[test]
+    fn schema_names_are_plain_identifiers() {
+        assert!(check_schema_name("mcp_tasks_replicas_1_2").is_ok());
+        assert!(check_schema_name("Bad").is_err());
+        assert!(check_schema_name("x; DROP").is_err());
+        assert!(check_schema_name("1x").is_err());
+        assert!(check_schema_name("").is_err());
+    }
 }

@@ -71,8 +71,7 @@ pub async fn run_plan(plan: &Plan) -> Result<Vec<Sample>, BenchError> {
 }
 
 /// The main process of the PostgreSQL server `target` stores its tasks in, when that
-/// runs on this machine: its CPU is then counted apart from the server's. (The parent
-/// of the server's checkpointer; a server elsewhere has no such local process.)
+/// runs on this machine: its CPU is then counted apart from the server's.
 async fn database_pid(target: &Target) -> Option<u32> {
     let url = match &target.launch {
         Launch::Ours {
@@ -85,6 +84,14 @@ async fn database_pid(target: &Target) -> Option<u32> {
         } if url.starts_with("postgres://") || url.starts_with("postgresql://") => url,
         _ => return None,
     };
+    local_database_pid(url).await
+}
+
+/// The main process of the PostgreSQL server at `url` when it runs on this machine
+/// (the parent of its checkpointer; a server elsewhere has no such local process), for
+/// [`crate::load::watch_database`]. Says on stderr why its CPU is not counted when the
+/// lookup fails.
+pub(crate) async fn local_database_pid(url: &str) -> Option<u32> {
     let checkpointer = match crate::pg_stats::checkpointer_pid(url).await {
         Ok(pid) => pid?,
         Err(e) => {
@@ -124,7 +131,7 @@ async fn one_size(
     let conns = open_sessions(&server.endpoint, plan.create_connections, &opts).await?;
     let rss0 = server.rss();
     let (mut conns, ids, run) =
-        create_tasks(conns, n, &plan.tool, &plan.tool_args, server.pid).await?;
+        create_tasks(conns, n, &plan.tool, &plan.tool_args, server.pid.as_slice()).await?;
     let rss1 = server.rss();
     // The other figures run on --connections of them.
     conns.truncate(plan.connections);
@@ -153,8 +160,14 @@ async fn one_size(
     }
     let ids = Arc::new(ids);
     let conns = if plan.wants(FigureSel::Get) {
-        let (conns, run) =
-            timed(conns, &Op::Get(ids), plan.warmup, plan.duration, server.pid).await?;
+        let (conns, run) = timed(
+            conns,
+            &Op::Get(ids),
+            plan.warmup,
+            plan.duration,
+            server.pid.as_slice(),
+        )
+        .await?;
         let s = sample(target, Scenario::Get, n, plan.connections, run);
         progress(&target.name, n, rep, plan, &s);
         out.push(s);
@@ -181,7 +194,14 @@ async fn extras(
     let mut conns = conns;
     // rmcp 3.9 answers no `ping` on the stateless 2026-07-28 wire: no ceiling there.
     if plan.wants(FigureSel::Ping) && conns.first().is_some_and(McpConn::supports_ping) {
-        let (c, run) = timed(conns, &Op::Ping, plan.warmup, plan.duration, server.pid).await?;
+        let (c, run) = timed(
+            conns,
+            &Op::Ping,
+            plan.warmup,
+            plan.duration,
+            server.pid.as_slice(),
+        )
+        .await?;
         conns = c;
         let s = sample(target, Scenario::Ping, n, plan.connections, run);
         progress(&target.name, n, rep, plan, &s);
@@ -233,7 +253,7 @@ async fn extras(
             opts.accept_sse = true;
         }
         let conn = open_sessions(&server.endpoint, 1, &opts).await?;
-        let (_, run) = timed(conn, &op, plan.warmup, plan.duration, server.pid).await?;
+        let (_, run) = timed(conn, &op, plan.warmup, plan.duration, server.pid.as_slice()).await?;
         let s = sample(target, scenario, n, 1, run);
         progress(&target.name, n, rep, plan, &s);
         out.push(s);
@@ -257,8 +277,14 @@ async fn run_external(
     for &n in &target.sizes {
         let more = n.saturating_sub(ids.len());
         if more > 0 {
-            let (c, new_ids, run) =
-                create_tasks(conns, more, &plan.tool, &plan.tool_args, server.pid).await?;
+            let (c, new_ids, run) = create_tasks(
+                conns,
+                more,
+                &plan.tool,
+                &plan.tool_args,
+                server.pid.as_slice(),
+            )
+            .await?;
             conns = c;
             ids.extend(new_ids);
             let s = sample(target, Scenario::Create, n, plan.connections, run);
@@ -290,7 +316,7 @@ async fn run_external(
                     &Op::Get(shared.clone()),
                     plan.warmup,
                     plan.duration,
-                    server.pid,
+                    server.pid.as_slice(),
                 )
                 .await?;
                 conns = c;

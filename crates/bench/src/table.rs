@@ -25,7 +25,7 @@ pub(crate) fn mib(v: Option<f64>) -> String {
 
 /// Renders columns two spaces apart, each line starting with `indent`: text columns
 /// (`is_text(i)`) left-aligned, numbers right-aligned.
-fn render(
+pub(crate) fn render(
     header: &[&str],
     rows: &[Vec<String>],
     indent: &str,
@@ -59,9 +59,9 @@ fn render(
     }
 }
 
-/// The table for people.
-pub fn table(machine: &Machine, setup: &str, figures: &[Figure], checks: &[Check]) -> String {
-    let mut out = String::new();
+/// The first line of every report for people: the machine, and a warning for a debug
+/// build.
+pub(crate) fn machine_line(machine: &Machine, out: &mut String) {
     let _ = writeln!(
         out,
         "machine: {} cores, {}, Linux {}, load average {} at start; bench {}{}",
@@ -78,6 +78,12 @@ pub fn table(machine: &Machine, setup: &str, figures: &[Figure], checks: &[Check
             " (DEBUG BUILD: figures are not representative)"
         }
     );
+}
+
+/// The table for people.
+pub fn table(machine: &Machine, setup: &str, figures: &[Figure], checks: &[Check]) -> String {
+    let mut out = String::new();
+    machine_line(machine, &mut out);
     let _ = writeln!(out, "{setup}");
     let _ = writeln!(out);
     let header = [

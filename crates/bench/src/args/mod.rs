@@ -6,7 +6,14 @@ use std::time::Duration;
 
 use crate::mcp::Wire;
 
+pub mod replicas;
 pub mod soak;
+
+/// The tool the load figures call as a task by default (a demo tool that stays
+/// working for as long as its arguments say).
+pub const DEFAULT_TOOL: &str = "slow_compute";
+/// Arguments that keep [`DEFAULT_TOOL`] working for a day: longer than any run.
+pub const DEFAULT_TOOL_ARGS: &str = r#"{"seconds":86400,"label":"bench"}"#;
 
 /// Measure an MCP task server on loopback HTTP: task creation rate, `tasks/get` rate
 /// and latency as live tasks grow, instant-task overhead against a synchronous call,
@@ -152,11 +159,11 @@ pub struct BenchArgs {
 
     /// The tool whose task calls are measured; it must stay working (not finish)
     /// during the run for the get figures.
-    #[arg(long, default_value = "slow_compute")]
+    #[arg(long, default_value = DEFAULT_TOOL)]
     pub tool: String,
 
     /// Arguments for the long-running call (a JSON object).
-    #[arg(long, default_value = r#"{"seconds":86400,"label":"bench"}"#)]
+    #[arg(long, default_value = DEFAULT_TOOL_ARGS)]
     pub tool_args: String,
 
     /// Arguments for the instant call of the end-to-end figure (a JSON object).
@@ -183,7 +190,8 @@ pub struct BenchArgs {
     #[arg(long, value_name = "ARG", allow_hyphen_values = true)]
     pub serve_arg: Vec<String>,
 
-    /// Instead of the figures, another run: `soak` (PostgreSQL under time).
+    /// Instead of the figures, another run: `soak` (PostgreSQL under time) or
+    /// `replicas` (one PostgreSQL, several replicas).
     #[command(subcommand)]
     pub command: Option<BenchCommand>,
 }
@@ -201,6 +209,17 @@ pub enum BenchCommand {
     /// left as the database has it. Prints the achieved rate, errors, latency, and
     /// PostgreSQL's view of every mcp-tasks table under load and at the end.
     Soak(soak::SoakArgs),
+    /// One PostgreSQL database, one, two, three… replicas: creations and `tasks/get`
+    /// per second, their latency, and the CPU per operation of each replica and of
+    /// PostgreSQL (docs/operations.md).
+    ///
+    /// For each replica count N: N `mcp-tasks serve --demo` on the database, in an
+    /// empty schema of their own, each on its own loopback port, on the 2026-07-28
+    /// wire; --connections sessions spread round-robin over them (connection i to
+    /// replica i mod N, as a load balancer would); --live tasks of --tool created over
+    /// them, then `tasks/get` of random ones for --duration, wherever they were
+    /// created (the cross-replica reads are counted). --repeat runs each, fresh.
+    Replicas(replicas::ReplicasArgs),
 }
 
 /// The optional timed figures.

@@ -100,12 +100,21 @@ pub struct McpConn {
     meta: Option<String>,
     /// Whether the server answers `ping` (rmcp 3.9 does not on the stateless wire).
     ping: bool,
+    /// The server's port, read once when the connection opened.
+    server_port: u16,
 }
 
 impl McpConn {
     /// The wire this session speaks.
     pub fn wire(&self) -> Wire {
         self.wire
+    }
+
+    /// The port of the server this session talks to: with several replicas on one
+    /// host, each on its own port, it names the replica (`bench replicas` counts the
+    /// reads that reach another replica than the one that created the task).
+    pub fn server_port(&self) -> u16 {
+        self.server_port
     }
 
     /// Whether the server answers `ping` on this session's wire.

@@ -90,6 +90,7 @@ impl McpConn {
         };
         let http = HttpConn::connect(endpoint, accept, !opts.ordinary_socket).await?;
         Ok(McpConn {
+            server_port: http.peer_port(),
             http,
             wire: opts.wire,
             next_id: 1,
