@@ -52,6 +52,14 @@ pub trait StoreObserver: Send + Sync + std::fmt::Debug {
     fn observe_batch(&self, backend: &'static str, size: usize) {
         let _ = (backend, size);
     }
+
+    /// One batch of `size` concurrent reads answered by one statement (PostgreSQL's
+    /// `tasks/get`): `kind` is `check` (the narrow checks of cached records) or `read`
+    /// (whole rows, for gets with nothing cached or whose row moved). How many gets
+    /// share a round trip under load. The default ignores it.
+    fn observe_read_batch(&self, backend: &'static str, kind: &'static str, size: usize) {
+        let _ = (backend, kind, size);
+    }
 }
 
 /// Where a backend finds the observer of what only it sees (see

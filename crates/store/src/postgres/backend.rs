@@ -1,7 +1,7 @@
 //! [`PgStore`] under the store written once (`crate::sql`): binding values and
 //! reading rows (times as `TIMESTAMPTZ`, as they are), and what PostgreSQL does its
 //! own way: creations batched by the flushers (`writer.rs`), reads served from a cache
-//! validated by a round trip (`cache.rs`), the change feed (`listen.rs`) and the
+//! validated by a round trip that concurrent reads share (`cache.rs`, `reader.rs`), the change feed (`listen.rs`) and the
 //! shared sessions (`sessions.rs`). Every other write (a step, a takeover of expired
 //! leases included) is one statement, run in place.
 
@@ -65,8 +65,7 @@ impl sql::Backend for PgStore {
         id: &TaskId,
         now: DateTime<Utc>,
     ) -> Result<Option<TaskRecord>, StoreError> {
-        let read = sql::store::get(self, id, now);
-        self.reads.get(&self.pool, id, now, read).await
+        self.reads.get(id, now).await
     }
 
     async fn take_expired_leases(

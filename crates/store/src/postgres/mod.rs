@@ -15,6 +15,9 @@
 //!
 //! Concurrent creations share one statement and one commit ([`writer`]): a creation
 //! still returns only once committed, and a lone one is the plain one-row `INSERT`.
+//! Concurrent reads share one statement too ([`reader`]): the checks of cached records
+//! (`cache.rs`) in one `WHERE id = ANY($1)`, the whole rows in another; a lone read is
+//! sent at once, and no read is answered by a statement that started before it.
 //!
 //! [`TaskStore::supports_notify`](crate::TaskStore::supports_notify) is true: every write notifies the task id through
 //! LISTEN/NOTIFY, in the writing transaction (`listen`).
@@ -34,6 +37,7 @@ mod cache;
 mod connect;
 mod listen;
 mod queries;
+pub mod reader;
 mod row;
 mod sessions;
 mod tls;
@@ -71,7 +75,8 @@ pub struct PgStore {
     writer: writer::Writer,
     /// Who hears of each batch of creations (the writer reads it).
     observer: crate::ObserverSlot,
-    /// Records read last, served after a check of their row (`cache.rs`).
+    /// Records read last, served after a check of their row (`cache.rs`); the checks
+    /// and the reads are batched ([`reader`]).
     reads: cache::Reads,
 }
 
@@ -125,12 +130,13 @@ impl PgStore {
         let listener = Arc::new(listen::Listener::new(&pool, channel));
         let observer = crate::ObserverSlot::default();
         let writer = writer::Writer::new(pool.clone(), Arc::clone(&observer));
+        let reads = cache::Reads::new(&pool, &observer);
         Ok(Self {
             pool,
             listener,
             writer,
             observer,
-            reads: cache::Reads::default(),
+            reads,
         })
     }
 
@@ -144,7 +150,7 @@ impl PgStore {
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
-    use super::queries::STATEMENTS;
+    use super::queries::{CHECK_MANY, READ_MANY, STATEMENTS};
     use super::*;
     use chrono::{DateTime, Utc};
     use sqlx::Row;
@@ -187,6 +193,8 @@ mod tests {
             &s.pending_deliveries,
             &s.purge_deliveries,
             &s.count_by_status,
+            CHECK_MANY,
+            READ_MANY,
         ] {
             let used: std::collections::BTreeSet<usize> = sql
                 .split('$')
@@ -212,6 +220,7 @@ mod tests {
         Int,
         NoInt,
         Bool,
+        Texts,
     }
 
     /// With sequential scans and sorts priced out (an empty table would always be
@@ -240,8 +249,10 @@ mod tests {
         let board = [Time, NoTime, Text, NoText, NoText, NoText, Int];
         let board_filtered = [Time, Time, Text, Text, Text, Text, Int];
         let board_owner = [Time, NoTime, Text, NoText, NoText, NoText, Int, Text];
-        let cases: [(&str, &[Param], &str); 22] = [
+        let cases: [(&str, &[Param], &str); 24] = [
             (&s.get, &[Text, Time], "tasks_pkey"),
+            (CHECK_MANY, &[Texts], "tasks_pkey"),
+            (READ_MANY, &[Texts], "tasks_pkey"),
             (&s.transition, &transition, "tasks_pkey"),
             (&s.list_by_owner, &list, "tasks_owner_created"),
             (&s.list_by_owner, &list_after, "tasks_owner_created"),
@@ -322,6 +333,7 @@ mod tests {
                     Int => query.bind(10_i64),
                     NoInt => query.bind(None::<i64>),
                     Bool => query.bind(true),
+                    Texts => query.bind(vec!["x", "y"]),
                 };
             }
             let plan: Vec<String> = query

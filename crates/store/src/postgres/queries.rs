@@ -8,7 +8,7 @@
 //! `FOR UPDATE SKIP LOCKED`: two replicas running them at once split the rows instead of
 //! waiting on (or deadlocking over) each other. See `migrations/` for the schema.
 
-use crate::sql::statements::{delivery_columns, runner_not_alive};
+use crate::sql::statements::{columns, delivery_columns, runner_not_alive};
 use crate::sql::{Dialect, Statements};
 use std::sync::LazyLock;
 
@@ -135,3 +135,13 @@ pub(super) const LOAD_SESSION: &str = "SELECT id, principal, authenticated, prot
 
 /// Forgets a session. $1 id.
 pub(super) const DELETE_SESSION: &str = "DELETE FROM sessions WHERE id = $1";
+
+/// The narrow check of cached records (`cache.rs`): what every change of a row moves,
+/// and its expiry (each waiter of a batch compares it with its own `now`). $1 ids
+/// (text[]).
+pub(super) const CHECK_MANY: &str = "SELECT id, version, lease_generation, lease_until, \
+     runner, expires_at FROM tasks WHERE id = ANY($1)";
+
+/// The whole rows of a batch of reads (`cache.rs`), expired or not: each waiter
+/// compares `expires_at` with its own `now`. $1 ids (text[]).
+pub(super) const READ_MANY: &str = concat!("SELECT ", columns!(), " FROM tasks WHERE id = ANY($1)");

@@ -2,6 +2,8 @@
 //! PostgreSQL's flushers with `UNNEST`): telling the observer a batch's size, applying a
 //! creation's end in the batch's transaction, and the batch's error once per caller.
 //! How each forms and inserts its batches stays in its backend's `writer.rs`.
+//! PostgreSQL's batched reads (`postgres/reader.rs`) tell their sizes and share errors
+//! the same way.
 
 use super::{store, Call, Statements};
 use crate::error::StoreError;
@@ -15,6 +17,21 @@ pub(crate) fn tell_size(observer: &ObserverSlot, backend: &'static str, size: us
     let told = observer.read().clone();
     if let Some(told) = told {
         told.observe_batch(backend, size);
+    }
+}
+
+/// Tells the observer in `observer`, once one is set, that `backend` answers a batch of
+/// `size` reads of `kind` with one statement (PostgreSQL's batched gets, `postgres/reader.rs`).
+#[cfg(feature = "postgres")]
+pub(crate) fn tell_read_size(
+    observer: &ObserverSlot,
+    backend: &'static str,
+    kind: &'static str,
+    size: usize,
+) {
+    let told = observer.read().clone();
+    if let Some(told) = told {
+        told.observe_read_batch(backend, kind, size);
     }
 }
 

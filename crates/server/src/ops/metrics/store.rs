@@ -1,10 +1,11 @@
 //! The metrics of the store and of what surrounds the engine: store operation latency
-//! by operation and backend, SQLite group-commit batch sizes, tasks by status (read
+//! by operation and backend, SQLite group-commit batch sizes, PostgreSQL read batch
+//! sizes (how many concurrent gets share a statement), tasks by status (read
 //! from the store at scrape time, cached), and upstream errors of a gateway.
 //!
 //! Labels stay bounded: `operation` is a method of the store trait, `backend` one of
-//! `memory`, `sqlite`, `postgresql`, `custom`; `status` a task status; `upstream` the
-//! name of a configured upstream.
+//! `memory`, `sqlite`, `postgresql`, `custom`; `kind` of a read batch `check` or
+//! `read`; `status` a task status; `upstream` the name of a configured upstream.
 
 use mcp_tasks_engine::{Engine, StoreObserver};
 use mcp_tasks_protocol::TaskStatus;
@@ -51,6 +52,13 @@ struct UpstreamLabel {
     upstream: String,
 }
 
+/// The kind of a batch of PostgreSQL reads: `check` (cached records checked) or `read`
+/// (whole rows). Static: the read path allocates nothing to count.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ReadBatchLabels {
+    kind: &'static str,
+}
+
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct WebhookLabels {
     sink: String,
@@ -62,11 +70,17 @@ fn store_seconds() -> Histogram {
     Histogram::new(exponential_buckets(0.0001, 4.0, 10))
 }
 
+fn batch_sizes() -> Histogram {
+    // 1 to 256 (the most a batch holds), ×2 per bucket.
+    Histogram::new(exponential_buckets(1.0, 2.0, 9))
+}
+
 /// See the module documentation.
 pub(crate) struct StoreMetrics {
     duration: Family<StoreLabels, Histogram, fn() -> Histogram>,
     errors: Family<StoreLabels, Counter>,
     batches: Histogram,
+    read_batches: Family<ReadBatchLabels, Histogram, fn() -> Histogram>,
     tasks: Family<StatusLabel, Gauge>,
     upstream_errors: Family<UpstreamLabel, Counter>,
     webhooks: Family<WebhookLabels, Counter>,
@@ -97,11 +111,18 @@ impl StoreMetrics {
             "Task store operations that failed (I/O, database unreachable), by operation and backend",
             errors.clone(),
         );
-        let batches = Histogram::new(exponential_buckets(1.0, 2.0, 9));
+        let batches = batch_sizes();
         registry.register(
             "sqlite_group_commit_batch_size",
             "Tasks created per SQLite group commit (one transaction and fsync each)",
             batches.clone(),
+        );
+        let read_batches: Family<ReadBatchLabels, Histogram, fn() -> Histogram> =
+            Family::new_with_constructor(batch_sizes);
+        registry.register(
+            "postgresql_read_batch_size",
+            "Concurrent tasks/get answered by one PostgreSQL statement, by kind (check: cached records checked, read: whole rows)",
+            read_batches.clone(),
         );
         let tasks = Family::<StatusLabel, Gauge>::default();
         registry.register(
@@ -125,6 +146,7 @@ impl StoreMetrics {
             duration,
             errors,
             batches,
+            read_batches,
             tasks,
             upstream_errors,
             webhooks,
@@ -204,6 +226,15 @@ impl StoreObserver for super::Metrics {
         #[allow(clippy::cast_precision_loss)]
         self.store.batches.observe(size as f64);
     }
+
+    fn observe_read_batch(&self, _backend: &'static str, kind: &'static str, size: usize) {
+        // usize to f64: batch sizes are at most a few hundred.
+        #[allow(clippy::cast_precision_loss)]
+        self.store
+            .read_batches
+            .get_or_create(&ReadBatchLabels { kind })
+            .observe(size as f64);
+    }
 }
 
 #[cfg(test)]
@@ -219,6 +250,7 @@ mod tests {
         metrics.observe("get", "sqlite", Duration::from_millis(2), false);
         metrics.observe("get", "sqlite", Duration::from_millis(1), true);
         metrics.observe_batch("sqlite", 5);
+        metrics.observe_read_batch("postgresql", "check", 7);
         metrics.store.upstream_error("docs");
         let text = metrics.render(0, Activity::default());
         for line in [
@@ -226,6 +258,7 @@ mod tests {
             "mcp_tasks_store_operation_duration_seconds_count{operation=\"get\",backend=\"sqlite\"} 2",
             "mcp_tasks_upstream_errors_total{upstream=\"docs\"} 1",
             "mcp_tasks_sqlite_group_commit_batch_size_sum 5.0",
+            "mcp_tasks_postgresql_read_batch_size_sum{kind=\"check\"} 7.0",
         ] {
             assert!(text.contains(line), "missing {line}:\n{text}");
         }
