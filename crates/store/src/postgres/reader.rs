@@ -23,7 +23,7 @@
 //! one.
 //!
 //! The statements carry no `now`: the waiters of one batch read at different moments,
-//! so each applies its own expiry to its row ([`visible`]).
+//! so each applies its own expiry to its row (`visible`).
 
 use crate::error::StoreError;
 use crate::observed::ObserverSlot;
