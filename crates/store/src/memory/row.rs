@@ -126,7 +126,7 @@ impl Row {
     pub(super) fn to_record(&self) -> TaskRecord {
         TaskRecord {
             id: self.id.clone(),
-            owner: self.owner.to_string(),
+            owner: String::from(&*self.owner),
             session: self.session.as_deref().map(str::to_string),
             status: self.status,
             status_message: self.status_message.as_deref().map(str::to_string),
@@ -135,7 +135,7 @@ impl Row {
             ttl: self.ttl,
             expires_at: self.expires_at,
             poll_interval: self.poll_interval,
-            method: self.method.to_string(),
+            method: String::from(&*self.method),
             request: self.request.clone(),
             outcome: self.outcome.clone(),
             runner: self.runner.as_deref().map(str::to_string),
