@@ -16,7 +16,6 @@ use parking_lot::Mutex;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::OnceLock;
 
 use crate::retry::Retry;
 
@@ -60,15 +59,15 @@ pub enum StepError {
 ///
 /// Every running task holds one, and most work never records a step nor asks for a
 /// retry: what they need is made on first use ([`Journaled`]), so that an idle task
-/// pays 40 bytes here rather than 200 (two maps and their hashers, inline).
+/// pays 32 bytes here rather than 200 (two maps and their hashers, inline, and a
+/// plain call's id).
 #[derive(Debug, Default)]
 pub(crate) struct StepLog {
     /// This attempt's number, 1 for the first.
     pub(crate) attempt: u32,
-    /// The replayed outputs, occurrences and retry; `None` until first needed.
+    /// The replayed outputs, occurrences, retry and call id; `None` until first
+    /// needed.
     journaled: Mutex<Option<Box<Journaled>>>,
-    /// For work that is not a task: an id that makes its step keys unique.
-    call_id: OnceLock<Box<str>>,
     /// Input requests made so far by this attempt (their keys count up): here
     /// rather than in an allocation of the context's own, since every clone of the
     /// context shares this log.
@@ -84,6 +83,8 @@ struct Journaled {
     occurrences: HashMap<String, u32>,
     /// The retry the work asked for, if it did (see `TaskContext::retry`).
     retry: Option<Retry>,
+    /// For work that is not a task: an id that makes its step keys unique.
+    call_id: Option<Box<str>>,
 }
 
 impl StepLog {
@@ -146,10 +147,14 @@ impl StepLog {
         self.journaled.lock().as_mut().and_then(|j| j.retry.take())
     }
 
-    /// An id for the steps of work that is not a task (made on first use).
-    pub(crate) fn call_id(&self) -> &str {
-        self.call_id.get_or_init(|| {
-            format!("call-{}", mcp_tasks_protocol::TaskId::generate()).into_boxed_str()
+    /// The stable key of step `key` of work that is not a task: under an id of the
+    /// call's own (made on first use), so that its step keys are unique.
+    pub(crate) fn call_key(&self, key: &str) -> String {
+        self.with(|j| {
+            let id = j.call_id.get_or_insert_with(|| {
+                format!("call-{}", mcp_tasks_protocol::TaskId::generate()).into_boxed_str()
+            });
+            format!("{id}/{key}")
         })
     }
 

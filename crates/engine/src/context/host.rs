@@ -6,6 +6,7 @@ use mcp_tasks_store::{DeadlineOutcome, InputRequest};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use super::{LogMessage, Progress};
 use crate::input::InputError;
 use crate::retry::Retry;
 use crate::steps::StepError;
@@ -42,6 +43,21 @@ pub(crate) trait TaskHost: Send + Sync {
     /// another attempt after `attempt`: true when it will (the work's end is then not
     /// recorded), false when the end should be recorded as it is.
     async fn retry_later(&self, id: &TaskId, attempt: u32, retry: Retry) -> bool;
+
+    /// Publishes a progress report of the work as the task's: an event naming it, for
+    /// the creating `session` (and with the request's progress `token`, when it asked
+    /// for progress notifications). Never waits.
+    fn progress(
+        &self,
+        id: &TaskId,
+        session: Option<&str>,
+        token: Option<&Value>,
+        progress: Progress,
+    );
+
+    /// Hands a log message of the work to the server's log router, as the task's
+    /// (for the creating `session`). Never waits.
+    fn log(&self, id: &TaskId, session: Option<&str>, message: LogMessage);
 
     /// Waits until the task is committed to the store: true then, false when it never
     /// will be (the call ended inline). A host whose tasks exist from the start says

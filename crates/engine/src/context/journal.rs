@@ -41,12 +41,13 @@ impl TaskContext {
         T: Serialize + DeserializeOwned,
         F: Future<Output = T>,
     {
-        let key = self.steps.next_key(name);
-        let Some((id, inner)) = &self.task else {
-            let stable = format!("{}/{key}", self.steps.call_id());
+        let steps = &self.shared.steps;
+        let key = steps.next_key(name);
+        let Some((id, inner)) = &self.shared.task else {
+            let stable = steps.call_key(&key);
             return Ok(CURRENT_STEP.scope(stable, body).await);
         };
-        if let Some(recorded) = self.steps.replay(&key) {
+        if let Some(recorded) = steps.replay(&key) {
             return serde_json::from_value(recorded).map_err(|e| StepError::Unreadable {
                 step: key,
                 reason: e.to_string(),
@@ -61,7 +62,7 @@ impl TaskContext {
             step: key.clone(),
             reason: "the engine has shut down".into(),
         })?;
-        host.record_step(id, key, self.steps.attempt, value).await?;
+        host.record_step(id, key, steps.attempt, value).await?;
         Ok(output)
     }
 
@@ -76,7 +77,7 @@ impl TaskContext {
     /// Which attempt at the task this is: 1 for the first run, one more for every run
     /// after a takeover, a retry or a drain.
     pub fn attempt(&self) -> u32 {
-        self.steps.attempt
+        self.shared.steps.attempt
     }
 
     /// Asks for this task to be run again later (a failure worth retrying: an outside
@@ -88,7 +89,7 @@ impl TaskContext {
     /// result, as a tool error carrying the reason.
     pub fn retry(&self, retry: Retry) -> RetryRequested {
         let requested = RetryRequested::new(&retry);
-        self.steps.request_retry(retry);
+        self.shared.steps.request_retry(retry);
         requested
     }
 }

@@ -38,11 +38,25 @@ pub use sinks::{ClientRequester, LogMessage, LogSink, Progress, ProgressSink, Wo
 /// The same type serves a task and a plain synchronous call, so a tool is written once:
 /// for a synchronous call [`TaskContext::task_id`] is `None` and status messages are sent
 /// as progress messages.
+///
+/// Small, since every running tool's future holds one: what its clones share is one
+/// allocation ([`Shared`]), beside the cancellation token and the preflight answers.
+/// A task's progress reports and log messages go to its host (the engine) without a
+/// sink of their own.
 #[derive(Clone)]
 pub struct TaskContext {
-    task: Option<(TaskId, Weak<dyn TaskHost>)>,
+    shared: Arc<Shared>,
     cancel: CancellationToken,
-    progress: Option<ProgressSink>,
+    /// The preflight answers; `None` when there are none (most tools), which saves
+    /// every running task an allocation.
+    answers: Option<Arc<serde_json::Map<String, Value>>>,
+}
+
+/// What the clones of one context share: one allocation, which with the cancellation
+/// token and the step log is all a running task's context costs.
+pub(crate) struct Shared {
+    task: Option<(TaskId, Weak<dyn TaskHost>)>,
+    sinks: Sinks,
     client_capabilities: Arc<Value>,
     /// Checks an input request against `client_capabilities` (the wire knows what
     /// each request needs).
@@ -51,16 +65,30 @@ pub struct TaskContext {
     /// `people_answer_questions`): then a task may ask what its client did not declare
     /// it can answer, when the reader says a person could ([`ResultReading::people_may_answer`]).
     people_answer: bool,
-    /// The preflight answers; `None` when there are none (most tools), which saves
-    /// every running task an allocation.
-    answers: Option<Arc<serde_json::Map<String, Value>>>,
     /// How a synchronous call reaches its client; `None` for tasks (they store their
     /// input requests) and for calls whose transport cannot carry requests.
     requester: Option<ClientRequester>,
-    /// Where [`TaskContext::log`] goes; `None` drops messages.
-    log: Option<LogSink>,
-    /// This attempt's journaled steps and retry request (see [`TaskContext::step`]).
+    /// This attempt's journaled steps and retry request (see [`TaskContext::step`]);
+    /// the engine keeps them apart from the rest to read the retry once the work has
+    /// ended (work that drops its context early then leaves only them behind).
     steps: Arc<StepLog>,
+}
+
+/// Where a context's progress reports and log messages go.
+enum Sinks {
+    /// A plain call's, given by the server; without one, they are dropped.
+    Given {
+        progress: Option<ProgressSink>,
+        log: Option<LogSink>,
+    },
+    /// A task's: to its host, as the task's (progress as an event naming it, logs to
+    /// the creating session), with what addresses them: the creating session, and
+    /// the request's progress token when it asked for progress (boxed: most ask for
+    /// none, and a `Value` is large).
+    Task {
+        session: Option<String>,
+        token: Option<Box<Value>>,
+    },
 }
 
 impl fmt::Debug for TaskContext {
@@ -83,12 +111,21 @@ impl TaskContext {
 
     /// [`TaskContext::log`] naming the `logger` (a component of the tool).
     pub fn log_as(&self, level: LoggingLevel, logger: Option<&str>, data: impl Into<Value>) {
-        if let Some(sink) = &self.log {
-            sink(LogMessage {
-                level,
-                logger: logger.map(str::to_string),
-                data: data.into(),
-            });
+        let message = || LogMessage {
+            level,
+            logger: logger.map(str::to_string),
+            data: data.into(),
+        };
+        match &self.shared.sinks {
+            Sinks::Given {
+                log: Some(sink), ..
+            } => sink(message()),
+            Sinks::Given { log: None, .. } => {}
+            Sinks::Task { session, .. } => {
+                if let Some((id, host)) = self.task_host() {
+                    host.log(id, session.as_deref(), message());
+                }
+            }
         }
     }
 
@@ -99,7 +136,18 @@ impl TaskContext {
 
     /// The task this work runs as, or `None` for a synchronous call.
     pub fn task_id(&self) -> Option<&TaskId> {
-        self.task.as_ref().map(|(id, _)| id)
+        self.shared.task.as_ref().map(|(id, _)| id)
+    }
+
+    /// The task and its host, while the engine runs.
+    fn task_host(&self) -> Option<(&TaskId, Arc<dyn TaskHost>)> {
+        let (id, host) = self.shared.task.as_ref()?;
+        Some((id, host.upgrade()?))
+    }
+
+    /// This attempt's steps (the engine keeps them for the work's end).
+    pub(crate) fn steps(&self) -> &Arc<StepLog> {
+        &self.shared.steps
     }
 
     /// Waits until this work's task is committed to the store: true then; false for a
@@ -113,7 +161,7 @@ impl TaskContext {
     /// such as telling an outside system about it, or to have every step written to
     /// the journal one by one.
     pub async fn task_created(&self) -> bool {
-        let Some((_, host)) = &self.task else {
+        let Some((_, host)) = &self.shared.task else {
             return false;
         };
         match host.upgrade() {
@@ -145,14 +193,18 @@ impl TaskContext {
     /// would say it twice). A task that already ended ignores it.
     pub async fn set_status_message(&self, message: impl Into<String>) {
         let message = message.into();
-        match &self.task {
+        match &self.shared.task {
             Some((id, inner)) => {
                 if let Some(host) = inner.upgrade() {
                     host.set_message(id, message).await;
                 }
             }
             None => {
-                if let Some(sink) = &self.progress {
+                if let Sinks::Given {
+                    progress: Some(sink),
+                    ..
+                } = &self.shared.sinks
+                {
                     // NaN: a status message, not figures (see `steady`).
                     sink(Progress {
                         progress: f64::NAN,
@@ -167,12 +219,22 @@ impl TaskContext {
     /// Reports progress, sent as `notifications/progress` when the request carried a
     /// progress token (for a task, for as long as the task lives).
     pub fn report_progress(&self, progress: f64, total: Option<f64>, message: Option<String>) {
-        if let Some(sink) = &self.progress {
-            sink(Progress {
-                progress,
-                total,
-                message,
-            });
+        let report = Progress {
+            progress,
+            total,
+            message,
+        };
+        match &self.shared.sinks {
+            Sinks::Given {
+                progress: Some(sink),
+                ..
+            } => sink(report),
+            Sinks::Given { progress: None, .. } => {}
+            Sinks::Task { session, token } => {
+                if let Some((id, host)) = self.task_host() {
+                    host.progress(id, session.as_deref(), token.as_deref(), report);
+                }
+            }
         }
     }
 }

@@ -14,7 +14,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::host::TaskHost;
 use super::sinks::{steady, ClientRequester, LogSink, ProgressSink};
-use super::TaskContext;
+use super::{Shared, Sinks, TaskContext};
 use crate::reader::{OpaqueReader, ResultReading};
 use crate::steps::StepLog;
 
@@ -92,17 +92,22 @@ impl TaskContextParts {
                 Arc::new(OpaqueReader) as Arc<dyn ResultReading>,
             ),
         };
-        let ctx = TaskContext {
-            steps: Arc::new(StepLog::first()),
+        let shared = Shared {
             task: None,
-            cancel: self.cancel,
-            progress: self.progress.map(steady),
+            sinks: Sinks::Given {
+                progress: self.progress.map(steady),
+                log: self.log,
+            },
             client_capabilities: Arc::new(client_capabilities),
             reader,
             people_answer: false,
-            answers: None,
             requester,
-            log: self.log,
+            steps: Arc::new(StepLog::first()),
+        };
+        let ctx = TaskContext {
+            shared: Arc::new(shared),
+            cancel: self.cancel,
+            answers: None,
         };
         with_answers(ctx, self.answers)
     }
@@ -116,37 +121,44 @@ pub fn with_answers(mut ctx: TaskContext, answers: Map<String, Value>) -> TaskCo
     ctx
 }
 
+/// What a task's context addresses its progress reports and log messages with: the
+/// session that created the task, and the request's progress token when it asked for
+/// progress.
+pub(crate) struct TaskRoute {
+    pub(crate) session: Option<String>,
+    pub(crate) token: Option<Value>,
+}
+
 impl TaskContext {
-    /// The context of a task's work: `inner` answers its status messages, questions and
-    /// steps.
+    /// The context of a task's work: `host` answers its status messages, questions and
+    /// steps, and takes its progress reports and log messages (addressed by `route`).
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn for_task(
         id: TaskId,
-        inner: Weak<dyn TaskHost>,
+        host: Weak<dyn TaskHost>,
         cancel: CancellationToken,
-        progress: Option<ProgressSink>,
+        route: TaskRoute,
         client_capabilities: Arc<Value>,
         reader: Arc<dyn ResultReading>,
         people_answer: bool,
         steps: Arc<StepLog>,
     ) -> Self {
-        TaskContext {
-            steps,
-            task: Some((id, inner)),
-            cancel,
-            progress,
+        let shared = Shared {
+            task: Some((id, host)),
+            sinks: Sinks::Task {
+                session: route.session,
+                token: route.token.map(Box::new),
+            },
             client_capabilities,
             reader,
             people_answer,
-            answers: None,
             requester: None,
-            log: None,
+            steps,
+        };
+        TaskContext {
+            shared: Arc::new(shared),
+            cancel,
+            answers: None,
         }
-    }
-
-    /// The same context sending [`TaskContext::log`] messages to `sink`.
-    pub(crate) fn with_log_sink(mut self, sink: LogSink) -> Self {
-        self.log = Some(sink);
-        self
     }
 }

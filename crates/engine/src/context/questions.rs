@@ -74,8 +74,8 @@ impl TaskContext {
             deadline,
             assignment,
         } = ask;
-        let Some((id, inner)) = &self.task else {
-            let Some(requester) = &self.requester else {
+        let Some((id, inner)) = &self.shared.task else {
+            let Some(requester) = &self.shared.requester else {
                 return Err(InputError::Unsupported(
                     "asking the client for input needs the tool to run as a task (call it with \"task\": {}) or a client connection that can carry requests".into(),
                 ));
@@ -118,14 +118,14 @@ impl TaskContext {
         // question waits for whoever can answer it (the client, a person), within its
         // deadline or the task's TTL, rather than failing a task its first attempt
         // could have asked.
-        let unknown_client = self.client_capabilities.is_null();
+        let unknown_client = self.shared.client_capabilities.is_null();
         let someone_else_may_answer = assignment.is_some()
-            || (self.people_answer && self.reader.people_may_answer(client_method));
+            || (self.shared.people_answer && self.shared.reader.people_may_answer(client_method));
         if !(unknown_client || someone_else_may_answer) {
             self.check_input(client_method, &params)?;
         }
         let inner = inner.upgrade().ok_or(InputError::TaskEnded)?;
-        let n = self.steps.next_input_number();
+        let n = self.shared.steps.next_input_number();
         // `elicitation-0`, `sampling-1`; the server's own questions by their name
         // (`mcp-tasks/approval`: `approval-0`).
         let short = match client_method.strip_prefix("mcp-tasks/") {
@@ -140,8 +140,9 @@ impl TaskContext {
 
     /// Whether the client can be asked `method` (see [`ResultReading::check_input`]).
     fn check_input(&self, method: &str, params: &Value) -> Result<(), InputError> {
-        self.reader
-            .check_input(&self.client_capabilities, method, params)
+        self.shared
+            .reader
+            .check_input(&self.shared.client_capabilities, method, params)
             .map_err(InputError::Unsupported)
     }
 }

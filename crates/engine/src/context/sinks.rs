@@ -32,15 +32,17 @@ pub struct LogMessage {
     pub data: Value,
 }
 
-/// Where log messages go: for a task, an event routed to the owner's session; for a
-/// synchronous call, the request's stream. The server filters by the session's level.
+/// Where a synchronous call's log messages go: the request's stream. (A task's go to
+/// the engine, which routes them to the owner's session.) The server filters by the
+/// session's level.
 pub type LogSink = Arc<dyn Fn(LogMessage) + Send + Sync>;
 
 /// The future a task runs: it resolves to what the request returns.
 pub type Work = BoxFuture<'static, mcp_tasks_store::Outcome>;
 
-/// Where progress reports go. The engine builds one for tasks (an event routed to the
-/// owner's session); the server builds one for synchronous calls (the request's stream).
+/// Where a synchronous call's progress reports go: the server builds one per call (the
+/// request's stream). (A task's go to the engine, as events routed to the owner's
+/// session.)
 pub type ProgressSink = Arc<dyn Fn(Progress) + Send + Sync>;
 
 /// Sends one request to the client (`elicitation/create`, `sampling/createMessage`,

@@ -18,7 +18,6 @@
 //! message is kept and stored with the creation; a question (which needs a task to live
 //! on) makes the call a task at once and waits until it is one.
 
-use futures::future::AbortHandle;
 use mcp_tasks_protocol::{TaskId, TaskStatus};
 use mcp_tasks_store::{Outcome, PendingCreate, RequestJson, TaskRecord};
 use serde_json::Value;
@@ -31,6 +30,7 @@ use tracing::Instrument;
 use crate::context::{TaskContext, TaskHost, Work};
 use crate::engine::{CreateParams, Engine};
 use crate::error::EngineError;
+use crate::run::abort::WorkAbort;
 use crate::run::job::{Handover, Job, Phase};
 use crate::run::quota::Slot;
 
@@ -210,18 +210,18 @@ impl Creation {
             weak
         };
         let cancel = CancellationToken::new();
-        let steps = Arc::new(crate::steps::StepLog::first());
         let ctx = crate::run::sinks::task_context(
             core,
             host,
             &record,
             core.capabilities(client_capabilities),
             cancel.clone(),
-            Arc::clone(&steps),
+            Arc::new(crate::steps::StepLog::first()),
         );
+        let steps = Arc::clone(ctx.steps());
         let span = crate::run::span::task_span(&record);
-        let (abort, registration) = AbortHandle::new_pair();
-        let job = Job::new(Arc::clone(&handover), registration, || work(ctx));
+        let abort = WorkAbort::of(&handover);
+        let job = Job::new(Arc::clone(&handover), || work(ctx));
         ProvisionalTask {
             engine,
             record,
@@ -244,7 +244,7 @@ pub struct ProvisionalTask {
     slot: Option<Slot>,
     cancel: CancellationToken,
     /// Stops the work; `None` once the work is the engine's (or was stopped).
-    abort: Option<AbortHandle>,
+    abort: Option<WorkAbort>,
     /// The work's job until it is spawned (see [`ProvisionalTask::commit`]).
     job: Option<Job<Work>>,
     handover: Arc<Handover>,
@@ -295,7 +295,7 @@ impl ProvisionalTask {
             Some(job) => tokio::select! {
                 () = job.instrument(span) => true,
                 () = tokio::time::sleep(window) => false,
-                () = shared.wanted.notified() => false,
+                () = shared.wanted() => false,
             },
             None => false,
         };

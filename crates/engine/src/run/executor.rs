@@ -2,9 +2,9 @@
 //! (their cancellation tokens, abort handles and the lease generation each holds) and
 //! the quota; it registers work, forgets it, and stops it (cooperative cancellation
 //! first, an abort after the grace period). Spawning work and recording its end are
-//! the job's (`job`) and the ledger's (`ledger`): the executor knows neither.
+//! the job's (`job`) and the ledger's (`ledger`): the executor knows neither, only the
+//! job's abort handle ([`WorkAbort`]).
 
-use futures::future::AbortHandle;
 use mcp_tasks_protocol::TaskId;
 use mcp_tasks_store::TaskRecord;
 use parking_lot::Mutex;
@@ -12,15 +12,18 @@ use std::collections::HashMap;
 use std::sync::{Arc, Weak};
 use tokio_util::sync::CancellationToken;
 
+use crate::run::abort::WorkAbort;
 use crate::run::quota::Quota;
 
-/// One task's work running here.
+/// One task's work running here: an entry of a table that holds every running task,
+/// so kept to 40 bytes.
 struct Running {
     cancel: CancellationToken,
     /// Stops the work (not the recording of how the task ended).
-    abort: AbortHandle,
-    /// The lease generation this process holds (fencing token), with leases on.
-    generation: Option<u64>,
+    abort: WorkAbort,
+    /// The lease generation this process holds (fencing token); read only with
+    /// leases on (`Executor::leased`).
+    generation: u64,
 }
 
 /// The work running in this process. See the module docs.
@@ -52,15 +55,14 @@ impl Executor {
         &self,
         record: &TaskRecord,
         cancel: CancellationToken,
-        abort: AbortHandle,
+        abort: WorkAbort,
     ) {
-        let generation = self.leased.then_some(record.lease_generation);
         self.running.lock().insert(
             record.id.clone(),
             Running {
                 cancel,
                 abort,
-                generation,
+                generation: record.lease_generation,
             },
         );
     }
@@ -102,15 +104,21 @@ impl Executor {
 
     /// The lease generation the work of `id` holds here, to fence its writes.
     pub(crate) fn fence(&self, id: &TaskId) -> Option<u64> {
-        self.running.lock().get(id).and_then(|r| r.generation)
+        if !self.leased {
+            return None;
+        }
+        self.running.lock().get(id).map(|r| r.generation)
     }
 
     /// The tasks this process runs under a lease, with the generation it holds.
     pub(crate) fn held_leases(&self) -> Vec<(TaskId, u64)> {
+        if !self.leased {
+            return Vec::new();
+        }
         self.running
             .lock()
             .iter()
-            .filter_map(|(id, r)| r.generation.map(|g| (id.clone(), g)))
+            .map(|(id, r)| (id.clone(), r.generation))
             .collect()
     }
 

@@ -2,8 +2,8 @@
 //! [`Handover`] that says who records its end.
 //!
 //! A task's work runs on one tokio task from start to end: the work (under an abort
-//! handle of its own, its panics caught, so that an abort or a crash stops the work
-//! but not the recording of how it ended), then the recording. Written out rather
+//! handle of its own, [`WorkAbort`], its panics caught, so that an abort or a crash
+//! stops the work but not the recording of how it ended), then the recording. Written out rather
 //! than an `async` block so that it holds exactly these fields while the work runs
 //! (an `async` block keeps room for every local of every step, and a running task is
 //! mostly waiting); the recording's state is boxed only once the work has ended.
@@ -16,25 +16,24 @@
 //! host ([`TaskHost`]): a status message set before the task exists is kept for its
 //! creation; a question makes the call a task at once and waits until it is one.
 
-use futures::future::{AbortHandle, AbortRegistration, Abortable, Aborted, BoxFuture};
-use futures::FutureExt;
+use futures::future::{Aborted, BoxFuture};
 use mcp_tasks_protocol::TaskId;
 use mcp_tasks_store::{Failure, InputRequest, Outcome, TaskRecord};
 use parking_lot::Mutex;
 use serde_json::Value;
 use std::future::Future;
-use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::{Arc, Weak};
 use std::task::{Context, Poll};
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
-use crate::context::{TaskContext, TaskHost};
+use crate::context::{LogMessage, Progress, TaskContext, TaskHost};
 use crate::input::InputError;
 use crate::retry::Retry;
+use crate::run::abort::{AbortState, Guarded, WorkAbort};
 use crate::run::core::Core;
 use crate::run::executor::Executor;
 use crate::run::quota::Slot;
@@ -66,7 +65,8 @@ impl Phase {
 }
 
 /// What records a task's end for the engine: the components it writes through, the
-/// task, and its quota slot (held until the end is recorded).
+/// task, and its quota slot (held until the end is recorded). Who runs the task again
+/// when the work asked for a retry is the handover's `host`.
 pub(crate) struct Recorder {
     pub(crate) executor: Arc<Executor>,
     pub(crate) core: Arc<Core>,
@@ -74,8 +74,6 @@ pub(crate) struct Recorder {
     pub(crate) slot: Option<Slot>,
     /// The attempt's steps, holding the retry the work may have asked for.
     pub(crate) steps: Arc<StepLog>,
-    /// Who runs the task again when the work asked for a retry.
-    pub(crate) host: Weak<dyn TaskHost>,
 }
 
 /// Who takes the work's end.
@@ -83,8 +81,9 @@ enum EndTo {
     /// The caller, still deciding (or creating the task): the end is kept here.
     Caller,
     /// The work ended before anyone adopted it: its outcome (`None` when it was
-    /// aborted), for the caller to take.
-    Ended(Option<Outcome>),
+    /// aborted), for the caller to take. Boxed: a running task's handover has room
+    /// for the recorder only.
+    Ended(Option<Box<Outcome>>),
     /// The engine: the job records the end itself.
     Engine(Recorder),
     /// Taken.
@@ -98,16 +97,21 @@ pub(crate) type EndedFirst = Box<(Option<Outcome>, Option<Slot>)>;
 /// What a [`Job`], its work's context and the caller share. See the module docs.
 pub(crate) struct Handover {
     phase: AtomicU8,
-    /// Woken when the phase changes and when the work ends unadopted.
-    changed: Notify,
     /// Set when the work needs a task now (a question).
-    pub(crate) wanted: Notify,
+    wanted: AtomicBool,
+    /// Whether the work is to stop ([`WorkAbort`]): the job's abort handle lives here
+    /// rather than in an allocation of its own.
+    pub(crate) abort: AbortState,
+    /// Woken when the phase changes, when the work ends unadopted and when it wants
+    /// a task: one for all, since every waiter re-checks what it waits for.
+    changed: Notify,
     /// What the work said before the task existed; `None` until it says something
     /// (most work does not in its first moments): boxed, since the handover lives as
     /// long as the task runs.
     early: Mutex<Option<Box<Early>>>,
     end: Mutex<EndTo>,
-    /// Who answers the work's status messages and questions once the task exists.
+    /// Who answers the work's status messages and questions once the task exists
+    /// (the engine), and runs it again when it asks for a retry.
     pub(crate) host: Option<Weak<dyn TaskHost>>,
 }
 
@@ -127,8 +131,9 @@ impl Handover {
     pub(crate) fn provisional(host: Weak<dyn TaskHost>) -> Arc<Handover> {
         Arc::new(Handover {
             phase: AtomicU8::new(Phase::Pending as u8),
+            wanted: AtomicBool::new(false),
+            abort: AbortState::default(),
             changed: Notify::new(),
-            wanted: Notify::new(),
             early: Mutex::new(None),
             end: Mutex::new(EndTo::Caller),
             host: Some(host),
@@ -136,14 +141,15 @@ impl Handover {
     }
 
     /// The handover of work whose task is stored: the engine's from the start.
-    fn engine(recorder: Recorder) -> Arc<Handover> {
+    fn engine(recorder: Recorder, host: Weak<dyn TaskHost>) -> Arc<Handover> {
         Arc::new(Handover {
             phase: AtomicU8::new(Phase::Created as u8),
+            wanted: AtomicBool::new(false),
+            abort: AbortState::default(),
             changed: Notify::new(),
-            wanted: Notify::new(),
             early: Mutex::new(None),
             end: Mutex::new(EndTo::Engine(recorder)),
-            host: None,
+            host: Some(host),
         })
     }
 
@@ -179,6 +185,18 @@ impl Handover {
         }
     }
 
+    /// Waits until the work needs a task now (it asked a question).
+    pub(crate) async fn wanted(&self) {
+        self.wait_until(|s| s.wanted.load(Ordering::Acquire).then_some(()))
+            .await;
+    }
+
+    /// Says that the work needs a task now, waking whoever waits for it.
+    fn want(&self) {
+        self.wanted.store(true, Ordering::Release);
+        self.changed.notify_waiters();
+    }
+
     /// Waits until the task exists (`true`) or never will (`false`).
     async fn created(&self) -> bool {
         self.wait_until(|s| match s.phase() {
@@ -198,7 +216,7 @@ impl Handover {
     pub(crate) fn take_end(&self) -> Option<Option<Outcome>> {
         let mut end = self.end.lock();
         match std::mem::replace(&mut *end, EndTo::Taken) {
-            EndTo::Ended(outcome) => Some(outcome),
+            EndTo::Ended(outcome) => Some(outcome.map(|o| *o)),
             other => {
                 *end = other;
                 None
@@ -215,7 +233,7 @@ impl Handover {
                 *end = EndTo::Engine(recorder);
                 Ok(())
             }
-            EndTo::Ended(outcome) => Err(Box::new((outcome, recorder.slot))),
+            EndTo::Ended(outcome) => Err(Box::new((outcome.map(|o| *o), recorder.slot))),
             other => {
                 *end = other;
                 Err(Box::new((None, recorder.slot)))
@@ -269,7 +287,7 @@ impl TaskHost for Handover {
         deadline: Option<(std::time::Duration, mcp_tasks_store::DeadlineOutcome)>,
         cancel: &CancellationToken,
     ) -> Result<Value, InputError> {
-        self.wanted.notify_one();
+        self.want();
         match self.host_when_created().await {
             Some(host) => {
                 if let Err(e) = self.record_early_steps(id, &*host).await {
@@ -312,6 +330,25 @@ impl TaskHost for Handover {
         self.host_when_created().await.is_some()
     }
 
+    fn progress(
+        &self,
+        id: &TaskId,
+        session: Option<&str>,
+        token: Option<&Value>,
+        progress: Progress,
+    ) {
+        // Before the task exists too, as for any running work: it is the engine's.
+        if let Some(host) = self.host.as_ref().and_then(Weak::upgrade) {
+            host.progress(id, session, token, progress);
+        }
+    }
+
+    fn log(&self, id: &TaskId, session: Option<&str>, message: LogMessage) {
+        if let Some(host) = self.host.as_ref().and_then(Weak::upgrade) {
+            host.log(id, session, message);
+        }
+    }
+
     async fn retry_later(&self, id: &TaskId, attempt: u32, retry: Retry) -> bool {
         match self.host_when_created().await {
             Some(host) => host.retry_later(id, attempt, retry).await,
@@ -320,44 +357,10 @@ impl TaskHost for Handover {
     }
 }
 
-/// Work as a job runs it: a panic, while making its future or in it, comes out as
-/// the `Err` of a [`std::thread::Result`]. Smaller than an `Either` of the future and a
-/// ready error (which would hold a whole outcome for the rare panic), so every running
-/// task's job is too.
-pub(crate) enum Guarded<W> {
-    /// The work's future, its panics caught.
-    Work(futures::future::CatchUnwind<AssertUnwindSafe<W>>),
-    /// Making the future panicked: this, once.
-    Panicked(Option<Box<dyn std::any::Any + Send>>),
-}
-
-impl<W: Future + Unpin> Guarded<W> {
-    /// The work `make` returns, or its panic.
-    pub(crate) fn new(make: impl FnOnce() -> W) -> Self {
-        match std::panic::catch_unwind(AssertUnwindSafe(make)) {
-            Ok(work) => Guarded::Work(AssertUnwindSafe(work).catch_unwind()),
-            Err(panic) => Guarded::Panicked(Some(panic)),
-        }
-    }
-}
-
-impl<W: Future + Unpin> Future for Guarded<W> {
-    type Output = std::thread::Result<W::Output>;
-
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        match &mut *self {
-            Guarded::Work(work) => Pin::new(work).poll(cx),
-            Guarded::Panicked(panic) => Poll::Ready(Err(panic
-                .take()
-                .unwrap_or_else(|| Box::new("polled after the panic was reported")))),
-        }
-    }
-}
-
-/// A task's one tokio task: its work, then the hand-over or recording of its end. See
-/// the module docs.
+/// A task's one tokio task: its work (stopped by the [`WorkAbort`] of its handover),
+/// then the hand-over or recording of its end. See the module docs.
 pub(crate) struct Job<W> {
-    work: Abortable<Guarded<W>>,
+    work: Guarded<W>,
     handover: Arc<Handover>,
     recording: Option<BoxFuture<'static, ()>>,
 }
@@ -368,14 +371,10 @@ where
     O: Into<Option<Outcome>> + Send + 'static,
 {
     /// The job for the work `make` returns (a panic while making it is the work's
-    /// crash), stopped by the abort handle of `registration`.
-    pub(crate) fn new(
-        handover: Arc<Handover>,
-        registration: AbortRegistration,
-        make: impl FnOnce() -> W,
-    ) -> Job<W> {
+    /// crash), stopped by the [`WorkAbort`] of `handover`.
+    pub(crate) fn new(handover: Arc<Handover>, make: impl FnOnce() -> W) -> Job<W> {
         Job {
-            work: Abortable::new(Guarded::new(make), registration),
+            work: Guarded::new(make),
             handover,
             recording: None,
         }
@@ -413,11 +412,13 @@ where
             if let Some(recording) = this.recording.as_mut() {
                 return recording.as_mut().poll(cx);
             }
-            let outcome = outcome_of(std::task::ready!(Pin::new(&mut this.work).poll(cx)));
+            let ended = std::task::ready!(this.handover.abort.poll(&mut this.work, cx));
+            let outcome = outcome_of(ended);
             let mut end = this.handover.end.lock();
             match std::mem::replace(&mut *end, EndTo::Taken) {
                 EndTo::Engine(recorder) => {
                     drop(end);
+                    let host = this.handover.host.clone();
                     this.recording = Some(Box::pin(async move {
                         let Recorder {
                             executor,
@@ -425,12 +426,13 @@ where
                             id,
                             slot,
                             steps,
-                            host,
                         } = recorder;
                         // Work that asked for a retry and returned (rather than being
                         // stopped) runs again when its policy allows.
                         let retry = steps.take_retry().filter(|_| outcome.is_some());
-                        if let (Some(retry), Some(host)) = (retry, host.upgrade()) {
+                        if let (Some(retry), Some(host)) =
+                            (retry, host.as_ref().and_then(Weak::upgrade))
+                        {
                             if host.retry_later(&id, steps.attempt, retry).await {
                                 executor.forget(&id);
                                 drop(slot);
@@ -442,7 +444,7 @@ where
                     }));
                 }
                 EndTo::Caller => {
-                    *end = EndTo::Ended(outcome);
+                    *end = EndTo::Ended(outcome.map(Box::new));
                     drop(end);
                     this.handover.changed.notify_waiters();
                     return Poll::Ready(());
@@ -486,22 +488,23 @@ pub(crate) fn launch<F, W, O>(
         cancel.clone(),
         Arc::clone(&steps),
     );
-    let (abort, registration) = AbortHandle::new_pair();
-    executor.register(record, cancel, abort);
     // Made here, inside the creating request's span: the execution is its child.
     let span = crate::run::span::task_span(record);
-    let handover = Handover::engine(Recorder {
-        executor: Arc::clone(executor),
-        core: Arc::clone(core),
-        id: record.id.clone(),
-        slot,
-        steps,
+    let handover = Handover::engine(
+        Recorder {
+            executor: Arc::clone(executor),
+            core: Arc::clone(core),
+            id: record.id.clone(),
+            slot,
+            steps,
+        },
         host,
-    });
+    );
+    executor.register(record, cancel, WorkAbort::of(&handover));
     // Making the work's future runs the caller's code (a tool's handler may do some
     // before its future starts): a panic there fails the task like a panic in the
     // future does, not the request that creates the task.
-    let job = Job::new(handover, registration, || work(ctx));
+    let job = Job::new(handover, || work(ctx));
     tokio::spawn(job.instrument(span));
 }
 
@@ -514,23 +517,18 @@ pub(crate) fn adopt(
     core: &Arc<Core>,
     record: &TaskRecord,
     handover: &Handover,
-    running: (CancellationToken, AbortHandle),
+    running: (CancellationToken, WorkAbort),
     slot: Option<Slot>,
     steps: Arc<StepLog>,
 ) -> Result<(), EndedFirst> {
     let (cancel, abort) = running;
     executor.register(record, cancel, abort);
-    let host = handover.host.clone().unwrap_or_else(|| {
-        let none: Weak<Handover> = Weak::new();
-        none
-    });
     let adopted = handover.adopt(Recorder {
         executor: Arc::clone(executor),
         core: Arc::clone(core),
         id: record.id.clone(),
         slot,
         steps,
-        host,
     });
     if adopted.is_err() {
         executor.forget(&record.id);

@@ -5,6 +5,7 @@
 //!
 //! | module | what it owns |
 //! |---|---|
+//! | `abort` | what stops a job's work (its abort state and handle) and catches its panics |
 //! | `core` | the store, settings, clock, runner id and event channel; every status change (`Core::apply`) |
 //! | `executor` | the table of work running here (tokens, abort handles, lease generations) and the quota |
 //! | `job` | the one job type every task's work runs in, and the hand-over of provisional work |
@@ -17,6 +18,7 @@
 //! | `span` | the span of a task's execution |
 //! | `quota` | active-task counts per principal, per session and in total |
 
+pub(crate) mod abort;
 pub(crate) mod core;
 pub(crate) mod deadlines;
 pub(crate) mod executor;
@@ -136,6 +138,20 @@ impl TaskHost for Components {
                     other => other.to_string(),
                 },
             })
+    }
+
+    fn progress(
+        &self,
+        id: &TaskId,
+        session: Option<&str>,
+        token: Option<&Value>,
+        progress: crate::context::Progress,
+    ) {
+        sinks::progress(&self.core, id, session, token, progress);
+    }
+
+    fn log(&self, id: &TaskId, session: Option<&str>, message: crate::context::LogMessage) {
+        sinks::log(&self.core, id, session, message);
     }
 
     async fn retry_later(&self, id: &TaskId, attempt: u32, retry: Retry) -> bool {

@@ -28,7 +28,7 @@ impl StepJournal for MemoryStore {
             .ok_or(StoreError::NotFound)?;
         if record.status.is_terminal() {
             return Err(StoreError::Conflict {
-                current: Box::new(record.clone()),
+                current: Box::new(record.to_record()),
             });
         }
         if step

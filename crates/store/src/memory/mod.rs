@@ -14,6 +14,10 @@
 //! - the set of non-terminal ids makes [`TaskStore::fail_orphaned`] and
 //!   [`TaskStore::claim_expired_leases`] O(running).
 //!
+//! A live task costs what it must and little more: its record is kept as a compact
+//! row whose owner, session, method and runner texts are shared between tasks
+//! (`row.rs`), and the sorted indexes pack their keys in full chunks (`ordered.rs`).
+//!
 //! Webhook deliveries live apart, in an `outbox` behind a lock of their own: they
 //! never change together with a task. It implements [`DeliveryOutbox`] (`outbox.rs`);
 //! sessions it leaves to the server's memory ([`TaskStore::sessions`] is `None`), since
@@ -23,7 +27,9 @@
 //! sees every write and [`TaskStore::supports_notify`] is true.
 
 mod journal;
+mod ordered;
 mod outbox;
+mod row;
 mod runners;
 mod tables;
 
@@ -39,6 +45,7 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use mcp_tasks_protocol::{TaskId, TaskStatus};
 use parking_lot::Mutex;
+use row::Row;
 use std::ops::Bound;
 use tables::{conflict, count_visible, is_expired, lease_conflict, on_board, Inner};
 
@@ -86,16 +93,18 @@ impl TaskStore for MemoryStore {
 
     async fn get(&self, id: &TaskId, now: DateTime<Utc>) -> Result<Option<TaskRecord>, StoreError> {
         let inner = self.inner.lock();
-        Ok(inner.record(id).filter(|r| !is_expired(r, now)).cloned())
+        Ok(inner
+            .record(id)
+            .filter(|r| !is_expired(r, now))
+            .map(Row::to_record))
     }
 
     async fn list(&self, params: &ListParams) -> Result<ListPage, StoreError> {
         let inner = self.inner.lock();
+        let owner = inner.by_owner.get(params.owner.as_str());
         let index = match &params.session {
-            Some(session) => inner
-                .by_session
-                .get(&(params.owner.clone(), session.clone())),
-            None => inner.by_owner.get(&params.owner),
+            Some(session) => owner.and_then(|o| o.sessions.get(session.as_str())),
+            None => owner.map(|o| &o.all),
         };
         let Some(index) = index else {
             return Ok(ListPage {
@@ -104,14 +113,18 @@ impl TaskStore for MemoryStore {
             });
         };
         let start = match &params.after {
-            Some(after) => Bound::Excluded(after.clone()),
+            Some(after) => Bound::Excluded(after),
             None => Bound::Unbounded,
         };
         let mut visible = index
-            .range((start, Bound::Unbounded))
+            .range(start, Bound::Unbounded)
             .filter_map(|(_, id)| inner.record(id))
             .filter(|r| !is_expired(r, params.now));
-        let records: Vec<TaskRecord> = visible.by_ref().take(params.limit).cloned().collect();
+        let records: Vec<TaskRecord> = visible
+            .by_ref()
+            .take(params.limit)
+            .map(Row::to_record)
+            .collect();
         let has_more = visible.next().is_some();
         Ok(ListPage { records, has_more })
     }
@@ -140,7 +153,7 @@ impl TaskStore for MemoryStore {
                 if !params.status_message.is_keep() {
                     params
                         .status_message
-                        .apply_to(&mut r.status_message, Clone::clone);
+                        .apply_to(&mut r.status_message, |m| m.as_str().into());
                 } else if ends_a_wait {
                     r.status_message = None;
                 }
@@ -148,7 +161,7 @@ impl TaskStore for MemoryStore {
                     r.outcome = Some(Box::new(outcome.clone()));
                 }
                 if let Some(requests) = &params.input_requests {
-                    r.input_requests.clone_from(requests);
+                    r.set_input_requests(requests);
                 }
                 params
                     .external
@@ -174,15 +187,7 @@ impl TaskStore for MemoryStore {
             .take(limit)
             .map(|(_, id)| id.clone())
             .collect();
-        let expired: Vec<ExpiredTask> = ids
-            .iter()
-            .filter_map(|id| inner.remove(id))
-            .map(|record| ExpiredTask {
-                id: record.id,
-                status: record.status,
-                external: record.external.map(|job| *job),
-            })
-            .collect();
+        let expired: Vec<ExpiredTask> = ids.iter().filter_map(|id| inner.remove(id)).collect();
         drop(inner);
         self.announce(&ids);
         Ok(expired)
@@ -211,9 +216,9 @@ impl TaskStore for MemoryStore {
             inner.expiry.insert((params.readable_until, id.clone()));
             inner.apply(id, params.now, |r| {
                 r.status = TaskStatus::Failed;
-                r.status_message = Some(params.status_message.clone());
+                r.status_message = Some(params.status_message.as_str().into());
                 r.outcome = Some(Box::new(params.error.clone()));
-                r.input_requests.clear();
+                r.clear_input_requests();
                 r.last_updated_at = params.now;
                 r.expires_at = Some(params.readable_until);
             });
@@ -247,9 +252,9 @@ impl TaskStore for MemoryStore {
         for id in &orphans {
             inner.apply(id, now, |r| {
                 r.status = TaskStatus::Failed;
-                r.status_message = Some(status_message.to_string());
+                r.status_message = Some(status_message.into());
                 r.outcome = Some(Box::new(error.clone()));
-                r.input_requests.clear();
+                r.clear_input_requests();
                 r.last_updated_at = now;
             });
         }
@@ -262,16 +267,15 @@ impl TaskStore for MemoryStore {
         Ok(self
             .inner
             .lock()
-            .records
-            .get(id)
-            .map(|s| s.timeline.clone())
+            .record(id)
+            .map(Row::timeline)
             .unwrap_or_default())
     }
 
     async fn query_tasks(&self, query: &TaskQuery) -> Result<ListPage, StoreError> {
         let inner = self.inner.lock();
         let index = match &query.owner {
-            Some(owner) => inner.by_owner.get(owner),
+            Some(owner) => inner.by_owner.get(owner.as_str()).map(|o| &o.all),
             None => Some(&inner.by_created),
         };
         let Some(index) = index else {
@@ -281,15 +285,19 @@ impl TaskStore for MemoryStore {
             });
         };
         let end = match &query.before {
-            Some(before) => Bound::Excluded(before.clone()),
+            Some(before) => Bound::Excluded(before),
             None => Bound::Unbounded,
         };
         let mut shown = index
-            .range((Bound::Unbounded, end))
+            .range(Bound::Unbounded, end)
             .rev()
             .filter_map(|(_, id)| inner.record(id))
             .filter(|r| on_board(r, query));
-        let records: Vec<TaskRecord> = shown.by_ref().take(query.limit).cloned().collect();
+        let records: Vec<TaskRecord> = shown
+            .by_ref()
+            .take(query.limit)
+            .map(Row::to_record)
+            .collect();
         let has_more = shown.next().is_some();
         Ok(ListPage { records, has_more })
     }
@@ -297,7 +305,7 @@ impl TaskStore for MemoryStore {
     async fn count_tasks(&self, query: &TaskQuery) -> Result<u64, StoreError> {
         let inner = self.inner.lock();
         let index = match &query.owner {
-            Some(owner) => inner.by_owner.get(owner),
+            Some(owner) => inner.by_owner.get(owner.as_str()).map(|o| &o.all),
             None => Some(&inner.by_created),
         };
         let counted = index.into_iter().flat_map(|index| {
@@ -334,9 +342,12 @@ impl TaskStore for MemoryStore {
         if current.status.is_terminal() {
             return Err(conflict(current));
         }
-        let record = inner.record_mut(&params.id).ok_or(StoreError::NotFound)?;
-        record.lease_until = Some(params.until);
-        Ok(TaskRecord::clone(record))
+        let row = inner
+            .records
+            .get_mut(&params.id)
+            .ok_or(StoreError::NotFound)?;
+        row.lease_until = Some(params.until);
+        Ok(row.to_record())
     }
 
     async fn claim_expired_leases(

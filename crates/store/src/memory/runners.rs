@@ -2,8 +2,8 @@
 //! the records under the same lock, so a claim judges liveness and takes the lease in
 //! one atomic step.
 
+use super::row::Row;
 use super::tables::Inner;
-use crate::record::TaskRecord;
 use crate::runner::{ReleaseLeasesParams, RunnerRecord};
 use chrono::{DateTime, Utc};
 use mcp_tasks_protocol::TaskId;
@@ -17,10 +17,10 @@ impl Inner {
 
     /// Whether someone holds `record` at `now`: a lease that has not passed, or a
     /// leased record whose runner is alive.
-    pub(super) fn lease_is_live(&self, record: &TaskRecord, now: DateTime<Utc>) -> bool {
-        match record.lease_until {
+    pub(super) fn lease_is_live(&self, row: &Row, now: DateTime<Utc>) -> bool {
+        match row.lease_until {
             None => false,
-            Some(until) => until > now || self.runner_alive(record.runner.as_deref(), now),
+            Some(until) => until > now || self.runner_alive(row.runner.as_deref(), now),
         }
     }
 
@@ -53,16 +53,16 @@ impl Inner {
     pub(super) fn release(&mut self, params: &ReleaseLeasesParams) -> Vec<TaskId> {
         let mut released = Vec::new();
         for (id, generation) in &params.leases {
-            let Some(record) = self.record_mut(id) else {
+            let Some(row) = self.records.get_mut(id) else {
                 continue;
             };
-            let held = record.runner.as_deref() == Some(params.runner.as_str())
-                && record.lease_generation == *generation
-                && !record.status.is_terminal()
-                && record.expires_at.is_none_or(|at| at > params.now);
+            let held = row.runner.as_deref() == Some(params.runner.as_str())
+                && row.lease_generation == *generation
+                && !row.status.is_terminal()
+                && row.expires_at.is_none_or(|at| at > params.now);
             if held {
-                record.runner = None;
-                record.lease_until = Some(params.now);
+                row.lease_until = Some(params.now);
+                self.set_runner(id, None);
                 released.push(id.clone());
             }
         }
@@ -82,8 +82,8 @@ impl Inner {
             .cloned()
             .collect();
         for id in &held {
-            if let Some(record) = self.record_mut(id) {
-                record.lease_until = Some(now.min(record.lease_until.unwrap_or(now)));
+            if let Some(row) = self.records.get_mut(id) {
+                row.lease_until = Some(now.min(row.lease_until.unwrap_or(now)));
             }
         }
         held.len() as u64

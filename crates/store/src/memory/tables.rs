@@ -1,13 +1,16 @@
-//! What the in-memory store keeps behind its lock: the records, each with its
-//! timeline, and the indexes derived from them ([`Inner`]), kept in step by the few
-//! functions that insert, remove and change a record. Every method of the store is a
+//! What the in-memory store keeps behind its lock: the records (as [`Row`]s), each
+//! with its timeline, and the indexes derived from them ([`Inner`]), kept in step by
+//! the few functions that insert, remove and change a record. Every method of the store is a
 //! short, non-awaiting section over these tables.
 
+use super::ordered::OrderedSet;
+use super::row::{Interner, Row, Shared};
 use crate::error::StoreError;
-use crate::record::{TaskQuery, TaskRecord, TimelineEntry};
+use crate::record::{ExpiredTask, TaskQuery, TaskRecord};
 use chrono::{DateTime, Utc};
 use mcp_tasks_protocol::{TaskId, TaskStatus};
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
 /// A position in creation order: the keyset that `list` pages by.
 pub(super) type CreatedKey = (DateTime<Utc>, TaskId);
@@ -15,18 +18,16 @@ pub(super) type CreatedKey = (DateTime<Utc>, TaskId);
 /// Everything behind the lock: the records and the indexes derived from them.
 #[derive(Debug, Default)]
 pub(super) struct Inner {
-    /// All records, expired or not, until deleted, each with its timeline (oldest
-    /// first). Boxed: the table grows by doubling, and its empty slots then cost a
-    /// pointer each rather than a whole record.
-    pub(super) records: HashMap<TaskId, Box<Stored>>,
+    /// All records, expired or not, until deleted, each with its timeline (see
+    /// [`Row`]). Boxed: the table grows by doubling, and its empty slots then cost a
+    /// pointer each rather than a whole row.
+    pub(super) records: HashMap<TaskId, Box<Row>>,
     /// `(expires_at, id)` of every record that has an expiry.
-    pub(super) expiry: BTreeSet<CreatedKey>,
-    /// Creation order per owner.
-    pub(super) by_owner: HashMap<String, BTreeSet<CreatedKey>>,
-    /// Creation order per (owner, session).
-    pub(super) by_session: HashMap<(String, String), BTreeSet<CreatedKey>>,
+    pub(super) expiry: OrderedSet<CreatedKey>,
+    /// Creation order per owner, and per session of each owner.
+    pub(super) by_owner: HashMap<Arc<str>, OwnerIndex>,
     /// Creation order of every record (the board across owners).
-    pub(super) by_created: BTreeSet<CreatedKey>,
+    pub(super) by_created: OrderedSet<CreatedKey>,
     /// Ids of records that are not terminal.
     pub(super) active: HashSet<TaskId>,
     /// The journals of the tasks whose work recorded steps (`journal.rs`), removed
@@ -34,69 +35,57 @@ pub(super) struct Inner {
     pub(super) journals: HashMap<TaskId, Vec<crate::journal::JournalEntry>>,
     /// The runners' liveness rows, by runner id (`runners.rs`).
     pub(super) runners: HashMap<String, crate::runner::RunnerRecord>,
+    /// The owners, sessions, methods and runners the rows share.
+    pub(super) texts: Interner,
+}
+
+/// One owner's records in creation order: all of them, and those of each session.
+#[derive(Debug, Default)]
+pub(super) struct OwnerIndex {
+    /// Every record of the owner.
+    pub(super) all: OrderedSet<CreatedKey>,
+    /// The owner's records per session.
+    pub(super) sessions: HashMap<Arc<str>, OrderedSet<CreatedKey>>,
 }
 
 /// Whether a record is expired at `now` (and so must look absent).
-pub(super) fn is_expired(record: &TaskRecord, now: DateTime<Utc>) -> bool {
-    record.expires_at.is_some_and(|at| at <= now)
+pub(super) fn is_expired(row: &Row, now: DateTime<Utc>) -> bool {
+    row.expires_at.is_some_and(|at| at <= now)
 }
 
 /// The unchanged record as the reason a lease call failed.
-pub(super) fn lease_conflict(record: &TaskRecord) -> StoreError {
+pub(super) fn lease_conflict(row: &Row) -> StoreError {
     StoreError::LeaseConflict {
-        current: Box::new(record.clone()),
+        current: Box::new(row.to_record()),
     }
 }
 
-/// The timeline entry of `record` as it is right after a change.
-fn entry(record: &TaskRecord, at: DateTime<Utc>) -> TimelineEntry {
-    TimelineEntry {
-        task: record.id.clone(),
-        version: record.version,
-        at,
-        status: record.status,
-        status_message: record.status_message.clone(),
-    }
-}
-
-/// Whether `record` passes the filters of a board query (not the owner nor the
-/// keyset: the index walked already applies those).
-pub(super) fn on_board(record: &TaskRecord, query: &TaskQuery) -> bool {
-    !is_expired(record, query.now)
-        && query.status.is_none_or(|status| record.status == status)
+/// Whether `row` passes the filters of a board query (not the owner nor the keyset:
+/// the index walked already applies those).
+pub(super) fn on_board(row: &Row, query: &TaskQuery) -> bool {
+    !is_expired(row, query.now)
+        && query.status.is_none_or(|status| row.status == status)
         && query
             .request_name
             .as_deref()
-            .is_none_or(|name| record.request.name().as_deref() == Some(name))
+            .is_none_or(|name| row.request.name().as_deref() == Some(name))
         && query
             .id_prefix
             .as_deref()
-            .is_none_or(|prefix| record.id.as_str().starts_with(prefix))
+            .is_none_or(|prefix| row.id.as_str().starts_with(prefix))
 }
 
 /// The unchanged record as the reason a status change failed.
-pub(super) fn conflict(record: &TaskRecord) -> StoreError {
+pub(super) fn conflict(row: &Row) -> StoreError {
     StoreError::Conflict {
-        current: Box::new(record.clone()),
+        current: Box::new(row.to_record()),
     }
-}
-
-/// One stored task: its record and its timeline, which lives and goes with it.
-#[derive(Debug)]
-pub(super) struct Stored {
-    pub(super) record: TaskRecord,
-    pub(super) timeline: Vec<TimelineEntry>,
 }
 
 impl Inner {
-    /// The record with this id, expired or not.
-    pub(super) fn record(&self, id: &TaskId) -> Option<&TaskRecord> {
-        self.records.get(id).map(|s| &s.record)
-    }
-
-    /// [`Inner::record`], to change.
-    pub(super) fn record_mut(&mut self, id: &TaskId) -> Option<&mut TaskRecord> {
-        self.records.get_mut(id).map(|s| &mut s.record)
+    /// The row with this id, expired or not.
+    pub(super) fn record(&self, id: &TaskId) -> Option<&Row> {
+        self.records.get(id).map(|row| &**row)
     }
 
     /// Adds a new record, its first timeline entry and its index entries.
@@ -106,61 +95,78 @@ impl Inner {
         if let Some(at) = record.expires_at {
             self.expiry.insert((at, record.id.clone()));
         }
-        self.by_owner
-            .entry(record.owner.clone())
-            .or_default()
-            .insert(key.clone());
-        if let Some(session) = &record.session {
-            self.by_session
-                .entry((record.owner.clone(), session.clone()))
+        let texts = &mut self.texts;
+        let shared = Shared {
+            owner: texts.intern(&record.owner),
+            session: record.session.as_deref().map(|s| texts.intern(s)),
+            method: texts.intern(&record.method),
+            runner: record.runner.as_deref().map(|r| texts.intern(r)),
+        };
+        let owner = self.by_owner.entry(Arc::clone(&shared.owner)).or_default();
+        owner.all.insert(key.clone());
+        if let Some(session) = &shared.session {
+            owner
+                .sessions
+                .entry(Arc::clone(session))
                 .or_default()
                 .insert(key);
         }
         if !record.status.is_terminal() {
             self.active.insert(record.id.clone());
         }
-        let timeline = vec![entry(&record, record.created_at)];
         self.records
-            .insert(record.id.clone(), Box::new(Stored { record, timeline }));
+            .insert(record.id.clone(), Box::new(Row::new(record, shared)));
     }
 
     /// Removes a record with its timeline and index entries.
-    pub(super) fn remove(&mut self, id: &TaskId) -> Option<TaskRecord> {
-        let record = self.records.remove(id)?.record;
+    pub(super) fn remove(&mut self, id: &TaskId) -> Option<ExpiredTask> {
+        let row = self.records.remove(id)?;
         self.journals.remove(id);
-        let key = (record.created_at, record.id.clone());
+        let key = (row.created_at, row.id.clone());
         self.by_created.remove(&key);
-        if let Some(at) = record.expires_at {
-            self.expiry.remove(&(at, record.id.clone()));
+        if let Some(at) = row.expires_at {
+            self.expiry.remove(&(at, row.id.clone()));
         }
-        if let Some(set) = self.by_owner.get_mut(&record.owner) {
-            set.remove(&key);
-            if set.is_empty() {
-                self.by_owner.remove(&record.owner);
-            }
-        }
-        if let Some(session) = &record.session {
-            let owner_session = (record.owner.clone(), session.clone());
-            if let Some(set) = self.by_session.get_mut(&owner_session) {
-                set.remove(&key);
-                if set.is_empty() {
-                    self.by_session.remove(&owner_session);
+        if let Some(owner) = self.by_owner.get_mut(&*row.owner) {
+            owner.all.remove(&key);
+            if let Some(session) = &row.session {
+                if let Some(set) = owner.sessions.get_mut(&**session) {
+                    set.remove(&key);
+                    if set.is_empty() {
+                        owner.sessions.remove(&**session);
+                    }
                 }
+            }
+            if owner.all.is_empty() {
+                self.by_owner.remove(&*row.owner);
             }
         }
         self.active.remove(id);
-        Some(record)
+        let (expired, shared) = row.into_removed();
+        let texts = &mut self.texts;
+        texts.release(shared.owner);
+        texts.release(shared.method);
+        shared.session.into_iter().for_each(|s| texts.release(s));
+        shared.runner.into_iter().for_each(|r| texts.release(r));
+        Some(expired)
     }
 
-    /// The visible (unexpired) record with this id.
-    pub(super) fn visible(
-        &self,
-        id: &TaskId,
-        now: DateTime<Utc>,
-    ) -> Result<&TaskRecord, StoreError> {
+    /// The visible (unexpired) row with this id.
+    pub(super) fn visible(&self, id: &TaskId, now: DateTime<Utc>) -> Result<&Row, StoreError> {
         self.record(id)
             .filter(|r| !is_expired(r, now))
             .ok_or(StoreError::NotFound)
+    }
+
+    /// Sets (or clears) who holds the row `id`, letting go of the runner it had.
+    pub(super) fn set_runner(&mut self, id: &TaskId, runner: Option<&str>) {
+        let Some(row) = self.records.get_mut(id) else {
+            return;
+        };
+        let runner = runner.map(|r| self.texts.intern(r));
+        if let Some(before) = std::mem::replace(&mut row.runner, runner) {
+            self.texts.release(before);
+        }
     }
 
     /// Gives the lease of a record to `runner` until `until` under the next generation.
@@ -171,11 +177,11 @@ impl Inner {
         runner: &str,
         until: DateTime<Utc>,
     ) -> Option<TaskRecord> {
-        let record = self.record_mut(id)?;
-        record.runner = Some(runner.to_string());
-        record.lease_until = Some(until);
-        record.lease_generation += 1;
-        Some(TaskRecord::clone(record))
+        self.set_runner(id, Some(runner));
+        let row = self.records.get_mut(id)?;
+        row.lease_until = Some(until);
+        row.lease_generation += 1;
+        Some(row.to_record())
     }
 
     /// Applies a change made at `now` to a record already checked to be non-terminal.
@@ -185,20 +191,18 @@ impl Inner {
         &mut self,
         id: &TaskId,
         now: DateTime<Utc>,
-        change: impl FnOnce(&mut TaskRecord),
+        change: impl FnOnce(&mut Row),
     ) -> Option<TaskRecord> {
-        let record = self.record_mut(id)?;
-        let before = record.status;
-        change(record);
-        record.version += 1;
-        let updated = TaskRecord::clone(record);
+        let row = self.records.get_mut(id)?;
+        let before = row.status;
+        change(row);
+        row.version += 1;
+        if row.status != before {
+            row.push_timeline(now);
+        }
+        let updated = row.to_record();
         if updated.status.is_terminal() {
             self.active.remove(id);
-        }
-        if updated.status != before {
-            if let Some(stored) = self.records.get_mut(id) {
-                stored.timeline.push(entry(&updated, now));
-            }
         }
         Some(updated)
     }
@@ -209,9 +213,9 @@ impl Inner {
 /// scrape holds the lock that long at most once per cache period.
 pub(super) fn count_visible(inner: &Inner, now: DateTime<Utc>) -> Vec<(TaskStatus, u64)> {
     let mut counts: HashMap<TaskStatus, u64> = HashMap::new();
-    for record in inner.records.values().map(|s| &s.record) {
-        if record.expires_at.is_none_or(|at| at > now) {
-            *counts.entry(record.status).or_default() += 1;
+    for row in inner.records.values() {
+        if row.expires_at.is_none_or(|at| at > now) {
+            *counts.entry(row.status).or_default() += 1;
         }
     }
     counts.into_iter().collect()
