@@ -124,6 +124,15 @@ fn the_bench_commands_use_real_flags_and_paths() {
         .collect();
     assert!(commands.len() >= 3, "{commands:?}");
     for line in commands {
+        // `bench soak …` and `bench replicas …` have flags of their own.
+        let sub = line
+            .split_whitespace()
+            .nth(2)
+            .filter(|w| line.starts_with("target/") && !w.starts_with("--"));
+        let flags = match sub {
+            Some(sub) => help(&["bench", sub]),
+            None => flags.clone(),
+        };
         for word in line.split_whitespace() {
             if let Some(flag) = word.strip_prefix("--").filter(|f| !f.is_empty()) {
                 if line.starts_with("target/") {
