@@ -40,7 +40,7 @@ pub use sinks::{ClientRequester, LogMessage, LogSink, Progress, ProgressSink, Wo
 /// as progress messages.
 ///
 /// Small, since every running tool's future holds one: what its clones share is one
-/// allocation ([`Shared`]), beside the cancellation token and the preflight answers.
+/// allocation (`Shared`), beside the cancellation token and the preflight answers.
 /// A task's progress reports and log messages go to its host (the engine) without a
 /// sink of their own.
 #[derive(Clone)]
