@@ -15,8 +15,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use crate::run::job::Handover;
-
 /// Whether a job's work is to stop, and the job's waker to tell it.
 #[derive(Default)]
 pub(crate) struct AbortState {
@@ -50,24 +48,32 @@ impl AbortState {
 /// Stops a job's work, not the recording of its end: what an `AbortHandle` is to an
 /// `Abortable`, for the state in the job's handover. Cheap to clone.
 #[derive(Clone)]
-pub(crate) struct WorkAbort(Arc<Handover>);
+pub(crate) struct WorkAbort(Arc<dyn AbortSite>);
+
+/// What holds a job's [`AbortState`] (the job's handover): named by a trait so that
+/// this module, which the executor uses, does not depend on the job's module, which
+/// uses the executor.
+pub(crate) trait AbortSite: Send + Sync + 'static {
+    /// The abort state of the job.
+    fn abort_state(&self) -> &AbortState;
+}
 
 impl WorkAbort {
-    /// The abort handle of the job sharing `handover`.
-    pub(crate) fn of(handover: &Arc<Handover>) -> Self {
-        WorkAbort(Arc::clone(handover))
+    /// The abort handle of the job sharing `site` (its handover).
+    pub(crate) fn of<S: AbortSite>(site: &Arc<S>) -> Self {
+        WorkAbort(Arc::clone(site) as Arc<dyn AbortSite>)
     }
 
     /// Stops the work: it is not polled again, and the job goes on to its end.
     pub(crate) fn abort(&self) {
-        let state = &self.0.abort;
+        let state = self.0.abort_state();
         state.aborted.store(true, Ordering::Release);
         state.waker.wake();
     }
 
     /// Whether [`WorkAbort::abort`] was called.
     pub(crate) fn is_aborted(&self) -> bool {
-        self.0.abort.aborted.load(Ordering::Acquire)
+        self.0.abort_state().aborted.load(Ordering::Acquire)
     }
 }
 

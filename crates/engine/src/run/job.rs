@@ -33,7 +33,7 @@ use tracing::Instrument;
 use crate::context::{LogMessage, Progress, TaskContext, TaskHost};
 use crate::input::InputError;
 use crate::retry::Retry;
-use crate::run::abort::{AbortState, Guarded, WorkAbort};
+use crate::run::abort::{AbortSite, AbortState, Guarded, WorkAbort};
 use crate::run::core::Core;
 use crate::run::executor::Executor;
 use crate::run::quota::Slot;
@@ -113,6 +113,12 @@ pub(crate) struct Handover {
     /// Who answers the work's status messages and questions once the task exists
     /// (the engine), and runs it again when it asks for a retry.
     pub(crate) host: Option<Weak<dyn TaskHost>>,
+}
+
+impl AbortSite for Handover {
+    fn abort_state(&self) -> &AbortState {
+        &self.abort
+    }
 }
 
 /// What provisional work said before its task existed.
