@@ -10,7 +10,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-step() { printf '\n== %s\n' "$*"; }
+# Each step's header carries the minutes and seconds since the command started, so a
+# log shows where a run's time goes (the CI budget is 35 minutes for this and .ci/run).
+step() { printf '\n== [%d:%02d] %s\n' $((SECONDS / 60)) $((SECONDS % 60)) "$*"; }
 
 step "cargo fmt --check"
 cargo fmt --all -- --check
@@ -81,3 +83,5 @@ bash scripts/lint-dockerfile.sh
 
 step "interop: official SDK clients against the real binary"
 bash tests/interop/run.sh
+
+step "done: every step passed"
