@@ -33,6 +33,17 @@ pub struct Activity {
     /// Change-feed events skipped because they announced a version this engine had
     /// seen already (its own writes, on PostgreSQL): no re-read.
     pub feed_skips: u64,
+    /// Tasks re-read because the change feed announced a version this engine had not
+    /// seen (another replica's write; on PostgreSQL), or because the feed lost events.
+    /// A task named several times in one batch counts once.
+    pub feed_rereads: u64,
+    /// Batches those re-reads went out in: the events that piled up while the last
+    /// batch was read go together (concurrent reads, one statement on PostgreSQL), so
+    /// under a busy feed this grows much more slowly than `feed_rereads`.
+    pub feed_batches: u64,
+    /// Times the change feed lost events because this engine fell behind it; each is
+    /// answered by a re-read of every task running here.
+    pub feed_missed: u64,
     /// Polls of external jobs answered (or failed) by their system.
     pub polls: u64,
     /// Cancels of external jobs requested, counted when the request is decided (before

@@ -303,6 +303,73 @@ async fn own_creations_are_not_read_back(a: Engine) {
     .unwrap();
 }
 
+/// A burst of creations on B (2,000 from 32 callers at once): A re-reads each of them
+/// once, never loses an event, and reads them in batches (the events that pile up
+/// while one batch is read go together), so it keeps up with the feed rather than
+/// falling more than the feed's capacity behind and re-reading everything.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_a_burst_on_one_replica_is_followed_in_batches() {
+    const N: usize = 2_000;
+    const CALLERS: usize = 32;
+    let Some(server) = test_url() else { return };
+    let schema = TestSchema::create(&server).await;
+    let a: Arc<dyn TaskStore> = Arc::new(PgStore::open(schema.url()).await.unwrap());
+    let b: Arc<dyn TaskStore> = Arc::new(PgStore::open(schema.url()).await.unwrap());
+    let (a, b) = pair(a, b).await;
+    let before = *a.activity().borrow();
+    let callers: Vec<_> = (0..CALLERS)
+        .map(|_| {
+            let b = b.clone();
+            tokio::spawn(async move {
+                for _ in 0..N / CALLERS + 1 {
+                    b.create(params(), |ctx| {
+                        Box::pin(async move {
+                            ctx.cancelled().await;
+                            Outcome::Result {
+                                value: json!({"content": []}),
+                            }
+                        })
+                    })
+                    .await
+                    .unwrap();
+                }
+            })
+        })
+        .collect();
+    for caller in callers {
+        caller.await.unwrap();
+    }
+    let created = (N / CALLERS + 1) * CALLERS;
+    let mut activity = a.activity();
+    tokio::time::timeout(
+        Duration::from_secs(60),
+        activity.wait_for(|now| now.feed_rereads >= before.feed_rereads + created as u64),
+    )
+    .await
+    .unwrap_or_else(|_| {
+        panic!(
+            "A re-read each of B's {created} creations: {:?}",
+            *a.activity().borrow()
+        )
+    })
+    .unwrap();
+    let after = *a.activity().borrow();
+    assert_eq!(
+        after.feed_missed, before.feed_missed,
+        "no event lost: {after:?}"
+    );
+    assert_eq!(
+        after.feed_rereads - before.feed_rereads,
+        created as u64,
+        "each creation read once: {after:?}"
+    );
+    let batches = after.feed_batches - before.feed_batches;
+    assert!(
+        batches < created as u64,
+        "{created} re-reads went out in {batches} batches: one per event means no batching"
+    );
+}
+
 /// Two processes on one SQLite file (two stores opened apart: their own connections
 /// and caches, one change board). SQLite has no change feed: A's change bridge finds
 /// B's cancel and answer through the board, whether the task started long before or

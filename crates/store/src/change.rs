@@ -58,6 +58,20 @@ impl ChangeFeed {
             Err(broadcast::error::RecvError::Closed) => None,
         }
     }
+
+    /// The next event if one is already waiting, without waiting: `None` when none is
+    /// (or the store is gone). A subscriber that drains what has piled up with this
+    /// after each [`recv`](Self::recv) can handle the events as one batch (one database
+    /// read for many tasks) and so keep up with a busy feed rather than fall behind it.
+    pub fn try_recv(&mut self) -> Option<Change> {
+        match self.rx.try_recv() {
+            Ok(change) => Some(change),
+            Err(broadcast::error::TryRecvError::Lagged(_)) => Some(Change::Missed),
+            Err(broadcast::error::TryRecvError::Empty | broadcast::error::TryRecvError::Closed) => {
+                None
+            }
+        }
+    }
 }
 
 /// The sending side shared by a backend: one broadcast channel that every
@@ -140,4 +154,52 @@ pub(crate) fn slot_of(id: &str, slots: usize) -> usize {
         hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
     }
     (hash % slots.max(1) as u64) as usize
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn try_recv_drains_what_is_waiting_then_says_none() {
+        let hub = ChangeHub::default();
+        let mut feed = hub.subscribe();
+        assert_eq!(feed.try_recv(), None, "nothing published yet");
+        let ids: Vec<TaskId> = (0..3).map(|_| TaskId::generate()).collect();
+        for (n, id) in ids.iter().enumerate() {
+            hub.publish(Change::TaskVersion(id.clone(), n as u64 + 1));
+        }
+        for (n, id) in ids.iter().enumerate() {
+            assert_eq!(
+                feed.try_recv(),
+                Some(Change::TaskVersion(id.clone(), n as u64 + 1))
+            );
+        }
+        assert_eq!(feed.try_recv(), None, "drained");
+    }
+
+    #[test]
+    fn try_recv_reports_a_subscriber_that_fell_behind_as_missed() {
+        let hub = ChangeHub::default();
+        let mut feed = hub.subscribe();
+        for _ in 0..CHANGE_FEED_CAPACITY + 5 {
+            hub.publish(Change::Task(TaskId::generate()));
+        }
+        assert_eq!(feed.try_recv(), Some(Change::Missed));
+        // After the loss, the events still held come one by one, then none.
+        let mut after = 0;
+        while let Some(change) = feed.try_recv() {
+            assert!(matches!(change, Change::Task(_)));
+            after += 1;
+        }
+        assert_eq!(after, CHANGE_FEED_CAPACITY);
+    }
+
+    #[test]
+    fn try_recv_says_none_once_the_store_is_gone() {
+        let hub = ChangeHub::default();
+        let mut feed = hub.subscribe();
+        drop(hub);
+        assert_eq!(feed.try_recv(), None);
+    }
 }

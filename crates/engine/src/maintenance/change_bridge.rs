@@ -26,6 +26,10 @@ use crate::config::EngineConfig;
 use crate::run::replicas;
 use crate::run::Components;
 
+/// At most this many feed events make one batch of re-reads in
+/// [`ChangeBridge::follow`]; the rest wait for the next batch.
+const FOLLOW_BATCH: usize = 1024;
+
 /// The change bridge's settings.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct ChangeBridge {
@@ -52,26 +56,46 @@ impl ChangeBridge {
 
     /// Follows the store's change feed while the engine lives.
     pub(crate) async fn follow(components: Weak<Components>, mut feed: ChangeFeed) {
-        while let Some(change) = feed.recv().await {
+        while let Some(first) = feed.recv().await {
             let Some(c) = components.upgrade() else {
                 return;
             };
-            match change {
-                Change::Task(id) => {
-                    replicas::refresh(&c.core, &c.executor, &c.questions, &id).await
+            // What piled up while the last batch was read is handled as one batch: its
+            // re-reads go out together (one statement on PostgreSQL), so a busy feed
+            // (another replica creating thousands of tasks a second) is drained as
+            // fast as it fills instead of one round trip per task, which would fall
+            // behind, lose events and re-read everything running here.
+            let mut ids = Vec::new();
+            let mut missed = false;
+            let mut taken = 0;
+            let mut next = Some(first);
+            while let Some(change) = next {
+                match change {
+                    Change::Task(id) => ids.push(id),
+                    Change::TaskVersion(id, version) if c.core.has_seen(&id, version) => {
+                        c.core.activity.count(|a| a.feed_skips += 1);
+                    }
+                    Change::TaskVersion(id, _) => ids.push(id),
+                    Change::Missed => missed = true,
+                    _ => {}
                 }
-                // This engine made the change itself, or read that version already:
-                // nothing to learn (on PostgreSQL, every creation here notifies back).
-                Change::TaskVersion(id, version) if c.core.has_seen(&id, version) => {
-                    c.core.activity.count(|a| a.feed_skips += 1);
-                }
-                Change::TaskVersion(id, _) => {
-                    replicas::refresh(&c.core, &c.executor, &c.questions, &id).await
-                }
-                Change::Missed => {
-                    replicas::refresh_running(&c.core, &c.executor, &c.questions).await;
-                }
-                _ => {}
+                taken += 1;
+                next = if taken < FOLLOW_BATCH {
+                    feed.try_recv()
+                } else {
+                    None
+                };
+            }
+            if missed {
+                ids.extend(c.executor.running_ids());
+            }
+            let reread = replicas::refresh_many(&c.core, &c.executor, &c.questions, &ids).await;
+            if reread > 0 || missed {
+                c.core.activity.count(|a| {
+                    a.feed_rereads += reread as u64;
+                    a.feed_batches += u64::from(reread > 0);
+                    a.feed_missed += u64::from(missed);
+                });
             }
         }
     }
@@ -90,9 +114,7 @@ impl ChangeBridge {
                 let running = c.executor.running_ids();
                 let total = running.len();
                 let moved = looked.lock().moved(marks, running);
-                for id in &moved {
-                    replicas::refresh(&c.core, &c.executor, &c.questions, id).await;
-                }
+                replicas::refresh_many(&c.core, &c.executor, &c.questions, &moved).await;
                 c.core.activity.count(|a| {
                     a.rereads += moved.len() as u64;
                     a.reread_skips += (total - moved.len()) as u64;

@@ -11,7 +11,9 @@
 //! announced. This module owns no state: it is the re-read, given the components it
 //! updates.
 
+use futures::future::join_all;
 use mcp_tasks_protocol::TaskId;
+use std::collections::HashSet;
 
 use crate::run::core::Core;
 use crate::run::executor::Executor;
@@ -40,16 +42,26 @@ pub(crate) async fn refresh(
     }
 }
 
-/// Re-reads every task running in this process.
-/// Returns how many it re-read.
-pub(crate) async fn refresh_running(
+/// How many re-reads [`refresh_many`] has in flight at once: enough for the store to
+/// answer them with one statement (PostgreSQL batches concurrent reads), few enough
+/// that a burst of thousands does not queue everything at once.
+const REFRESH_AT_ONCE: usize = 256;
+
+/// Re-reads several tasks (each once, however often it is named), up to
+/// [`REFRESH_AT_ONCE`] at a time: on PostgreSQL concurrent reads share one statement,
+/// so a burst of another replica's changes costs a few round trips instead of one per
+/// task, and the change feed is drained as fast as it fills. Returns how many tasks it
+/// re-read.
+pub(crate) async fn refresh_many(
     core: &Core,
     executor: &Executor,
     waiters: &QuestionWaiters,
+    ids: &[TaskId],
 ) -> usize {
-    let ids = executor.running_ids();
-    for id in &ids {
-        refresh(core, executor, waiters, id).await;
+    let mut named = HashSet::with_capacity(ids.len());
+    let unique: Vec<&TaskId> = ids.iter().filter(|id| named.insert(*id)).collect();
+    for chunk in unique.chunks(REFRESH_AT_ONCE) {
+        join_all(chunk.iter().map(|id| refresh(core, executor, waiters, id))).await;
     }
-    ids.len()
+    unique.len()
 }
