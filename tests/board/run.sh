@@ -3,6 +3,9 @@
 # (pinned, installed into target/board), against the debug binary.
 # Chromium comes from Debian's package only (installed here when running as root);
 # Playwright's own browser download is never used.
+#   tests/board/run.sh                  installs what is missing, then runs the tests
+#   tests/board/run.sh --install-only   only the installs (scripts/test.sh starts this in
+#                                       the background while the workspace builds)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -20,13 +23,13 @@ if [ ! -x "$CHROMIUM" ]; then
     exit 1
   fi
 fi
-[ -x "$BIN" ] || cargo build -p mcp-tasks-cli
-
 venv=target/board/venv
 if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c "import playwright, importlib.metadata as m; assert m.version('playwright') == '$PLAYWRIGHT_VERSION'" 2>/dev/null; then
   python3 -m venv "$venv"
   "$venv/bin/pip" install --quiet --disable-pip-version-check "playwright==$PLAYWRIGHT_VERSION"
 fi
+[ "${1:-}" = --install-only ] && exit 0
+[ -x "$BIN" ] || cargo build -p mcp-tasks-cli
 # Never let Playwright fetch a browser of its own.
 export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1
 "$venv/bin/python" tests/board/browser.py --bin "$BIN" --chromium "$CHROMIUM" --shots "$SHOTS"

@@ -4,6 +4,8 @@
 # tests/identity/provider.mjs; the board sign-in in Debian's chromium through Playwright
 # for Python (the venv of tests/board/run.sh); the SDK client's OAuth flow
 # (tests/identity/sdk.mjs). Ends with "N passed, M failed".
+# With --install-only it installs what is missing and stops (scripts/test.sh starts that
+# in the background while the workspace builds).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -27,8 +29,6 @@ if [ ! -x "$CHROMIUM" ]; then
     exit 1
   fi
 fi
-[ -x "$BIN" ] || cargo build -p mcp-tasks-cli
-
 mkdir -p "$WORK"
 version_of() {
   node -e 'try { process.stdout.write(require(process.argv[1]).version) } catch (e) {}' "$PWD/$WORK/node_modules/$1/package.json" 2>/dev/null || true
@@ -46,5 +46,7 @@ if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c "import playwright, im
   python3 -m venv "$venv"
   "$venv/bin/pip" install --quiet --disable-pip-version-check "playwright==$PLAYWRIGHT_VERSION"
 fi
+[ "${1:-}" = --install-only ] && exit 0
+[ -x "$BIN" ] || cargo build -p mcp-tasks-cli
 export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1
 "$venv/bin/python" tests/identity/identity.py --bin "$BIN" --chromium "$CHROMIUM" --work "$WORK" --shots "$SHOTS"

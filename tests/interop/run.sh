@@ -17,6 +17,9 @@
 #                                         # INTEROP_ONLY=ts drops fastmcp-tasks, =py drops everything)
 #   INTEROP_ONLY=ext-tasks                # only the Tasks extension client package (ext_tasks.mjs)
 #   INTEROP_EXT_TASKS=0                   # skip it (it runs with every full or INTEROP_ONLY=ts run)
+#   INTEROP_INSTALL_ONLY=1                # only the npm and PyPI installs below, then stop
+#                                         # (scripts/test.sh runs this in the background while
+#                                         # the workspace builds)
 #   INTEROP_RMCP_BRIDGE=0                 # skip the rmcp bridge runs (examples/rmcp-count-to, an
 #                                         # rmcp server with durable tools added by mcp-tasks-rmcp,
 #                                         # with the TypeScript and Python SDK clients on
@@ -64,15 +67,10 @@ EXT_TASKS_VERSION=0.2.2
 EXT_TASKS_CLIENT_VERSION=2.4.0
 FASTMCP_TASKS_VERSION=4.1.4
 INSPECTOR_VERSION=2.12.0
-# Pinned (=) in tests/interop/{rmcp,tower-mcp}-server/Cargo.toml and their Cargo.lock.
-RMCP_VERSION=3.11.0
-TOWER_MCP_VERSION=0.25.0
-# Pinned (=) in bench/turul-task-server/Cargo.toml (and client/Cargo.toml) and its Cargo.lock.
-TURUL_VERSION=0.4.5
-TURUL_EXT_TASKS_VERSION=0.1.5
-TURUL_CLIENT_VERSION=0.4.2
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+# The Rust peers' pins (RMCP_VERSION, TOWER_MCP_VERSION, TURUL_*) and build_rust_peer.
+. "$HERE/rust-peers.sh"
 ROOT="$(cd "$HERE/../.." && pwd)"
 WORK="$ROOT/target/interop"
 BIN="${MCP_TASKS_BIN:-$ROOT/target/debug/mcp-tasks}"
@@ -222,6 +220,11 @@ EOF
     || { say "fastmcp-tasks $FASTMCP_TASKS_VERSION is installed but does not import"; exit 2; }
 fi
 
+if [ "${INTEROP_INSTALL_ONLY:-0}" = 1 ]; then
+  say "installs done (INTEROP_INSTALL_ONLY=1)"
+  exit 0
+fi
+
 # ---------------------------------------------------------------- binary
 if [ ! -x "$BIN" ]; then
   say "building mcp-tasks"
@@ -325,18 +328,60 @@ run_client() {
   record "$label" "$p" "$f"
 }
 
-# run_cargo_test LABEL TIMEOUT [VAR=VALUE...] -- CARGO_TEST_ARGS...: one of our Rust test
-# files against a peer (our client or CLI driving their server); each #[test] counts as a
-# check, and a run that breaks down without a summary counts as a failure.
+# run_cargo_test LABEL TIMEOUT [VAR=VALUE...] -- -p PACKAGE --test TARGET [FILTER...]: one of
+# our Rust test files against a peer (our client or CLI driving their server); each #[test]
+# counts as a check, and a run that breaks down without a summary counts as a failure.
+# It runs the test binary of the workspace's own test build (`cargo test --workspace
+# --all-features`, what scripts/test.sh builds just before): `cargo test -p PACKAGE` would
+# resolve another feature set and build the workspace a second time. The build below is
+# a no-op after the test command (and builds everything once when run alone).
+TEST_EXES="$WORK/test-executables.tsv"
+rm -f "$TEST_EXES"
+test_exe() {
+  local package="$1" target="$2"
+  if [ ! -s "$TEST_EXES" ]; then
+    (cd "$ROOT" && cargo test --workspace --all-features --no-run --message-format=json 2>"$WORK/test-build.err") \
+      | python3 -c '
+import json, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["kind"] == ["test"]:
+        pid = m["package_id"]
+        if " " in pid:  # the older form: "name version (source)"
+            name = pid.split(" ")[0]
+        else:  # "source#name@version", or "source/name#version" when the two agree
+            base, _, tail = pid.partition("#")
+            name = tail.split("@")[0] if "@" in tail else base.rstrip("/").split("/")[-1]
+        print(name, m["target"]["name"], m["executable"], m["manifest_path"], sep="\t")
+' > "$TEST_EXES" || true
+  fi
+  awk -F'\t' -v p="$package" -v t="$target" '$1 == p && $2 == t { print $3 "\t" $4; exit }' "$TEST_EXES"
+}
 run_cargo_test() {
   local label="$1" limit="$2"; shift 2
   local envs=()
   while [ $# -gt 0 ] && [ "$1" != -- ]; do envs+=("$1"); shift; done
   [ "${1:-}" = -- ] && shift
-  local out="$WORK/$label.out" rc=0 summary p f
+  local package="" target="" filters=()
+  while [ $# -gt 0 ]; do
+    case "$1" in
+      -p) package="$2"; shift 2 ;;
+      --test) target="$2"; shift 2 ;;
+      *) filters+=("$1"); shift ;;
+    esac
+  done
+  local out="$WORK/$label.out" rc=0 summary p f found exe dir
   say "=== $label"
-  (cd "$ROOT" && env ${envs[@]+"${envs[@]}"} timeout --kill-after=5 "$limit" \
-    cargo test "$@" > "$out" 2>&1) || rc=$?
+  found="$(test_exe "$package" "$target")"
+  exe="${found%%$'\t'*}"
+  dir="$(dirname "${found#*$'\t'}")"
+  if [ -z "$found" ] || [ ! -x "$exe" ]; then
+    { echo "no test binary $package/$target from the workspace's test build:"; tail -n 20 "$WORK/test-build.err" 2>/dev/null; } > "$out"
+    rc=101
+  else
+    (cd "$dir" && env ${envs[@]+"${envs[@]}"} timeout --kill-after=5 "$limit" \
+      "$exe" ${filters[@]+"${filters[@]}"} > "$out" 2>&1) || rc=$?
+  fi
   grep -E '^test |^test result' "$out" | sed "s/^/[$label] /"
   summary="$(grep -E '^test result: ' "$out" | tail -n1 || true)"
   if [ -n "$summary" ]; then
@@ -499,8 +544,10 @@ run_rmcp_bridge() {
     py) peer "server" "mcp client (Python SDK), rmcp bridge (examples/rmcp-count-to, rmcp $RMCP_VERSION)" "$PY_MCP_VERSION" "2025-11-25"
         cmd=(env PYTHONDONTWRITEBYTECODE=1 "$WORK/venv/bin/python" "$HERE/rmcp_bridge.py") ;;
   esac
-  # Built every run (a no-op when fresh), so a stale binary never passes for this checkout.
-  if ! (cd "$ROOT" && cargo build --quiet -p example-rmcp-count-to >&2) || [ ! -x "$bridge" ]; then
+  # Built every run, so a stale binary never passes for this checkout: by the workspace's
+  # test build (which builds it for its own tests), a no-op after the test command, where
+  # `cargo build -p` would resolve other features and build the workspace again.
+  if ! (cd "$ROOT" && cargo test --workspace --all-features --no-run --quiet >&2) || [ ! -x "$bridge" ]; then
     echo "FAIL [$label] building examples/rmcp-count-to failed"
     record "$label" 0 1
     return
@@ -564,30 +611,8 @@ for client_peer in $CLIENT_PEERS; do
 done
 
 # ---------------------------------------------------------------- our client, Rust servers
-# build_rust_peer DIR PACKAGE VERSION [MEMBER]: builds DIR (tests/interop/DIR, or an absolute
-# path; its own workspace, --locked, debug) into target/interop/rust-peers, after checking its
-# lock pins PACKAGE at VERSION; prints the binary's path: the workspace's own package's, or
-# with MEMBER that member package's (built alone). Idempotent: cargo rebuilds only what changed.
-RUST_PEERS="$WORK/rust-peers"
-build_rust_peer() {
-  local dir="$1" package="$2" version="$3" member="${4:-}" bin
-  case "$dir" in /*) ;; *) dir="$HERE/$dir" ;; esac
-  if ! grep -A1 "^name = \"$package\"\$" "$dir/Cargo.lock" | grep -q "^version = \"$version\"\$"; then
-    say "$dir/Cargo.lock does not pin $package $version"
-    return 1
-  fi
-  say "building $1${member:+ ($member)} ($package $version) into $RUST_PEERS"
-  if [ -n "$member" ]; then
-    (cd "$dir" && CARGO_TARGET_DIR="$RUST_PEERS" cargo build --locked --quiet -p "$member" >&2) || return 1
-    bin="$RUST_PEERS/debug/$member"
-  else
-    (cd "$dir" && CARGO_TARGET_DIR="$RUST_PEERS" cargo build --locked --quiet >&2) || return 1
-    bin="$RUST_PEERS/debug/$(sed -n 's/^name = "\(.*\)"$/\1/p' "$dir/Cargo.toml" | head -n1)"
-  fi
-  [ -x "$bin" ] || { say "no binary at $bin"; return 1; }
-  echo "$bin"
-}
-
+# build_rust_peer (tests/interop/rust-peers.sh) builds each; scripts/test.sh has usually
+# built them already, in the background.
 if [ "$ONLY" = rust ] || { [ -z "$ONLY" ] && [ "$OUR_CLIENT_RUNS" = 1 ]; }; then
   peer "client" "rmcp server (tests/interop/rmcp-server)" "$RMCP_VERSION" "2026-07-28 extension"
   if RMCP_BIN="$(build_rust_peer rmcp-server rmcp "$RMCP_VERSION")"; then
