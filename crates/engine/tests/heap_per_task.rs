@@ -29,9 +29,13 @@ const N: usize = 2_000;
 const WARM: usize = 100;
 
 /// Most heap bytes a running task may hold on the memory store (record, indexes,
-/// timeline and running work), in a test build. Measured at 1,372 to 1,392 B in round
-/// six (1,811 B before it, 2,048 B before round five).
-const MEMORY_BYTES: f64 = 1_430.0;
+/// timeline and running work), in a test build. Measured at 1,372 to 1,392 B when
+/// round six's changes landed, and at 1,410 to 1,453 B in nine runs at the round's end
+/// (the same allocation count, 7.1; the bytes vary between runs of the same code, on
+/// one worker thread as on two), against 1,811 B before the round and 2,048 B before
+/// round five. 1,430 B failed about one run in three; the bound leaves room for the
+/// spread.
+const MEMORY_BYTES: f64 = 1_480.0;
 /// Most heap bytes a running task may hold here on SQLite (the running work alone).
 /// Measured at 833 to 876 B in round six (939 to 995 B before it, 1,198 B before
 /// round five).
