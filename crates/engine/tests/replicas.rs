@@ -47,6 +47,21 @@ async fn pair(a: Arc<dyn TaskStore>, b: Arc<dyn TaskStore>) -> (Engine, Engine) 
     )
 }
 
+/// Creates a task on `engine` whose work runs until it is cancelled.
+async fn create_until_cancelled(engine: &Engine) {
+    engine
+        .create(params(), |ctx| {
+            Box::pin(async move {
+                ctx.cancelled().await;
+                Outcome::Result {
+                    value: json!({"content": []}),
+                }
+            })
+        })
+        .await
+        .unwrap();
+}
+
 async fn cancel_on_b_stops_work_on_a(a: Engine, b: Engine) {
     let (tx, rx) = oneshot::channel::<()>();
     let record = a
@@ -277,16 +292,7 @@ async fn own_creations_are_not_read_back(a: Engine) {
     const N: u64 = 20;
     let before = *a.activity().borrow();
     for _ in 0..N {
-        a.create(params(), |ctx| {
-            Box::pin(async move {
-                ctx.cancelled().await;
-                Outcome::Result {
-                    value: json!({"content": []}),
-                }
-            })
-        })
-        .await
-        .unwrap();
+        create_until_cancelled(&a).await;
     }
     let mut activity = a.activity();
     tokio::time::timeout(
@@ -322,16 +328,7 @@ async fn postgres_a_burst_on_one_replica_is_followed_in_batches() {
             let b = b.clone();
             tokio::spawn(async move {
                 for _ in 0..N / CALLERS + 1 {
-                    b.create(params(), |ctx| {
-                        Box::pin(async move {
-                            ctx.cancelled().await;
-                            Outcome::Result {
-                                value: json!({"content": []}),
-                            }
-                        })
-                    })
-                    .await
-                    .unwrap();
+                    create_until_cancelled(&b).await;
                 }
             })
         })
